@@ -457,8 +457,8 @@ fn a_processor_taking_anothers_units_shares_its_types_and_keeps_its_events() {
     let ctl = cascade_lake::cha::Event::REQUESTS_READS.program(ctl);
     assert_eq!((ctl.ev_sel(), ctl.umask()), (0x50, 0x03));
     assert_eq!(
-        cascade_lake::cha::C3_MSR_PMON_CTL[1].address(),
-        skylake_sp::cha::C3_MSR_PMON_CTL[1].address()
+        cascade_lake::cha::C_MSR_PMON_CTL[3][1].address(),
+        skylake_sp::cha::C_MSR_PMON_CTL[3][1].address()
     );
     // The metadata of each processor names it, and each has its own event list.
     let (sky, clx) = (&skylake_sp::cha::UNIT, &cascade_lake::cha::UNIT);
@@ -490,12 +490,12 @@ fn a_taken_memory_mapped_unit_shares_its_window() {
     assert_eq!(emerald_rapids::imc::UNIT.processor, "emerald-rapids");
     let base = 0x20_0000_0000;
     assert_eq!(
-        emerald_rapids::imc::MC3_MMIO_PMON_CTL[2].address(base),
-        sapphire_rapids::imc::MC3_MMIO_PMON_CTL[2].address(base)
+        emerald_rapids::imc::MC_MMIO_PMON_CTL[3][2].address(base),
+        sapphire_rapids::imc::MC_MMIO_PMON_CTL[3][2].address(base)
     );
     // Box 3 is controller 1, channel 1: its control 2 is 0x48 into the window at 0x26800.
     assert_eq!(
-        emerald_rapids::imc::MC3_MMIO_PMON_CTL[2].address(base),
+        emerald_rapids::imc::MC_MMIO_PMON_CTL[3][2].address(base),
         base + 0x2_6848
     );
 }

@@ -449,11 +449,11 @@ fn the_register_walks_add_what_the_sources_give() {
     use pmu_regs::{xeon_7500::mbox, xeon_e5_2600_v2 as ivt, Register};
     // Xeon 7500 guide walk: the M-box timestamp unit (p. 2-101), at likwid's addresses; no
     // source gives its bits, so none can be set.
-    assert_eq!(mbox::M0_MSR_PMU_TIMESTAMP.address(), 0xCA4);
-    assert_eq!(mbox::M1_MSR_PMU_TIMESTAMP.address(), 0xCE4);
+    assert_eq!(mbox::M_MSR_PMU_TIMESTAMP[0].address(), 0xCA4);
+    assert_eq!(mbox::M_MSR_PMU_TIMESTAMP[1].address(), 0xCE4);
     assert_eq!(mbox::MPmuTimestamp::RESERVED_MASK, u64::MAX);
     // E5-2600 v2 against PCM: QPI port 2 is device 24, function 2 (device 10 is the PCU's).
-    let p2 = ivt::qpi::Q_P2_PCI_PMON_BOX_CTL;
+    let p2 = ivt::qpi::Q_P_PCI_PMON_BOX_CTL[2];
     assert_eq!(
         (p2.device_id(), p2.device(), p2.function()),
         (0x0E3A, 24, 2)

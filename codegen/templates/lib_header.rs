@@ -11,8 +11,9 @@
 //! register for tools that introspect.
 //!
 //! Per register, each unit's module has `pub type Name = Reg64<NameLayout>` (or `Reg32`), the
-//! layout with its masks, a getter and a `with_` builder per field, the typed addresses of
-//! each instance, and with the `metadata` feature the field table and metadata static. What
+//! layout with its masks, per field a position constant ([`BitRange`], the register's bit
+//! table in these docs) and a getter and `with_` builder that read it, the typed addresses (a
+//! constant for a unit of one instance, an array in instance order for a unit of several), and with the `metadata` feature the field table and metadata static. What
 //! every register shares is in `support.rs`.
 //!
 //! The crate is `#![no_std]` and has no dependencies, so kernels and hypervisors can use it.

@@ -910,6 +910,36 @@ pub struct AddressInfo {
 }
 
 #[cfg(feature = "metadata")]
+impl AddressInfo {
+    /// A row: the generated tables' shorthand for the struct literal.
+    pub const fn new(
+        name: &'static str,
+        instance: &'static str,
+        index: u32,
+        location: Location,
+        source: &'static str,
+    ) -> Self {
+        Self { name, instance, index, location, source }
+    }
+
+    /// A row of an MSR: [`Location::Msr`] at `address`.
+    pub const fn msr(name: &'static str, instance: &'static str, index: u32, address: u32, source: &'static str) -> Self {
+        Self::new(name, instance, index, Location::Msr(address), source)
+    }
+
+    /// A row of a PCI register: [`Location::Pci`] of `(device_id, device, function, offset)`.
+    pub const fn pci(
+        name: &'static str,
+        instance: &'static str,
+        index: u32,
+        (device_id, device, function, offset): (u16, u8, u8, u16),
+        source: &'static str,
+    ) -> Self {
+        Self::new(name, instance, index, Location::Pci { device_id, device, function, offset }, source)
+    }
+}
+
+#[cfg(feature = "metadata")]
 /// A location in an address space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Location {
@@ -1360,6 +1390,148 @@ pub const fn set_element(raw: u64, lsb: u32, element_width: u32, count: u32, n: 
     set_bits(raw, at + element_width - 1, at, value)
 }
 
+/// Where a field of one bit range lies in its register: bits `msb:lsb`. Each field of a
+/// generated register has one (`WEvtSel::THRESH_BITS`), the one place its position is written
+/// besides its `FieldInfo` row: the field's getter and builders read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BitRange {
+    /// Most significant bit.
+    pub msb: u32,
+    /// Least significant bit: where the value's bit 0 lies.
+    pub lsb: u32,
+}
+
+impl BitRange {
+    /// Bits `msb:lsb`.
+    pub const fn new(msb: u32, lsb: u32) -> Self {
+        Self { msb, lsb }
+    }
+
+    /// The number of bits.
+    pub const fn width(self) -> u32 {
+        self.msb - self.lsb + 1
+    }
+
+    /// The field's value in `raw`, shifted down ([`get_bits`]).
+    #[inline(always)]
+    pub const fn get(self, raw: u64) -> u64 {
+        get_bits(raw, self.msb, self.lsb)
+    }
+
+    /// Whether the field is non-zero in `raw`: the getter of a one-bit field.
+    #[inline(always)]
+    pub const fn is_set(self, raw: u64) -> bool {
+        self.get(raw) != 0
+    }
+
+    /// `raw` with the field set to `value` ([`set_bits`]).
+    ///
+    /// # Panics
+    /// If `value` does not fit in the field (a compile error in const context).
+    #[inline(always)]
+    pub const fn set(self, raw: u64, value: u64) -> u64 {
+        set_bits(raw, self.msb, self.lsb, value)
+    }
+
+    /// `raw` with the field set to `value`, or an error naming the register and field if
+    /// `value` does not fit ([`try_set_bits`]).
+    #[inline(always)]
+    pub const fn try_set(
+        self,
+        raw: u64,
+        value: u64,
+        register: &'static str,
+        field: &'static str,
+    ) -> Result<u64, FieldTooWide> {
+        try_set_bits(raw, self.msb, self.lsb, value, register, field)
+    }
+}
+
+/// Where a field made of several bit ranges lies (`bits="35:32,7:0"`): each range as
+/// `(msb, lsb)`, most significant first, as [`get_ranges`] takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BitRanges(pub &'static [(u32, u32)]);
+
+impl BitRanges {
+    /// The number of bits, every range together.
+    pub const fn width(self) -> u32 {
+        ranges_width(self.0)
+    }
+
+    /// The field's value in `raw`, its ranges gathered ([`get_ranges`]).
+    #[inline(always)]
+    pub const fn get(self, raw: u64) -> u64 {
+        get_ranges(raw, self.0)
+    }
+
+    /// `raw` with the field set to `value`, scattered over its ranges ([`set_ranges`]).
+    ///
+    /// # Panics
+    /// If `value` does not fit in the field (a compile error in const context).
+    #[inline(always)]
+    pub const fn set(self, raw: u64, value: u64) -> u64 {
+        set_ranges(raw, self.0, value)
+    }
+
+    /// `raw` with the field set to `value`, or an error naming the register and field if
+    /// `value` does not fit ([`try_set_ranges`]).
+    #[inline(always)]
+    pub const fn try_set(
+        self,
+        raw: u64,
+        value: u64,
+        register: &'static str,
+        field: &'static str,
+    ) -> Result<u64, FieldTooWide> {
+        try_set_ranges(raw, self.0, value, register, field)
+    }
+}
+
+/// Where a bit array lies: `count` elements of `element_width` bits from `lsb` up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BitArray {
+    /// The lowest bit of element 0.
+    pub lsb: u32,
+    /// The bits of one element.
+    pub element_width: u32,
+    /// The most elements the register has room for.
+    pub count: u32,
+}
+
+impl BitArray {
+    /// `count` elements of `element_width` bits from `lsb` up.
+    pub const fn new(lsb: u32, element_width: u32, count: u32) -> Self {
+        Self { lsb, element_width, count }
+    }
+
+    /// Element `n` in `raw` ([`get_element`]).
+    ///
+    /// # Panics
+    /// If `n` is `count` or more.
+    #[inline(always)]
+    pub const fn get(self, raw: u64, n: u32) -> u64 {
+        get_element(raw, self.lsb, self.element_width, self.count, n)
+    }
+
+    /// Whether element `n` is non-zero in `raw`: the getter of an array of one-bit elements.
+    ///
+    /// # Panics
+    /// If `n` is `count` or more.
+    #[inline(always)]
+    pub const fn is_set(self, raw: u64, n: u32) -> bool {
+        self.get(raw, n) != 0
+    }
+
+    /// `raw` with element `n` set to `value` ([`set_element`]).
+    ///
+    /// # Panics
+    /// If `n` is `count` or more, or `value` is wider than an element.
+    #[inline(always)]
+    pub const fn set(self, raw: u64, n: u32, value: u64) -> u64 {
+        set_element(raw, self.lsb, self.element_width, self.count, n, value)
+    }
+}
+
 #[cfg(feature = "metadata")]
 /// `Debug` of every layout: each field that is not reserved by its Rust name, a named value by
 /// its name, a one-bit field as a bool, anything else in hex.
@@ -1462,6 +1634,16 @@ macro_rules! register_value {
             #[inline(always)]
             pub(crate) const fn with_raw64(self, raw: u64) -> Self {
                 Self(raw as $raw, PhantomData)
+            }
+
+            /// [`Self::with_raw64`] of the bits a generated `try_with_` computed, or its error.
+            #[allow(dead_code)]
+            #[inline(always)]
+            pub(crate) const fn try_with_raw64(self, raw: Result<u64, FieldTooWide>) -> Result<Self, FieldTooWide> {
+                match raw {
+                    Ok(raw) => Ok(self.with_raw64(raw)),
+                    Err(e) => Err(e),
+                }
             }
         }
 

@@ -7,7 +7,7 @@ use std::fs;
 use pmu_regs::arch::core::{IA32_PERF_CAPABILITIES, IA32_PERF_GLOBAL_STATUS};
 use pmu_regs::xeon_7500::wbox::{WEvtSel, W_MSR_PMON_EVT_SEL};
 use pmu_regs::xeon_e5_2600::ha::{HaCtl, HA_PCI_PMON_BOX_CTL, HA_PCI_PMON_CTL, HA_PCI_PMON_CTR};
-use pmu_regs::xeon_e5_2600::qpi::Q_P1_PCI_PMON_CTL;
+use pmu_regs::xeon_e5_2600::qpi::Q_P_PCI_PMON_CTL;
 use pmu_regs::PROCESSORS;
 use pmu_runtime::msr::MsrDev;
 use pmu_runtime::pci::{Bdf, PciSysfs};
@@ -188,11 +188,11 @@ fn discovery_finds_each_sockets_devices_by_id_from_the_metadata() {
         "0000:7f:0e.1".parse().unwrap()
     );
     assert_eq!(
-        found.bdf(1, Q_P1_PCI_PMON_CTL[0]).unwrap(),
+        found.bdf(1, Q_P_PCI_PMON_CTL[1][0]).unwrap(),
         "0000:7f:09.2".parse().unwrap()
     );
     let missing = found
-        .bdf(1, pmu_regs::xeon_e5_2600::qpi::Q_P0_PCI_PMON_CTL[0])
+        .bdf(1, pmu_regs::xeon_e5_2600::qpi::Q_P_PCI_PMON_CTL[0][0])
         .unwrap_err();
     insta::assert_snapshot!("device_not_found", missing.to_string());
 }

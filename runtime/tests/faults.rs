@@ -38,8 +38,8 @@ fn uncore_state(sim: &Sim) -> Vec<u64> {
     let cpu = sim.on_cpu(0);
     vec![
         cpu.read_raw(ubox::U_MSR_PMON_GLOBAL_CTL).unwrap(),
-        cpu.read_raw(cbox::C1_MSR_PMON_GLOBAL_CTL).unwrap(),
-        cpu.read_raw(cbox::C1_MSR_PMON_EVT_SEL[0]).unwrap(),
+        cpu.read_raw(cbox::C_MSR_PMON_GLOBAL_CTL[1]).unwrap(),
+        cpu.read_raw(cbox::C_MSR_PMON_EVT_SEL[1][0]).unwrap(),
         cpu.read_raw(wbox::W_MSR_PMON_GLOBAL_CTL).unwrap(),
         cpu.read_raw(wbox::W_MSR_PMON_EVT_SEL[2]).unwrap(),
     ]
@@ -167,7 +167,7 @@ fn a_failed_configure_leaves_the_counter_disabled() {
 fn a_failed_filter_programming_leaves_the_counter_as_it_was() {
     let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
-    let ctl = devices.bdf(0, qpi::Q_P0_PCI_PMON_CTL[0]).unwrap();
+    let ctl = devices.bdf(0, qpi::Q_P_PCI_PMON_CTL[0][0]).unwrap();
     for n in 1..=5 {
         let faulty = Faulty::new(&sim, When::Write(n), Fault::Enoent);
         let port = StandaloneBox::of(&faulty, &devices, 0, "P0").unwrap();
@@ -175,7 +175,7 @@ fn a_failed_filter_programming_leaves_the_counter_as_it_was() {
         assert_names_register(&err, "write");
         assert_eq!(
             sim.on_device(ctl)
-                .read_raw(qpi::Q_P0_PCI_PMON_CTL[0])
+                .read_raw(qpi::Q_P_PCI_PMON_CTL[0][0])
                 .unwrap(),
             0,
             "write {n}: the counter was left programmed"

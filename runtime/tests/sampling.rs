@@ -329,7 +329,7 @@ fn deltas_are_right_across_the_48_bit_wrap() {
     let c = UncoreCounter::new("M1", 4);
     uncore.configure(c, &EventSelect::event(0x07)).unwrap();
     sim.on_cpu(0)
-        .write_raw(pmu_regs::xeon_7500::mbox::M1_MSR_PMU_CNT[4], TOP - 3)
+        .write_raw(pmu_regs::xeon_7500::mbox::M_MSR_PMU_CNT[1][4], TOP - 3)
         .unwrap();
     uncore.start().unwrap();
     let before = uncore.read_counter(c).unwrap();

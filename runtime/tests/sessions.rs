@@ -343,7 +343,7 @@ fn busy_sim() -> Sim {
         wbox::WGlobalCtl::RESET.with_ctr_en(1),
     )
     .unwrap();
-    cpu.write_raw(cbox::C1_MSR_PMON_CTR[0], 123_456).unwrap();
+    cpu.write_raw(cbox::C_MSR_PMON_CTR[1][0], 123_456).unwrap();
     cpu.write_raw(wbox::W_MSR_PMON_CTR[2], 99).unwrap();
     cpu.write(
         ubox::U_MSR_PMON_GLOBAL_CTL,
@@ -377,7 +377,7 @@ fn ending_a_session_puts_back_what_arming_changed_counter_values_included() {
     // Status registers keep what the hardware latched; everything arming wrote is back.
     let status: Vec<u32> = [
         pmu_regs::xeon_7500::ubox::U_MSR_PMON_GLOBAL_STATUS.address(),
-        pmu_regs::xeon_7500::cbox::C1_MSR_PMON_GLOBAL_STATUS.address(),
+        pmu_regs::xeon_7500::cbox::C_MSR_PMON_GLOBAL_STATUS[1].address(),
     ]
     .into();
     let strip = |v: Vec<(u32, Option<u64>)>| -> Vec<(u32, Option<u64>)> {

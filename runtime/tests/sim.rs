@@ -86,7 +86,7 @@ fn umask_is_compared_where_the_control_has_one() {
     let sim = Sim::new(SimConfig::default());
     let cpu = sim.on_cpu(0);
     cpu.write(
-        cbox::C3_MSR_PMON_EVT_SEL[1],
+        cbox::C_MSR_PMON_EVT_SEL[3][1],
         cbox::CEvtSel::RESET
             .with_ev_sel(0x11)
             .with_umask(0x04)
@@ -94,7 +94,7 @@ fn umask_is_compared_where_the_control_has_one() {
     )
     .unwrap();
     cpu.write(
-        cbox::C3_MSR_PMON_GLOBAL_CTL,
+        cbox::C_MSR_PMON_GLOBAL_CTL[3],
         cbox::CGlobalCtl::RESET.with_ctr_en(0b10),
     )
     .unwrap();
@@ -123,7 +123,10 @@ fn umask_is_compared_where_the_control_has_one() {
         9,
     )
     .unwrap();
-    assert_eq!(cpu.read(cbox::C3_MSR_PMON_CTR[1]).unwrap().event_count(), 9);
+    assert_eq!(
+        cpu.read(cbox::C_MSR_PMON_CTR[3][1]).unwrap().event_count(),
+        9
+    );
 }
 
 #[test]
@@ -226,7 +229,7 @@ fn an_overflow_walks_up_the_hierarchy() {
     enable_all(&sim, 2);
     sim.inject_uncore(0, c_event("C5"), 3).unwrap();
     let cpu = sim.on_cpu(0);
-    assert_eq!(cpu.read(cbox::C5_MSR_PMON_GLOBAL_STATUS).unwrap().ov(), 1);
+    assert_eq!(cpu.read(cbox::C_MSR_PMON_GLOBAL_STATUS[5]).unwrap().ov(), 1);
     // Only S1's summary has a bit set (S0's has none).
     assert_eq!(
         sim.hidden_bits(0).unwrap(),
@@ -236,11 +239,11 @@ fn an_overflow_walks_up_the_hierarchy() {
     assert!(u.ov_s1() && !u.ov_s0() && !u.ov_w() && !u.ov_u());
     // Clearing the box's bit clears what sits above it.
     cpu.write(
-        cbox::C5_MSR_PMON_GLOBAL_OVF_CTL,
+        cbox::C_MSR_PMON_GLOBAL_OVF_CTL[5],
         cbox::CGlobalOvfCtl::RESET.with_clr_ov(1),
     )
     .unwrap();
-    assert_eq!(cpu.read(cbox::C5_MSR_PMON_GLOBAL_STATUS).unwrap().ov(), 0);
+    assert_eq!(cpu.read(cbox::C_MSR_PMON_GLOBAL_STATUS[5]).unwrap().ov(), 0);
     assert!(!cpu.read(ubox::U_MSR_PMON_GLOBAL_STATUS).unwrap().ov_s1());
     assert!(sim.hidden_bits(0).unwrap().is_empty());
 }
@@ -274,7 +277,7 @@ fn pmi_and_freeze_come_on_the_overflowing_event_then_after_the_skew() {
     assert!(sim.uncore_pmi_pending(0).unwrap());
     // The counter kept counting for `skew` events after the wrap, then en_all dropped.
     assert_eq!(
-        cpu.read(cbox::C0_MSR_PMON_CTR[0]).unwrap().event_count(),
+        cpu.read(cbox::C_MSR_PMON_CTR[0][0]).unwrap().event_count(),
         skew
     );
     assert!(!cpu.read(ubox::U_MSR_PMON_GLOBAL_CTL).unwrap().en_all());
@@ -301,7 +304,7 @@ fn without_frz_all_the_pmi_does_not_freeze() {
         .en_all());
     assert_eq!(
         sim.on_cpu(0)
-            .read(cbox::C1_MSR_PMON_CTR[0])
+            .read(cbox::C_MSR_PMON_CTR[1][0])
             .unwrap()
             .event_count(),
         8
@@ -474,16 +477,16 @@ fn qpi_counter_reset_bit_and_48_bit_wrap() {
     let sim = e5();
     let bdf = sim
         .uncore_devices()
-        .bdf(1, qpi::Q_P1_PCI_PMON_CTL[2])
+        .bdf(1, qpi::Q_P_PCI_PMON_CTL[1][2])
         .unwrap();
     let dev = sim.on_device(bdf);
     dev.write(
-        qpi::Q_P1_PCI_PMON_CTL[2],
+        qpi::Q_P_PCI_PMON_CTL[1][2],
         qpi::QpiCtl::RESET.with_ev_sel(0x14).with_en(true),
     )
     .unwrap();
     dev.write(
-        qpi::Q_P1_PCI_PMON_CTR[2],
+        qpi::Q_P_PCI_PMON_CTR[1][2],
         qpi::QpiCtr::RESET.with_event_count(TOP - 2),
     )
     .unwrap();
@@ -498,18 +501,18 @@ fn qpi_counter_reset_bit_and_48_bit_wrap() {
     )
     .unwrap();
     assert_eq!(
-        dev.read(qpi::Q_P1_PCI_PMON_CTR[2]).unwrap().event_count(),
+        dev.read(qpi::Q_P_PCI_PMON_CTR[1][2]).unwrap().event_count(),
         3
     );
     assert_eq!(sim.pci_overflows(1), vec![("Q_P1_PCI_PMON_CTR2", 2)]);
-    dev.modify(qpi::Q_P1_PCI_PMON_CTL[2], |c| c.with_rst(true))
+    dev.modify(qpi::Q_P_PCI_PMON_CTL[1][2], |c| c.with_rst(true))
         .unwrap();
     assert_eq!(
-        dev.read(qpi::Q_P1_PCI_PMON_CTR[2]).unwrap().event_count(),
+        dev.read(qpi::Q_P_PCI_PMON_CTR[1][2]).unwrap().event_count(),
         0
     );
     assert!(
-        dev.read(qpi::Q_P1_PCI_PMON_CTL[2]).unwrap().en(),
+        dev.read(qpi::Q_P_PCI_PMON_CTL[1][2]).unwrap().en(),
         "rst does not disable"
     );
 }
@@ -518,31 +521,31 @@ fn qpi_counter_reset_bit_and_48_bit_wrap() {
 fn qpi_match_mask_counts_only_matching_packets_with_cto_count() {
     let sim = e5();
     let devices = sim.uncore_devices();
-    let filter = sim.on_device(devices.bdf(0, qpi::Q_P0_PCI_PMON_PKT_MATCH0).unwrap());
-    let counters = sim.on_device(devices.bdf(0, qpi::Q_P0_PCI_PMON_CTL[0]).unwrap());
+    let filter = sim.on_device(devices.bdf(0, qpi::Q_P_PCI_PMON_PKT_MATCH0[0]).unwrap());
+    let counters = sim.on_device(devices.bdf(0, qpi::Q_P_PCI_PMON_CTL[0][0]).unwrap());
     // Match opcode 0x3 in message class 0x2, any destination.
     filter
         .write(
-            qpi::Q_P0_PCI_PMON_PKT_MATCH0,
+            qpi::Q_P_PCI_PMON_PKT_MATCH0[0],
             qpi::QpiPktMatch0::RESET.with_opc(0x3).with_mc(0x2),
         )
         .unwrap();
     filter
         .write(
-            qpi::Q_P0_PCI_PMON_PKT_MASK0,
+            qpi::Q_P_PCI_PMON_PKT_MASK0[0],
             qpi::QpiPktMask0::RESET.with_opc(0xF).with_mc(0xF),
         )
         .unwrap();
     // Counter 1 selects 0x38 without the extension bit: that is not CTO_COUNT.
     counters
         .write(
-            qpi::Q_P0_PCI_PMON_CTL[1],
+            qpi::Q_P_PCI_PMON_CTL[0][1],
             qpi::QpiCtl::RESET.with_ev_sel(CTO_COUNT).with_en(true),
         )
         .unwrap();
     counters
         .write(
-            qpi::Q_P0_PCI_PMON_CTL[0],
+            qpi::Q_P_PCI_PMON_CTL[0][0],
             qpi::QpiCtl::RESET
                 .with_event(qpi::Event::CTO_COUNT)
                 .with_en(true),
@@ -568,7 +571,7 @@ fn qpi_match_mask_counts_only_matching_packets_with_cto_count() {
         .unwrap();
     assert_eq!(
         counters
-            .read(qpi::Q_P0_PCI_PMON_CTR[0])
+            .read(qpi::Q_P_PCI_PMON_CTR[0][0])
             .unwrap()
             .event_count(),
         5

@@ -42,7 +42,7 @@ fn skylake_sp_packages_swapped() -> tempfile::TempDir {
 
 #[test]
 fn skylake_sp_sockets_follow_the_node_map_not_the_bus_order() {
-    use pmu_regs::skylake_sp::m2m::M2M0_PCI_PMON_BOX_CTL;
+    use pmu_regs::skylake_sp::m2m::M2M_PCI_PMON_BOX_CTL;
     use pmu_regs::skylake_sp::pcu::CAPID6;
     let tree = skylake_sp_packages_swapped();
     let found = PciSysfs::with_root(tree.path())
@@ -55,15 +55,15 @@ fn skylake_sp_sockets_follow_the_node_map_not_the_bus_order() {
         .collect();
     assert_eq!(summary, vec![(Some(0), 0x80, 3), (Some(1), 0x00, 3)]);
     let at = |socket, reg| found.bdf(socket, reg).unwrap().to_string();
-    assert_eq!(at(0, M2M0_PCI_PMON_BOX_CTL), "0000:ae:08.0");
-    assert_eq!(at(1, M2M0_PCI_PMON_BOX_CTL), "0000:3a:08.0");
+    assert_eq!(at(0, M2M_PCI_PMON_BOX_CTL[0]), "0000:ae:08.0");
+    assert_eq!(at(1, M2M_PCI_PMON_BOX_CTL[0]), "0000:3a:08.0");
     assert_eq!(found.bdf(0, CAPID6).unwrap().to_string(), "0000:85:1e.3");
     assert_eq!(found.bdf(1, CAPID6).unwrap().to_string(), "0000:17:1e.3");
 }
 
 #[test]
 fn ice_lake_sp_capability_bus_goes_with_the_u_box_bus_below_it() {
-    use pmu_regs::ice_lake_sp::m2m::M2M0_PCI_PMON_BOX_CTL;
+    use pmu_regs::ice_lake_sp::m2m::M2M_PCI_PMON_BOX_CTL;
     // The boot logs' layout: U-box and M2M on 7e and fe, the PCU functions on 7f and ff;
     // here package 1 is on 7e/7f.
     let tree = pci_tree(&[
@@ -79,7 +79,7 @@ fn ice_lake_sp_capability_bus_goes_with_the_u_box_bus_below_it() {
         .unwrap();
     assert_eq!(found.sockets[0].bus, 0xfe);
     assert_eq!(
-        found.bdf(1, M2M0_PCI_PMON_BOX_CTL).unwrap().to_string(),
+        found.bdf(1, M2M_PCI_PMON_BOX_CTL[0]).unwrap().to_string(),
         "0000:7e:0c.0"
     );
 }

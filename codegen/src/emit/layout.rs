@@ -15,7 +15,8 @@ use super::events::METADATA;
 use super::rust::{lit, prose, HEADER};
 use crate::model::*;
 use crate::naming::rust::{
-    accessor_type, enum_ident, field_ident, info_ident, int_type, values_const_ident, variant_ident,
+    accessor_type, enum_ident, field_bits_ident, field_ident, info_ident, int_type,
+    values_const_ident, variant_ident,
 };
 use crate::naming::wrap::{comment, doc, doc_item};
 use crate::naming::{constant_case, normalize_text};
@@ -96,23 +97,58 @@ fn value_infos(values: &[EnumValue]) -> String {
         .collect()
 }
 
-/// A field's getter, `with_` builder and, for a value type wider than the field,
-/// `try_with_`: each one documented line.
-fn accessors_text(reg: &Register, f: &Field, out: &mut String) {
-    let summary = format!(
-        "`{}` ({}, {}, reset {})",
-        f.name,
-        f.bits_phrase(),
-        f.access.as_str(),
-        hex(f.reset)
+/// The position constant of a field (`WEvtSel::THRESH_BITS`): with the field's `FieldInfo` row,
+/// the only item that states where the field lies; its accessors read it. The constants'
+/// doc lines are the register's bit table in its rustdoc.
+fn position_text(f: &Field, out: &mut String) {
+    let (ty, value) = match (&f.repeat, &f.split) {
+        (Some(rep), _) => (
+            "BitArray",
+            format!(
+                "BitArray::new({}, {}, {})",
+                f.lsb, rep.element_width, rep.max_count
+            ),
+        ),
+        (None, Some(_)) => ("BitRanges", format!("BitRanges({})", ranges_literal(f))),
+        (None, None) => ("BitRange", format!("BitRange::new({}, {})", f.msb, f.lsb)),
+    };
+    let elements = match &f.repeat {
+        Some(rep) => format!(", {} elements of {} bits", rep.max_count, rep.element_width),
+        None => String::new(),
+    };
+    doc(
+        out,
+        "    ",
+        &format!(
+            "`{}`: {}{elements} ({}, reset {}).",
+            f.name,
+            f.bits_phrase(),
+            f.access.as_str(),
+            hex(f.reset)
+        ),
     );
+    let _ = writeln!(
+        out,
+        "    pub const {}: {ty} = {value};",
+        field_bits_ident(f)
+    );
+}
+
+/// `[`Self::THRESH_BITS`]`: the link from an accessor's doc to where its field lies.
+fn position_link(f: &Field) -> String {
+    format!("[`Self::{}`]", field_bits_ident(f))
+}
+
+/// A field's getter, `with_` builder and, for a value type wider than the field,
+/// `try_with_`: each one documented line, reading the field's position from its layout.
+fn accessors_text(reg: &Register, f: &Field, out: &mut String) {
     let text = normalize_text(&prose(f.shown_description()));
     if let Some(rep) = &f.repeat {
-        element_accessors_text(f, rep, &summary, &text, out);
+        element_accessors_text(f, rep, &text, out);
         return;
     }
     if f.access.is_readable() {
-        getter_text(reg, f, &summary, &text, out);
+        getter_text(reg, f, &text, out);
     }
     if f.access.is_writable() {
         builders_text(reg, f, out);
@@ -120,20 +156,24 @@ fn accessors_text(reg: &Register, f: &Field, out: &mut String) {
 }
 
 /// The getter and builder of a bit array's element `n`.
-fn element_accessors_text(f: &Field, rep: &Repeat, summary: &str, text: &str, out: &mut String) {
+fn element_accessors_text(f: &Field, rep: &Repeat, text: &str, out: &mut String) {
     let (id, ty) = (field_ident(f), int_or_bool(rep.element_width));
-    let (lsb, ew, n) = (f.lsb, rep.element_width, rep.max_count);
+    let at = format!("Self::{}", field_bits_ident(f));
+    let link = position_link(f);
+    let n = rep.max_count;
     if f.access.is_readable() {
-        let read = format!("get_element(self.raw64(), {lsb}, {ew}, {n}, n)");
         let get = if ty == "bool" {
-            format!("{read} != 0")
+            format!("{at}.is_set(self.raw64(), n)")
         } else {
-            format!("{read} as {ty}")
+            format!("{at}.get(self.raw64(), n) as {ty}")
         };
         doc(
             out,
             "    ",
-            &format!("Element `n` of {summary}: {text} Panics if `n` is {n} or more."),
+            &format!(
+                "Element `n` of `{}` ({link}): {text} Panics if `n` is {n} or more.",
+                f.name
+            ),
         );
         let _ = writeln!(
             out,
@@ -151,7 +191,7 @@ fn element_accessors_text(f: &Field, rep: &Repeat, summary: &str, text: &str, ou
         );
         let _ = writeln!(
             out,
-            "    #[inline] pub const fn with_{id}(self, n: u32, v: {ty}) -> Self {{ self.with_raw64(set_element(self.raw64(), {lsb}, {ew}, {n}, n, v as u64)) }}"
+            "    #[inline] pub const fn with_{id}(self, n: u32, v: {ty}) -> Self {{ self.with_raw64({at}.set(self.raw64(), n, v as u64)) }}"
         );
     }
 }
@@ -166,22 +206,24 @@ fn int_or_bool(width: u32) -> &'static str {
 }
 
 /// A plain field's getter.
-fn getter_text(reg: &Register, f: &Field, summary: &str, text: &str, out: &mut String) {
+fn getter_text(reg: &Register, f: &Field, text: &str, out: &mut String) {
     let (id, ty) = (field_ident(f), accessor_type(reg, f));
-    let read = match &f.split {
-        None => format!("get_bits(self.raw64(), {}, {})", f.msb, f.lsb),
-        Some(_) => format!("get_ranges(self.raw64(), {})", ranges_literal(f)),
-    };
+    let at = format!("Self::{}", field_bits_ident(f));
+    let read = format!("{at}.get(self.raw64())");
     let get = if f.has_enum() {
         format!("{ty}::from_bits({read} as u8)")
     } else if ty == "bool" {
-        format!("{read} != 0")
+        format!("{at}.is_set(self.raw64())")
     } else if ty == "u64" {
         read
     } else {
         format!("{read} as {ty}")
     };
-    doc(out, "    ", &format!("{summary}: {text}"));
+    doc(
+        out,
+        "    ",
+        &format!("`{}` ({}): {text}", f.name, position_link(f)),
+    );
     let _ = writeln!(
         out,
         "    #[inline] pub const fn {id}(self) -> {ty} {{ {get} }}"
@@ -192,13 +234,13 @@ fn getter_text(reg: &Register, f: &Field, summary: &str, text: &str, out: &mut S
 /// field.
 fn builders_text(reg: &Register, f: &Field, out: &mut String) {
     let (id, ty) = (field_ident(f), accessor_type(reg, f));
-    let (msb, lsb, v) = (f.msb, f.lsb, widen(f, "v"));
+    let v = widen(f, "v");
+    let at = format!("Self::{}", field_bits_ident(f));
     // A value type wider than the field (`int_name`) can hold values that do not fit.
     let narrow = !f.has_enum() && !matches!(f.width(), 1 | 8 | 16 | 32 | 64);
     let panics = if narrow {
         format!(
-            " Panics if `v` does not fit in {} bits (a compile error in const context); `try_with_{id}` returns an error instead.",
-            f.width()
+            " Panics if `v` does not fit in the field (a compile error in const context); `try_with_{id}` returns an error instead."
         )
     } else {
         String::new()
@@ -206,35 +248,25 @@ fn builders_text(reg: &Register, f: &Field, out: &mut String) {
     doc(
         out,
         "    ",
-        &format!(
-            "This value with `{}` ({}) set to `v`.{panics}",
-            f.name,
-            f.bits_phrase()
-        ),
+        &format!("This value with `{}` set to `v`.{panics}", f.name),
     );
-    // Where the value lies: `msb, lsb` of one range, or every range of a split field.
-    let (set, at) = match &f.split {
-        None => ("bits", format!("{msb}, {lsb}")),
-        Some(_) => ("ranges", ranges_literal(f)),
-    };
     let _ = writeln!(
         out,
-        "    #[inline] pub const fn with_{id}(self, v: {ty}) -> Self {{ self.with_raw64(set_{set}(self.raw64(), {at}, {v})) }}"
+        "    #[inline] pub const fn with_{id}(self, v: {ty}) -> Self {{ self.with_raw64({at}.set(self.raw64(), {v})) }}"
     );
     if narrow {
         doc(
             out,
             "    ",
             &format!(
-                "This value with `{}` set to `v`, or an error if `v` does not fit in {} bits.",
+                "This value with `{}` set to `v`, or an error if `v` does not fit in the field.",
                 f.name,
-                f.width()
             ),
         );
         let _ = writeln!(
             out,
-            "    #[inline] pub const fn try_with_{id}(self, v: {ty}) -> Result<Self, FieldTooWide> {{ match try_set_{set}(self.raw64(), {at}, {v}, {}, {}) {{ Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) }} }}",
-            lit(&reg.name),
+            "    #[inline] pub const fn try_with_{id}(self, v: {ty}) -> Result<Self, FieldTooWide> {{ self.try_with_raw64({at}.try_set(self.raw64(), {v}, {}Layout::NAME, {})) }}",
+            reg.type_name,
             lit(&f.name)
         );
     }
@@ -429,12 +461,13 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
     }
     type_text(proc, unit, reg, out);
     layout_text(reg, out);
-    let mut fns = String::new();
+    let (mut positions, mut fns) = (String::new(), String::new());
     for f in reg.fields.iter().filter(|f| !f.access.is_placeholder()) {
+        position_text(f, &mut positions);
         accessors_text(reg, f, &mut fns);
     }
     if !fns.is_empty() {
-        let _ = writeln!(out, "impl {} {{\n{fns}}}\n", reg.type_name);
+        let _ = writeln!(out, "impl {} {{\n{positions}{fns}}}\n", reg.type_name);
     }
     let address_infos = addresses_text(unit, reg, out);
     info_static_text(proc, unit, reg, &address_infos, out);
@@ -507,8 +540,8 @@ fn layout_text(reg: &Register, out: &mut String) {
     );
 }
 
-/// The typed address constants of each instance (and of all instances, where the unit has
-/// several); returns the metadata's `AddressInfo` rows.
+/// The typed addresses: a constant for the instance of a unit with one, an array in
+/// instance order for a unit with several; returns the metadata's `AddressInfo` rows.
 fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
     let Addresses::Known(addrs) = &reg.addresses else {
         return String::new();
@@ -526,17 +559,26 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
     } else {
         addr_ty
     };
-    for (ii, inst) in unit.instances.iter().enumerate() {
-        let mine: Vec<&Address> = addrs.iter().filter(|a| a.instance == ii).collect();
-        let ctors: Vec<String> = mine
-            .iter()
-            .map(|a| location_ctor(&a.location, &reg.address_name(unit, a)))
-            .collect();
-        let value = if reg.count > 1 {
-            format!("[{}]", ctors.join(", "))
-        } else {
-            ctors.concat()
-        };
+    // One instance: a constant of its own name. Several: one array in instance order (its
+    // elements name themselves: `name()`), not a constant per instance beside it.
+    let values: Vec<String> = unit
+        .instances
+        .iter()
+        .enumerate()
+        .map(|(ii, _)| {
+            let ctors: Vec<String> = addrs
+                .iter()
+                .filter(|a| a.instance == ii)
+                .map(|a| location_ctor(&a.location, &reg.address_name(unit, a)))
+                .collect();
+            if reg.count > 1 {
+                format!("[{}]", ctors.join(", "))
+            } else {
+                ctors.concat()
+            }
+        })
+        .collect();
+    if let [(inst, value)] = &*unit.instances.iter().zip(&values).collect::<Vec<_>>() {
         let _ = writeln!(
             out,
             "/// `{}` of instance {}.\npub const {}: {one_ty} = {value};",
@@ -544,20 +586,16 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
             inst.name,
             reg.instance_name(inst),
         );
-    }
-    if unit.instances.len() > 1 {
-        let items: Vec<String> = unit
-            .instances
-            .iter()
-            .map(|i| reg.instance_name(i))
-            .collect();
+    } else if !values.is_empty() {
+        let names: Vec<&str> = unit.instances.iter().map(|i| i.name.as_str()).collect();
         let _ = writeln!(
             out,
-            "/// `{}` of every instance, in instance order.\npub const {}: [{one_ty}; {}] = [{}];",
+            "/// `{}` of every instance, in instance order ({}).\npub const {}: [{one_ty}; {}] = [\n{}];",
             reg.name,
+            names.join(", "),
             reg.generic_name(),
             unit.instances.len(),
-            items.join(", ")
+            values.iter().map(|v| format!("    {v},\n")).collect::<String>()
         );
     }
     out.push('\n');
@@ -573,13 +611,28 @@ fn address_infos(unit: &Unit, reg: &Register) -> String {
     let by_instance =
         (0..unit.instances.len()).flat_map(|ii| addrs.iter().filter(move |a| a.instance == ii));
     for a in by_instance {
-        let _ = writeln!(
-            infos,
-            "        AddressInfo {{ name: {}, instance: {}, index: {}, location: {}, source: {} }},",
+        let (name, instance) = (
             lit(&reg.address_name(unit, a)),
             lit(&unit.instances[a.instance].name),
+        );
+        // The two spaces of nearly every row have a shorthand of their own.
+        let (ctor, location) = match &a.location {
+            Location::Msr(m) => ("msr", msr_hex(*m)),
+            Location::Pci {
+                device_id,
+                device,
+                function,
+                offset,
+            } => (
+                "pci",
+                format!("(0x{device_id:04X}, {device}, {function}, 0x{offset:03X})"),
+            ),
+            other => ("new", location_info(other)),
+        };
+        let _ = writeln!(
+            infos,
+            "        AddressInfo::{ctor}({name}, {instance}, {}, {location}, {}),",
             a.index,
-            location_info(&a.location),
             lit(&a.source)
         );
     }
@@ -599,8 +652,9 @@ fn register_names(unit: &Unit) -> Vec<String> {
         names.push(reg.type_name.clone());
         names.push(format!("{}Layout", reg.type_name));
         if let Addresses::Known(_) = reg.addresses {
-            names.extend(unit.instances.iter().map(|i| reg.instance_name(i)));
-            if unit.instances.len() > 1 {
+            if let [one] = &*unit.instances {
+                names.push(reg.instance_name(one));
+            } else {
                 names.push(reg.generic_name());
             }
         }

@@ -797,12 +797,8 @@ fn field_const(names: &Names, key: FieldKey) -> TokenStream {
     let (u, r, f) = key;
     let reg = &names.p.units[u].registers[r];
     let field = &reg.fields[f];
-    let doc = outer_docs(&format!(
-        "`{}.{}` ({}).",
-        reg.generic_name(),
-        field.name,
-        field.bits_phrase()
-    ));
+    // Its bits are stated where the field is (its position constant and `FieldInfo` row).
+    let doc = outer_docs(&format!("`{}.{}`.", reg.generic_name(), field.name));
     let (c, info, name) = (names.field(key), names.info_receiver(u, r), &*field.name);
     quote! {
         #doc

@@ -128,6 +128,9 @@ pub fn rust_type_name(name: String) -> String {
         "Layout",
         "Reg32",
         "Reg64",
+        "BitRange",
+        "BitRanges",
+        "BitArray",
         "Role",
         "CoreEvent",
         "List",
@@ -201,6 +204,14 @@ pub fn field_const_ident(reg: &Register, f: &Field, module: Option<&str>) -> Str
 pub fn bit_const_ident(register: &str, f: &Field) -> String {
     let field = field_ident(f).to_ascii_uppercase();
     format!("{register}_{}", field.trim_end_matches('_'))
+}
+
+/// The position constant of a field on its register type (`WEvtSel::THRESH_BITS`): its Rust
+/// name in capitals and `_BITS`, a suffix no other constant of a register type has (its own
+/// `RESET`..., the role traits' `UMASK`...), so none is shadowed.
+pub fn field_bits_ident(f: &Field) -> String {
+    let name = field_ident(f).trim_end_matches('_').to_ascii_uppercase();
+    format!("{name}_BITS")
 }
 
 /// The `PmuInfo` static of a unit in its processor's `pmu` module (`CBOX`).

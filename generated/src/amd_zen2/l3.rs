@@ -76,32 +76,42 @@ impl Layout for L3PerfCtlLayout {
 }
 
 impl L3PerfCtl {
-    /// `thread_mask` (bits 63:56, rw, reset 0x0): Thread mask: bit t counts the events of thread t
+    /// `thread_mask`: bits 63:56 (rw, reset 0x0).
+    pub const THREAD_MASK_BITS: BitRange = BitRange::new(63, 56);
+    /// `slice_mask`: bits 51:48 (rw, reset 0x0).
+    pub const SLICE_MASK_BITS: BitRange = BitRange::new(51, 48);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thread_mask` ([`Self::THREAD_MASK_BITS`]): Thread mask: bit t counts the events of thread t
     /// of the CCX (cores 0-3, two threads each); zero counts none. Linux sets all eight when the
     /// user gives none, and so does counting here.
-    #[inline] pub const fn thread_mask(self) -> u8 { get_bits(self.raw64(), 63, 56) as u8 }
-    /// This value with `thread_mask` (bits 63:56) set to `v`.
-    #[inline] pub const fn with_thread_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 56, v as u64)) }
-    /// `slice_mask` (bits 51:48, rw, reset 0x0): Slice mask: bit s counts the events of L3 slice s;
+    #[inline] pub const fn thread_mask(self) -> u8 { Self::THREAD_MASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `thread_mask` set to `v`.
+    #[inline] pub const fn with_thread_mask(self, v: u8) -> Self { self.with_raw64(Self::THREAD_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// `slice_mask` ([`Self::SLICE_MASK_BITS`]): Slice mask: bit s counts the events of L3 slice s;
     /// zero counts none. Linux sets all four when the user gives none, and so does counting here.
-    #[inline] pub const fn slice_mask(self) -> u8 { get_bits(self.raw64(), 51, 48) as u8 }
-    /// This value with `slice_mask` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits
-    /// (a compile error in const context); `try_with_slice_mask` returns an error instead.
-    #[inline] pub const fn with_slice_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 51, 48, v as u64)) }
-    /// This value with `slice_mask` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_slice_mask(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 51, 48, v as u64, "L3_PERF_CTL{n}", "slice_mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 22, rw, reset 0x0): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask of the selected event.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn slice_mask(self) -> u8 { Self::SLICE_MASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `slice_mask` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_slice_mask` returns an error instead.
+    #[inline] pub const fn with_slice_mask(self, v: u8) -> Self { self.with_raw64(Self::SLICE_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `slice_mask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_slice_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SLICE_MASK_BITS.try_set(self.raw64(), v as u64, L3PerfCtlLayout::NAME, "slice_mask")) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask of the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `L3_PERF_CTL{n}` of instance L3.
@@ -115,12 +125,12 @@ static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which slices and threads it observes, and its enable.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "L3_PERF_CTL0", instance: "L3", index: 0, location: Location::Msr(0xC0010230), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTL1", instance: "L3", index: 1, location: Location::Msr(0xC0010232), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTL2", instance: "L3", index: 2, location: Location::Msr(0xC0010234), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTL3", instance: "L3", index: 3, location: Location::Msr(0xC0010236), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTL4", instance: "L3", index: 4, location: Location::Msr(0xC0010238), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTL5", instance: "L3", index: 5, location: Location::Msr(0xC001023A), source: "linux-msr-index" },
+        AddressInfo::msr("L3_PERF_CTL0", "L3", 0, 0xC0010230, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTL1", "L3", 1, 0xC0010232, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTL2", "L3", 2, 0xC0010234, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTL3", "L3", 3, 0xC0010236, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTL4", "L3", 4, 0xC0010238, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTL5", "L3", 5, 0xC001023A, "linux-msr-index"),
     ]),
     fields: L3PerfCtlLayout::FIELDS,
     notes: &[
@@ -164,13 +174,15 @@ impl Layout for L3PerfCtrLayout {
 }
 
 impl L3PerfCtr {
-    /// `count` (bits 47:0, rw-v, reset 0x0): Event count.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a
-    /// compile error in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "L3_PERF_CTR{n}", "count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `count`: bits 47:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_count` returns an error instead.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, L3PerfCtrLayout::NAME, "count")) }
 }
 
 /// `L3_PERF_CTR{n}` of instance L3.
@@ -184,12 +196,12 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "L3 performance counter n, 48 bits wide.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "L3_PERF_CTR0", instance: "L3", index: 0, location: Location::Msr(0xC0010231), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTR1", instance: "L3", index: 1, location: Location::Msr(0xC0010233), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTR2", instance: "L3", index: 2, location: Location::Msr(0xC0010235), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTR3", instance: "L3", index: 3, location: Location::Msr(0xC0010237), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTR4", instance: "L3", index: 4, location: Location::Msr(0xC0010239), source: "linux-msr-index" },
-        AddressInfo { name: "L3_PERF_CTR5", instance: "L3", index: 5, location: Location::Msr(0xC001023B), source: "linux-msr-index" },
+        AddressInfo::msr("L3_PERF_CTR0", "L3", 0, 0xC0010231, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTR1", "L3", 1, 0xC0010233, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTR2", "L3", 2, 0xC0010235, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTR3", "L3", 3, 0xC0010237, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTR4", "L3", 4, 0xC0010239, "linux-msr-index"),
+        AddressInfo::msr("L3_PERF_CTR5", "L3", 5, 0xC001023B, "linux-msr-index"),
     ]),
     fields: L3PerfCtrLayout::FIELDS,
     notes: &[

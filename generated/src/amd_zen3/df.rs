@@ -65,22 +65,28 @@ impl Layout for DfPerfCtlLayout {
 }
 
 impl DfPerfCtl {
-    /// `ev_sel` (bits 60:59,35:32,7:0, rw, reset 0x0): Event select, 14 bits: bits 13:12 are
-    /// register bits 60:59, bits 11:8 register bits 35:32, bits 7:0 register bits 7:0.
-    #[inline] pub const fn ev_sel(self) -> u16 { get_ranges(self.raw64(), &[(60, 59), (35, 32), (7, 0)]) as u16 }
-    /// This value with `ev_sel` (bits 60:59,35:32,7:0) set to `v`. Panics if `v` does not fit in 14
-    /// bits (a compile error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(set_ranges(self.raw64(), &[(60, 59), (35, 32), (7, 0)], v as u64)) }
-    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 14 bits.
-    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_ranges(self.raw64(), &[(60, 59), (35, 32), (7, 0)], v as u64, "DF_PERF_CTL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 22, rw, reset 0x0): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask of the selected event.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `ev_sel`: bits 60:59,35:32,7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRanges = BitRanges(&[(60, 59), (35, 32), (7, 0)]);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select, 14 bits: bits 13:12 are register bits 60:59,
+    /// bits 11:8 register bits 35:32, bits 7:0 register bits 7:0.
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
+    /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ev_sel` returns an error instead.
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, DfPerfCtlLayout::NAME, "ev_sel")) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask of the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `DF_PERF_CTL{n}` of instance DF.
@@ -94,10 +100,10 @@ static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DF_PERF_CTL0", instance: "DF", index: 0, location: Location::Msr(0xC0010240), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL1", instance: "DF", index: 1, location: Location::Msr(0xC0010242), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL2", instance: "DF", index: 2, location: Location::Msr(0xC0010244), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL3", instance: "DF", index: 3, location: Location::Msr(0xC0010246), source: "linux-msr-index" },
+        AddressInfo::msr("DF_PERF_CTL0", "DF", 0, 0xC0010240, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL1", "DF", 1, 0xC0010242, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL2", "DF", 2, 0xC0010244, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL3", "DF", 3, 0xC0010246, "linux-msr-index"),
     ]),
     fields: DfPerfCtlLayout::FIELDS,
     notes: &[
@@ -137,13 +143,15 @@ impl Layout for DfPerfCtrLayout {
 }
 
 impl DfPerfCtr {
-    /// `count` (bits 47:0, rw-v, reset 0x0): Event count.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a
-    /// compile error in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "DF_PERF_CTR{n}", "count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `count`: bits 47:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_count` returns an error instead.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, DfPerfCtrLayout::NAME, "count")) }
 }
 
 /// `DF_PERF_CTR{n}` of instance DF.
@@ -157,10 +165,10 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data Fabric performance counter n, 48 bits wide.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DF_PERF_CTR0", instance: "DF", index: 0, location: Location::Msr(0xC0010241), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR1", instance: "DF", index: 1, location: Location::Msr(0xC0010243), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR2", instance: "DF", index: 2, location: Location::Msr(0xC0010245), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR3", instance: "DF", index: 3, location: Location::Msr(0xC0010247), source: "linux-msr-index" },
+        AddressInfo::msr("DF_PERF_CTR0", "DF", 0, 0xC0010241, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR1", "DF", 1, 0xC0010243, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR2", "DF", 2, 0xC0010245, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR3", "DF", 3, 0xC0010247, "linux-msr-index"),
     ]),
     fields: DfPerfCtrLayout::FIELDS,
     notes: &[],

@@ -257,37 +257,37 @@ impl CounterControl for L3PerfCtl {
 impl CounterValue for L3PerfCtr {
     const COUNT: &'static FieldInfo = L3_PERF_CTR_COUNT;
 }
-/// `PERF_CTL.ev_sel` (bits 35:32,7:0).
+/// `PERF_CTL.ev_sel`.
 const PERF_CTL_EV_SEL: &FieldInfo = PerfCtl::INFO.field_named("ev_sel");
-/// `PERF_CTL.cnt_mask` (bits 31:24).
+/// `PERF_CTL.cnt_mask`.
 const PERF_CTL_CNT_MASK: &FieldInfo = PerfCtl::INFO.field_named("cnt_mask");
-/// `PERF_CTL.inv` (bit 23).
+/// `PERF_CTL.inv`.
 const PERF_CTL_INV: &FieldInfo = PerfCtl::INFO.field_named("inv");
-/// `PERF_CTL.en` (bit 22).
+/// `PERF_CTL.en`.
 const PERF_CTL_EN: &FieldInfo = PerfCtl::INFO.field_named("en");
-/// `PERF_CTL.int` (bit 20).
+/// `PERF_CTL.int`.
 const PERF_CTL_INT: &FieldInfo = PerfCtl::INFO.field_named("int");
-/// `PERF_CTL.edge` (bit 18).
+/// `PERF_CTL.edge`.
 const PERF_CTL_EDGE: &FieldInfo = PerfCtl::INFO.field_named("edge");
-/// `PERF_CTL.umask` (bits 15:8).
+/// `PERF_CTL.umask`.
 const PERF_CTL_UMASK: &FieldInfo = PerfCtl::INFO.field_named("umask");
-/// `PERF_CTR.count` (bits 47:0).
+/// `PERF_CTR.count`.
 const PERF_CTR_COUNT: &FieldInfo = PerfCtr::INFO.field_named("count");
-/// `DF_PERF_CTL.ev_sel` (bits 60:59,35:32,7:0).
+/// `DF_PERF_CTL.ev_sel`.
 const DF_PERF_CTL_EV_SEL: &FieldInfo = DfPerfCtl::INFO.field_named("ev_sel");
-/// `DF_PERF_CTL.en` (bit 22).
+/// `DF_PERF_CTL.en`.
 const DF_PERF_CTL_EN: &FieldInfo = DfPerfCtl::INFO.field_named("en");
-/// `DF_PERF_CTL.umask` (bits 15:8).
+/// `DF_PERF_CTL.umask`.
 const DF_PERF_CTL_UMASK: &FieldInfo = DfPerfCtl::INFO.field_named("umask");
-/// `DF_PERF_CTR.count` (bits 47:0).
+/// `DF_PERF_CTR.count`.
 const DF_PERF_CTR_COUNT: &FieldInfo = DfPerfCtr::INFO.field_named("count");
-/// `L3_PERF_CTL.en` (bit 22).
+/// `L3_PERF_CTL.en`.
 const L3_PERF_CTL_EN: &FieldInfo = L3PerfCtl::INFO.field_named("en");
-/// `L3_PERF_CTL.umask` (bits 15:8).
+/// `L3_PERF_CTL.umask`.
 const L3_PERF_CTL_UMASK: &FieldInfo = L3PerfCtl::INFO.field_named("umask");
-/// `L3_PERF_CTL.ev_sel` (bits 7:0).
+/// `L3_PERF_CTL.ev_sel`.
 const L3_PERF_CTL_EV_SEL: &FieldInfo = L3PerfCtl::INFO.field_named("ev_sel");
-/// `L3_PERF_CTR.count` (bits 47:0).
+/// `L3_PERF_CTR.count`.
 const L3_PERF_CTR_COUNT: &FieldInfo = L3PerfCtr::INFO.field_named("count");
 /// The `amd-core` perf driver's format (`amd_format_attr`, Linux kernel 6.12,
 /// arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at

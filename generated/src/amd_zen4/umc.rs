@@ -108,48 +108,43 @@ impl Layout for UmcPerfCtlLayout {
 }
 
 impl UmcPerfCtl {
-    /// `en` (bit 31, rw, reset 0x0): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `en` (bit 31) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `rd_wr_mask` (bits 9:8, rw, reset 0x0): Which commands an event counts: 1 reads, 2 writes, 0
-    /// (or 3) both; Linux's event list sets it for the read and write variants of an event. The
+    /// `en`: bit 31 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(31, 31);
+    /// `rd_wr_mask`: bits 9:8 (rw, reset 0x0).
+    pub const RD_WR_MASK_BITS: BitRange = BitRange::new(9, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `rd_wr_mask` ([`Self::RD_WR_MASK_BITS`]): Which commands an event counts: 1 reads, 2 writes,
+    /// 0 (or 3) both; Linux's event list sets it for the read and write variants of an event. The
     /// control's only sub-event selection, so it is the unit mask of the UMC's events.
-    #[inline] pub const fn rd_wr_mask(self) -> UmcPerfCtlRdWrMask { UmcPerfCtlRdWrMask::from_bits(get_bits(self.raw64(), 9, 8) as u8) }
-    /// This value with `rd_wr_mask` (bits 9:8) set to `v`.
-    #[inline] pub const fn with_rd_wr_mask(self, v: UmcPerfCtlRdWrMask) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 8, v.bits() as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn rd_wr_mask(self) -> UmcPerfCtlRdWrMask { UmcPerfCtlRdWrMask::from_bits(Self::RD_WR_MASK_BITS.get(self.raw64()) as u8) }
+    /// This value with `rd_wr_mask` set to `v`.
+    #[inline] pub const fn with_rd_wr_mask(self, v: UmcPerfCtlRdWrMask) -> Self { self.with_raw64(Self::RD_WR_MASK_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `UMC{i}_PERF_CTL{n}` of instance UMC0.
-pub const UMC0_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010800, "UMC0_PERF_CTL0"), Msr::new(0xC0010802, "UMC0_PERF_CTL1"), Msr::new(0xC0010804, "UMC0_PERF_CTL2"), Msr::new(0xC0010806, "UMC0_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC1.
-pub const UMC1_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010808, "UMC1_PERF_CTL0"), Msr::new(0xC001080A, "UMC1_PERF_CTL1"), Msr::new(0xC001080C, "UMC1_PERF_CTL2"), Msr::new(0xC001080E, "UMC1_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC2.
-pub const UMC2_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010810, "UMC2_PERF_CTL0"), Msr::new(0xC0010812, "UMC2_PERF_CTL1"), Msr::new(0xC0010814, "UMC2_PERF_CTL2"), Msr::new(0xC0010816, "UMC2_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC3.
-pub const UMC3_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010818, "UMC3_PERF_CTL0"), Msr::new(0xC001081A, "UMC3_PERF_CTL1"), Msr::new(0xC001081C, "UMC3_PERF_CTL2"), Msr::new(0xC001081E, "UMC3_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC4.
-pub const UMC4_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010820, "UMC4_PERF_CTL0"), Msr::new(0xC0010822, "UMC4_PERF_CTL1"), Msr::new(0xC0010824, "UMC4_PERF_CTL2"), Msr::new(0xC0010826, "UMC4_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC5.
-pub const UMC5_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010828, "UMC5_PERF_CTL0"), Msr::new(0xC001082A, "UMC5_PERF_CTL1"), Msr::new(0xC001082C, "UMC5_PERF_CTL2"), Msr::new(0xC001082E, "UMC5_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC6.
-pub const UMC6_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010830, "UMC6_PERF_CTL0"), Msr::new(0xC0010832, "UMC6_PERF_CTL1"), Msr::new(0xC0010834, "UMC6_PERF_CTL2"), Msr::new(0xC0010836, "UMC6_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC7.
-pub const UMC7_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010838, "UMC7_PERF_CTL0"), Msr::new(0xC001083A, "UMC7_PERF_CTL1"), Msr::new(0xC001083C, "UMC7_PERF_CTL2"), Msr::new(0xC001083E, "UMC7_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC8.
-pub const UMC8_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010840, "UMC8_PERF_CTL0"), Msr::new(0xC0010842, "UMC8_PERF_CTL1"), Msr::new(0xC0010844, "UMC8_PERF_CTL2"), Msr::new(0xC0010846, "UMC8_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC9.
-pub const UMC9_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010848, "UMC9_PERF_CTL0"), Msr::new(0xC001084A, "UMC9_PERF_CTL1"), Msr::new(0xC001084C, "UMC9_PERF_CTL2"), Msr::new(0xC001084E, "UMC9_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC10.
-pub const UMC10_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010850, "UMC10_PERF_CTL0"), Msr::new(0xC0010852, "UMC10_PERF_CTL1"), Msr::new(0xC0010854, "UMC10_PERF_CTL2"), Msr::new(0xC0010856, "UMC10_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of instance UMC11.
-pub const UMC11_PERF_CTL: [Msr<UmcPerfCtl>; 4] = [Msr::new(0xC0010858, "UMC11_PERF_CTL0"), Msr::new(0xC001085A, "UMC11_PERF_CTL1"), Msr::new(0xC001085C, "UMC11_PERF_CTL2"), Msr::new(0xC001085E, "UMC11_PERF_CTL3")];
-/// `UMC{i}_PERF_CTL{n}` of every instance, in instance order.
-pub const UMC_PERF_CTL: [[Msr<UmcPerfCtl>; 4]; 12] = [UMC0_PERF_CTL, UMC1_PERF_CTL, UMC2_PERF_CTL, UMC3_PERF_CTL, UMC4_PERF_CTL, UMC5_PERF_CTL, UMC6_PERF_CTL, UMC7_PERF_CTL, UMC8_PERF_CTL, UMC9_PERF_CTL, UMC10_PERF_CTL, UMC11_PERF_CTL];
+/// `UMC{i}_PERF_CTL{n}` of every instance, in instance order (UMC0, UMC1, UMC2, UMC3, UMC4, UMC5, UMC6, UMC7, UMC8, UMC9, UMC10, UMC11).
+pub const UMC_PERF_CTL: [[Msr<UmcPerfCtl>; 4]; 12] = [
+    [Msr::new(0xC0010800, "UMC0_PERF_CTL0"), Msr::new(0xC0010802, "UMC0_PERF_CTL1"), Msr::new(0xC0010804, "UMC0_PERF_CTL2"), Msr::new(0xC0010806, "UMC0_PERF_CTL3")],
+    [Msr::new(0xC0010808, "UMC1_PERF_CTL0"), Msr::new(0xC001080A, "UMC1_PERF_CTL1"), Msr::new(0xC001080C, "UMC1_PERF_CTL2"), Msr::new(0xC001080E, "UMC1_PERF_CTL3")],
+    [Msr::new(0xC0010810, "UMC2_PERF_CTL0"), Msr::new(0xC0010812, "UMC2_PERF_CTL1"), Msr::new(0xC0010814, "UMC2_PERF_CTL2"), Msr::new(0xC0010816, "UMC2_PERF_CTL3")],
+    [Msr::new(0xC0010818, "UMC3_PERF_CTL0"), Msr::new(0xC001081A, "UMC3_PERF_CTL1"), Msr::new(0xC001081C, "UMC3_PERF_CTL2"), Msr::new(0xC001081E, "UMC3_PERF_CTL3")],
+    [Msr::new(0xC0010820, "UMC4_PERF_CTL0"), Msr::new(0xC0010822, "UMC4_PERF_CTL1"), Msr::new(0xC0010824, "UMC4_PERF_CTL2"), Msr::new(0xC0010826, "UMC4_PERF_CTL3")],
+    [Msr::new(0xC0010828, "UMC5_PERF_CTL0"), Msr::new(0xC001082A, "UMC5_PERF_CTL1"), Msr::new(0xC001082C, "UMC5_PERF_CTL2"), Msr::new(0xC001082E, "UMC5_PERF_CTL3")],
+    [Msr::new(0xC0010830, "UMC6_PERF_CTL0"), Msr::new(0xC0010832, "UMC6_PERF_CTL1"), Msr::new(0xC0010834, "UMC6_PERF_CTL2"), Msr::new(0xC0010836, "UMC6_PERF_CTL3")],
+    [Msr::new(0xC0010838, "UMC7_PERF_CTL0"), Msr::new(0xC001083A, "UMC7_PERF_CTL1"), Msr::new(0xC001083C, "UMC7_PERF_CTL2"), Msr::new(0xC001083E, "UMC7_PERF_CTL3")],
+    [Msr::new(0xC0010840, "UMC8_PERF_CTL0"), Msr::new(0xC0010842, "UMC8_PERF_CTL1"), Msr::new(0xC0010844, "UMC8_PERF_CTL2"), Msr::new(0xC0010846, "UMC8_PERF_CTL3")],
+    [Msr::new(0xC0010848, "UMC9_PERF_CTL0"), Msr::new(0xC001084A, "UMC9_PERF_CTL1"), Msr::new(0xC001084C, "UMC9_PERF_CTL2"), Msr::new(0xC001084E, "UMC9_PERF_CTL3")],
+    [Msr::new(0xC0010850, "UMC10_PERF_CTL0"), Msr::new(0xC0010852, "UMC10_PERF_CTL1"), Msr::new(0xC0010854, "UMC10_PERF_CTL2"), Msr::new(0xC0010856, "UMC10_PERF_CTL3")],
+    [Msr::new(0xC0010858, "UMC11_PERF_CTL0"), Msr::new(0xC001085A, "UMC11_PERF_CTL1"), Msr::new(0xC001085C, "UMC11_PERF_CTL2"), Msr::new(0xC001085E, "UMC11_PERF_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -159,54 +154,54 @@ static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "UMC performance event select n: the event counter UMC{i}_PERF_CTR{n} counts, whether reads, writes or both, and its enable.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UMC0_PERF_CTL0", instance: "UMC0", index: 0, location: Location::Msr(0xC0010800), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC0_PERF_CTL1", instance: "UMC0", index: 1, location: Location::Msr(0xC0010802), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC0_PERF_CTL2", instance: "UMC0", index: 2, location: Location::Msr(0xC0010804), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC0_PERF_CTL3", instance: "UMC0", index: 3, location: Location::Msr(0xC0010806), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC1_PERF_CTL0", instance: "UMC1", index: 0, location: Location::Msr(0xC0010808), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC1_PERF_CTL1", instance: "UMC1", index: 1, location: Location::Msr(0xC001080A), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC1_PERF_CTL2", instance: "UMC1", index: 2, location: Location::Msr(0xC001080C), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC1_PERF_CTL3", instance: "UMC1", index: 3, location: Location::Msr(0xC001080E), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC2_PERF_CTL0", instance: "UMC2", index: 0, location: Location::Msr(0xC0010810), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC2_PERF_CTL1", instance: "UMC2", index: 1, location: Location::Msr(0xC0010812), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC2_PERF_CTL2", instance: "UMC2", index: 2, location: Location::Msr(0xC0010814), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC2_PERF_CTL3", instance: "UMC2", index: 3, location: Location::Msr(0xC0010816), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC3_PERF_CTL0", instance: "UMC3", index: 0, location: Location::Msr(0xC0010818), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC3_PERF_CTL1", instance: "UMC3", index: 1, location: Location::Msr(0xC001081A), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC3_PERF_CTL2", instance: "UMC3", index: 2, location: Location::Msr(0xC001081C), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC3_PERF_CTL3", instance: "UMC3", index: 3, location: Location::Msr(0xC001081E), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC4_PERF_CTL0", instance: "UMC4", index: 0, location: Location::Msr(0xC0010820), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC4_PERF_CTL1", instance: "UMC4", index: 1, location: Location::Msr(0xC0010822), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC4_PERF_CTL2", instance: "UMC4", index: 2, location: Location::Msr(0xC0010824), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC4_PERF_CTL3", instance: "UMC4", index: 3, location: Location::Msr(0xC0010826), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC5_PERF_CTL0", instance: "UMC5", index: 0, location: Location::Msr(0xC0010828), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC5_PERF_CTL1", instance: "UMC5", index: 1, location: Location::Msr(0xC001082A), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC5_PERF_CTL2", instance: "UMC5", index: 2, location: Location::Msr(0xC001082C), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC5_PERF_CTL3", instance: "UMC5", index: 3, location: Location::Msr(0xC001082E), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC6_PERF_CTL0", instance: "UMC6", index: 0, location: Location::Msr(0xC0010830), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC6_PERF_CTL1", instance: "UMC6", index: 1, location: Location::Msr(0xC0010832), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC6_PERF_CTL2", instance: "UMC6", index: 2, location: Location::Msr(0xC0010834), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC6_PERF_CTL3", instance: "UMC6", index: 3, location: Location::Msr(0xC0010836), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC7_PERF_CTL0", instance: "UMC7", index: 0, location: Location::Msr(0xC0010838), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC7_PERF_CTL1", instance: "UMC7", index: 1, location: Location::Msr(0xC001083A), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC7_PERF_CTL2", instance: "UMC7", index: 2, location: Location::Msr(0xC001083C), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC7_PERF_CTL3", instance: "UMC7", index: 3, location: Location::Msr(0xC001083E), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC8_PERF_CTL0", instance: "UMC8", index: 0, location: Location::Msr(0xC0010840), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC8_PERF_CTL1", instance: "UMC8", index: 1, location: Location::Msr(0xC0010842), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC8_PERF_CTL2", instance: "UMC8", index: 2, location: Location::Msr(0xC0010844), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC8_PERF_CTL3", instance: "UMC8", index: 3, location: Location::Msr(0xC0010846), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC9_PERF_CTL0", instance: "UMC9", index: 0, location: Location::Msr(0xC0010848), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC9_PERF_CTL1", instance: "UMC9", index: 1, location: Location::Msr(0xC001084A), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC9_PERF_CTL2", instance: "UMC9", index: 2, location: Location::Msr(0xC001084C), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC9_PERF_CTL3", instance: "UMC9", index: 3, location: Location::Msr(0xC001084E), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC10_PERF_CTL0", instance: "UMC10", index: 0, location: Location::Msr(0xC0010850), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC10_PERF_CTL1", instance: "UMC10", index: 1, location: Location::Msr(0xC0010852), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC10_PERF_CTL2", instance: "UMC10", index: 2, location: Location::Msr(0xC0010854), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC10_PERF_CTL3", instance: "UMC10", index: 3, location: Location::Msr(0xC0010856), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC11_PERF_CTL0", instance: "UMC11", index: 0, location: Location::Msr(0xC0010858), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC11_PERF_CTL1", instance: "UMC11", index: 1, location: Location::Msr(0xC001085A), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC11_PERF_CTL2", instance: "UMC11", index: 2, location: Location::Msr(0xC001085C), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC11_PERF_CTL3", instance: "UMC11", index: 3, location: Location::Msr(0xC001085E), source: "linux-amd-uncore" },
+        AddressInfo::msr("UMC0_PERF_CTL0", "UMC0", 0, 0xC0010800, "linux-amd-uncore"),
+        AddressInfo::msr("UMC0_PERF_CTL1", "UMC0", 1, 0xC0010802, "linux-amd-uncore"),
+        AddressInfo::msr("UMC0_PERF_CTL2", "UMC0", 2, 0xC0010804, "linux-amd-uncore"),
+        AddressInfo::msr("UMC0_PERF_CTL3", "UMC0", 3, 0xC0010806, "linux-amd-uncore"),
+        AddressInfo::msr("UMC1_PERF_CTL0", "UMC1", 0, 0xC0010808, "linux-amd-uncore"),
+        AddressInfo::msr("UMC1_PERF_CTL1", "UMC1", 1, 0xC001080A, "linux-amd-uncore"),
+        AddressInfo::msr("UMC1_PERF_CTL2", "UMC1", 2, 0xC001080C, "linux-amd-uncore"),
+        AddressInfo::msr("UMC1_PERF_CTL3", "UMC1", 3, 0xC001080E, "linux-amd-uncore"),
+        AddressInfo::msr("UMC2_PERF_CTL0", "UMC2", 0, 0xC0010810, "linux-amd-uncore"),
+        AddressInfo::msr("UMC2_PERF_CTL1", "UMC2", 1, 0xC0010812, "linux-amd-uncore"),
+        AddressInfo::msr("UMC2_PERF_CTL2", "UMC2", 2, 0xC0010814, "linux-amd-uncore"),
+        AddressInfo::msr("UMC2_PERF_CTL3", "UMC2", 3, 0xC0010816, "linux-amd-uncore"),
+        AddressInfo::msr("UMC3_PERF_CTL0", "UMC3", 0, 0xC0010818, "linux-amd-uncore"),
+        AddressInfo::msr("UMC3_PERF_CTL1", "UMC3", 1, 0xC001081A, "linux-amd-uncore"),
+        AddressInfo::msr("UMC3_PERF_CTL2", "UMC3", 2, 0xC001081C, "linux-amd-uncore"),
+        AddressInfo::msr("UMC3_PERF_CTL3", "UMC3", 3, 0xC001081E, "linux-amd-uncore"),
+        AddressInfo::msr("UMC4_PERF_CTL0", "UMC4", 0, 0xC0010820, "linux-amd-uncore"),
+        AddressInfo::msr("UMC4_PERF_CTL1", "UMC4", 1, 0xC0010822, "linux-amd-uncore"),
+        AddressInfo::msr("UMC4_PERF_CTL2", "UMC4", 2, 0xC0010824, "linux-amd-uncore"),
+        AddressInfo::msr("UMC4_PERF_CTL3", "UMC4", 3, 0xC0010826, "linux-amd-uncore"),
+        AddressInfo::msr("UMC5_PERF_CTL0", "UMC5", 0, 0xC0010828, "linux-amd-uncore"),
+        AddressInfo::msr("UMC5_PERF_CTL1", "UMC5", 1, 0xC001082A, "linux-amd-uncore"),
+        AddressInfo::msr("UMC5_PERF_CTL2", "UMC5", 2, 0xC001082C, "linux-amd-uncore"),
+        AddressInfo::msr("UMC5_PERF_CTL3", "UMC5", 3, 0xC001082E, "linux-amd-uncore"),
+        AddressInfo::msr("UMC6_PERF_CTL0", "UMC6", 0, 0xC0010830, "linux-amd-uncore"),
+        AddressInfo::msr("UMC6_PERF_CTL1", "UMC6", 1, 0xC0010832, "linux-amd-uncore"),
+        AddressInfo::msr("UMC6_PERF_CTL2", "UMC6", 2, 0xC0010834, "linux-amd-uncore"),
+        AddressInfo::msr("UMC6_PERF_CTL3", "UMC6", 3, 0xC0010836, "linux-amd-uncore"),
+        AddressInfo::msr("UMC7_PERF_CTL0", "UMC7", 0, 0xC0010838, "linux-amd-uncore"),
+        AddressInfo::msr("UMC7_PERF_CTL1", "UMC7", 1, 0xC001083A, "linux-amd-uncore"),
+        AddressInfo::msr("UMC7_PERF_CTL2", "UMC7", 2, 0xC001083C, "linux-amd-uncore"),
+        AddressInfo::msr("UMC7_PERF_CTL3", "UMC7", 3, 0xC001083E, "linux-amd-uncore"),
+        AddressInfo::msr("UMC8_PERF_CTL0", "UMC8", 0, 0xC0010840, "linux-amd-uncore"),
+        AddressInfo::msr("UMC8_PERF_CTL1", "UMC8", 1, 0xC0010842, "linux-amd-uncore"),
+        AddressInfo::msr("UMC8_PERF_CTL2", "UMC8", 2, 0xC0010844, "linux-amd-uncore"),
+        AddressInfo::msr("UMC8_PERF_CTL3", "UMC8", 3, 0xC0010846, "linux-amd-uncore"),
+        AddressInfo::msr("UMC9_PERF_CTL0", "UMC9", 0, 0xC0010848, "linux-amd-uncore"),
+        AddressInfo::msr("UMC9_PERF_CTL1", "UMC9", 1, 0xC001084A, "linux-amd-uncore"),
+        AddressInfo::msr("UMC9_PERF_CTL2", "UMC9", 2, 0xC001084C, "linux-amd-uncore"),
+        AddressInfo::msr("UMC9_PERF_CTL3", "UMC9", 3, 0xC001084E, "linux-amd-uncore"),
+        AddressInfo::msr("UMC10_PERF_CTL0", "UMC10", 0, 0xC0010850, "linux-amd-uncore"),
+        AddressInfo::msr("UMC10_PERF_CTL1", "UMC10", 1, 0xC0010852, "linux-amd-uncore"),
+        AddressInfo::msr("UMC10_PERF_CTL2", "UMC10", 2, 0xC0010854, "linux-amd-uncore"),
+        AddressInfo::msr("UMC10_PERF_CTL3", "UMC10", 3, 0xC0010856, "linux-amd-uncore"),
+        AddressInfo::msr("UMC11_PERF_CTL0", "UMC11", 0, 0xC0010858, "linux-amd-uncore"),
+        AddressInfo::msr("UMC11_PERF_CTL1", "UMC11", 1, 0xC001085A, "linux-amd-uncore"),
+        AddressInfo::msr("UMC11_PERF_CTL2", "UMC11", 2, 0xC001085C, "linux-amd-uncore"),
+        AddressInfo::msr("UMC11_PERF_CTL3", "UMC11", 3, 0xC001085E, "linux-amd-uncore"),
     ]),
     fields: UmcPerfCtlLayout::FIELDS,
     notes: &[
@@ -250,41 +245,32 @@ impl Layout for UmcPerfCtrLayout {
 }
 
 impl UmcPerfCtr {
-    /// `count` (bits 47:0, rw-v, reset 0x0): Event count.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a
-    /// compile error in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "UMC{i}_PERF_CTR{n}", "count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `count`: bits 47:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_count` returns an error instead.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, UmcPerfCtrLayout::NAME, "count")) }
 }
 
-/// `UMC{i}_PERF_CTR{n}` of instance UMC0.
-pub const UMC0_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010801, "UMC0_PERF_CTR0"), Msr::new(0xC0010803, "UMC0_PERF_CTR1"), Msr::new(0xC0010805, "UMC0_PERF_CTR2"), Msr::new(0xC0010807, "UMC0_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC1.
-pub const UMC1_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010809, "UMC1_PERF_CTR0"), Msr::new(0xC001080B, "UMC1_PERF_CTR1"), Msr::new(0xC001080D, "UMC1_PERF_CTR2"), Msr::new(0xC001080F, "UMC1_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC2.
-pub const UMC2_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010811, "UMC2_PERF_CTR0"), Msr::new(0xC0010813, "UMC2_PERF_CTR1"), Msr::new(0xC0010815, "UMC2_PERF_CTR2"), Msr::new(0xC0010817, "UMC2_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC3.
-pub const UMC3_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010819, "UMC3_PERF_CTR0"), Msr::new(0xC001081B, "UMC3_PERF_CTR1"), Msr::new(0xC001081D, "UMC3_PERF_CTR2"), Msr::new(0xC001081F, "UMC3_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC4.
-pub const UMC4_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010821, "UMC4_PERF_CTR0"), Msr::new(0xC0010823, "UMC4_PERF_CTR1"), Msr::new(0xC0010825, "UMC4_PERF_CTR2"), Msr::new(0xC0010827, "UMC4_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC5.
-pub const UMC5_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010829, "UMC5_PERF_CTR0"), Msr::new(0xC001082B, "UMC5_PERF_CTR1"), Msr::new(0xC001082D, "UMC5_PERF_CTR2"), Msr::new(0xC001082F, "UMC5_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC6.
-pub const UMC6_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010831, "UMC6_PERF_CTR0"), Msr::new(0xC0010833, "UMC6_PERF_CTR1"), Msr::new(0xC0010835, "UMC6_PERF_CTR2"), Msr::new(0xC0010837, "UMC6_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC7.
-pub const UMC7_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010839, "UMC7_PERF_CTR0"), Msr::new(0xC001083B, "UMC7_PERF_CTR1"), Msr::new(0xC001083D, "UMC7_PERF_CTR2"), Msr::new(0xC001083F, "UMC7_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC8.
-pub const UMC8_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010841, "UMC8_PERF_CTR0"), Msr::new(0xC0010843, "UMC8_PERF_CTR1"), Msr::new(0xC0010845, "UMC8_PERF_CTR2"), Msr::new(0xC0010847, "UMC8_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC9.
-pub const UMC9_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010849, "UMC9_PERF_CTR0"), Msr::new(0xC001084B, "UMC9_PERF_CTR1"), Msr::new(0xC001084D, "UMC9_PERF_CTR2"), Msr::new(0xC001084F, "UMC9_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC10.
-pub const UMC10_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010851, "UMC10_PERF_CTR0"), Msr::new(0xC0010853, "UMC10_PERF_CTR1"), Msr::new(0xC0010855, "UMC10_PERF_CTR2"), Msr::new(0xC0010857, "UMC10_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of instance UMC11.
-pub const UMC11_PERF_CTR: [Msr<UmcPerfCtr>; 4] = [Msr::new(0xC0010859, "UMC11_PERF_CTR0"), Msr::new(0xC001085B, "UMC11_PERF_CTR1"), Msr::new(0xC001085D, "UMC11_PERF_CTR2"), Msr::new(0xC001085F, "UMC11_PERF_CTR3")];
-/// `UMC{i}_PERF_CTR{n}` of every instance, in instance order.
-pub const UMC_PERF_CTR: [[Msr<UmcPerfCtr>; 4]; 12] = [UMC0_PERF_CTR, UMC1_PERF_CTR, UMC2_PERF_CTR, UMC3_PERF_CTR, UMC4_PERF_CTR, UMC5_PERF_CTR, UMC6_PERF_CTR, UMC7_PERF_CTR, UMC8_PERF_CTR, UMC9_PERF_CTR, UMC10_PERF_CTR, UMC11_PERF_CTR];
+/// `UMC{i}_PERF_CTR{n}` of every instance, in instance order (UMC0, UMC1, UMC2, UMC3, UMC4, UMC5, UMC6, UMC7, UMC8, UMC9, UMC10, UMC11).
+pub const UMC_PERF_CTR: [[Msr<UmcPerfCtr>; 4]; 12] = [
+    [Msr::new(0xC0010801, "UMC0_PERF_CTR0"), Msr::new(0xC0010803, "UMC0_PERF_CTR1"), Msr::new(0xC0010805, "UMC0_PERF_CTR2"), Msr::new(0xC0010807, "UMC0_PERF_CTR3")],
+    [Msr::new(0xC0010809, "UMC1_PERF_CTR0"), Msr::new(0xC001080B, "UMC1_PERF_CTR1"), Msr::new(0xC001080D, "UMC1_PERF_CTR2"), Msr::new(0xC001080F, "UMC1_PERF_CTR3")],
+    [Msr::new(0xC0010811, "UMC2_PERF_CTR0"), Msr::new(0xC0010813, "UMC2_PERF_CTR1"), Msr::new(0xC0010815, "UMC2_PERF_CTR2"), Msr::new(0xC0010817, "UMC2_PERF_CTR3")],
+    [Msr::new(0xC0010819, "UMC3_PERF_CTR0"), Msr::new(0xC001081B, "UMC3_PERF_CTR1"), Msr::new(0xC001081D, "UMC3_PERF_CTR2"), Msr::new(0xC001081F, "UMC3_PERF_CTR3")],
+    [Msr::new(0xC0010821, "UMC4_PERF_CTR0"), Msr::new(0xC0010823, "UMC4_PERF_CTR1"), Msr::new(0xC0010825, "UMC4_PERF_CTR2"), Msr::new(0xC0010827, "UMC4_PERF_CTR3")],
+    [Msr::new(0xC0010829, "UMC5_PERF_CTR0"), Msr::new(0xC001082B, "UMC5_PERF_CTR1"), Msr::new(0xC001082D, "UMC5_PERF_CTR2"), Msr::new(0xC001082F, "UMC5_PERF_CTR3")],
+    [Msr::new(0xC0010831, "UMC6_PERF_CTR0"), Msr::new(0xC0010833, "UMC6_PERF_CTR1"), Msr::new(0xC0010835, "UMC6_PERF_CTR2"), Msr::new(0xC0010837, "UMC6_PERF_CTR3")],
+    [Msr::new(0xC0010839, "UMC7_PERF_CTR0"), Msr::new(0xC001083B, "UMC7_PERF_CTR1"), Msr::new(0xC001083D, "UMC7_PERF_CTR2"), Msr::new(0xC001083F, "UMC7_PERF_CTR3")],
+    [Msr::new(0xC0010841, "UMC8_PERF_CTR0"), Msr::new(0xC0010843, "UMC8_PERF_CTR1"), Msr::new(0xC0010845, "UMC8_PERF_CTR2"), Msr::new(0xC0010847, "UMC8_PERF_CTR3")],
+    [Msr::new(0xC0010849, "UMC9_PERF_CTR0"), Msr::new(0xC001084B, "UMC9_PERF_CTR1"), Msr::new(0xC001084D, "UMC9_PERF_CTR2"), Msr::new(0xC001084F, "UMC9_PERF_CTR3")],
+    [Msr::new(0xC0010851, "UMC10_PERF_CTR0"), Msr::new(0xC0010853, "UMC10_PERF_CTR1"), Msr::new(0xC0010855, "UMC10_PERF_CTR2"), Msr::new(0xC0010857, "UMC10_PERF_CTR3")],
+    [Msr::new(0xC0010859, "UMC11_PERF_CTR0"), Msr::new(0xC001085B, "UMC11_PERF_CTR1"), Msr::new(0xC001085D, "UMC11_PERF_CTR2"), Msr::new(0xC001085F, "UMC11_PERF_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -294,54 +280,54 @@ static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "UMC performance counter n, 48 bits wide.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UMC0_PERF_CTR0", instance: "UMC0", index: 0, location: Location::Msr(0xC0010801), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC0_PERF_CTR1", instance: "UMC0", index: 1, location: Location::Msr(0xC0010803), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC0_PERF_CTR2", instance: "UMC0", index: 2, location: Location::Msr(0xC0010805), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC0_PERF_CTR3", instance: "UMC0", index: 3, location: Location::Msr(0xC0010807), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC1_PERF_CTR0", instance: "UMC1", index: 0, location: Location::Msr(0xC0010809), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC1_PERF_CTR1", instance: "UMC1", index: 1, location: Location::Msr(0xC001080B), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC1_PERF_CTR2", instance: "UMC1", index: 2, location: Location::Msr(0xC001080D), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC1_PERF_CTR3", instance: "UMC1", index: 3, location: Location::Msr(0xC001080F), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC2_PERF_CTR0", instance: "UMC2", index: 0, location: Location::Msr(0xC0010811), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC2_PERF_CTR1", instance: "UMC2", index: 1, location: Location::Msr(0xC0010813), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC2_PERF_CTR2", instance: "UMC2", index: 2, location: Location::Msr(0xC0010815), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC2_PERF_CTR3", instance: "UMC2", index: 3, location: Location::Msr(0xC0010817), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC3_PERF_CTR0", instance: "UMC3", index: 0, location: Location::Msr(0xC0010819), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC3_PERF_CTR1", instance: "UMC3", index: 1, location: Location::Msr(0xC001081B), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC3_PERF_CTR2", instance: "UMC3", index: 2, location: Location::Msr(0xC001081D), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC3_PERF_CTR3", instance: "UMC3", index: 3, location: Location::Msr(0xC001081F), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC4_PERF_CTR0", instance: "UMC4", index: 0, location: Location::Msr(0xC0010821), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC4_PERF_CTR1", instance: "UMC4", index: 1, location: Location::Msr(0xC0010823), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC4_PERF_CTR2", instance: "UMC4", index: 2, location: Location::Msr(0xC0010825), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC4_PERF_CTR3", instance: "UMC4", index: 3, location: Location::Msr(0xC0010827), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC5_PERF_CTR0", instance: "UMC5", index: 0, location: Location::Msr(0xC0010829), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC5_PERF_CTR1", instance: "UMC5", index: 1, location: Location::Msr(0xC001082B), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC5_PERF_CTR2", instance: "UMC5", index: 2, location: Location::Msr(0xC001082D), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC5_PERF_CTR3", instance: "UMC5", index: 3, location: Location::Msr(0xC001082F), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC6_PERF_CTR0", instance: "UMC6", index: 0, location: Location::Msr(0xC0010831), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC6_PERF_CTR1", instance: "UMC6", index: 1, location: Location::Msr(0xC0010833), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC6_PERF_CTR2", instance: "UMC6", index: 2, location: Location::Msr(0xC0010835), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC6_PERF_CTR3", instance: "UMC6", index: 3, location: Location::Msr(0xC0010837), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC7_PERF_CTR0", instance: "UMC7", index: 0, location: Location::Msr(0xC0010839), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC7_PERF_CTR1", instance: "UMC7", index: 1, location: Location::Msr(0xC001083B), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC7_PERF_CTR2", instance: "UMC7", index: 2, location: Location::Msr(0xC001083D), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC7_PERF_CTR3", instance: "UMC7", index: 3, location: Location::Msr(0xC001083F), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC8_PERF_CTR0", instance: "UMC8", index: 0, location: Location::Msr(0xC0010841), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC8_PERF_CTR1", instance: "UMC8", index: 1, location: Location::Msr(0xC0010843), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC8_PERF_CTR2", instance: "UMC8", index: 2, location: Location::Msr(0xC0010845), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC8_PERF_CTR3", instance: "UMC8", index: 3, location: Location::Msr(0xC0010847), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC9_PERF_CTR0", instance: "UMC9", index: 0, location: Location::Msr(0xC0010849), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC9_PERF_CTR1", instance: "UMC9", index: 1, location: Location::Msr(0xC001084B), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC9_PERF_CTR2", instance: "UMC9", index: 2, location: Location::Msr(0xC001084D), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC9_PERF_CTR3", instance: "UMC9", index: 3, location: Location::Msr(0xC001084F), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC10_PERF_CTR0", instance: "UMC10", index: 0, location: Location::Msr(0xC0010851), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC10_PERF_CTR1", instance: "UMC10", index: 1, location: Location::Msr(0xC0010853), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC10_PERF_CTR2", instance: "UMC10", index: 2, location: Location::Msr(0xC0010855), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC10_PERF_CTR3", instance: "UMC10", index: 3, location: Location::Msr(0xC0010857), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC11_PERF_CTR0", instance: "UMC11", index: 0, location: Location::Msr(0xC0010859), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC11_PERF_CTR1", instance: "UMC11", index: 1, location: Location::Msr(0xC001085B), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC11_PERF_CTR2", instance: "UMC11", index: 2, location: Location::Msr(0xC001085D), source: "linux-amd-uncore" },
-        AddressInfo { name: "UMC11_PERF_CTR3", instance: "UMC11", index: 3, location: Location::Msr(0xC001085F), source: "linux-amd-uncore" },
+        AddressInfo::msr("UMC0_PERF_CTR0", "UMC0", 0, 0xC0010801, "linux-amd-uncore"),
+        AddressInfo::msr("UMC0_PERF_CTR1", "UMC0", 1, 0xC0010803, "linux-amd-uncore"),
+        AddressInfo::msr("UMC0_PERF_CTR2", "UMC0", 2, 0xC0010805, "linux-amd-uncore"),
+        AddressInfo::msr("UMC0_PERF_CTR3", "UMC0", 3, 0xC0010807, "linux-amd-uncore"),
+        AddressInfo::msr("UMC1_PERF_CTR0", "UMC1", 0, 0xC0010809, "linux-amd-uncore"),
+        AddressInfo::msr("UMC1_PERF_CTR1", "UMC1", 1, 0xC001080B, "linux-amd-uncore"),
+        AddressInfo::msr("UMC1_PERF_CTR2", "UMC1", 2, 0xC001080D, "linux-amd-uncore"),
+        AddressInfo::msr("UMC1_PERF_CTR3", "UMC1", 3, 0xC001080F, "linux-amd-uncore"),
+        AddressInfo::msr("UMC2_PERF_CTR0", "UMC2", 0, 0xC0010811, "linux-amd-uncore"),
+        AddressInfo::msr("UMC2_PERF_CTR1", "UMC2", 1, 0xC0010813, "linux-amd-uncore"),
+        AddressInfo::msr("UMC2_PERF_CTR2", "UMC2", 2, 0xC0010815, "linux-amd-uncore"),
+        AddressInfo::msr("UMC2_PERF_CTR3", "UMC2", 3, 0xC0010817, "linux-amd-uncore"),
+        AddressInfo::msr("UMC3_PERF_CTR0", "UMC3", 0, 0xC0010819, "linux-amd-uncore"),
+        AddressInfo::msr("UMC3_PERF_CTR1", "UMC3", 1, 0xC001081B, "linux-amd-uncore"),
+        AddressInfo::msr("UMC3_PERF_CTR2", "UMC3", 2, 0xC001081D, "linux-amd-uncore"),
+        AddressInfo::msr("UMC3_PERF_CTR3", "UMC3", 3, 0xC001081F, "linux-amd-uncore"),
+        AddressInfo::msr("UMC4_PERF_CTR0", "UMC4", 0, 0xC0010821, "linux-amd-uncore"),
+        AddressInfo::msr("UMC4_PERF_CTR1", "UMC4", 1, 0xC0010823, "linux-amd-uncore"),
+        AddressInfo::msr("UMC4_PERF_CTR2", "UMC4", 2, 0xC0010825, "linux-amd-uncore"),
+        AddressInfo::msr("UMC4_PERF_CTR3", "UMC4", 3, 0xC0010827, "linux-amd-uncore"),
+        AddressInfo::msr("UMC5_PERF_CTR0", "UMC5", 0, 0xC0010829, "linux-amd-uncore"),
+        AddressInfo::msr("UMC5_PERF_CTR1", "UMC5", 1, 0xC001082B, "linux-amd-uncore"),
+        AddressInfo::msr("UMC5_PERF_CTR2", "UMC5", 2, 0xC001082D, "linux-amd-uncore"),
+        AddressInfo::msr("UMC5_PERF_CTR3", "UMC5", 3, 0xC001082F, "linux-amd-uncore"),
+        AddressInfo::msr("UMC6_PERF_CTR0", "UMC6", 0, 0xC0010831, "linux-amd-uncore"),
+        AddressInfo::msr("UMC6_PERF_CTR1", "UMC6", 1, 0xC0010833, "linux-amd-uncore"),
+        AddressInfo::msr("UMC6_PERF_CTR2", "UMC6", 2, 0xC0010835, "linux-amd-uncore"),
+        AddressInfo::msr("UMC6_PERF_CTR3", "UMC6", 3, 0xC0010837, "linux-amd-uncore"),
+        AddressInfo::msr("UMC7_PERF_CTR0", "UMC7", 0, 0xC0010839, "linux-amd-uncore"),
+        AddressInfo::msr("UMC7_PERF_CTR1", "UMC7", 1, 0xC001083B, "linux-amd-uncore"),
+        AddressInfo::msr("UMC7_PERF_CTR2", "UMC7", 2, 0xC001083D, "linux-amd-uncore"),
+        AddressInfo::msr("UMC7_PERF_CTR3", "UMC7", 3, 0xC001083F, "linux-amd-uncore"),
+        AddressInfo::msr("UMC8_PERF_CTR0", "UMC8", 0, 0xC0010841, "linux-amd-uncore"),
+        AddressInfo::msr("UMC8_PERF_CTR1", "UMC8", 1, 0xC0010843, "linux-amd-uncore"),
+        AddressInfo::msr("UMC8_PERF_CTR2", "UMC8", 2, 0xC0010845, "linux-amd-uncore"),
+        AddressInfo::msr("UMC8_PERF_CTR3", "UMC8", 3, 0xC0010847, "linux-amd-uncore"),
+        AddressInfo::msr("UMC9_PERF_CTR0", "UMC9", 0, 0xC0010849, "linux-amd-uncore"),
+        AddressInfo::msr("UMC9_PERF_CTR1", "UMC9", 1, 0xC001084B, "linux-amd-uncore"),
+        AddressInfo::msr("UMC9_PERF_CTR2", "UMC9", 2, 0xC001084D, "linux-amd-uncore"),
+        AddressInfo::msr("UMC9_PERF_CTR3", "UMC9", 3, 0xC001084F, "linux-amd-uncore"),
+        AddressInfo::msr("UMC10_PERF_CTR0", "UMC10", 0, 0xC0010851, "linux-amd-uncore"),
+        AddressInfo::msr("UMC10_PERF_CTR1", "UMC10", 1, 0xC0010853, "linux-amd-uncore"),
+        AddressInfo::msr("UMC10_PERF_CTR2", "UMC10", 2, 0xC0010855, "linux-amd-uncore"),
+        AddressInfo::msr("UMC10_PERF_CTR3", "UMC10", 3, 0xC0010857, "linux-amd-uncore"),
+        AddressInfo::msr("UMC11_PERF_CTR0", "UMC11", 0, 0xC0010859, "linux-amd-uncore"),
+        AddressInfo::msr("UMC11_PERF_CTR1", "UMC11", 1, 0xC001085B, "linux-amd-uncore"),
+        AddressInfo::msr("UMC11_PERF_CTR2", "UMC11", 2, 0xC001085D, "linux-amd-uncore"),
+        AddressInfo::msr("UMC11_PERF_CTR3", "UMC11", 3, 0xC001085F, "linux-amd-uncore"),
     ]),
     fields: UmcPerfCtrLayout::FIELDS,
     notes: &[

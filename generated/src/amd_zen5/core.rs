@@ -94,62 +94,84 @@ impl Layout for PerfCtlLayout {
 }
 
 impl PerfCtl {
-    /// `host_only` (bit 41, rw, reset 0x0): Host only: count only while the processor runs the host
-    /// (outside a guest). With guest_only also set, or with neither, both are counted; the two bits
-    /// take effect only while EFER.SVME is 1.
-    #[inline] pub const fn host_only(self) -> bool { get_bits(self.raw64(), 41, 41) != 0 }
-    /// This value with `host_only` (bit 41) set to `v`.
-    #[inline] pub const fn with_host_only(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 41, 41, v as u64)) }
-    /// `guest_only` (bit 40, rw, reset 0x0): Guest only: count only while the processor runs an SVM
-    /// guest.
-    #[inline] pub const fn guest_only(self) -> bool { get_bits(self.raw64(), 40, 40) != 0 }
-    /// This value with `guest_only` (bit 40) set to `v`.
-    #[inline] pub const fn with_guest_only(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 40, 40, v as u64)) }
-    /// `ev_sel` (bits 35:32,7:0, rw, reset 0x0): Event select, 12 bits: bits 11:8 of the event
-    /// number are register bits 35:32, bits 7:0 are register bits 7:0.
-    #[inline] pub const fn ev_sel(self) -> u16 { get_ranges(self.raw64(), &[(35, 32), (7, 0)]) as u16 }
-    /// This value with `ev_sel` (bits 35:32,7:0) set to `v`. Panics if `v` does not fit in 12 bits
-    /// (a compile error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(set_ranges(self.raw64(), &[(35, 32), (7, 0)], v as u64)) }
-    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_ranges(self.raw64(), &[(35, 32), (7, 0)], v as u64, "PERF_CTL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `cnt_mask` (bits 31:24, rw, reset 0x0): Counter mask: when non-zero, the counter advances by
+    /// `host_only`: bit 41 (rw, reset 0x0).
+    pub const HOST_ONLY_BITS: BitRange = BitRange::new(41, 41);
+    /// `guest_only`: bit 40 (rw, reset 0x0).
+    pub const GUEST_ONLY_BITS: BitRange = BitRange::new(40, 40);
+    /// `ev_sel`: bits 35:32,7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRanges = BitRanges(&[(35, 32), (7, 0)]);
+    /// `cnt_mask`: bits 31:24 (rw, reset 0x0).
+    pub const CNT_MASK_BITS: BitRange = BitRange::new(31, 24);
+    /// `inv`: bit 23 (rw, reset 0x0).
+    pub const INV_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `int`: bit 20 (rw, reset 0x0).
+    pub const INT_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge`: bit 18 (rw, reset 0x0).
+    pub const EDGE_BITS: BitRange = BitRange::new(18, 18);
+    /// `os`: bit 17 (rw, reset 0x0).
+    pub const OS_BITS: BitRange = BitRange::new(17, 17);
+    /// `usr`: bit 16 (rw, reset 0x0).
+    pub const USR_BITS: BitRange = BitRange::new(16, 16);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `host_only` ([`Self::HOST_ONLY_BITS`]): Host only: count only while the processor runs the
+    /// host (outside a guest). With guest_only also set, or with neither, both are counted; the two
+    /// bits take effect only while EFER.SVME is 1.
+    #[inline] pub const fn host_only(self) -> bool { Self::HOST_ONLY_BITS.is_set(self.raw64()) }
+    /// This value with `host_only` set to `v`.
+    #[inline] pub const fn with_host_only(self, v: bool) -> Self { self.with_raw64(Self::HOST_ONLY_BITS.set(self.raw64(), v as u64)) }
+    /// `guest_only` ([`Self::GUEST_ONLY_BITS`]): Guest only: count only while the processor runs an
+    /// SVM guest.
+    #[inline] pub const fn guest_only(self) -> bool { Self::GUEST_ONLY_BITS.is_set(self.raw64()) }
+    /// This value with `guest_only` set to `v`.
+    #[inline] pub const fn with_guest_only(self, v: bool) -> Self { self.with_raw64(Self::GUEST_ONLY_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select, 12 bits: bits 11:8 of the event number are
+    /// register bits 35:32, bits 7:0 are register bits 7:0.
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
+    /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ev_sel` returns an error instead.
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, PerfCtlLayout::NAME, "ev_sel")) }
+    /// `cnt_mask` ([`Self::CNT_MASK_BITS`]): Counter mask: when non-zero, the counter advances by
     /// one in each cycle in which the event occurs at least this many times (fewer, with inv set);
     /// zero counts every occurrence.
-    #[inline] pub const fn cnt_mask(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `cnt_mask` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_cnt_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `inv` (bit 23, rw, reset 0x0): Invert the counter-mask comparison.
-    #[inline] pub const fn inv(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `inv` (bit 23) set to `v`.
-    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `int` (bit 20, rw, reset 0x0): Raise an interrupt through the local APIC's
-    /// performance-counter entry when the counter overflows.
-    #[inline] pub const fn int(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `int` (bit 20) set to `v`.
-    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge` (bit 18, rw, reset 0x0): Edge detect: count transitions of the event condition from
+    #[inline] pub const fn cnt_mask(self) -> u8 { Self::CNT_MASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `cnt_mask` set to `v`.
+    #[inline] pub const fn with_cnt_mask(self, v: u8) -> Self { self.with_raw64(Self::CNT_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// `inv` ([`Self::INV_BITS`]): Invert the counter-mask comparison.
+    #[inline] pub const fn inv(self) -> bool { Self::INV_BITS.is_set(self.raw64()) }
+    /// This value with `inv` set to `v`.
+    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `int` ([`Self::INT_BITS`]): Raise an interrupt through the local APIC's performance-counter
+    /// entry when the counter overflows.
+    #[inline] pub const fn int(self) -> bool { Self::INT_BITS.is_set(self.raw64()) }
+    /// This value with `int` set to `v`.
+    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT_BITS.set(self.raw64(), v as u64)) }
+    /// `edge` ([`Self::EDGE_BITS`]): Edge detect: count transitions of the event condition from
     /// false to true rather than every cycle it holds.
-    #[inline] pub const fn edge(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `os` (bit 17, rw, reset 0x0): Count while the processor runs at privilege level 0.
-    #[inline] pub const fn os(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `os` (bit 17) set to `v`.
-    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `usr` (bit 16, rw, reset 0x0): Count while the processor runs at privilege levels 1 to 3.
-    #[inline] pub const fn usr(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `usr` (bit 16) set to `v`.
-    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn edge(self) -> bool { Self::EDGE_BITS.is_set(self.raw64()) }
+    /// This value with `edge` set to `v`.
+    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE_BITS.set(self.raw64(), v as u64)) }
+    /// `os` ([`Self::OS_BITS`]): Count while the processor runs at privilege level 0.
+    #[inline] pub const fn os(self) -> bool { Self::OS_BITS.is_set(self.raw64()) }
+    /// This value with `os` set to `v`.
+    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS_BITS.set(self.raw64(), v as u64)) }
+    /// `usr` ([`Self::USR_BITS`]): Count while the processor runs at privilege levels 1 to 3.
+    #[inline] pub const fn usr(self) -> bool { Self::USR_BITS.is_set(self.raw64()) }
+    /// This value with `usr` set to `v`.
+    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PERF_CTL{n}` of instance PMC.
@@ -163,12 +185,12 @@ static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels, with which filters, and whether it raises an interrupt on overflow.",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CTL0", instance: "PMC", index: 0, location: Location::Msr(0xC0010200), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL1", instance: "PMC", index: 1, location: Location::Msr(0xC0010202), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL2", instance: "PMC", index: 2, location: Location::Msr(0xC0010204), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL3", instance: "PMC", index: 3, location: Location::Msr(0xC0010206), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL4", instance: "PMC", index: 4, location: Location::Msr(0xC0010208), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL5", instance: "PMC", index: 5, location: Location::Msr(0xC001020A), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CTL0", "PMC", 0, 0xC0010200, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL1", "PMC", 1, 0xC0010202, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL2", "PMC", 2, 0xC0010204, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL3", "PMC", 3, 0xC0010206, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL4", "PMC", 4, 0xC0010208, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL5", "PMC", 5, 0xC001020A, "linux-msr-index"),
     ]),
     fields: PerfCtlLayout::FIELDS,
     notes: &[
@@ -217,13 +239,15 @@ impl Layout for PerfCtrLayout {
 }
 
 impl PerfCtr {
-    /// `count` (bits 47:0, rw-v, reset 0x0): Event count.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a
-    /// compile error in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "PERF_CTR{n}", "count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `count`: bits 47:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_count` returns an error instead.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, PerfCtrLayout::NAME, "count")) }
 }
 
 /// `PERF_CTR{n}` of instance PMC.
@@ -237,12 +261,12 @@ static PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or preload it; it wraps from 2^48-1 to 0.",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CTR0", instance: "PMC", index: 0, location: Location::Msr(0xC0010201), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR1", instance: "PMC", index: 1, location: Location::Msr(0xC0010203), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR2", instance: "PMC", index: 2, location: Location::Msr(0xC0010205), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR3", instance: "PMC", index: 3, location: Location::Msr(0xC0010207), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR4", instance: "PMC", index: 4, location: Location::Msr(0xC0010209), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR5", instance: "PMC", index: 5, location: Location::Msr(0xC001020B), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CTR0", "PMC", 0, 0xC0010201, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR1", "PMC", 1, 0xC0010203, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR2", "PMC", 2, 0xC0010205, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR3", "PMC", 3, 0xC0010207, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR4", "PMC", 4, 0xC0010209, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR5", "PMC", 5, 0xC001020B, "linux-msr-index"),
     ]),
     fields: PerfCtrLayout::FIELDS,
     notes: &[
@@ -314,62 +338,84 @@ impl Layout for LegacyPerfCtlLayout {
 }
 
 impl LegacyPerfCtl {
-    /// `host_only` (bit 41, rw, reset 0x0): Host only: count only while the processor runs the host
-    /// (outside a guest). With guest_only also set, or with neither, both are counted; the two bits
-    /// take effect only while EFER.SVME is 1.
-    #[inline] pub const fn host_only(self) -> bool { get_bits(self.raw64(), 41, 41) != 0 }
-    /// This value with `host_only` (bit 41) set to `v`.
-    #[inline] pub const fn with_host_only(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 41, 41, v as u64)) }
-    /// `guest_only` (bit 40, rw, reset 0x0): Guest only: count only while the processor runs an SVM
-    /// guest.
-    #[inline] pub const fn guest_only(self) -> bool { get_bits(self.raw64(), 40, 40) != 0 }
-    /// This value with `guest_only` (bit 40) set to `v`.
-    #[inline] pub const fn with_guest_only(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 40, 40, v as u64)) }
-    /// `ev_sel` (bits 35:32,7:0, rw, reset 0x0): Event select, 12 bits: bits 11:8 of the event
-    /// number are register bits 35:32, bits 7:0 are register bits 7:0.
-    #[inline] pub const fn ev_sel(self) -> u16 { get_ranges(self.raw64(), &[(35, 32), (7, 0)]) as u16 }
-    /// This value with `ev_sel` (bits 35:32,7:0) set to `v`. Panics if `v` does not fit in 12 bits
-    /// (a compile error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(set_ranges(self.raw64(), &[(35, 32), (7, 0)], v as u64)) }
-    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_ranges(self.raw64(), &[(35, 32), (7, 0)], v as u64, "K7_EVNTSEL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `cnt_mask` (bits 31:24, rw, reset 0x0): Counter mask: when non-zero, the counter advances by
+    /// `host_only`: bit 41 (rw, reset 0x0).
+    pub const HOST_ONLY_BITS: BitRange = BitRange::new(41, 41);
+    /// `guest_only`: bit 40 (rw, reset 0x0).
+    pub const GUEST_ONLY_BITS: BitRange = BitRange::new(40, 40);
+    /// `ev_sel`: bits 35:32,7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRanges = BitRanges(&[(35, 32), (7, 0)]);
+    /// `cnt_mask`: bits 31:24 (rw, reset 0x0).
+    pub const CNT_MASK_BITS: BitRange = BitRange::new(31, 24);
+    /// `inv`: bit 23 (rw, reset 0x0).
+    pub const INV_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `int`: bit 20 (rw, reset 0x0).
+    pub const INT_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge`: bit 18 (rw, reset 0x0).
+    pub const EDGE_BITS: BitRange = BitRange::new(18, 18);
+    /// `os`: bit 17 (rw, reset 0x0).
+    pub const OS_BITS: BitRange = BitRange::new(17, 17);
+    /// `usr`: bit 16 (rw, reset 0x0).
+    pub const USR_BITS: BitRange = BitRange::new(16, 16);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `host_only` ([`Self::HOST_ONLY_BITS`]): Host only: count only while the processor runs the
+    /// host (outside a guest). With guest_only also set, or with neither, both are counted; the two
+    /// bits take effect only while EFER.SVME is 1.
+    #[inline] pub const fn host_only(self) -> bool { Self::HOST_ONLY_BITS.is_set(self.raw64()) }
+    /// This value with `host_only` set to `v`.
+    #[inline] pub const fn with_host_only(self, v: bool) -> Self { self.with_raw64(Self::HOST_ONLY_BITS.set(self.raw64(), v as u64)) }
+    /// `guest_only` ([`Self::GUEST_ONLY_BITS`]): Guest only: count only while the processor runs an
+    /// SVM guest.
+    #[inline] pub const fn guest_only(self) -> bool { Self::GUEST_ONLY_BITS.is_set(self.raw64()) }
+    /// This value with `guest_only` set to `v`.
+    #[inline] pub const fn with_guest_only(self, v: bool) -> Self { self.with_raw64(Self::GUEST_ONLY_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select, 12 bits: bits 11:8 of the event number are
+    /// register bits 35:32, bits 7:0 are register bits 7:0.
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
+    /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ev_sel` returns an error instead.
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, LegacyPerfCtlLayout::NAME, "ev_sel")) }
+    /// `cnt_mask` ([`Self::CNT_MASK_BITS`]): Counter mask: when non-zero, the counter advances by
     /// one in each cycle in which the event occurs at least this many times (fewer, with inv set);
     /// zero counts every occurrence.
-    #[inline] pub const fn cnt_mask(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `cnt_mask` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_cnt_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `inv` (bit 23, rw, reset 0x0): Invert the counter-mask comparison.
-    #[inline] pub const fn inv(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `inv` (bit 23) set to `v`.
-    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `int` (bit 20, rw, reset 0x0): Raise an interrupt through the local APIC's
-    /// performance-counter entry when the counter overflows.
-    #[inline] pub const fn int(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `int` (bit 20) set to `v`.
-    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge` (bit 18, rw, reset 0x0): Edge detect: count transitions of the event condition from
+    #[inline] pub const fn cnt_mask(self) -> u8 { Self::CNT_MASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `cnt_mask` set to `v`.
+    #[inline] pub const fn with_cnt_mask(self, v: u8) -> Self { self.with_raw64(Self::CNT_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// `inv` ([`Self::INV_BITS`]): Invert the counter-mask comparison.
+    #[inline] pub const fn inv(self) -> bool { Self::INV_BITS.is_set(self.raw64()) }
+    /// This value with `inv` set to `v`.
+    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `int` ([`Self::INT_BITS`]): Raise an interrupt through the local APIC's performance-counter
+    /// entry when the counter overflows.
+    #[inline] pub const fn int(self) -> bool { Self::INT_BITS.is_set(self.raw64()) }
+    /// This value with `int` set to `v`.
+    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT_BITS.set(self.raw64(), v as u64)) }
+    /// `edge` ([`Self::EDGE_BITS`]): Edge detect: count transitions of the event condition from
     /// false to true rather than every cycle it holds.
-    #[inline] pub const fn edge(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `os` (bit 17, rw, reset 0x0): Count while the processor runs at privilege level 0.
-    #[inline] pub const fn os(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `os` (bit 17) set to `v`.
-    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `usr` (bit 16, rw, reset 0x0): Count while the processor runs at privilege levels 1 to 3.
-    #[inline] pub const fn usr(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `usr` (bit 16) set to `v`.
-    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn edge(self) -> bool { Self::EDGE_BITS.is_set(self.raw64()) }
+    /// This value with `edge` set to `v`.
+    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE_BITS.set(self.raw64(), v as u64)) }
+    /// `os` ([`Self::OS_BITS`]): Count while the processor runs at privilege level 0.
+    #[inline] pub const fn os(self) -> bool { Self::OS_BITS.is_set(self.raw64()) }
+    /// This value with `os` set to `v`.
+    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS_BITS.set(self.raw64(), v as u64)) }
+    /// `usr` ([`Self::USR_BITS`]): Count while the processor runs at privilege levels 1 to 3.
+    #[inline] pub const fn usr(self) -> bool { Self::USR_BITS.is_set(self.raw64()) }
+    /// This value with `usr` set to `v`.
+    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `K7_EVNTSEL{n}` of instance PMC.
@@ -383,10 +429,10 @@ static LEGACY_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "K7_EVNTSEL0", instance: "PMC", index: 0, location: Location::Msr(0xC0010000), source: "linux-msr-index" },
-        AddressInfo { name: "K7_EVNTSEL1", instance: "PMC", index: 1, location: Location::Msr(0xC0010001), source: "linux-msr-index" },
-        AddressInfo { name: "K7_EVNTSEL2", instance: "PMC", index: 2, location: Location::Msr(0xC0010002), source: "linux-msr-index" },
-        AddressInfo { name: "K7_EVNTSEL3", instance: "PMC", index: 3, location: Location::Msr(0xC0010003), source: "linux-msr-index" },
+        AddressInfo::msr("K7_EVNTSEL0", "PMC", 0, 0xC0010000, "linux-msr-index"),
+        AddressInfo::msr("K7_EVNTSEL1", "PMC", 1, 0xC0010001, "linux-msr-index"),
+        AddressInfo::msr("K7_EVNTSEL2", "PMC", 2, 0xC0010002, "linux-msr-index"),
+        AddressInfo::msr("K7_EVNTSEL3", "PMC", 3, 0xC0010003, "linux-msr-index"),
     ]),
     fields: LegacyPerfCtlLayout::FIELDS,
     notes: &[
@@ -428,13 +474,15 @@ impl Layout for LegacyPerfCtrLayout {
 }
 
 impl LegacyPerfCtr {
-    /// `count` (bits 47:0, rw-v, reset 0x0): Event count of counter n.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a
-    /// compile error in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "K7_PERFCTR{n}", "count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `count`: bits 47:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count of counter n.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_count` returns an error instead.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, LegacyPerfCtrLayout::NAME, "count")) }
 }
 
 /// `K7_PERFCTR{n}` of instance PMC.
@@ -448,10 +496,10 @@ static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/msr-index.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "K7_PERFCTR0", instance: "PMC", index: 0, location: Location::Msr(0xC0010004), source: "linux-msr-index" },
-        AddressInfo { name: "K7_PERFCTR1", instance: "PMC", index: 1, location: Location::Msr(0xC0010005), source: "linux-msr-index" },
-        AddressInfo { name: "K7_PERFCTR2", instance: "PMC", index: 2, location: Location::Msr(0xC0010006), source: "linux-msr-index" },
-        AddressInfo { name: "K7_PERFCTR3", instance: "PMC", index: 3, location: Location::Msr(0xC0010007), source: "linux-msr-index" },
+        AddressInfo::msr("K7_PERFCTR0", "PMC", 0, 0xC0010004, "linux-msr-index"),
+        AddressInfo::msr("K7_PERFCTR1", "PMC", 1, 0xC0010005, "linux-msr-index"),
+        AddressInfo::msr("K7_PERFCTR2", "PMC", 2, 0xC0010006, "linux-msr-index"),
+        AddressInfo::msr("K7_PERFCTR3", "PMC", 3, 0xC0010007, "linux-msr-index"),
     ]),
     fields: LegacyPerfCtrLayout::FIELDS,
     notes: &[
@@ -501,11 +549,15 @@ impl Layout for PerfCntrGlobalStatusLayout {
 }
 
 impl PerfCntrGlobalStatus {
-    /// `lbrs_frozen` (bit 58, ro-v, reset 0x0): The last-branch record stack was frozen by a PMI
+    /// `lbrs_frozen`: bit 58 (ro-v, reset 0x0).
+    pub const LBRS_FROZEN_BITS: BitRange = BitRange::new(58, 58);
+    /// `ovf_pmc`: bits 5:0 (ro-v, reset 0x0).
+    pub const OVF_PMC_BITS: BitRange = BitRange::new(5, 0);
+    /// `lbrs_frozen` ([`Self::LBRS_FROZEN_BITS`]): The last-branch record stack was frozen by a PMI
     /// (LbrExtV2); Linux clears this bit with the counters' bits.
-    #[inline] pub const fn lbrs_frozen(self) -> bool { get_bits(self.raw64(), 58, 58) != 0 }
-    /// `ovf_pmc` (bits 5:0, ro-v, reset 0x0): Bit n: PERF_CTR{n} overflowed.
-    #[inline] pub const fn ovf_pmc(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
+    #[inline] pub const fn lbrs_frozen(self) -> bool { Self::LBRS_FROZEN_BITS.is_set(self.raw64()) }
+    /// `ovf_pmc` ([`Self::OVF_PMC_BITS`]): Bit n: PERF_CTR{n} overflowed.
+    #[inline] pub const fn ovf_pmc(self) -> u8 { Self::OVF_PMC_BITS.get(self.raw64()) as u8 }
 }
 
 /// `PERF_CNTR_GLOBAL_STATUS` of instance PMC.
@@ -519,7 +571,7 @@ static PERF_CNTR_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "PerfMonV2 global status: one overflow bit per core counter, set by hardware when the counter wraps; cleared through PERF_CNTR_GLOBAL_STATUS_CLR.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CNTR_GLOBAL_STATUS", instance: "PMC", index: 0, location: Location::Msr(0xC0000300), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CNTR_GLOBAL_STATUS", "PMC", 0, 0xC0000300, "linux-msr-index"),
     ]),
     fields: PerfCntrGlobalStatusLayout::FIELDS,
     notes: &[
@@ -560,13 +612,15 @@ impl Layout for PerfCntrGlobalCtlLayout {
 }
 
 impl PerfCntrGlobalCtl {
-    /// `en_pmc` (bits 5:0, rw, reset 0x0): Bit n enables PERF_CTR{n}.
-    #[inline] pub const fn en_pmc(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `en_pmc` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_en_pmc` returns an error instead.
-    #[inline] pub const fn with_en_pmc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `en_pmc` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_en_pmc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "PERF_CNTR_GLOBAL_CTL", "en_pmc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `en_pmc`: bits 5:0 (rw, reset 0x0).
+    pub const EN_PMC_BITS: BitRange = BitRange::new(5, 0);
+    /// `en_pmc` ([`Self::EN_PMC_BITS`]): Bit n enables PERF_CTR{n}.
+    #[inline] pub const fn en_pmc(self) -> u8 { Self::EN_PMC_BITS.get(self.raw64()) as u8 }
+    /// This value with `en_pmc` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_en_pmc` returns an error instead.
+    #[inline] pub const fn with_en_pmc(self, v: u8) -> Self { self.with_raw64(Self::EN_PMC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `en_pmc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_en_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EN_PMC_BITS.try_set(self.raw64(), v as u64, PerfCntrGlobalCtlLayout::NAME, "en_pmc")) }
 }
 
 /// `PERF_CNTR_GLOBAL_CTL` of instance PMC.
@@ -580,7 +634,7 @@ static PERF_CNTR_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "PerfMonV2 global control: bit n enables core counter n, in addition to PERF_CTL{n}.en. Linux disables every counter at once by writing 0 here.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CNTR_GLOBAL_CTL", instance: "PMC", index: 0, location: Location::Msr(0xC0000301), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CNTR_GLOBAL_CTL", "PMC", 0, 0xC0000301, "linux-msr-index"),
     ]),
     fields: PerfCntrGlobalCtlLayout::FIELDS,
     notes: &[],
@@ -623,13 +677,17 @@ impl Layout for PerfCntrGlobalStatusClrLayout {
 }
 
 impl PerfCntrGlobalStatusClr {
-    /// This value with `clr_lbrs_frozen` (bit 58) set to `v`.
-    #[inline] pub const fn with_clr_lbrs_frozen(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 58, 58, v as u64)) }
-    /// This value with `clr_ovf_pmc` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_clr_ovf_pmc` returns an error instead.
-    #[inline] pub const fn with_clr_ovf_pmc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `clr_ovf_pmc` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_clr_ovf_pmc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "PERF_CNTR_GLOBAL_STATUS_CLR", "clr_ovf_pmc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_lbrs_frozen`: bit 58 (w1c, reset 0x0).
+    pub const CLR_LBRS_FROZEN_BITS: BitRange = BitRange::new(58, 58);
+    /// `clr_ovf_pmc`: bits 5:0 (w1c, reset 0x0).
+    pub const CLR_OVF_PMC_BITS: BitRange = BitRange::new(5, 0);
+    /// This value with `clr_lbrs_frozen` set to `v`.
+    #[inline] pub const fn with_clr_lbrs_frozen(self, v: bool) -> Self { self.with_raw64(Self::CLR_LBRS_FROZEN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_pmc` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ovf_pmc` returns an error instead.
+    #[inline] pub const fn with_clr_ovf_pmc(self, v: u8) -> Self { self.with_raw64(Self::CLR_OVF_PMC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_pmc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ovf_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OVF_PMC_BITS.try_set(self.raw64(), v as u64, PerfCntrGlobalStatusClrLayout::NAME, "clr_ovf_pmc")) }
 }
 
 /// `PERF_CNTR_GLOBAL_STATUS_CLR` of instance PMC.
@@ -643,7 +701,7 @@ static PERF_CNTR_GLOBAL_STATUS_CLR_INFO: RegisterInfo = RegisterInfo {
     description: "PerfMonV2 status clear: writing 1 to a bit clears the same bit of PERF_CNTR_GLOBAL_STATUS.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CNTR_GLOBAL_STATUS_CLR", instance: "PMC", index: 0, location: Location::Msr(0xC0000302), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CNTR_GLOBAL_STATUS_CLR", "PMC", 0, 0xC0000302, "linux-msr-index"),
     ]),
     fields: PerfCntrGlobalStatusClrLayout::FIELDS,
     notes: &[],
@@ -685,11 +743,13 @@ impl Layout for PerfCntrGlobalStatusSetLayout {
 }
 
 impl PerfCntrGlobalStatusSet {
-    /// This value with `set_ovf_pmc` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_set_ovf_pmc` returns an error instead.
-    #[inline] pub const fn with_set_ovf_pmc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `set_ovf_pmc` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_set_ovf_pmc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "PERF_CNTR_GLOBAL_STATUS_SET", "set_ovf_pmc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `set_ovf_pmc`: bits 5:0 (wo, reset 0x0).
+    pub const SET_OVF_PMC_BITS: BitRange = BitRange::new(5, 0);
+    /// This value with `set_ovf_pmc` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_set_ovf_pmc` returns an error instead.
+    #[inline] pub const fn with_set_ovf_pmc(self, v: u8) -> Self { self.with_raw64(Self::SET_OVF_PMC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `set_ovf_pmc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_set_ovf_pmc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SET_OVF_PMC_BITS.try_set(self.raw64(), v as u64, PerfCntrGlobalStatusSetLayout::NAME, "set_ovf_pmc")) }
 }
 
 /// `PERF_CNTR_GLOBAL_STATUS_SET` of instance PMC.
@@ -703,7 +763,7 @@ static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo {
     description: "PerfMonV2 status set: writing 1 to a bit sets the same bit of PERF_CNTR_GLOBAL_STATUS (as a hypervisor restoring a guest's status does).",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CNTR_GLOBAL_STATUS_SET", instance: "PMC", index: 0, location: Location::Msr(0xC0000303), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CNTR_GLOBAL_STATUS_SET", "PMC", 0, 0xC0000303, "linux-msr-index"),
     ]),
     fields: PerfCntrGlobalStatusSetLayout::FIELDS,
     notes: &[

@@ -81,26 +81,32 @@ impl Layout for DfPerfCtlLayout {
 }
 
 impl DfPerfCtl {
-    /// `ev_sel` (bits 37:32,7:0, rw, reset 0x0): Event select, 14 bits: bits 13:8 are register bits
-    /// 37:32, bits 7:0 are register bits 7:0.
-    #[inline] pub const fn ev_sel(self) -> u16 { get_ranges(self.raw64(), &[(37, 32), (7, 0)]) as u16 }
-    /// This value with `ev_sel` (bits 37:32,7:0) set to `v`. Panics if `v` does not fit in 14 bits
-    /// (a compile error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(set_ranges(self.raw64(), &[(37, 32), (7, 0)], v as u64)) }
-    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 14 bits.
-    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_ranges(self.raw64(), &[(37, 32), (7, 0)], v as u64, "DF_PERF_CTL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `umask` (bits 27:24,15:8, rw, reset 0x0): Unit mask, 12 bits: bits 11:8 are register bits
-    /// 27:24, bits 7:0 are register bits 15:8.
-    #[inline] pub const fn umask(self) -> u16 { get_ranges(self.raw64(), &[(27, 24), (15, 8)]) as u16 }
-    /// This value with `umask` (bits 27:24,15:8) set to `v`. Panics if `v` does not fit in 12 bits
-    /// (a compile error in const context); `try_with_umask` returns an error instead.
-    #[inline] pub const fn with_umask(self, v: u16) -> Self { self.with_raw64(set_ranges(self.raw64(), &[(27, 24), (15, 8)], v as u64)) }
-    /// This value with `umask` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_umask(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_ranges(self.raw64(), &[(27, 24), (15, 8)], v as u64, "DF_PERF_CTL{n}", "umask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 22, rw, reset 0x0): Enable the counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ev_sel`: bits 37:32,7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRanges = BitRanges(&[(37, 32), (7, 0)]);
+    /// `umask`: bits 27:24,15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRanges = BitRanges(&[(27, 24), (15, 8)]);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select, 14 bits: bits 13:8 are register bits 37:32,
+    /// bits 7:0 are register bits 7:0.
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
+    /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ev_sel` returns an error instead.
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ev_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, DfPerfCtlLayout::NAME, "ev_sel")) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask, 12 bits: bits 11:8 are register bits 27:24, bits
+    /// 7:0 are register bits 15:8.
+    #[inline] pub const fn umask(self) -> u16 { Self::UMASK_BITS.get(self.raw64()) as u16 }
+    /// This value with `umask` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_umask` returns an error instead.
+    #[inline] pub const fn with_umask(self, v: u16) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `umask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_umask(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::UMASK_BITS.try_set(self.raw64(), v as u64, DfPerfCtlLayout::NAME, "umask")) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `DF_PERF_CTL{n}` of instance DF.
@@ -114,22 +120,22 @@ static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DF_PERF_CTL0", instance: "DF", index: 0, location: Location::Msr(0xC0010240), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL1", instance: "DF", index: 1, location: Location::Msr(0xC0010242), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL2", instance: "DF", index: 2, location: Location::Msr(0xC0010244), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL3", instance: "DF", index: 3, location: Location::Msr(0xC0010246), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL4", instance: "DF", index: 4, location: Location::Msr(0xC0010248), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL5", instance: "DF", index: 5, location: Location::Msr(0xC001024A), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL6", instance: "DF", index: 6, location: Location::Msr(0xC001024C), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL7", instance: "DF", index: 7, location: Location::Msr(0xC001024E), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL8", instance: "DF", index: 8, location: Location::Msr(0xC0010250), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL9", instance: "DF", index: 9, location: Location::Msr(0xC0010252), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL10", instance: "DF", index: 10, location: Location::Msr(0xC0010254), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL11", instance: "DF", index: 11, location: Location::Msr(0xC0010256), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL12", instance: "DF", index: 12, location: Location::Msr(0xC0010258), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL13", instance: "DF", index: 13, location: Location::Msr(0xC001025A), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL14", instance: "DF", index: 14, location: Location::Msr(0xC001025C), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTL15", instance: "DF", index: 15, location: Location::Msr(0xC001025E), source: "linux-msr-index" },
+        AddressInfo::msr("DF_PERF_CTL0", "DF", 0, 0xC0010240, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL1", "DF", 1, 0xC0010242, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL2", "DF", 2, 0xC0010244, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL3", "DF", 3, 0xC0010246, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL4", "DF", 4, 0xC0010248, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL5", "DF", 5, 0xC001024A, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL6", "DF", 6, 0xC001024C, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL7", "DF", 7, 0xC001024E, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL8", "DF", 8, 0xC0010250, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL9", "DF", 9, 0xC0010252, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL10", "DF", 10, 0xC0010254, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL11", "DF", 11, 0xC0010256, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL12", "DF", 12, 0xC0010258, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL13", "DF", 13, 0xC001025A, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL14", "DF", 14, 0xC001025C, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTL15", "DF", 15, 0xC001025E, "linux-msr-index"),
     ]),
     fields: DfPerfCtlLayout::FIELDS,
     notes: &[
@@ -171,13 +177,15 @@ impl Layout for DfPerfCtrLayout {
 }
 
 impl DfPerfCtr {
-    /// `count` (bits 47:0, rw-v, reset 0x0): Event count.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits (a
-    /// compile error in const context); `try_with_count` returns an error instead.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "DF_PERF_CTR{n}", "count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `count`: bits 47:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_count` returns an error instead.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_BITS.try_set(self.raw64(), v, DfPerfCtrLayout::NAME, "count")) }
 }
 
 /// `DF_PERF_CTR{n}` of instance DF.
@@ -191,22 +199,22 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data Fabric performance counter n, 48 bits wide.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DF_PERF_CTR0", instance: "DF", index: 0, location: Location::Msr(0xC0010241), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR1", instance: "DF", index: 1, location: Location::Msr(0xC0010243), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR2", instance: "DF", index: 2, location: Location::Msr(0xC0010245), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR3", instance: "DF", index: 3, location: Location::Msr(0xC0010247), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR4", instance: "DF", index: 4, location: Location::Msr(0xC0010249), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR5", instance: "DF", index: 5, location: Location::Msr(0xC001024B), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR6", instance: "DF", index: 6, location: Location::Msr(0xC001024D), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR7", instance: "DF", index: 7, location: Location::Msr(0xC001024F), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR8", instance: "DF", index: 8, location: Location::Msr(0xC0010251), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR9", instance: "DF", index: 9, location: Location::Msr(0xC0010253), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR10", instance: "DF", index: 10, location: Location::Msr(0xC0010255), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR11", instance: "DF", index: 11, location: Location::Msr(0xC0010257), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR12", instance: "DF", index: 12, location: Location::Msr(0xC0010259), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR13", instance: "DF", index: 13, location: Location::Msr(0xC001025B), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR14", instance: "DF", index: 14, location: Location::Msr(0xC001025D), source: "linux-msr-index" },
-        AddressInfo { name: "DF_PERF_CTR15", instance: "DF", index: 15, location: Location::Msr(0xC001025F), source: "linux-msr-index" },
+        AddressInfo::msr("DF_PERF_CTR0", "DF", 0, 0xC0010241, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR1", "DF", 1, 0xC0010243, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR2", "DF", 2, 0xC0010245, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR3", "DF", 3, 0xC0010247, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR4", "DF", 4, 0xC0010249, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR5", "DF", 5, 0xC001024B, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR6", "DF", 6, 0xC001024D, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR7", "DF", 7, 0xC001024F, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR8", "DF", 8, 0xC0010251, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR9", "DF", 9, 0xC0010253, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR10", "DF", 10, 0xC0010255, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR11", "DF", 11, 0xC0010257, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR12", "DF", 12, 0xC0010259, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR13", "DF", 13, 0xC001025B, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR14", "DF", 14, 0xC001025D, "linux-msr-index"),
+        AddressInfo::msr("DF_PERF_CTR15", "DF", 15, 0xC001025F, "linux-msr-index"),
     ]),
     fields: DfPerfCtrLayout::FIELDS,
     notes: &[],

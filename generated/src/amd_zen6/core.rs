@@ -52,12 +52,12 @@ pub(crate) static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels, with which filters, and whether it raises an interrupt on overflow.",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CTL0", instance: "PMC", index: 0, location: Location::Msr(0xC0010200), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL1", instance: "PMC", index: 1, location: Location::Msr(0xC0010202), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL2", instance: "PMC", index: 2, location: Location::Msr(0xC0010204), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL3", instance: "PMC", index: 3, location: Location::Msr(0xC0010206), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL4", instance: "PMC", index: 4, location: Location::Msr(0xC0010208), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTL5", instance: "PMC", index: 5, location: Location::Msr(0xC001020A), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CTL0", "PMC", 0, 0xC0010200, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL1", "PMC", 1, 0xC0010202, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL2", "PMC", 2, 0xC0010204, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL3", "PMC", 3, 0xC0010206, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL4", "PMC", 4, 0xC0010208, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTL5", "PMC", 5, 0xC001020A, "linux-msr-index"),
     ]),
     fields: PerfCtlLayout::FIELDS,
     notes: &[
@@ -75,12 +75,12 @@ pub(crate) static PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or preload it; it wraps from 2^48-1 to 0.",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CTR0", instance: "PMC", index: 0, location: Location::Msr(0xC0010201), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR1", instance: "PMC", index: 1, location: Location::Msr(0xC0010203), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR2", instance: "PMC", index: 2, location: Location::Msr(0xC0010205), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR3", instance: "PMC", index: 3, location: Location::Msr(0xC0010207), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR4", instance: "PMC", index: 4, location: Location::Msr(0xC0010209), source: "linux-msr-index" },
-        AddressInfo { name: "PERF_CTR5", instance: "PMC", index: 5, location: Location::Msr(0xC001020B), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CTR0", "PMC", 0, 0xC0010201, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR1", "PMC", 1, 0xC0010203, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR2", "PMC", 2, 0xC0010205, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR3", "PMC", 3, 0xC0010207, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR4", "PMC", 4, 0xC0010209, "linux-msr-index"),
+        AddressInfo::msr("PERF_CTR5", "PMC", 5, 0xC001020B, "linux-msr-index"),
     ]),
     fields: PerfCtrLayout::FIELDS,
     notes: &[
@@ -96,10 +96,10 @@ pub(crate) static LEGACY_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "K7_EVNTSEL0", instance: "PMC", index: 0, location: Location::Msr(0xC0010000), source: "linux-msr-index" },
-        AddressInfo { name: "K7_EVNTSEL1", instance: "PMC", index: 1, location: Location::Msr(0xC0010001), source: "linux-msr-index" },
-        AddressInfo { name: "K7_EVNTSEL2", instance: "PMC", index: 2, location: Location::Msr(0xC0010002), source: "linux-msr-index" },
-        AddressInfo { name: "K7_EVNTSEL3", instance: "PMC", index: 3, location: Location::Msr(0xC0010003), source: "linux-msr-index" },
+        AddressInfo::msr("K7_EVNTSEL0", "PMC", 0, 0xC0010000, "linux-msr-index"),
+        AddressInfo::msr("K7_EVNTSEL1", "PMC", 1, 0xC0010001, "linux-msr-index"),
+        AddressInfo::msr("K7_EVNTSEL2", "PMC", 2, 0xC0010002, "linux-msr-index"),
+        AddressInfo::msr("K7_EVNTSEL3", "PMC", 3, 0xC0010003, "linux-msr-index"),
     ]),
     fields: LegacyPerfCtlLayout::FIELDS,
     notes: &[
@@ -115,10 +115,10 @@ pub(crate) static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/msr-index.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "K7_PERFCTR0", instance: "PMC", index: 0, location: Location::Msr(0xC0010004), source: "linux-msr-index" },
-        AddressInfo { name: "K7_PERFCTR1", instance: "PMC", index: 1, location: Location::Msr(0xC0010005), source: "linux-msr-index" },
-        AddressInfo { name: "K7_PERFCTR2", instance: "PMC", index: 2, location: Location::Msr(0xC0010006), source: "linux-msr-index" },
-        AddressInfo { name: "K7_PERFCTR3", instance: "PMC", index: 3, location: Location::Msr(0xC0010007), source: "linux-msr-index" },
+        AddressInfo::msr("K7_PERFCTR0", "PMC", 0, 0xC0010004, "linux-msr-index"),
+        AddressInfo::msr("K7_PERFCTR1", "PMC", 1, 0xC0010005, "linux-msr-index"),
+        AddressInfo::msr("K7_PERFCTR2", "PMC", 2, 0xC0010006, "linux-msr-index"),
+        AddressInfo::msr("K7_PERFCTR3", "PMC", 3, 0xC0010007, "linux-msr-index"),
     ]),
     fields: LegacyPerfCtrLayout::FIELDS,
     notes: &[
@@ -134,7 +134,7 @@ pub(crate) static PERF_CNTR_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "PerfMonV2 global status: one overflow bit per core counter, set by hardware when the counter wraps; cleared through PERF_CNTR_GLOBAL_STATUS_CLR.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CNTR_GLOBAL_STATUS", instance: "PMC", index: 0, location: Location::Msr(0xC0000300), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CNTR_GLOBAL_STATUS", "PMC", 0, 0xC0000300, "linux-msr-index"),
     ]),
     fields: PerfCntrGlobalStatusLayout::FIELDS,
     notes: &[
@@ -150,7 +150,7 @@ pub(crate) static PERF_CNTR_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "PerfMonV2 global control: bit n enables core counter n, in addition to PERF_CTL{n}.en. Linux disables every counter at once by writing 0 here.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CNTR_GLOBAL_CTL", instance: "PMC", index: 0, location: Location::Msr(0xC0000301), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CNTR_GLOBAL_CTL", "PMC", 0, 0xC0000301, "linux-msr-index"),
     ]),
     fields: PerfCntrGlobalCtlLayout::FIELDS,
     notes: &[],
@@ -164,7 +164,7 @@ pub(crate) static PERF_CNTR_GLOBAL_STATUS_CLR_INFO: RegisterInfo = RegisterInfo 
     description: "PerfMonV2 status clear: writing 1 to a bit clears the same bit of PERF_CNTR_GLOBAL_STATUS.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CNTR_GLOBAL_STATUS_CLR", instance: "PMC", index: 0, location: Location::Msr(0xC0000302), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CNTR_GLOBAL_STATUS_CLR", "PMC", 0, 0xC0000302, "linux-msr-index"),
     ]),
     fields: PerfCntrGlobalStatusClrLayout::FIELDS,
     notes: &[],
@@ -178,7 +178,7 @@ pub(crate) static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo 
     description: "PerfMonV2 status set: writing 1 to a bit sets the same bit of PERF_CNTR_GLOBAL_STATUS (as a hypervisor restoring a guest's status does).",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PERF_CNTR_GLOBAL_STATUS_SET", instance: "PMC", index: 0, location: Location::Msr(0xC0000303), source: "linux-msr-index" },
+        AddressInfo::msr("PERF_CNTR_GLOBAL_STATUS_SET", "PMC", 0, 0xC0000303, "linux-msr-index"),
     ]),
     fields: PerfCntrGlobalStatusSetLayout::FIELDS,
     notes: &[

@@ -63,12 +63,14 @@ impl Layout for Ia32PmcLayout {
 }
 
 impl Ia32Pmc {
-    /// `count` (bits 63:0, rw-v, reset 0x0): Event count. Hardware increments it while the paired
-    /// event selector and the global enable allow; software may read or preload it (see the
-    /// register description for how writes are sign-extended from bit 31).
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count. Hardware increments it while the paired event
+    /// selector and the global enable allow; software may read or preload it (see the register
+    /// description for how writes are sign-extended from bit 31).
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_PMC{n}` of instance CPU.
@@ -82,14 +84,14 @@ static IA32_PMC_INFO: RegisterInfo = RegisterInfo {
     description: "General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PMC0", instance: "CPU", index: 0, location: Location::Msr(0xC1), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC1", instance: "CPU", index: 1, location: Location::Msr(0xC2), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC2", instance: "CPU", index: 2, location: Location::Msr(0xC3), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC3", instance: "CPU", index: 3, location: Location::Msr(0xC4), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC4", instance: "CPU", index: 4, location: Location::Msr(0xC5), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC5", instance: "CPU", index: 5, location: Location::Msr(0xC6), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC6", instance: "CPU", index: 6, location: Location::Msr(0xC7), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PMC7", instance: "CPU", index: 7, location: Location::Msr(0xC8), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PMC0", "CPU", 0, 0xC1, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC1", "CPU", 1, 0xC2, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC2", "CPU", 2, 0xC3, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC3", "CPU", 3, 0xC4, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC4", "CPU", 4, 0xC5, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC5", "CPU", 5, 0xC6, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC6", "CPU", 6, 0xC7, "linux-msr-index"),
+        AddressInfo::msr("IA32_PMC7", "CPU", 7, 0xC8, "linux-msr-index"),
     ]),
     fields: Ia32PmcLayout::FIELDS,
     notes: &[
@@ -136,11 +138,12 @@ impl Layout for Ia32APmcLayout {
 }
 
 impl Ia32APmc {
-    /// `count` (bits 63:0, rw-v, reset 0x0): The same event count as IA32_PMC{n}, written at full
-    /// width.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): The same event count as IA32_PMC{n}, written at full width.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_A_PMC{n}` of instance CPU.
@@ -154,14 +157,14 @@ static IA32_A_PMC_INFO: RegisterInfo = RegisterInfo {
     description: "Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_A_PMC0", instance: "CPU", index: 0, location: Location::Msr(0x4C1), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC1", instance: "CPU", index: 1, location: Location::Msr(0x4C2), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC2", instance: "CPU", index: 2, location: Location::Msr(0x4C3), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC3", instance: "CPU", index: 3, location: Location::Msr(0x4C4), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC4", instance: "CPU", index: 4, location: Location::Msr(0x4C5), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC5", instance: "CPU", index: 5, location: Location::Msr(0x4C6), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC6", instance: "CPU", index: 6, location: Location::Msr(0x4C7), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_A_PMC7", instance: "CPU", index: 7, location: Location::Msr(0x4C8), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_A_PMC0", "CPU", 0, 0x4C1, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC1", "CPU", 1, 0x4C2, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC2", "CPU", 2, 0x4C3, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC3", "CPU", 3, 0x4C4, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC4", "CPU", 4, 0x4C5, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC5", "CPU", 5, 0x4C6, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC6", "CPU", 6, 0x4C7, "linux-msr-index"),
+        AddressInfo::msr("IA32_A_PMC7", "CPU", 7, 0x4C8, "linux-msr-index"),
     ]),
     fields: Ia32APmcLayout::FIELDS,
     notes: &[
@@ -231,62 +234,83 @@ impl Layout for Ia32PerfEvtSelLayout {
 }
 
 impl Ia32PerfEvtSel {
-    /// `cmask` (bits 31:24, rw, reset 0x0): Counter mask. When non-zero, the counter advances by
-    /// one in each cycle in which the number of event occurrences is at least this value (or, with
-    /// inv set, less than it). Zero counts every occurrence.
-    #[inline] pub const fn cmask(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `cmask` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_cmask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `inv` (bit 23, rw, reset 0x0): Invert the sense of the cmask comparison.
-    #[inline] pub const fn inv(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `inv` (bit 23) set to `v`.
-    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enable the counter. Counting also needs the matching enable
-    /// bit in IA32_PERF_GLOBAL_CTRL (version 2 and later).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `any_thread` (bit 21, rw, reset 0x0): AnyThread (version 3): count the event on every
+    /// `cmask`: bits 31:24 (rw, reset 0x0).
+    pub const CMASK_BITS: BitRange = BitRange::new(31, 24);
+    /// `inv`: bit 23 (rw, reset 0x0).
+    pub const INV_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `any_thread`: bit 21 (rw, reset 0x0).
+    pub const ANY_THREAD_BITS: BitRange = BitRange::new(21, 21);
+    /// `int`: bit 20 (rw, reset 0x0).
+    pub const INT_BITS: BitRange = BitRange::new(20, 20);
+    /// `pc`: bit 19 (rw, reset 0x0).
+    pub const PC_BITS: BitRange = BitRange::new(19, 19);
+    /// `edge`: bit 18 (rw, reset 0x0).
+    pub const EDGE_BITS: BitRange = BitRange::new(18, 18);
+    /// `os`: bit 17 (rw, reset 0x0).
+    pub const OS_BITS: BitRange = BitRange::new(17, 17);
+    /// `usr`: bit 16 (rw, reset 0x0).
+    pub const USR_BITS: BitRange = BitRange::new(16, 16);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `cmask` ([`Self::CMASK_BITS`]): Counter mask. When non-zero, the counter advances by one in
+    /// each cycle in which the number of event occurrences is at least this value (or, with inv
+    /// set, less than it). Zero counts every occurrence.
+    #[inline] pub const fn cmask(self) -> u8 { Self::CMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `cmask` set to `v`.
+    #[inline] pub const fn with_cmask(self, v: u8) -> Self { self.with_raw64(Self::CMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `inv` ([`Self::INV_BITS`]): Invert the sense of the cmask comparison.
+    #[inline] pub const fn inv(self) -> bool { Self::INV_BITS.is_set(self.raw64()) }
+    /// This value with `inv` set to `v`.
+    #[inline] pub const fn with_inv(self, v: bool) -> Self { self.with_raw64(Self::INV_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enable the counter. Counting also needs the matching enable bit in
+    /// IA32_PERF_GLOBAL_CTRL (version 2 and later).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread` ([`Self::ANY_THREAD_BITS`]): AnyThread (version 3): count the event on every
     /// logical processor of the core, not only on this one. Deprecated on processors that report
     /// CPUID.0AH:EDX\[15\] = 1.
-    #[inline] pub const fn any_thread(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `any_thread` (bit 21) set to `v`.
-    #[inline] pub const fn with_any_thread(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `int` (bit 20, rw, reset 0x0): Raise a performance-monitoring interrupt through the local
-    /// APIC when the counter overflows.
-    #[inline] pub const fn int(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `int` (bit 20) set to `v`.
-    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `pc` (bit 19, rw, reset 0x0): Pin control: toggle the PMi pin on event occurrences or
-    /// counter overflow.
-    #[inline] pub const fn pc(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `pc` (bit 19) set to `v`.
-    #[inline] pub const fn with_pc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `edge` (bit 18, rw, reset 0x0): Edge detect: count rising edges of the event condition
-    /// instead of every cycle it is true.
-    #[inline] pub const fn edge(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `os` (bit 17, rw, reset 0x0): Count while the logical processor runs at privilege level 0.
-    #[inline] pub const fn os(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `os` (bit 17) set to `v`.
-    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `usr` (bit 16, rw, reset 0x0): Count while the logical processor runs at privilege levels 1,
-    /// 2 or 3.
-    #[inline] pub const fn usr(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `usr` (bit 16) set to `v`.
-    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: qualifies which conditions of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: which event logic unit the counter
-    /// observes. A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of
-    /// IA32_PERF_GLOBAL_INUSE.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn any_thread(self) -> bool { Self::ANY_THREAD_BITS.is_set(self.raw64()) }
+    /// This value with `any_thread` set to `v`.
+    #[inline] pub const fn with_any_thread(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD_BITS.set(self.raw64(), v as u64)) }
+    /// `int` ([`Self::INT_BITS`]): Raise a performance-monitoring interrupt through the local APIC
+    /// when the counter overflows.
+    #[inline] pub const fn int(self) -> bool { Self::INT_BITS.is_set(self.raw64()) }
+    /// This value with `int` set to `v`.
+    #[inline] pub const fn with_int(self, v: bool) -> Self { self.with_raw64(Self::INT_BITS.set(self.raw64(), v as u64)) }
+    /// `pc` ([`Self::PC_BITS`]): Pin control: toggle the PMi pin on event occurrences or counter
+    /// overflow.
+    #[inline] pub const fn pc(self) -> bool { Self::PC_BITS.is_set(self.raw64()) }
+    /// This value with `pc` set to `v`.
+    #[inline] pub const fn with_pc(self, v: bool) -> Self { self.with_raw64(Self::PC_BITS.set(self.raw64(), v as u64)) }
+    /// `edge` ([`Self::EDGE_BITS`]): Edge detect: count rising edges of the event condition instead
+    /// of every cycle it is true.
+    #[inline] pub const fn edge(self) -> bool { Self::EDGE_BITS.is_set(self.raw64()) }
+    /// This value with `edge` set to `v`.
+    #[inline] pub const fn with_edge(self, v: bool) -> Self { self.with_raw64(Self::EDGE_BITS.set(self.raw64(), v as u64)) }
+    /// `os` ([`Self::OS_BITS`]): Count while the logical processor runs at privilege level 0.
+    #[inline] pub const fn os(self) -> bool { Self::OS_BITS.is_set(self.raw64()) }
+    /// This value with `os` set to `v`.
+    #[inline] pub const fn with_os(self, v: bool) -> Self { self.with_raw64(Self::OS_BITS.set(self.raw64(), v as u64)) }
+    /// `usr` ([`Self::USR_BITS`]): Count while the logical processor runs at privilege levels 1, 2
+    /// or 3.
+    #[inline] pub const fn usr(self) -> bool { Self::USR_BITS.is_set(self.raw64()) }
+    /// This value with `usr` set to `v`.
+    #[inline] pub const fn with_usr(self, v: bool) -> Self { self.with_raw64(Self::USR_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: qualifies which conditions of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: which event logic unit the counter observes.
+    /// A non-zero value also sets the matching PERFEVTSEL{n}_InUse bit of IA32_PERF_GLOBAL_INUSE.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IA32_PERFEVTSEL{n}` of instance CPU.
@@ -300,14 +324,14 @@ static IA32_PERF_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERFEVTSEL0", instance: "CPU", index: 0, location: Location::Msr(0x186), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL1", instance: "CPU", index: 1, location: Location::Msr(0x187), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL2", instance: "CPU", index: 2, location: Location::Msr(0x188), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL3", instance: "CPU", index: 3, location: Location::Msr(0x189), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL4", instance: "CPU", index: 4, location: Location::Msr(0x18A), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL5", instance: "CPU", index: 5, location: Location::Msr(0x18B), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL6", instance: "CPU", index: 6, location: Location::Msr(0x18C), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_PERFEVTSEL7", instance: "CPU", index: 7, location: Location::Msr(0x18D), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERFEVTSEL0", "CPU", 0, 0x186, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL1", "CPU", 1, 0x187, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL2", "CPU", 2, 0x188, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL3", "CPU", 3, 0x189, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL4", "CPU", 4, 0x18A, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL5", "CPU", 5, 0x18B, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL6", "CPU", 6, 0x18C, "linux-msr-index"),
+        AddressInfo::msr("IA32_PERFEVTSEL7", "CPU", 7, 0x18D, "linux-msr-index"),
     ]),
     fields: Ia32PerfEvtSelLayout::FIELDS,
     notes: &[
@@ -357,11 +381,13 @@ impl Layout for Ia32FixedCtrLayout {
 }
 
 impl Ia32FixedCtr {
-    /// `count` (bits 63:0, rw-v, reset 0x0): Event count; hardware increments it, software may read
-    /// or preload it.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count; hardware increments it, software may read or
+    /// preload it.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_FIXED_CTR{n}` of instance CPU.
@@ -375,9 +401,9 @@ static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR0", instance: "CPU", index: 0, location: Location::Msr(0x309), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_FIXED_CTR1", instance: "CPU", index: 1, location: Location::Msr(0x30A), source: "linux-msr-index" },
-        AddressInfo { name: "IA32_FIXED_CTR2", instance: "CPU", index: 2, location: Location::Msr(0x30B), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_FIXED_CTR0", "CPU", 0, 0x309, "linux-msr-index"),
+        AddressInfo::msr("IA32_FIXED_CTR1", "CPU", 1, 0x30A, "linux-msr-index"),
+        AddressInfo::msr("IA32_FIXED_CTR2", "CPU", 2, 0x30B, "linux-msr-index"),
     ]),
     fields: Ia32FixedCtrLayout::FIELDS,
     notes: &[
@@ -721,91 +747,127 @@ impl Layout for Ia32FixedCtrCtrlLayout {
 }
 
 impl Ia32FixedCtrCtrl {
-    /// `en6_pmi` (bit 27, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR6 overflows; only on
+    /// `en6_pmi`: bit 27 (rw, reset 0x0).
+    pub const EN6_PMI_BITS: BitRange = BitRange::new(27, 27);
+    /// `en6`: bits 25:24 (rw, reset 0x0).
+    pub const EN6_BITS: BitRange = BitRange::new(25, 24);
+    /// `en5_pmi`: bit 23 (rw, reset 0x0).
+    pub const EN5_PMI_BITS: BitRange = BitRange::new(23, 23);
+    /// `en5`: bits 21:20 (rw, reset 0x0).
+    pub const EN5_BITS: BitRange = BitRange::new(21, 20);
+    /// `en4_pmi`: bit 19 (rw, reset 0x0).
+    pub const EN4_PMI_BITS: BitRange = BitRange::new(19, 19);
+    /// `en4`: bits 17:16 (rw, reset 0x0).
+    pub const EN4_BITS: BitRange = BitRange::new(17, 16);
+    /// `en3_pmi`: bit 15 (rw, reset 0x0).
+    pub const EN3_PMI_BITS: BitRange = BitRange::new(15, 15);
+    /// `any_thread3`: bit 14 (rw, reset 0x0).
+    pub const ANY_THREAD3_BITS: BitRange = BitRange::new(14, 14);
+    /// `en3`: bits 13:12 (rw, reset 0x0).
+    pub const EN3_BITS: BitRange = BitRange::new(13, 12);
+    /// `en2_pmi`: bit 11 (rw, reset 0x0).
+    pub const EN2_PMI_BITS: BitRange = BitRange::new(11, 11);
+    /// `any_thread2`: bit 10 (rw, reset 0x0).
+    pub const ANY_THREAD2_BITS: BitRange = BitRange::new(10, 10);
+    /// `en2`: bits 9:8 (rw, reset 0x0).
+    pub const EN2_BITS: BitRange = BitRange::new(9, 8);
+    /// `en1_pmi`: bit 7 (rw, reset 0x0).
+    pub const EN1_PMI_BITS: BitRange = BitRange::new(7, 7);
+    /// `any_thread1`: bit 6 (rw, reset 0x0).
+    pub const ANY_THREAD1_BITS: BitRange = BitRange::new(6, 6);
+    /// `en1`: bits 5:4 (rw, reset 0x0).
+    pub const EN1_BITS: BitRange = BitRange::new(5, 4);
+    /// `en0_pmi`: bit 3 (rw, reset 0x0).
+    pub const EN0_PMI_BITS: BitRange = BitRange::new(3, 3);
+    /// `any_thread0`: bit 2 (rw, reset 0x0).
+    pub const ANY_THREAD0_BITS: BitRange = BitRange::new(2, 2);
+    /// `en0`: bits 1:0 (rw, reset 0x0).
+    pub const EN0_BITS: BitRange = BitRange::new(1, 0);
+    /// `en6_pmi` ([`Self::EN6_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR6 overflows; only on
     /// processors with fixed counter 6 (processors.xml's fixed-counters), reserved on the others.
-    #[inline] pub const fn en6_pmi(self) -> bool { get_bits(self.raw64(), 27, 27) != 0 }
-    /// This value with `en6_pmi` (bit 27) set to `v`.
-    #[inline] pub const fn with_en6_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 27, 27, v as u64)) }
-    /// `en6` (bits 25:24, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR6 counts; only on
+    #[inline] pub const fn en6_pmi(self) -> bool { Self::EN6_PMI_BITS.is_set(self.raw64()) }
+    /// This value with `en6_pmi` set to `v`.
+    #[inline] pub const fn with_en6_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN6_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `en6` ([`Self::EN6_BITS`]): Privilege levels at which IA32_FIXED_CTR6 counts; only on
     /// processors with fixed counter 6, reserved on the others.
-    #[inline] pub const fn en6(self) -> Ia32FixedCtrCtrlEn6 { Ia32FixedCtrCtrlEn6::from_bits(get_bits(self.raw64(), 25, 24) as u8) }
-    /// This value with `en6` (bits 25:24) set to `v`.
-    #[inline] pub const fn with_en6(self, v: Ia32FixedCtrCtrlEn6) -> Self { self.with_raw64(set_bits(self.raw64(), 25, 24, v.bits() as u64)) }
-    /// `en5_pmi` (bit 23, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR5 overflows; only on
+    #[inline] pub const fn en6(self) -> Ia32FixedCtrCtrlEn6 { Ia32FixedCtrCtrlEn6::from_bits(Self::EN6_BITS.get(self.raw64()) as u8) }
+    /// This value with `en6` set to `v`.
+    #[inline] pub const fn with_en6(self, v: Ia32FixedCtrCtrlEn6) -> Self { self.with_raw64(Self::EN6_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en5_pmi` ([`Self::EN5_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR5 overflows; only on
     /// processors with fixed counter 5 (processors.xml's fixed-counters), reserved on the others.
-    #[inline] pub const fn en5_pmi(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `en5_pmi` (bit 23) set to `v`.
-    #[inline] pub const fn with_en5_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `en5` (bits 21:20, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR5 counts; only on
+    #[inline] pub const fn en5_pmi(self) -> bool { Self::EN5_PMI_BITS.is_set(self.raw64()) }
+    /// This value with `en5_pmi` set to `v`.
+    #[inline] pub const fn with_en5_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN5_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `en5` ([`Self::EN5_BITS`]): Privilege levels at which IA32_FIXED_CTR5 counts; only on
     /// processors with fixed counter 5, reserved on the others.
-    #[inline] pub const fn en5(self) -> Ia32FixedCtrCtrlEn5 { Ia32FixedCtrCtrlEn5::from_bits(get_bits(self.raw64(), 21, 20) as u8) }
-    /// This value with `en5` (bits 21:20) set to `v`.
-    #[inline] pub const fn with_en5(self, v: Ia32FixedCtrCtrlEn5) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 20, v.bits() as u64)) }
-    /// `en4_pmi` (bit 19, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR4 overflows; only on
+    #[inline] pub const fn en5(self) -> Ia32FixedCtrCtrlEn5 { Ia32FixedCtrCtrlEn5::from_bits(Self::EN5_BITS.get(self.raw64()) as u8) }
+    /// This value with `en5` set to `v`.
+    #[inline] pub const fn with_en5(self, v: Ia32FixedCtrCtrlEn5) -> Self { self.with_raw64(Self::EN5_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en4_pmi` ([`Self::EN4_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR4 overflows; only on
     /// processors with fixed counter 4 (processors.xml's fixed-counters), reserved on the others.
-    #[inline] pub const fn en4_pmi(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `en4_pmi` (bit 19) set to `v`.
-    #[inline] pub const fn with_en4_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `en4` (bits 17:16, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR4 counts; only on
+    #[inline] pub const fn en4_pmi(self) -> bool { Self::EN4_PMI_BITS.is_set(self.raw64()) }
+    /// This value with `en4_pmi` set to `v`.
+    #[inline] pub const fn with_en4_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN4_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `en4` ([`Self::EN4_BITS`]): Privilege levels at which IA32_FIXED_CTR4 counts; only on
     /// processors with fixed counter 4, reserved on the others.
-    #[inline] pub const fn en4(self) -> Ia32FixedCtrCtrlEn4 { Ia32FixedCtrCtrlEn4::from_bits(get_bits(self.raw64(), 17, 16) as u8) }
-    /// This value with `en4` (bits 17:16) set to `v`.
-    #[inline] pub const fn with_en4(self, v: Ia32FixedCtrCtrlEn4) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 16, v.bits() as u64)) }
-    /// `en3_pmi` (bit 15, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
+    #[inline] pub const fn en4(self) -> Ia32FixedCtrCtrlEn4 { Ia32FixedCtrCtrlEn4::from_bits(Self::EN4_BITS.get(self.raw64()) as u8) }
+    /// This value with `en4` set to `v`.
+    #[inline] pub const fn with_en4(self, v: Ia32FixedCtrCtrlEn4) -> Self { self.with_raw64(Self::EN4_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en3_pmi` ([`Self::EN3_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
     /// overflows; only on processors with the fourth fixed counter (processors.xml's
     /// topdown-metrics), reserved on the others.
-    #[inline] pub const fn en3_pmi(self) -> bool { get_bits(self.raw64(), 15, 15) != 0 }
-    /// This value with `en3_pmi` (bit 15) set to `v`.
-    #[inline] pub const fn with_en3_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 15, v as u64)) }
-    /// `any_thread3` (bit 14, rw, reset 0x0): AnyThread for IA32_FIXED_CTR3; only on processors
-    /// with the fourth fixed counter.
-    #[inline] pub const fn any_thread3(self) -> bool { get_bits(self.raw64(), 14, 14) != 0 }
-    /// This value with `any_thread3` (bit 14) set to `v`.
-    #[inline] pub const fn with_any_thread3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 14, 14, v as u64)) }
-    /// `en3` (bits 13:12, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
+    #[inline] pub const fn en3_pmi(self) -> bool { Self::EN3_PMI_BITS.is_set(self.raw64()) }
+    /// This value with `en3_pmi` set to `v`.
+    #[inline] pub const fn with_en3_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN3_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread3` ([`Self::ANY_THREAD3_BITS`]): AnyThread for IA32_FIXED_CTR3; only on
+    /// processors with the fourth fixed counter.
+    #[inline] pub const fn any_thread3(self) -> bool { Self::ANY_THREAD3_BITS.is_set(self.raw64()) }
+    /// This value with `any_thread3` set to `v`.
+    #[inline] pub const fn with_any_thread3(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD3_BITS.set(self.raw64(), v as u64)) }
+    /// `en3` ([`Self::EN3_BITS`]): Privilege levels at which IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
     /// counts; only on processors with the fourth fixed counter, reserved on the others.
-    #[inline] pub const fn en3(self) -> Ia32FixedCtrCtrlEn3 { Ia32FixedCtrCtrlEn3::from_bits(get_bits(self.raw64(), 13, 12) as u8) }
-    /// This value with `en3` (bits 13:12) set to `v`.
-    #[inline] pub const fn with_en3(self, v: Ia32FixedCtrCtrlEn3) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 12, v.bits() as u64)) }
-    /// `en2_pmi` (bit 11, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR2 overflows.
-    #[inline] pub const fn en2_pmi(self) -> bool { get_bits(self.raw64(), 11, 11) != 0 }
-    /// This value with `en2_pmi` (bit 11) set to `v`.
-    #[inline] pub const fn with_en2_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 11, 11, v as u64)) }
-    /// `any_thread2` (bit 10, rw, reset 0x0): Count IA32_FIXED_CTR2's event on every logical
+    #[inline] pub const fn en3(self) -> Ia32FixedCtrCtrlEn3 { Ia32FixedCtrCtrlEn3::from_bits(Self::EN3_BITS.get(self.raw64()) as u8) }
+    /// This value with `en3` set to `v`.
+    #[inline] pub const fn with_en3(self, v: Ia32FixedCtrCtrlEn3) -> Self { self.with_raw64(Self::EN3_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en2_pmi` ([`Self::EN2_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR2 overflows.
+    #[inline] pub const fn en2_pmi(self) -> bool { Self::EN2_PMI_BITS.is_set(self.raw64()) }
+    /// This value with `en2_pmi` set to `v`.
+    #[inline] pub const fn with_en2_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN2_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread2` ([`Self::ANY_THREAD2_BITS`]): Count IA32_FIXED_CTR2's event on every logical
     /// processor of the core.
-    #[inline] pub const fn any_thread2(self) -> bool { get_bits(self.raw64(), 10, 10) != 0 }
-    /// This value with `any_thread2` (bit 10) set to `v`.
-    #[inline] pub const fn with_any_thread2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 10, 10, v as u64)) }
-    /// `en2` (bits 9:8, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR2 counts.
-    #[inline] pub const fn en2(self) -> Ia32FixedCtrCtrlEn2 { Ia32FixedCtrCtrlEn2::from_bits(get_bits(self.raw64(), 9, 8) as u8) }
-    /// This value with `en2` (bits 9:8) set to `v`.
-    #[inline] pub const fn with_en2(self, v: Ia32FixedCtrCtrlEn2) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 8, v.bits() as u64)) }
-    /// `en1_pmi` (bit 7, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR1 overflows.
-    #[inline] pub const fn en1_pmi(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
-    /// This value with `en1_pmi` (bit 7) set to `v`.
-    #[inline] pub const fn with_en1_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
-    /// `any_thread1` (bit 6, rw, reset 0x0): Count IA32_FIXED_CTR1's event on every logical
+    #[inline] pub const fn any_thread2(self) -> bool { Self::ANY_THREAD2_BITS.is_set(self.raw64()) }
+    /// This value with `any_thread2` set to `v`.
+    #[inline] pub const fn with_any_thread2(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD2_BITS.set(self.raw64(), v as u64)) }
+    /// `en2` ([`Self::EN2_BITS`]): Privilege levels at which IA32_FIXED_CTR2 counts.
+    #[inline] pub const fn en2(self) -> Ia32FixedCtrCtrlEn2 { Ia32FixedCtrCtrlEn2::from_bits(Self::EN2_BITS.get(self.raw64()) as u8) }
+    /// This value with `en2` set to `v`.
+    #[inline] pub const fn with_en2(self, v: Ia32FixedCtrCtrlEn2) -> Self { self.with_raw64(Self::EN2_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en1_pmi` ([`Self::EN1_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR1 overflows.
+    #[inline] pub const fn en1_pmi(self) -> bool { Self::EN1_PMI_BITS.is_set(self.raw64()) }
+    /// This value with `en1_pmi` set to `v`.
+    #[inline] pub const fn with_en1_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN1_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread1` ([`Self::ANY_THREAD1_BITS`]): Count IA32_FIXED_CTR1's event on every logical
     /// processor of the core.
-    #[inline] pub const fn any_thread1(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
-    /// This value with `any_thread1` (bit 6) set to `v`.
-    #[inline] pub const fn with_any_thread1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
-    /// `en1` (bits 5:4, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR1 counts.
-    #[inline] pub const fn en1(self) -> Ia32FixedCtrCtrlEn1 { Ia32FixedCtrCtrlEn1::from_bits(get_bits(self.raw64(), 5, 4) as u8) }
-    /// This value with `en1` (bits 5:4) set to `v`.
-    #[inline] pub const fn with_en1(self, v: Ia32FixedCtrCtrlEn1) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 4, v.bits() as u64)) }
-    /// `en0_pmi` (bit 3, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR0 overflows.
-    #[inline] pub const fn en0_pmi(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `en0_pmi` (bit 3) set to `v`.
-    #[inline] pub const fn with_en0_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// `any_thread0` (bit 2, rw, reset 0x0): Count IA32_FIXED_CTR0's event on every logical
+    #[inline] pub const fn any_thread1(self) -> bool { Self::ANY_THREAD1_BITS.is_set(self.raw64()) }
+    /// This value with `any_thread1` set to `v`.
+    #[inline] pub const fn with_any_thread1(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD1_BITS.set(self.raw64(), v as u64)) }
+    /// `en1` ([`Self::EN1_BITS`]): Privilege levels at which IA32_FIXED_CTR1 counts.
+    #[inline] pub const fn en1(self) -> Ia32FixedCtrCtrlEn1 { Ia32FixedCtrCtrlEn1::from_bits(Self::EN1_BITS.get(self.raw64()) as u8) }
+    /// This value with `en1` set to `v`.
+    #[inline] pub const fn with_en1(self, v: Ia32FixedCtrCtrlEn1) -> Self { self.with_raw64(Self::EN1_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en0_pmi` ([`Self::EN0_PMI_BITS`]): Raise a PMI when IA32_FIXED_CTR0 overflows.
+    #[inline] pub const fn en0_pmi(self) -> bool { Self::EN0_PMI_BITS.is_set(self.raw64()) }
+    /// This value with `en0_pmi` set to `v`.
+    #[inline] pub const fn with_en0_pmi(self, v: bool) -> Self { self.with_raw64(Self::EN0_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// `any_thread0` ([`Self::ANY_THREAD0_BITS`]): Count IA32_FIXED_CTR0's event on every logical
     /// processor of the core.
-    #[inline] pub const fn any_thread0(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// This value with `any_thread0` (bit 2) set to `v`.
-    #[inline] pub const fn with_any_thread0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// `en0` (bits 1:0, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR0 counts.
-    #[inline] pub const fn en0(self) -> Ia32FixedCtrCtrlEn0 { Ia32FixedCtrCtrlEn0::from_bits(get_bits(self.raw64(), 1, 0) as u8) }
-    /// This value with `en0` (bits 1:0) set to `v`.
-    #[inline] pub const fn with_en0(self, v: Ia32FixedCtrCtrlEn0) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 0, v.bits() as u64)) }
+    #[inline] pub const fn any_thread0(self) -> bool { Self::ANY_THREAD0_BITS.is_set(self.raw64()) }
+    /// This value with `any_thread0` set to `v`.
+    #[inline] pub const fn with_any_thread0(self, v: bool) -> Self { self.with_raw64(Self::ANY_THREAD0_BITS.set(self.raw64(), v as u64)) }
+    /// `en0` ([`Self::EN0_BITS`]): Privilege levels at which IA32_FIXED_CTR0 counts.
+    #[inline] pub const fn en0(self) -> Ia32FixedCtrCtrlEn0 { Ia32FixedCtrCtrlEn0::from_bits(Self::EN0_BITS.get(self.raw64()) as u8) }
+    /// This value with `en0` set to `v`.
+    #[inline] pub const fn with_en0(self, v: Ia32FixedCtrCtrlEn0) -> Self { self.with_raw64(Self::EN0_BITS.set(self.raw64(), v.bits() as u64)) }
 }
 
 /// `IA32_FIXED_CTR_CTRL` of instance CPU.
@@ -819,7 +881,7 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for the fixed-function counters (0 to 2 on every core, 3 and 4 to 6 on the processors that have them): one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x38D), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_FIXED_CTR_CTRL", "CPU", 0, 0x38D, "linux-msr-index"),
     ]),
     fields: Ia32FixedCtrCtrlLayout::FIELDS,
     notes: &[
@@ -910,48 +972,78 @@ impl Layout for Ia32PerfGlobalStatusLayout {
 }
 
 impl Ia32PerfGlobalStatus {
-    /// `cond_chgd` (bit 63, ro-v, reset 0x0): CondChgd: some status bit of this register has
+    /// `cond_chgd`: bit 63 (ro-v, reset 0x0).
+    pub const COND_CHGD_BITS: BitRange = BitRange::new(63, 63);
+    /// `ovf_buf`: bit 62 (ro-v, reset 0x0).
+    pub const OVF_BUF_BITS: BitRange = BitRange::new(62, 62);
+    /// `ovf_uncore`: bit 61 (ro-v, reset 0x0).
+    pub const OVF_UNCORE_BITS: BitRange = BitRange::new(61, 61);
+    /// `asci`: bit 60 (ro-v, reset 0x0).
+    pub const ASCI_BITS: BitRange = BitRange::new(60, 60);
+    /// `ctr_frz`: bit 59 (ro-v, reset 0x0).
+    pub const CTR_FRZ_BITS: BitRange = BitRange::new(59, 59);
+    /// `lbr_frz`: bit 58 (ro-v, reset 0x0).
+    pub const LBR_FRZ_BITS: BitRange = BitRange::new(58, 58);
+    /// `trace_topa_pmi`: bit 55 (ro-v, reset 0x0).
+    pub const TRACE_TOPA_PMI_BITS: BitRange = BitRange::new(55, 55);
+    /// `perf_metrics_ovf`: bit 48 (ro-v, reset 0x0).
+    pub const PERF_METRICS_OVF_BITS: BitRange = BitRange::new(48, 48);
+    /// `ovf_fixed_ctr6`: bit 38 (ro-v, reset 0x0).
+    pub const OVF_FIXED_CTR6_BITS: BitRange = BitRange::new(38, 38);
+    /// `ovf_fixed_ctr5`: bit 37 (ro-v, reset 0x0).
+    pub const OVF_FIXED_CTR5_BITS: BitRange = BitRange::new(37, 37);
+    /// `ovf_fixed_ctr4`: bit 36 (ro-v, reset 0x0).
+    pub const OVF_FIXED_CTR4_BITS: BitRange = BitRange::new(36, 36);
+    /// `ovf_fixed_ctr2`: bit 34 (ro-v, reset 0x0).
+    pub const OVF_FIXED_CTR2_BITS: BitRange = BitRange::new(34, 34);
+    /// `ovf_fixed_ctr1`: bit 33 (ro-v, reset 0x0).
+    pub const OVF_FIXED_CTR1_BITS: BitRange = BitRange::new(33, 33);
+    /// `ovf_fixed_ctr0`: bit 32 (ro-v, reset 0x0).
+    pub const OVF_FIXED_CTR0_BITS: BitRange = BitRange::new(32, 32);
+    /// `Ovf_PMC{n}`: bits 31:0, 32 elements of 1 bits (ro-v, reset 0x0).
+    pub const OVF_PMC_BITS: BitArray = BitArray::new(0, 1, 32);
+    /// `cond_chgd` ([`Self::COND_CHGD_BITS`]): CondChgd: some status bit of this register has
     /// changed state.
-    #[inline] pub const fn cond_chgd(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
-    /// `ovf_buf` (bit 62, ro-v, reset 0x0): OvfBuf: the DS save area (PEBS) buffer has overflowed.
-    #[inline] pub const fn ovf_buf(self) -> bool { get_bits(self.raw64(), 62, 62) != 0 }
-    /// `ovf_uncore` (bit 61, ro-v, reset 0x0): Ovf_Uncore: an uncore counter overflowed (version 3
-    /// and later).
-    #[inline] pub const fn ovf_uncore(self) -> bool { get_bits(self.raw64(), 61, 61) != 0 }
-    /// `asci` (bit 60, ro-v, reset 0x0): ASCI: the counts may contain contributions from Intel SGX
+    #[inline] pub const fn cond_chgd(self) -> bool { Self::COND_CHGD_BITS.is_set(self.raw64()) }
+    /// `ovf_buf` ([`Self::OVF_BUF_BITS`]): OvfBuf: the DS save area (PEBS) buffer has overflowed.
+    #[inline] pub const fn ovf_buf(self) -> bool { Self::OVF_BUF_BITS.is_set(self.raw64()) }
+    /// `ovf_uncore` ([`Self::OVF_UNCORE_BITS`]): Ovf_Uncore: an uncore counter overflowed (version
+    /// 3 and later).
+    #[inline] pub const fn ovf_uncore(self) -> bool { Self::OVF_UNCORE_BITS.is_set(self.raw64()) }
+    /// `asci` ([`Self::ASCI_BITS`]): ASCI: the counts may contain contributions from Intel SGX
     /// operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX\[2\] = 1.
-    #[inline] pub const fn asci(self) -> bool { get_bits(self.raw64(), 60, 60) != 0 }
-    /// `ctr_frz` (bit 59, ro-v, reset 0x0): CTR_Frz: the core PMU counters are frozen, because
+    #[inline] pub const fn asci(self) -> bool { Self::ASCI_BITS.is_set(self.raw64()) }
+    /// `ctr_frz` ([`Self::CTR_FRZ_BITS`]): CTR_Frz: the core PMU counters are frozen, because
     /// IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is
     /// disabled regardless of the enable bits (version 4).
-    #[inline] pub const fn ctr_frz(self) -> bool { get_bits(self.raw64(), 59, 59) != 0 }
-    /// `lbr_frz` (bit 58, ro-v, reset 0x0): LBR_Frz: the LBR stack is frozen on a PMI because
+    #[inline] pub const fn ctr_frz(self) -> bool { Self::CTR_FRZ_BITS.is_set(self.raw64()) }
+    /// `lbr_frz` ([`Self::LBR_FRZ_BITS`]): LBR_Frz: the LBR stack is frozen on a PMI because
     /// IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4).
-    #[inline] pub const fn lbr_frz(self) -> bool { get_bits(self.raw64(), 58, 58) != 0 }
-    /// `trace_topa_pmi` (bit 55, ro-v, reset 0x0): Trace_ToPA_PMI: a PMI was raised because an
-    /// Intel Processor Trace ToPA output region filled up.
-    #[inline] pub const fn trace_topa_pmi(self) -> bool { get_bits(self.raw64(), 55, 55) != 0 }
-    /// `perf_metrics_ovf` (bit 48, ro-v, reset 0x0): PERF_METRICS overflow, on processors that
-    /// report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
-    #[inline] pub const fn perf_metrics_ovf(self) -> bool { get_bits(self.raw64(), 48, 48) != 0 }
-    /// `ovf_fixed_ctr6` (bit 38, ro-v, reset 0x0): IA32_FIXED_CTR6 overflowed (only on processors
-    /// with fixed counter 6).
-    #[inline] pub const fn ovf_fixed_ctr6(self) -> bool { get_bits(self.raw64(), 38, 38) != 0 }
-    /// `ovf_fixed_ctr5` (bit 37, ro-v, reset 0x0): IA32_FIXED_CTR5 overflowed (only on processors
-    /// with fixed counter 5).
-    #[inline] pub const fn ovf_fixed_ctr5(self) -> bool { get_bits(self.raw64(), 37, 37) != 0 }
-    /// `ovf_fixed_ctr4` (bit 36, ro-v, reset 0x0): IA32_FIXED_CTR4 overflowed (only on processors
-    /// with fixed counter 4).
-    #[inline] pub const fn ovf_fixed_ctr4(self) -> bool { get_bits(self.raw64(), 36, 36) != 0 }
-    /// `ovf_fixed_ctr2` (bit 34, ro-v, reset 0x0): IA32_FIXED_CTR2 overflowed.
-    #[inline] pub const fn ovf_fixed_ctr2(self) -> bool { get_bits(self.raw64(), 34, 34) != 0 }
-    /// `ovf_fixed_ctr1` (bit 33, ro-v, reset 0x0): IA32_FIXED_CTR1 overflowed.
-    #[inline] pub const fn ovf_fixed_ctr1(self) -> bool { get_bits(self.raw64(), 33, 33) != 0 }
-    /// `ovf_fixed_ctr0` (bit 32, ro-v, reset 0x0): IA32_FIXED_CTR0 overflowed.
-    #[inline] pub const fn ovf_fixed_ctr0(self) -> bool { get_bits(self.raw64(), 32, 32) != 0 }
-    /// Element `n` of `Ovf_PMC{n}` (bits 31:0, ro-v, reset 0x0): Bit n set: IA32_PMC{n} overflowed.
+    #[inline] pub const fn lbr_frz(self) -> bool { Self::LBR_FRZ_BITS.is_set(self.raw64()) }
+    /// `trace_topa_pmi` ([`Self::TRACE_TOPA_PMI_BITS`]): Trace_ToPA_PMI: a PMI was raised because
+    /// an Intel Processor Trace ToPA output region filled up.
+    #[inline] pub const fn trace_topa_pmi(self) -> bool { Self::TRACE_TOPA_PMI_BITS.is_set(self.raw64()) }
+    /// `perf_metrics_ovf` ([`Self::PERF_METRICS_OVF_BITS`]): PERF_METRICS overflow, on processors
+    /// that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
+    #[inline] pub const fn perf_metrics_ovf(self) -> bool { Self::PERF_METRICS_OVF_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr6` ([`Self::OVF_FIXED_CTR6_BITS`]): IA32_FIXED_CTR6 overflowed (only on
+    /// processors with fixed counter 6).
+    #[inline] pub const fn ovf_fixed_ctr6(self) -> bool { Self::OVF_FIXED_CTR6_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr5` ([`Self::OVF_FIXED_CTR5_BITS`]): IA32_FIXED_CTR5 overflowed (only on
+    /// processors with fixed counter 5).
+    #[inline] pub const fn ovf_fixed_ctr5(self) -> bool { Self::OVF_FIXED_CTR5_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr4` ([`Self::OVF_FIXED_CTR4_BITS`]): IA32_FIXED_CTR4 overflowed (only on
+    /// processors with fixed counter 4).
+    #[inline] pub const fn ovf_fixed_ctr4(self) -> bool { Self::OVF_FIXED_CTR4_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr2` ([`Self::OVF_FIXED_CTR2_BITS`]): IA32_FIXED_CTR2 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr2(self) -> bool { Self::OVF_FIXED_CTR2_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr1` ([`Self::OVF_FIXED_CTR1_BITS`]): IA32_FIXED_CTR1 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr1(self) -> bool { Self::OVF_FIXED_CTR1_BITS.is_set(self.raw64()) }
+    /// `ovf_fixed_ctr0` ([`Self::OVF_FIXED_CTR0_BITS`]): IA32_FIXED_CTR0 overflowed.
+    #[inline] pub const fn ovf_fixed_ctr0(self) -> bool { Self::OVF_FIXED_CTR0_BITS.is_set(self.raw64()) }
+    /// Element `n` of `Ovf_PMC{n}` ([`Self::OVF_PMC_BITS`]): Bit n set: IA32_PMC{n} overflowed.
     /// Bits at or above CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
-    #[inline] pub const fn ovf_pmc(self, n: u32) -> bool { get_element(self.raw64(), 0, 1, 32, n) != 0 }
+    #[inline] pub const fn ovf_pmc(self, n: u32) -> bool { Self::OVF_PMC_BITS.is_set(self.raw64(), n) }
 }
 
 /// `IA32_PERF_GLOBAL_STATUS` of instance CPU.
@@ -965,7 +1057,7 @@ static IA32_PERF_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_GLOBAL_STATUS", instance: "CPU", index: 0, location: Location::Msr(0x38E), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_GLOBAL_STATUS", "CPU", 0, 0x38E, "linux-msr-index"),
     ]),
     fields: Ia32PerfGlobalStatusLayout::FIELDS,
     notes: &[
@@ -1035,49 +1127,67 @@ impl Layout for Ia32PerfGlobalCtrlLayout {
 }
 
 impl Ia32PerfGlobalCtrl {
-    /// `en_perf_metrics` (bit 48, rw, reset 0x0): Enable the PERF_METRICS facility, on processors
-    /// that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
-    #[inline] pub const fn en_perf_metrics(self) -> bool { get_bits(self.raw64(), 48, 48) != 0 }
-    /// This value with `en_perf_metrics` (bit 48) set to `v`.
-    #[inline] pub const fn with_en_perf_metrics(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 48, 48, v as u64)) }
-    /// `en_fixed_ctr6` (bit 38, rw, reset 0x0): Enable IA32_FIXED_CTR6, on processors with fixed
-    /// counter 6 (processors.xml's fixed-counters); reserved on the others.
-    #[inline] pub const fn en_fixed_ctr6(self) -> bool { get_bits(self.raw64(), 38, 38) != 0 }
-    /// This value with `en_fixed_ctr6` (bit 38) set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 38, 38, v as u64)) }
-    /// `en_fixed_ctr5` (bit 37, rw, reset 0x0): Enable IA32_FIXED_CTR5, on processors with fixed
-    /// counter 5; reserved on the others.
-    #[inline] pub const fn en_fixed_ctr5(self) -> bool { get_bits(self.raw64(), 37, 37) != 0 }
-    /// This value with `en_fixed_ctr5` (bit 37) set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr5(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 37, 37, v as u64)) }
-    /// `en_fixed_ctr4` (bit 36, rw, reset 0x0): Enable IA32_FIXED_CTR4, on processors with fixed
-    /// counter 4; reserved on the others.
-    #[inline] pub const fn en_fixed_ctr4(self) -> bool { get_bits(self.raw64(), 36, 36) != 0 }
-    /// This value with `en_fixed_ctr4` (bit 36) set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 36, 36, v as u64)) }
-    /// `en_fixed_ctr3` (bit 35, rw, reset 0x0): Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on
+    /// `en_perf_metrics`: bit 48 (rw, reset 0x0).
+    pub const EN_PERF_METRICS_BITS: BitRange = BitRange::new(48, 48);
+    /// `en_fixed_ctr6`: bit 38 (rw, reset 0x0).
+    pub const EN_FIXED_CTR6_BITS: BitRange = BitRange::new(38, 38);
+    /// `en_fixed_ctr5`: bit 37 (rw, reset 0x0).
+    pub const EN_FIXED_CTR5_BITS: BitRange = BitRange::new(37, 37);
+    /// `en_fixed_ctr4`: bit 36 (rw, reset 0x0).
+    pub const EN_FIXED_CTR4_BITS: BitRange = BitRange::new(36, 36);
+    /// `en_fixed_ctr3`: bit 35 (rw, reset 0x0).
+    pub const EN_FIXED_CTR3_BITS: BitRange = BitRange::new(35, 35);
+    /// `en_fixed_ctr2`: bit 34 (rw, reset 0x0).
+    pub const EN_FIXED_CTR2_BITS: BitRange = BitRange::new(34, 34);
+    /// `en_fixed_ctr1`: bit 33 (rw, reset 0x0).
+    pub const EN_FIXED_CTR1_BITS: BitRange = BitRange::new(33, 33);
+    /// `en_fixed_ctr0`: bit 32 (rw, reset 0x0).
+    pub const EN_FIXED_CTR0_BITS: BitRange = BitRange::new(32, 32);
+    /// `PMC{n}_EN`: bits 31:0, 32 elements of 1 bits (rw, reset 0x0).
+    pub const PMC_EN_BITS: BitArray = BitArray::new(0, 1, 32);
+    /// `en_perf_metrics` ([`Self::EN_PERF_METRICS_BITS`]): Enable the PERF_METRICS facility, on
+    /// processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).
+    #[inline] pub const fn en_perf_metrics(self) -> bool { Self::EN_PERF_METRICS_BITS.is_set(self.raw64()) }
+    /// This value with `en_perf_metrics` set to `v`.
+    #[inline] pub const fn with_en_perf_metrics(self, v: bool) -> Self { self.with_raw64(Self::EN_PERF_METRICS_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr6` ([`Self::EN_FIXED_CTR6_BITS`]): Enable IA32_FIXED_CTR6, on processors with
+    /// fixed counter 6 (processors.xml's fixed-counters); reserved on the others.
+    #[inline] pub const fn en_fixed_ctr6(self) -> bool { Self::EN_FIXED_CTR6_BITS.is_set(self.raw64()) }
+    /// This value with `en_fixed_ctr6` set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr6(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR6_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr5` ([`Self::EN_FIXED_CTR5_BITS`]): Enable IA32_FIXED_CTR5, on processors with
+    /// fixed counter 5; reserved on the others.
+    #[inline] pub const fn en_fixed_ctr5(self) -> bool { Self::EN_FIXED_CTR5_BITS.is_set(self.raw64()) }
+    /// This value with `en_fixed_ctr5` set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr5(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR5_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr4` ([`Self::EN_FIXED_CTR4_BITS`]): Enable IA32_FIXED_CTR4, on processors with
+    /// fixed counter 4; reserved on the others.
+    #[inline] pub const fn en_fixed_ctr4(self) -> bool { Self::EN_FIXED_CTR4_BITS.is_set(self.raw64()) }
+    /// This value with `en_fixed_ctr4` set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr4(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR4_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr3` ([`Self::EN_FIXED_CTR3_BITS`]): Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on
     /// processors with the fourth fixed counter (processors.xml's topdown-metrics); reserved on the
     /// others.
-    #[inline] pub const fn en_fixed_ctr3(self) -> bool { get_bits(self.raw64(), 35, 35) != 0 }
-    /// This value with `en_fixed_ctr3` (bit 35) set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 35, 35, v as u64)) }
-    /// `en_fixed_ctr2` (bit 34, rw, reset 0x0): Enable IA32_FIXED_CTR2.
-    #[inline] pub const fn en_fixed_ctr2(self) -> bool { get_bits(self.raw64(), 34, 34) != 0 }
-    /// This value with `en_fixed_ctr2` (bit 34) set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 34, 34, v as u64)) }
-    /// `en_fixed_ctr1` (bit 33, rw, reset 0x0): Enable IA32_FIXED_CTR1.
-    #[inline] pub const fn en_fixed_ctr1(self) -> bool { get_bits(self.raw64(), 33, 33) != 0 }
-    /// This value with `en_fixed_ctr1` (bit 33) set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 33, 33, v as u64)) }
-    /// `en_fixed_ctr0` (bit 32, rw, reset 0x0): Enable IA32_FIXED_CTR0.
-    #[inline] pub const fn en_fixed_ctr0(self) -> bool { get_bits(self.raw64(), 32, 32) != 0 }
-    /// This value with `en_fixed_ctr0` (bit 32) set to `v`.
-    #[inline] pub const fn with_en_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 32, 32, v as u64)) }
-    /// Element `n` of `PMC{n}_EN` (bits 31:0, rw, reset 0x0): Bit n enables IA32_PMC{n}. Bits at or
+    #[inline] pub const fn en_fixed_ctr3(self) -> bool { Self::EN_FIXED_CTR3_BITS.is_set(self.raw64()) }
+    /// This value with `en_fixed_ctr3` set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr3(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR3_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr2` ([`Self::EN_FIXED_CTR2_BITS`]): Enable IA32_FIXED_CTR2.
+    #[inline] pub const fn en_fixed_ctr2(self) -> bool { Self::EN_FIXED_CTR2_BITS.is_set(self.raw64()) }
+    /// This value with `en_fixed_ctr2` set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR2_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr1` ([`Self::EN_FIXED_CTR1_BITS`]): Enable IA32_FIXED_CTR1.
+    #[inline] pub const fn en_fixed_ctr1(self) -> bool { Self::EN_FIXED_CTR1_BITS.is_set(self.raw64()) }
+    /// This value with `en_fixed_ctr1` set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR1_BITS.set(self.raw64(), v as u64)) }
+    /// `en_fixed_ctr0` ([`Self::EN_FIXED_CTR0_BITS`]): Enable IA32_FIXED_CTR0.
+    #[inline] pub const fn en_fixed_ctr0(self) -> bool { Self::EN_FIXED_CTR0_BITS.is_set(self.raw64()) }
+    /// This value with `en_fixed_ctr0` set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(Self::EN_FIXED_CTR0_BITS.set(self.raw64(), v as u64)) }
+    /// Element `n` of `PMC{n}_EN` ([`Self::PMC_EN_BITS`]): Bit n enables IA32_PMC{n}. Bits at or
     /// above CPUID.0AH:EAX\[15:8\] are reserved. Panics if `n` is 32 or more.
-    #[inline] pub const fn pmc_en(self, n: u32) -> bool { get_element(self.raw64(), 0, 1, 32, n) != 0 }
+    #[inline] pub const fn pmc_en(self, n: u32) -> bool { Self::PMC_EN_BITS.is_set(self.raw64(), n) }
     /// This value with element `n` of `PMC{n}_EN` set to `v`. Panics if `n` is 32 or more.
-    #[inline] pub const fn with_pmc_en(self, n: u32, v: bool) -> Self { self.with_raw64(set_element(self.raw64(), 0, 1, 32, n, v as u64)) }
+    #[inline] pub const fn with_pmc_en(self, n: u32, v: bool) -> Self { self.with_raw64(Self::PMC_EN_BITS.set(self.raw64(), n, v as u64)) }
 }
 
 /// `IA32_PERF_GLOBAL_CTRL` of instance CPU.
@@ -1091,7 +1201,7 @@ static IA32_PERF_GLOBAL_CTRL_INFO: RegisterInfo = RegisterInfo {
     description: "Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_GLOBAL_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x38F), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_GLOBAL_CTRL", "CPU", 0, 0x38F, "linux-msr-index"),
     ]),
     fields: Ia32PerfGlobalCtrlLayout::FIELDS,
     notes: &[
@@ -1179,34 +1289,62 @@ impl Layout for Ia32PerfGlobalOvfCtrlLayout {
 }
 
 impl Ia32PerfGlobalOvfCtrl {
-    /// This value with `clr_cond_chgd` (bit 63) set to `v`.
-    #[inline] pub const fn with_clr_cond_chgd(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
-    /// This value with `clr_ovf_buf` (bit 62) set to `v`.
-    #[inline] pub const fn with_clr_ovf_buf(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 62, 62, v as u64)) }
-    /// This value with `clr_ovf_uncore` (bit 61) set to `v`.
-    #[inline] pub const fn with_clr_ovf_uncore(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 61, 61, v as u64)) }
-    /// This value with `clr_asci` (bit 60) set to `v`.
-    #[inline] pub const fn with_clr_asci(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 60, 60, v as u64)) }
-    /// This value with `clr_ctr_frz` (bit 59) set to `v`.
-    #[inline] pub const fn with_clr_ctr_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 59, v as u64)) }
-    /// This value with `clr_lbr_frz` (bit 58) set to `v`.
-    #[inline] pub const fn with_clr_lbr_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 58, 58, v as u64)) }
-    /// This value with `clr_trace_topa_pmi` (bit 55) set to `v`.
-    #[inline] pub const fn with_clr_trace_topa_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 55, v as u64)) }
-    /// This value with `clr_ovf_fixed_ctr6` (bit 38) set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 38, 38, v as u64)) }
-    /// This value with `clr_ovf_fixed_ctr5` (bit 37) set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr5(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 37, 37, v as u64)) }
-    /// This value with `clr_ovf_fixed_ctr4` (bit 36) set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 36, 36, v as u64)) }
-    /// This value with `clr_ovf_fixed_ctr2` (bit 34) set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 34, 34, v as u64)) }
-    /// This value with `clr_ovf_fixed_ctr1` (bit 33) set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 33, 33, v as u64)) }
-    /// This value with `clr_ovf_fixed_ctr0` (bit 32) set to `v`.
-    #[inline] pub const fn with_clr_ovf_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 32, 32, v as u64)) }
+    /// `clr_cond_chgd`: bit 63 (w1c, reset 0x0).
+    pub const CLR_COND_CHGD_BITS: BitRange = BitRange::new(63, 63);
+    /// `clr_ovf_buf`: bit 62 (w1c, reset 0x0).
+    pub const CLR_OVF_BUF_BITS: BitRange = BitRange::new(62, 62);
+    /// `clr_ovf_uncore`: bit 61 (w1c, reset 0x0).
+    pub const CLR_OVF_UNCORE_BITS: BitRange = BitRange::new(61, 61);
+    /// `clr_asci`: bit 60 (w1c, reset 0x0).
+    pub const CLR_ASCI_BITS: BitRange = BitRange::new(60, 60);
+    /// `clr_ctr_frz`: bit 59 (w1c, reset 0x0).
+    pub const CLR_CTR_FRZ_BITS: BitRange = BitRange::new(59, 59);
+    /// `clr_lbr_frz`: bit 58 (w1c, reset 0x0).
+    pub const CLR_LBR_FRZ_BITS: BitRange = BitRange::new(58, 58);
+    /// `clr_trace_topa_pmi`: bit 55 (w1c, reset 0x0).
+    pub const CLR_TRACE_TOPA_PMI_BITS: BitRange = BitRange::new(55, 55);
+    /// `clr_ovf_fixed_ctr6`: bit 38 (w1c, reset 0x0).
+    pub const CLR_OVF_FIXED_CTR6_BITS: BitRange = BitRange::new(38, 38);
+    /// `clr_ovf_fixed_ctr5`: bit 37 (w1c, reset 0x0).
+    pub const CLR_OVF_FIXED_CTR5_BITS: BitRange = BitRange::new(37, 37);
+    /// `clr_ovf_fixed_ctr4`: bit 36 (w1c, reset 0x0).
+    pub const CLR_OVF_FIXED_CTR4_BITS: BitRange = BitRange::new(36, 36);
+    /// `clr_ovf_fixed_ctr2`: bit 34 (w1c, reset 0x0).
+    pub const CLR_OVF_FIXED_CTR2_BITS: BitRange = BitRange::new(34, 34);
+    /// `clr_ovf_fixed_ctr1`: bit 33 (w1c, reset 0x0).
+    pub const CLR_OVF_FIXED_CTR1_BITS: BitRange = BitRange::new(33, 33);
+    /// `clr_ovf_fixed_ctr0`: bit 32 (w1c, reset 0x0).
+    pub const CLR_OVF_FIXED_CTR0_BITS: BitRange = BitRange::new(32, 32);
+    /// `Clr_Ovf_PMC{n}`: bits 31:0, 32 elements of 1 bits (w1c, reset 0x0).
+    pub const CLR_OVF_PMC_BITS: BitArray = BitArray::new(0, 1, 32);
+    /// This value with `clr_cond_chgd` set to `v`.
+    #[inline] pub const fn with_clr_cond_chgd(self, v: bool) -> Self { self.with_raw64(Self::CLR_COND_CHGD_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_buf` set to `v`.
+    #[inline] pub const fn with_clr_ovf_buf(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_BUF_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_uncore` set to `v`.
+    #[inline] pub const fn with_clr_ovf_uncore(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_UNCORE_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_asci` set to `v`.
+    #[inline] pub const fn with_clr_asci(self, v: bool) -> Self { self.with_raw64(Self::CLR_ASCI_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ctr_frz` set to `v`.
+    #[inline] pub const fn with_clr_ctr_frz(self, v: bool) -> Self { self.with_raw64(Self::CLR_CTR_FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_lbr_frz` set to `v`.
+    #[inline] pub const fn with_clr_lbr_frz(self, v: bool) -> Self { self.with_raw64(Self::CLR_LBR_FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_trace_topa_pmi` set to `v`.
+    #[inline] pub const fn with_clr_trace_topa_pmi(self, v: bool) -> Self { self.with_raw64(Self::CLR_TRACE_TOPA_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr6` set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr6(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR6_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr5` set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr5(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR5_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr4` set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr4(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR4_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr2` set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr2(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR2_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr1` set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr1(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR1_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ovf_fixed_ctr0` set to `v`.
+    #[inline] pub const fn with_clr_ovf_fixed_ctr0(self, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_FIXED_CTR0_BITS.set(self.raw64(), v as u64)) }
     /// This value with element `n` of `Clr_Ovf_PMC{n}` set to `v`. Panics if `n` is 32 or more.
-    #[inline] pub const fn with_clr_ovf_pmc(self, n: u32, v: bool) -> Self { self.with_raw64(set_element(self.raw64(), 0, 1, 32, n, v as u64)) }
+    #[inline] pub const fn with_clr_ovf_pmc(self, n: u32, v: bool) -> Self { self.with_raw64(Self::CLR_OVF_PMC_BITS.set(self.raw64(), n, v as u64)) }
 }
 
 /// `IA32_PERF_GLOBAL_OVF_CTRL` of instance CPU.
@@ -1220,7 +1358,7 @@ static IA32_PERF_GLOBAL_OVF_CTRL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_GLOBAL_OVF_CTRL", instance: "CPU", index: 0, location: Location::Msr(0x390), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_GLOBAL_OVF_CTRL", "CPU", 0, 0x390, "linux-msr-index"),
     ]),
     fields: Ia32PerfGlobalOvfCtrlLayout::FIELDS,
     notes: &[
@@ -1302,38 +1440,60 @@ impl Layout for Ia32PerfCapabilitiesLayout {
 }
 
 impl Ia32PerfCapabilities {
-    /// `rdpmc_metrics_clear` (bit 19, ro, reset 0x0): RDPMC_METRICS_CLEAR: the processor supports
-    /// clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear
-    /// control only when this bit is set. The exact hardware semantics are not confirmed against
-    /// the SDM here.
-    #[inline] pub const fn rdpmc_metrics_clear(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// `pebs_timing_info` (bit 17, ro, reset 0x0): PEBS records can carry timing (latency)
-    /// information.
-    #[inline] pub const fn pebs_timing_info(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// `pebs_output_pt_avail` (bit 16, ro, reset 0x0): PEBS output can be directed into the Intel
-    /// Processor Trace stream.
-    #[inline] pub const fn pebs_output_pt_avail(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// `perf_metrics` (bit 15, ro, reset 0x0): The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL bit
-    /// 48, status bit 48) is available.
-    #[inline] pub const fn perf_metrics(self) -> bool { get_bits(self.raw64(), 15, 15) != 0 }
-    /// `pebs_baseline` (bit 14, ro, reset 0x0): Adaptive PEBS baseline support.
-    #[inline] pub const fn pebs_baseline(self) -> bool { get_bits(self.raw64(), 14, 14) != 0 }
-    /// `fw_write` (bit 13, ro, reset 0x0): FW_WRITE: full-width counter writes are supported
+    /// `rdpmc_metrics_clear`: bit 19 (ro, reset 0x0).
+    pub const RDPMC_METRICS_CLEAR_BITS: BitRange = BitRange::new(19, 19);
+    /// `pebs_timing_info`: bit 17 (ro, reset 0x0).
+    pub const PEBS_TIMING_INFO_BITS: BitRange = BitRange::new(17, 17);
+    /// `pebs_output_pt_avail`: bit 16 (ro, reset 0x0).
+    pub const PEBS_OUTPUT_PT_AVAIL_BITS: BitRange = BitRange::new(16, 16);
+    /// `perf_metrics`: bit 15 (ro, reset 0x0).
+    pub const PERF_METRICS_BITS: BitRange = BitRange::new(15, 15);
+    /// `pebs_baseline`: bit 14 (ro, reset 0x0).
+    pub const PEBS_BASELINE_BITS: BitRange = BitRange::new(14, 14);
+    /// `fw_write`: bit 13 (ro, reset 0x0).
+    pub const FW_WRITE_BITS: BitRange = BitRange::new(13, 13);
+    /// `freeze_while_smm`: bit 12 (ro, reset 0x0).
+    pub const FREEZE_WHILE_SMM_BITS: BitRange = BitRange::new(12, 12);
+    /// `pebs_fmt`: bits 11:8 (ro, reset 0x0).
+    pub const PEBS_FMT_BITS: BitRange = BitRange::new(11, 8);
+    /// `pebs_arch_regs`: bit 7 (ro, reset 0x0).
+    pub const PEBS_ARCH_REGS_BITS: BitRange = BitRange::new(7, 7);
+    /// `pebs_trap`: bit 6 (ro, reset 0x0).
+    pub const PEBS_TRAP_BITS: BitRange = BitRange::new(6, 6);
+    /// `lbr_fmt`: bits 5:0 (ro, reset 0x0).
+    pub const LBR_FMT_BITS: BitRange = BitRange::new(5, 0);
+    /// `rdpmc_metrics_clear` ([`Self::RDPMC_METRICS_CLEAR_BITS`]): RDPMC_METRICS_CLEAR: the
+    /// processor supports clearing the PERF_METRICS values as part of reading them; Linux offers
+    /// its metrics-clear control only when this bit is set. The exact hardware semantics are not
+    /// confirmed against the SDM here.
+    #[inline] pub const fn rdpmc_metrics_clear(self) -> bool { Self::RDPMC_METRICS_CLEAR_BITS.is_set(self.raw64()) }
+    /// `pebs_timing_info` ([`Self::PEBS_TIMING_INFO_BITS`]): PEBS records can carry timing
+    /// (latency) information.
+    #[inline] pub const fn pebs_timing_info(self) -> bool { Self::PEBS_TIMING_INFO_BITS.is_set(self.raw64()) }
+    /// `pebs_output_pt_avail` ([`Self::PEBS_OUTPUT_PT_AVAIL_BITS`]): PEBS output can be directed
+    /// into the Intel Processor Trace stream.
+    #[inline] pub const fn pebs_output_pt_avail(self) -> bool { Self::PEBS_OUTPUT_PT_AVAIL_BITS.is_set(self.raw64()) }
+    /// `perf_metrics` ([`Self::PERF_METRICS_BITS`]): The PERF_METRICS facility
+    /// (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available.
+    #[inline] pub const fn perf_metrics(self) -> bool { Self::PERF_METRICS_BITS.is_set(self.raw64()) }
+    /// `pebs_baseline` ([`Self::PEBS_BASELINE_BITS`]): Adaptive PEBS baseline support.
+    #[inline] pub const fn pebs_baseline(self) -> bool { Self::PEBS_BASELINE_BITS.is_set(self.raw64()) }
+    /// `fw_write` ([`Self::FW_WRITE_BITS`]): FW_WRITE: full-width counter writes are supported
     /// through the IA32_A_PMC{n} aliases at 0x4C1 and up.
-    #[inline] pub const fn fw_write(self) -> bool { get_bits(self.raw64(), 13, 13) != 0 }
-    /// `freeze_while_smm` (bit 12, ro, reset 0x0): IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported
-    /// (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).
-    #[inline] pub const fn freeze_while_smm(self) -> bool { get_bits(self.raw64(), 12, 12) != 0 }
-    /// `pebs_fmt` (bits 11:8, ro, reset 0x0): Encoding of the PEBS record layout.
-    #[inline] pub const fn pebs_fmt(self) -> u8 { get_bits(self.raw64(), 11, 8) as u8 }
-    /// `pebs_arch_regs` (bit 7, ro, reset 0x0): The PEBS assist saves architectural registers in
-    /// the record.
-    #[inline] pub const fn pebs_arch_regs(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
-    /// `pebs_trap` (bit 6, ro, reset 0x0): PEBS is trap-like: the record reflects the state after
-    /// the instruction that caused the assist, rather than before it.
-    #[inline] pub const fn pebs_trap(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
-    /// `lbr_fmt` (bits 5:0, ro, reset 0x0): Encoding of the format of the LBR records.
-    #[inline] pub const fn lbr_fmt(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
+    #[inline] pub const fn fw_write(self) -> bool { Self::FW_WRITE_BITS.is_set(self.raw64()) }
+    /// `freeze_while_smm` ([`Self::FREEZE_WHILE_SMM_BITS`]): IA32_DEBUGCTL.FREEZE_WHILE_SMM is
+    /// supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).
+    #[inline] pub const fn freeze_while_smm(self) -> bool { Self::FREEZE_WHILE_SMM_BITS.is_set(self.raw64()) }
+    /// `pebs_fmt` ([`Self::PEBS_FMT_BITS`]): Encoding of the PEBS record layout.
+    #[inline] pub const fn pebs_fmt(self) -> u8 { Self::PEBS_FMT_BITS.get(self.raw64()) as u8 }
+    /// `pebs_arch_regs` ([`Self::PEBS_ARCH_REGS_BITS`]): The PEBS assist saves architectural
+    /// registers in the record.
+    #[inline] pub const fn pebs_arch_regs(self) -> bool { Self::PEBS_ARCH_REGS_BITS.is_set(self.raw64()) }
+    /// `pebs_trap` ([`Self::PEBS_TRAP_BITS`]): PEBS is trap-like: the record reflects the state
+    /// after the instruction that caused the assist, rather than before it.
+    #[inline] pub const fn pebs_trap(self) -> bool { Self::PEBS_TRAP_BITS.is_set(self.raw64()) }
+    /// `lbr_fmt` ([`Self::LBR_FMT_BITS`]): Encoding of the format of the LBR records.
+    #[inline] pub const fn lbr_fmt(self) -> u8 { Self::LBR_FMT_BITS.get(self.raw64()) as u8 }
 }
 
 /// `IA32_PERF_CAPABILITIES` of instance CPU.
@@ -1347,7 +1507,7 @@ static IA32_PERF_CAPABILITIES_INFO: RegisterInfo = RegisterInfo {
     description: "Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106", "Linux kernel, arch/x86/include/asm/msr-index.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_CAPABILITIES", instance: "CPU", index: 0, location: Location::Msr(0x345), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_CAPABILITIES", "CPU", 0, 0x345, "linux-msr-index"),
     ]),
     fields: Ia32PerfCapabilitiesLayout::FIELDS,
     notes: &[
@@ -1423,24 +1583,34 @@ impl Layout for Ia32PerfGlobalInuseLayout {
 }
 
 impl Ia32PerfGlobalInuse {
-    /// `pmi_in_use` (bit 63, ro-v, reset 0x0): PMI_InUse: set while some agent has armed a
+    /// `pmi_in_use`: bit 63 (ro-v, reset 0x0).
+    pub const PMI_IN_USE_BITS: BitRange = BitRange::new(63, 63);
+    /// `fc2_in_use`: bit 34 (ro-v, reset 0x0).
+    pub const FC2_IN_USE_BITS: BitRange = BitRange::new(34, 34);
+    /// `fc1_in_use`: bit 33 (ro-v, reset 0x0).
+    pub const FC1_IN_USE_BITS: BitRange = BitRange::new(33, 33);
+    /// `fc0_in_use`: bit 32 (ro-v, reset 0x0).
+    pub const FC0_IN_USE_BITS: BitRange = BitRange::new(32, 32);
+    /// `PERFEVTSEL{n}_InUse`: bits 31:0, 32 elements of 1 bits (ro-v, reset 0x0).
+    pub const PERFEVTSEL_IN_USE_BITS: BitArray = BitArray::new(0, 1, 32);
+    /// `pmi_in_use` ([`Self::PMI_IN_USE_BITS`]): PMI_InUse: set while some agent has armed a
     /// performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below
     /// CPUID.0AH:EAX\[15:8\]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit
     /// for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set.
-    #[inline] pub const fn pmi_in_use(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
-    /// `fc2_in_use` (bit 34, ro-v, reset 0x0): FC2_InUse: IA32_FIXED_CTR_CTRL\[9:8\] (en2) is
+    #[inline] pub const fn pmi_in_use(self) -> bool { Self::PMI_IN_USE_BITS.is_set(self.raw64()) }
+    /// `fc2_in_use` ([`Self::FC2_IN_USE_BITS`]): FC2_InUse: IA32_FIXED_CTR_CTRL\[9:8\] (en2) is
     /// non-zero.
-    #[inline] pub const fn fc2_in_use(self) -> bool { get_bits(self.raw64(), 34, 34) != 0 }
-    /// `fc1_in_use` (bit 33, ro-v, reset 0x0): FC1_InUse: IA32_FIXED_CTR_CTRL\[5:4\] (en1) is
+    #[inline] pub const fn fc2_in_use(self) -> bool { Self::FC2_IN_USE_BITS.is_set(self.raw64()) }
+    /// `fc1_in_use` ([`Self::FC1_IN_USE_BITS`]): FC1_InUse: IA32_FIXED_CTR_CTRL\[5:4\] (en1) is
     /// non-zero.
-    #[inline] pub const fn fc1_in_use(self) -> bool { get_bits(self.raw64(), 33, 33) != 0 }
-    /// `fc0_in_use` (bit 32, ro-v, reset 0x0): FC0_InUse: IA32_FIXED_CTR_CTRL\[1:0\] (en0) is
+    #[inline] pub const fn fc1_in_use(self) -> bool { Self::FC1_IN_USE_BITS.is_set(self.raw64()) }
+    /// `fc0_in_use` ([`Self::FC0_IN_USE_BITS`]): FC0_InUse: IA32_FIXED_CTR_CTRL\[1:0\] (en0) is
     /// non-zero.
-    #[inline] pub const fn fc0_in_use(self) -> bool { get_bits(self.raw64(), 32, 32) != 0 }
-    /// Element `n` of `PERFEVTSEL{n}_InUse` (bits 31:0, ro-v, reset 0x0): Bit n is set while
+    #[inline] pub const fn fc0_in_use(self) -> bool { Self::FC0_IN_USE_BITS.is_set(self.raw64()) }
+    /// Element `n` of `PERFEVTSEL{n}_InUse` ([`Self::PERFEVTSEL_IN_USE_BITS`]): Bit n is set while
     /// IA32_PERFEVTSEL{n}\[7:0\] (ev_sel) is non-zero. Bits at or above CPUID.0AH:EAX\[15:8\] are
     /// reserved. Panics if `n` is 32 or more.
-    #[inline] pub const fn perfevtsel_in_use(self, n: u32) -> bool { get_element(self.raw64(), 0, 1, 32, n) != 0 }
+    #[inline] pub const fn perfevtsel_in_use(self, n: u32) -> bool { Self::PERFEVTSEL_IN_USE_BITS.is_set(self.raw64(), n) }
 }
 
 /// `IA32_PERF_GLOBAL_INUSE` of instance CPU.
@@ -1454,7 +1624,7 @@ static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     description: "In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_GLOBAL_INUSE", instance: "CPU", index: 0, location: Location::Msr(0x392), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_GLOBAL_INUSE", "CPU", 0, 0x392, "linux-msr-index"),
     ]),
     fields: Ia32PerfGlobalInuseLayout::FIELDS,
     notes: &[
@@ -1503,10 +1673,12 @@ impl Layout for Ia32FixedCtr3Layout {
 }
 
 impl Ia32FixedCtr3 {
-    /// `count` (bits 63:0, rw-v, reset 0x0): Slots counted since software last wrote the counter.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Slots counted since software last wrote the counter.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_FIXED_CTR3` of instance CPU.
@@ -1520,7 +1692,7 @@ static IA32_FIXED_CTR3_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor (its issue width times the unhalted core cycles). Controlled by bits 15:12 of IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it counts among the top-down categories; software starts both from zero (writing 0 to each) and reads both at the end of an interval.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR3", instance: "CPU", index: 0, location: Location::Msr(0x30C), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_FIXED_CTR3", "CPU", 0, 0x30C, "linux-msr-index"),
     ]),
     fields: Ia32FixedCtr3Layout::FIELDS,
     notes: &[
@@ -1570,11 +1742,13 @@ impl Layout for Ia32FixedCtr4Layout {
 }
 
 impl Ia32FixedCtr4 {
-    /// `count` (bits 63:0, rw-v, reset 0x0): Event count; hardware increments it, software may read
-    /// or preload it.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count; hardware increments it, software may read or
+    /// preload it.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_FIXED_CTR4` of instance CPU.
@@ -1588,7 +1762,7 @@ static IA32_FIXED_CTR4_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed-function counter 4, on Clearwater Forest's E-cores: TOPDOWN_BAD_SPECULATION.ALL: the issue slots lost to a misprediction or a machine clear (the general-counter event 0x73, umask 0x00, whose _P form counts the same). Controlled by bits 19:16 of IA32_FIXED_CTR_CTRL and bit 36 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 4 is set.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR4", instance: "CPU", index: 0, location: Location::Msr(0x30D), source: "linux-intel-fixed-topdown" },
+        AddressInfo::msr("IA32_FIXED_CTR4", "CPU", 0, 0x30D, "linux-intel-fixed-topdown"),
     ]),
     fields: Ia32FixedCtr4Layout::FIELDS,
     notes: &[],
@@ -1636,11 +1810,13 @@ impl Layout for Ia32FixedCtr5Layout {
 }
 
 impl Ia32FixedCtr5 {
-    /// `count` (bits 63:0, rw-v, reset 0x0): Event count; hardware increments it, software may read
-    /// or preload it.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count; hardware increments it, software may read or
+    /// preload it.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_FIXED_CTR5` of instance CPU.
@@ -1654,7 +1830,7 @@ static IA32_FIXED_CTR5_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed-function counter 5, on Clearwater Forest's E-cores: TOPDOWN_FE_BOUND.ALL: the issue slots the front end left empty (the general-counter event 0x9C, umask 0x01, whose _P form counts the same). Controlled by bits 23:20 of IA32_FIXED_CTR_CTRL and bit 37 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 5 is set.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR5", instance: "CPU", index: 0, location: Location::Msr(0x30E), source: "linux-intel-fixed-topdown" },
+        AddressInfo::msr("IA32_FIXED_CTR5", "CPU", 0, 0x30E, "linux-intel-fixed-topdown"),
     ]),
     fields: Ia32FixedCtr5Layout::FIELDS,
     notes: &[],
@@ -1702,11 +1878,13 @@ impl Layout for Ia32FixedCtr6Layout {
 }
 
 impl Ia32FixedCtr6 {
-    /// `count` (bits 63:0, rw-v, reset 0x0): Event count; hardware increments it, software may read
-    /// or preload it.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count; hardware increments it, software may read or
+    /// preload it.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `IA32_FIXED_CTR6` of instance CPU.
@@ -1720,7 +1898,7 @@ static IA32_FIXED_CTR6_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed-function counter 6, on Clearwater Forest's E-cores: TOPDOWN_RETIRING.ALL: the issue slots that retired (the general-counter event 0xC2, umask 0x02, whose _P form counts the same). Controlled by bits 27:24 of IA32_FIXED_CTR_CTRL and bit 38 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 6 is set.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_FIXED_CTR6", instance: "CPU", index: 0, location: Location::Msr(0x30F), source: "linux-intel-fixed-topdown" },
+        AddressInfo::msr("IA32_FIXED_CTR6", "CPU", 0, 0x30F, "linux-intel-fixed-topdown"),
     ]),
     fields: Ia32FixedCtr6Layout::FIELDS,
     notes: &[],
@@ -1784,45 +1962,59 @@ impl Layout for Ia32PerfMetricsLayout {
 }
 
 impl Ia32PerfMetrics {
-    /// `mem_bound` (bits 63:56, rw-v, reset 0x0): Memory bound (level 2, under backend bound):
-    /// share of the slots, of 0xFF.
-    #[inline] pub const fn mem_bound(self) -> u8 { get_bits(self.raw64(), 63, 56) as u8 }
-    /// This value with `mem_bound` (bits 63:56) set to `v`.
-    #[inline] pub const fn with_mem_bound(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 56, v as u64)) }
-    /// `fetch_lat` (bits 55:48, rw-v, reset 0x0): Fetch latency (level 2, under frontend bound):
-    /// share of the slots, of 0xFF.
-    #[inline] pub const fn fetch_lat(self) -> u8 { get_bits(self.raw64(), 55, 48) as u8 }
-    /// This value with `fetch_lat` (bits 55:48) set to `v`.
-    #[inline] pub const fn with_fetch_lat(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 48, v as u64)) }
-    /// `br_mispredict` (bits 47:40, rw-v, reset 0x0): Branch mispredicts (level 2, under bad
-    /// speculation): share of the slots, of 0xFF.
-    #[inline] pub const fn br_mispredict(self) -> u8 { get_bits(self.raw64(), 47, 40) as u8 }
-    /// This value with `br_mispredict` (bits 47:40) set to `v`.
-    #[inline] pub const fn with_br_mispredict(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 40, v as u64)) }
-    /// `heavy_ops` (bits 39:32, rw-v, reset 0x0): Heavy operations (level 2, under retiring): share
+    /// `mem_bound`: bits 63:56 (rw-v, reset 0x0).
+    pub const MEM_BOUND_BITS: BitRange = BitRange::new(63, 56);
+    /// `fetch_lat`: bits 55:48 (rw-v, reset 0x0).
+    pub const FETCH_LAT_BITS: BitRange = BitRange::new(55, 48);
+    /// `br_mispredict`: bits 47:40 (rw-v, reset 0x0).
+    pub const BR_MISPREDICT_BITS: BitRange = BitRange::new(47, 40);
+    /// `heavy_ops`: bits 39:32 (rw-v, reset 0x0).
+    pub const HEAVY_OPS_BITS: BitRange = BitRange::new(39, 32);
+    /// `be_bound`: bits 31:24 (rw-v, reset 0x0).
+    pub const BE_BOUND_BITS: BitRange = BitRange::new(31, 24);
+    /// `fe_bound`: bits 23:16 (rw-v, reset 0x0).
+    pub const FE_BOUND_BITS: BitRange = BitRange::new(23, 16);
+    /// `bad_spec`: bits 15:8 (rw-v, reset 0x0).
+    pub const BAD_SPEC_BITS: BitRange = BitRange::new(15, 8);
+    /// `retiring`: bits 7:0 (rw-v, reset 0x0).
+    pub const RETIRING_BITS: BitRange = BitRange::new(7, 0);
+    /// `mem_bound` ([`Self::MEM_BOUND_BITS`]): Memory bound (level 2, under backend bound): share
     /// of the slots, of 0xFF.
-    #[inline] pub const fn heavy_ops(self) -> u8 { get_bits(self.raw64(), 39, 32) as u8 }
-    /// This value with `heavy_ops` (bits 39:32) set to `v`.
-    #[inline] pub const fn with_heavy_ops(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 39, 32, v as u64)) }
-    /// `be_bound` (bits 31:24, rw-v, reset 0x0): Backend bound (level 1): share of the slots, of
+    #[inline] pub const fn mem_bound(self) -> u8 { Self::MEM_BOUND_BITS.get(self.raw64()) as u8 }
+    /// This value with `mem_bound` set to `v`.
+    #[inline] pub const fn with_mem_bound(self, v: u8) -> Self { self.with_raw64(Self::MEM_BOUND_BITS.set(self.raw64(), v as u64)) }
+    /// `fetch_lat` ([`Self::FETCH_LAT_BITS`]): Fetch latency (level 2, under frontend bound): share
+    /// of the slots, of 0xFF.
+    #[inline] pub const fn fetch_lat(self) -> u8 { Self::FETCH_LAT_BITS.get(self.raw64()) as u8 }
+    /// This value with `fetch_lat` set to `v`.
+    #[inline] pub const fn with_fetch_lat(self, v: u8) -> Self { self.with_raw64(Self::FETCH_LAT_BITS.set(self.raw64(), v as u64)) }
+    /// `br_mispredict` ([`Self::BR_MISPREDICT_BITS`]): Branch mispredicts (level 2, under bad
+    /// speculation): share of the slots, of 0xFF.
+    #[inline] pub const fn br_mispredict(self) -> u8 { Self::BR_MISPREDICT_BITS.get(self.raw64()) as u8 }
+    /// This value with `br_mispredict` set to `v`.
+    #[inline] pub const fn with_br_mispredict(self, v: u8) -> Self { self.with_raw64(Self::BR_MISPREDICT_BITS.set(self.raw64(), v as u64)) }
+    /// `heavy_ops` ([`Self::HEAVY_OPS_BITS`]): Heavy operations (level 2, under retiring): share of
+    /// the slots, of 0xFF.
+    #[inline] pub const fn heavy_ops(self) -> u8 { Self::HEAVY_OPS_BITS.get(self.raw64()) as u8 }
+    /// This value with `heavy_ops` set to `v`.
+    #[inline] pub const fn with_heavy_ops(self, v: u8) -> Self { self.with_raw64(Self::HEAVY_OPS_BITS.set(self.raw64(), v as u64)) }
+    /// `be_bound` ([`Self::BE_BOUND_BITS`]): Backend bound (level 1): share of the slots, of 0xFF.
+    #[inline] pub const fn be_bound(self) -> u8 { Self::BE_BOUND_BITS.get(self.raw64()) as u8 }
+    /// This value with `be_bound` set to `v`.
+    #[inline] pub const fn with_be_bound(self, v: u8) -> Self { self.with_raw64(Self::BE_BOUND_BITS.set(self.raw64(), v as u64)) }
+    /// `fe_bound` ([`Self::FE_BOUND_BITS`]): Frontend bound (level 1): share of the slots, of 0xFF.
+    #[inline] pub const fn fe_bound(self) -> u8 { Self::FE_BOUND_BITS.get(self.raw64()) as u8 }
+    /// This value with `fe_bound` set to `v`.
+    #[inline] pub const fn with_fe_bound(self, v: u8) -> Self { self.with_raw64(Self::FE_BOUND_BITS.set(self.raw64(), v as u64)) }
+    /// `bad_spec` ([`Self::BAD_SPEC_BITS`]): Bad speculation (level 1): share of the slots, of
     /// 0xFF.
-    #[inline] pub const fn be_bound(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `be_bound` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_be_bound(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `fe_bound` (bits 23:16, rw-v, reset 0x0): Frontend bound (level 1): share of the slots, of
-    /// 0xFF.
-    #[inline] pub const fn fe_bound(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// This value with `fe_bound` (bits 23:16) set to `v`.
-    #[inline] pub const fn with_fe_bound(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
-    /// `bad_spec` (bits 15:8, rw-v, reset 0x0): Bad speculation (level 1): share of the slots, of
-    /// 0xFF.
-    #[inline] pub const fn bad_spec(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `bad_spec` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_bad_spec(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `retiring` (bits 7:0, rw-v, reset 0x0): Retiring (level 1): share of the slots, of 0xFF.
-    #[inline] pub const fn retiring(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `retiring` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_retiring(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn bad_spec(self) -> u8 { Self::BAD_SPEC_BITS.get(self.raw64()) as u8 }
+    /// This value with `bad_spec` set to `v`.
+    #[inline] pub const fn with_bad_spec(self, v: u8) -> Self { self.with_raw64(Self::BAD_SPEC_BITS.set(self.raw64(), v as u64)) }
+    /// `retiring` ([`Self::RETIRING_BITS`]): Retiring (level 1): share of the slots, of 0xFF.
+    #[inline] pub const fn retiring(self) -> u8 { Self::RETIRING_BITS.get(self.raw64()) as u8 }
+    /// This value with `retiring` set to `v`.
+    #[inline] pub const fn with_retiring(self, v: u8) -> Self { self.with_raw64(Self::RETIRING_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IA32_PERF_METRICS` of instance CPU.
@@ -1836,7 +2028,7 @@ static IA32_PERF_METRICS_INFO: RegisterInfo = RegisterInfo {
     description: "Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF. The slots a category took over an interval are slots x share / 0xFF (Linux: icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software writes 0 to start an interval.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IA32_PERF_METRICS", instance: "CPU", index: 0, location: Location::Msr(0x329), source: "linux-msr-index" },
+        AddressInfo::msr("IA32_PERF_METRICS", "CPU", 0, 0x329, "linux-msr-index"),
     ]),
     fields: Ia32PerfMetricsLayout::FIELDS,
     notes: &[
@@ -1901,27 +2093,33 @@ impl Layout for MsrOffcoreRspLayout {
 }
 
 impl MsrOffcoreRsp {
-    /// `snoop` (bits 37:31, rw, reset 0x0): Response type, snoop part: what the snoop of other
-    /// caches found (none needed, missed, hit without or with forwarding, hit modified, non-DRAM).
-    #[inline] pub const fn snoop(self) -> u8 { get_bits(self.raw64(), 37, 31) as u8 }
-    /// This value with `snoop` (bits 37:31) set to `v`. Panics if `v` does not fit in 7 bits (a
-    /// compile error in const context); `try_with_snoop` returns an error instead.
-    #[inline] pub const fn with_snoop(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 37, 31, v as u64)) }
-    /// This value with `snoop` set to `v`, or an error if `v` does not fit in 7 bits.
-    #[inline] pub const fn try_with_snoop(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 37, 31, v as u64, "MSR_OFFCORE_RSP_{n}", "snoop") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `supplier` (bits 30:16, rw, reset 0x0): Response type, supplier part: who supplied the data
+    /// `snoop`: bits 37:31 (rw, reset 0x0).
+    pub const SNOOP_BITS: BitRange = BitRange::new(37, 31);
+    /// `supplier`: bits 30:16 (rw, reset 0x0).
+    pub const SUPPLIER_BITS: BitRange = BitRange::new(30, 16);
+    /// `request`: bits 15:0 (rw, reset 0x0).
+    pub const REQUEST_BITS: BitRange = BitRange::new(15, 0);
+    /// `snoop` ([`Self::SNOOP_BITS`]): Response type, snoop part: what the snoop of other caches
+    /// found (none needed, missed, hit without or with forwarding, hit modified, non-DRAM).
+    #[inline] pub const fn snoop(self) -> u8 { Self::SNOOP_BITS.get(self.raw64()) as u8 }
+    /// This value with `snoop` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_snoop` returns an error instead.
+    #[inline] pub const fn with_snoop(self, v: u8) -> Self { self.with_raw64(Self::SNOOP_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `snoop` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_snoop(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SNOOP_BITS.try_set(self.raw64(), v as u64, MsrOffcoreRspLayout::NAME, "snoop")) }
+    /// `supplier` ([`Self::SUPPLIER_BITS`]): Response type, supplier part: who supplied the data
     /// (any response, none, the L3 or which memory, local or remote).
-    #[inline] pub const fn supplier(self) -> u16 { get_bits(self.raw64(), 30, 16) as u16 }
-    /// This value with `supplier` (bits 30:16) set to `v`. Panics if `v` does not fit in 15 bits (a
-    /// compile error in const context); `try_with_supplier` returns an error instead.
-    #[inline] pub const fn with_supplier(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 16, v as u64)) }
-    /// This value with `supplier` set to `v`, or an error if `v` does not fit in 15 bits.
-    #[inline] pub const fn try_with_supplier(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 16, v as u64, "MSR_OFFCORE_RSP_{n}", "supplier") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `request` (bits 15:0, rw, reset 0x0): Request types: demand data reads, reads for ownership,
+    #[inline] pub const fn supplier(self) -> u16 { Self::SUPPLIER_BITS.get(self.raw64()) as u16 }
+    /// This value with `supplier` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_supplier` returns an error instead.
+    #[inline] pub const fn with_supplier(self, v: u16) -> Self { self.with_raw64(Self::SUPPLIER_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `supplier` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_supplier(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SUPPLIER_BITS.try_set(self.raw64(), v as u64, MsrOffcoreRspLayout::NAME, "supplier")) }
+    /// `request` ([`Self::REQUEST_BITS`]): Request types: demand data reads, reads for ownership,
     /// code reads, prefetches and others, one bit each.
-    #[inline] pub const fn request(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
-    /// This value with `request` (bits 15:0) set to `v`.
-    #[inline] pub const fn with_request(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 0, v as u64)) }
+    #[inline] pub const fn request(self) -> u16 { Self::REQUEST_BITS.get(self.raw64()) as u16 }
+    /// This value with `request` set to `v`.
+    #[inline] pub const fn with_request(self, v: u16) -> Self { self.with_raw64(Self::REQUEST_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `MSR_OFFCORE_RSP_{n}` of instance CPU.
@@ -1935,8 +2133,8 @@ static MSR_OFFCORE_RSP_INFO: RegisterInfo = RegisterInfo {
     description: "Offcore response select n: which requests leaving the core (request types) and which answers to them (where the data came from, what the snoop found) the offcore response event counts. Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts the requests matching a bit set among the request types and a bit set among the response types. The bits each generation implements differ: see the note.",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MSR_OFFCORE_RSP_0", instance: "CPU", index: 0, location: Location::Msr(0x1A6), source: "linux-msr-index" },
-        AddressInfo { name: "MSR_OFFCORE_RSP_1", instance: "CPU", index: 1, location: Location::Msr(0x1A7), source: "linux-msr-index" },
+        AddressInfo::msr("MSR_OFFCORE_RSP_0", "CPU", 0, 0x1A6, "linux-msr-index"),
+        AddressInfo::msr("MSR_OFFCORE_RSP_1", "CPU", 1, 0x1A7, "linux-msr-index"),
     ]),
     fields: MsrOffcoreRspLayout::FIELDS,
     notes: &[
@@ -1986,11 +2184,13 @@ impl Layout for MsrPebsLdLatThresholdLayout {
 }
 
 impl MsrPebsLdLatThreshold {
-    /// `threshold` (bits 15:0, rw, reset 0x0): Minimum latency, in core cycles, of the loads
+    /// `threshold`: bits 15:0 (rw, reset 0x0).
+    pub const THRESHOLD_BITS: BitRange = BitRange::new(15, 0);
+    /// `threshold` ([`Self::THRESHOLD_BITS`]): Minimum latency, in core cycles, of the loads
     /// counted.
-    #[inline] pub const fn threshold(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
-    /// This value with `threshold` (bits 15:0) set to `v`.
-    #[inline] pub const fn with_threshold(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 0, v as u64)) }
+    #[inline] pub const fn threshold(self) -> u16 { Self::THRESHOLD_BITS.get(self.raw64()) as u16 }
+    /// This value with `threshold` set to `v`.
+    #[inline] pub const fn with_threshold(self, v: u16) -> Self { self.with_raw64(Self::THRESHOLD_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `MSR_PEBS_LD_LAT_THRESHOLD` of instance CPU.
@@ -2004,7 +2204,7 @@ static MSR_PEBS_LD_LAT_THRESHOLD_INFO: RegisterInfo = RegisterInfo {
     description: "PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n; MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this value. The SDM calls it MSR_PEBS_LD_LAT.",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MSR_PEBS_LD_LAT_THRESHOLD", instance: "CPU", index: 0, location: Location::Msr(0x3F6), source: "linux-msr-index" },
+        AddressInfo::msr("MSR_PEBS_LD_LAT_THRESHOLD", "CPU", 0, 0x3F6, "linux-msr-index"),
     ]),
     fields: MsrPebsLdLatThresholdLayout::FIELDS,
     notes: &[
@@ -2065,31 +2265,36 @@ impl Layout for MsrPebsFrontendLayout {
 }
 
 impl MsrPebsFrontend {
-    /// `idq_bubble_width` (bits 22:20, rw, reset 0x0): For the bubble condition: how many delivery
-    /// slots must be empty.
-    #[inline] pub const fn idq_bubble_width(self) -> u8 { get_bits(self.raw64(), 22, 20) as u8 }
-    /// This value with `idq_bubble_width` (bits 22:20) set to `v`. Panics if `v` does not fit in 3
-    /// bits (a compile error in const context); `try_with_idq_bubble_width` returns an error
-    /// instead.
-    #[inline] pub const fn with_idq_bubble_width(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 20, v as u64)) }
-    /// This value with `idq_bubble_width` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_idq_bubble_width(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 22, 20, v as u64, "MSR_PEBS_FRONTEND", "idq_bubble_width") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `idq_bubble_length` (bits 19:8, rw, reset 0x0): For the bubble condition: for how many
-    /// cycles.
-    #[inline] pub const fn idq_bubble_length(self) -> u16 { get_bits(self.raw64(), 19, 8) as u16 }
-    /// This value with `idq_bubble_length` (bits 19:8) set to `v`. Panics if `v` does not fit in 12
-    /// bits (a compile error in const context); `try_with_idq_bubble_length` returns an error
-    /// instead.
-    #[inline] pub const fn with_idq_bubble_length(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 8, v as u64)) }
-    /// This value with `idq_bubble_length` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_idq_bubble_length(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 8, v as u64, "MSR_PEBS_FRONTEND", "idq_bubble_length") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `evtsel` (bits 4:0, rw, reset 0x0): Which front-end condition is counted.
-    #[inline] pub const fn evtsel(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
-    /// This value with `evtsel` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_evtsel` returns an error instead.
-    #[inline] pub const fn with_evtsel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
-    /// This value with `evtsel` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_evtsel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "MSR_PEBS_FRONTEND", "evtsel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `idq_bubble_width`: bits 22:20 (rw, reset 0x0).
+    pub const IDQ_BUBBLE_WIDTH_BITS: BitRange = BitRange::new(22, 20);
+    /// `idq_bubble_length`: bits 19:8 (rw, reset 0x0).
+    pub const IDQ_BUBBLE_LENGTH_BITS: BitRange = BitRange::new(19, 8);
+    /// `evtsel`: bits 4:0 (rw, reset 0x0).
+    pub const EVTSEL_BITS: BitRange = BitRange::new(4, 0);
+    /// `idq_bubble_width` ([`Self::IDQ_BUBBLE_WIDTH_BITS`]): For the bubble condition: how many
+    /// delivery slots must be empty.
+    #[inline] pub const fn idq_bubble_width(self) -> u8 { Self::IDQ_BUBBLE_WIDTH_BITS.get(self.raw64()) as u8 }
+    /// This value with `idq_bubble_width` set to `v`. Panics if `v` does not fit in the field (a
+    /// compile error in const context); `try_with_idq_bubble_width` returns an error instead.
+    #[inline] pub const fn with_idq_bubble_width(self, v: u8) -> Self { self.with_raw64(Self::IDQ_BUBBLE_WIDTH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `idq_bubble_width` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_idq_bubble_width(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::IDQ_BUBBLE_WIDTH_BITS.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "idq_bubble_width")) }
+    /// `idq_bubble_length` ([`Self::IDQ_BUBBLE_LENGTH_BITS`]): For the bubble condition: for how
+    /// many cycles.
+    #[inline] pub const fn idq_bubble_length(self) -> u16 { Self::IDQ_BUBBLE_LENGTH_BITS.get(self.raw64()) as u16 }
+    /// This value with `idq_bubble_length` set to `v`. Panics if `v` does not fit in the field (a
+    /// compile error in const context); `try_with_idq_bubble_length` returns an error instead.
+    #[inline] pub const fn with_idq_bubble_length(self, v: u16) -> Self { self.with_raw64(Self::IDQ_BUBBLE_LENGTH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `idq_bubble_length` set to `v`, or an error if `v` does not fit in the
+    /// field.
+    #[inline] pub const fn try_with_idq_bubble_length(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::IDQ_BUBBLE_LENGTH_BITS.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "idq_bubble_length")) }
+    /// `evtsel` ([`Self::EVTSEL_BITS`]): Which front-end condition is counted.
+    #[inline] pub const fn evtsel(self) -> u8 { Self::EVTSEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `evtsel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_evtsel` returns an error instead.
+    #[inline] pub const fn with_evtsel(self, v: u8) -> Self { self.with_raw64(Self::EVTSEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `evtsel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_evtsel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVTSEL_BITS.try_set(self.raw64(), v as u64, MsrPebsFrontendLayout::NAME, "evtsel")) }
 }
 
 /// `MSR_PEBS_FRONTEND` of instance CPU.
@@ -2103,7 +2308,7 @@ static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
     description: "Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a delivery bubble of at least a length and width).",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MSR_PEBS_FRONTEND", instance: "CPU", index: 0, location: Location::Msr(0x3F7), source: "linux-msr-index" },
+        AddressInfo::msr("MSR_PEBS_FRONTEND", "CPU", 0, 0x3F7, "linux-msr-index"),
     ]),
     fields: MsrPebsFrontendLayout::FIELDS,
     notes: &[

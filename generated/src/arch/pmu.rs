@@ -206,29 +206,29 @@ pub static GLOBAL: GlobalInfo = GlobalInfo {
     status: Ia32PerfGlobalStatus::INFO,
     overflow_clear: Some(Ia32PerfGlobalOvfCtrl::INFO),
 };
-/// `IA32_PMC.count` (bits 63:0).
+/// `IA32_PMC.count`.
 const IA32_PMC_COUNT: &FieldInfo = Ia32Pmc::INFO.field_named("count");
-/// `IA32_PERFEVTSEL.cmask` (bits 31:24).
+/// `IA32_PERFEVTSEL.cmask`.
 const IA32_PERF_EVT_SEL_CMASK: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("cmask");
-/// `IA32_PERFEVTSEL.inv` (bit 23).
+/// `IA32_PERFEVTSEL.inv`.
 const IA32_PERF_EVT_SEL_INV: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("inv");
-/// `IA32_PERFEVTSEL.en` (bit 22).
+/// `IA32_PERFEVTSEL.en`.
 const IA32_PERF_EVT_SEL_EN: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("en");
-/// `IA32_PERFEVTSEL.int` (bit 20).
+/// `IA32_PERFEVTSEL.int`.
 const IA32_PERF_EVT_SEL_INT: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("int");
-/// `IA32_PERFEVTSEL.edge` (bit 18).
+/// `IA32_PERFEVTSEL.edge`.
 const IA32_PERF_EVT_SEL_EDGE: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("edge");
-/// `IA32_PERFEVTSEL.umask` (bits 15:8).
+/// `IA32_PERFEVTSEL.umask`.
 const IA32_PERF_EVT_SEL_UMASK: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("umask");
-/// `IA32_PERFEVTSEL.ev_sel` (bits 7:0).
+/// `IA32_PERFEVTSEL.ev_sel`.
 const IA32_PERF_EVT_SEL_EV_SEL: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("ev_sel");
-/// `IA32_FIXED_CTR.count` (bits 63:0).
+/// `IA32_FIXED_CTR.count`.
 const IA32_FIXED_CTR_COUNT: &FieldInfo = Ia32FixedCtr::INFO.field_named("count");
-/// `IA32_FIXED_CTR4.count` (bits 63:0).
+/// `IA32_FIXED_CTR4.count`.
 const IA32_FIXED_CTR4_COUNT: &FieldInfo = Ia32FixedCtr4::INFO.field_named("count");
-/// `IA32_FIXED_CTR5.count` (bits 63:0).
+/// `IA32_FIXED_CTR5.count`.
 const IA32_FIXED_CTR5_COUNT: &FieldInfo = Ia32FixedCtr5::INFO.field_named("count");
-/// `IA32_FIXED_CTR6.count` (bits 63:0).
+/// `IA32_FIXED_CTR6.count`.
 const IA32_FIXED_CTR6_COUNT: &FieldInfo = Ia32FixedCtr6::INFO.field_named("count");
 /// The `core-cpu` perf driver's format (`intel_arch3_formats_attr`, Linux kernel,
 /// arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu;

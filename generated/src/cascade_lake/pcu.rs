@@ -44,7 +44,7 @@ pub(crate) static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0x710), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0x710, "linux-snbep"),
     ]),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -61,10 +61,10 @@ pub(crate) static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0x711), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0x712), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0x713), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0x714), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0x711, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0x712, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0x713, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0x714, "linux-snbep"),
     ]),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -82,7 +82,7 @@ pub(crate) static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "Frequency bands for the PCU band events 0xB-0xE: one byte each.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0x715), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0x715, "linux-snbep"),
     ]),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -98,7 +98,7 @@ pub(crate) static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four PCU counters.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_STATUS", instance: "PCU", index: 0, location: Location::Msr(0x716), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0x716, "likwid"),
     ]),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -114,10 +114,10 @@ pub(crate) static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "PCU data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0x717), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0x718), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0x719), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0x71A), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0x717, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0x718, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0x719, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0x71A, "linux-snbep"),
     ]),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
@@ -133,7 +133,7 @@ pub(crate) static CAPID6_INFO: RegisterInfo = RegisterInfo {
     description: "Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "CAPID6", instance: "PCU", index: 0, location: Location::Pci { device_id: 0x2083, device: 30, function: 3, offset: 0x09C }, source: "linux-snbep" },
+        AddressInfo::pci("CAPID6", "PCU", 0, (0x2083, 30, 3, 0x09C), "linux-snbep"),
     ]),
     fields: Capid6Layout::FIELDS,
     notes: &[

@@ -2280,174 +2280,174 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_UPI2: BitRef = BitRef {
     register_name: "U_MSR_PMON_GLOBAL_STATUS",
     qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_upi2",
 };
-/// `CAPID6.cha_en` (bits 27:0).
+/// `CAPID6.cha_en`.
 const CAPID6_CHA_EN: &FieldInfo = super::pcu::CAPID6_INFO.field_named("cha_en");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m1` (bit 63).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m1`.
 const U_GLOBAL_STATUS_OV_M2M1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_m2m1");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m0` (bit 62).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m0`.
 const U_GLOBAL_STATUS_OV_M2M0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_m2m0");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi1` (bit 47).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi1`.
 const U_GLOBAL_STATUS_OV_M3UPI1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_m3upi1");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi0` (bit 46).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi0`.
 const U_GLOBAL_STATUS_OV_M3UPI0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_m3upi0");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_upi2` (bit 43).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_upi2`.
 const U_GLOBAL_STATUS_OV_UPI2: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_upi2");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_upi1` (bit 42).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_upi1`.
 const U_GLOBAL_STATUS_OV_UPI1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_upi1");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_upi0` (bit 41).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_upi0`.
 const U_GLOBAL_STATUS_OV_UPI0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_upi0");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_imc1` (bit 40).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_imc1`.
 const U_GLOBAL_STATUS_OV_IMC1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_imc1");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_imc0` (bit 39).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_imc0`.
 const U_GLOBAL_STATUS_OV_IMC0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_imc0");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha27` (bit 30).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha27`.
 const U_GLOBAL_STATUS_OV_CHA27: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha27");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha26` (bit 29).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha26`.
 const U_GLOBAL_STATUS_OV_CHA26: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha26");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha25` (bit 28).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha25`.
 const U_GLOBAL_STATUS_OV_CHA25: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha25");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha24` (bit 27).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha24`.
 const U_GLOBAL_STATUS_OV_CHA24: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha24");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha23` (bit 26).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha23`.
 const U_GLOBAL_STATUS_OV_CHA23: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha23");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha22` (bit 25).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha22`.
 const U_GLOBAL_STATUS_OV_CHA22: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha22");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha21` (bit 24).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha21`.
 const U_GLOBAL_STATUS_OV_CHA21: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha21");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha20` (bit 23).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha20`.
 const U_GLOBAL_STATUS_OV_CHA20: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha20");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha19` (bit 22).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha19`.
 const U_GLOBAL_STATUS_OV_CHA19: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha19");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha18` (bit 21).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha18`.
 const U_GLOBAL_STATUS_OV_CHA18: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha18");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha17` (bit 20).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha17`.
 const U_GLOBAL_STATUS_OV_CHA17: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha17");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha16` (bit 19).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha16`.
 const U_GLOBAL_STATUS_OV_CHA16: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha16");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha15` (bit 18).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha15`.
 const U_GLOBAL_STATUS_OV_CHA15: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha15");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha14` (bit 17).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha14`.
 const U_GLOBAL_STATUS_OV_CHA14: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha14");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha13` (bit 16).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha13`.
 const U_GLOBAL_STATUS_OV_CHA13: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha13");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha12` (bit 15).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha12`.
 const U_GLOBAL_STATUS_OV_CHA12: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha12");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha11` (bit 14).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha11`.
 const U_GLOBAL_STATUS_OV_CHA11: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha11");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha10` (bit 13).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha10`.
 const U_GLOBAL_STATUS_OV_CHA10: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha10");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha9` (bit 12).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha9`.
 const U_GLOBAL_STATUS_OV_CHA9: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha9");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha8` (bit 11).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha8`.
 const U_GLOBAL_STATUS_OV_CHA8: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha8");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha7` (bit 10).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha7`.
 const U_GLOBAL_STATUS_OV_CHA7: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha7");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha6` (bit 9).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha6`.
 const U_GLOBAL_STATUS_OV_CHA6: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha6");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha5` (bit 8).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha5`.
 const U_GLOBAL_STATUS_OV_CHA5: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha5");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha4` (bit 7).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha4`.
 const U_GLOBAL_STATUS_OV_CHA4: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha4");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha3` (bit 6).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha3`.
 const U_GLOBAL_STATUS_OV_CHA3: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha3");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha2` (bit 5).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha2`.
 const U_GLOBAL_STATUS_OV_CHA2: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha2");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha1` (bit 4).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha1`.
 const U_GLOBAL_STATUS_OV_CHA1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha1");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha0` (bit 3).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_cha0`.
 const U_GLOBAL_STATUS_OV_CHA0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_cha0");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_pcu` (bit 2).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_pcu`.
 const U_GLOBAL_STATUS_OV_PCU: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_pcu");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_u` (bit 1).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_u`.
 const U_GLOBAL_STATUS_OV_U: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_u");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed` (bit 0).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed`.
 const U_GLOBAL_STATUS_OV_U_FIXED: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_u_fixed");
-/// `U_PCI_CPUNODEID.local_node_id` (bits 2:0).
+/// `U_PCI_CPUNODEID.local_node_id`.
 const U_CPU_NODE_ID_LOCAL_NODE_ID: &FieldInfo = super::ubox::U_CPU_NODE_ID_INFO
     .field_named("local_node_id");
-/// `U_PCI_GIDNIDMAP.node_id7` (bits 23:21).
+/// `U_PCI_GIDNIDMAP.node_id7`.
 const U_GID_NID_MAP_NODE_ID7: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id7");
-/// `U_PCI_GIDNIDMAP.node_id6` (bits 20:18).
+/// `U_PCI_GIDNIDMAP.node_id6`.
 const U_GID_NID_MAP_NODE_ID6: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id6");
-/// `U_PCI_GIDNIDMAP.node_id5` (bits 17:15).
+/// `U_PCI_GIDNIDMAP.node_id5`.
 const U_GID_NID_MAP_NODE_ID5: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id5");
-/// `U_PCI_GIDNIDMAP.node_id4` (bits 14:12).
+/// `U_PCI_GIDNIDMAP.node_id4`.
 const U_GID_NID_MAP_NODE_ID4: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id4");
-/// `U_PCI_GIDNIDMAP.node_id3` (bits 11:9).
+/// `U_PCI_GIDNIDMAP.node_id3`.
 const U_GID_NID_MAP_NODE_ID3: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id3");
-/// `U_PCI_GIDNIDMAP.node_id2` (bits 8:6).
+/// `U_PCI_GIDNIDMAP.node_id2`.
 const U_GID_NID_MAP_NODE_ID2: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id2");
-/// `U_PCI_GIDNIDMAP.node_id1` (bits 5:3).
+/// `U_PCI_GIDNIDMAP.node_id1`.
 const U_GID_NID_MAP_NODE_ID1: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id1");
-/// `U_PCI_GIDNIDMAP.node_id0` (bits 2:0).
+/// `U_PCI_GIDNIDMAP.node_id0`.
 const U_GID_NID_MAP_NODE_ID0: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
     .field_named("node_id0");
-/// `MSR_CPU_BUS_NUMBER.valid` (bit 63).
+/// `MSR_CPU_BUS_NUMBER.valid`.
 const CPU_BUS_NUMBER_VALID: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
     .field_named("valid");
-/// `MSR_CPU_BUS_NUMBER.bus_num_5` (bits 47:40).
+/// `MSR_CPU_BUS_NUMBER.bus_num_5`.
 const CPU_BUS_NUMBER_BUS_NUM_5: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
     .field_named("bus_num_5");
-/// `MSR_CPU_BUS_NUMBER.bus_num_4` (bits 39:32).
+/// `MSR_CPU_BUS_NUMBER.bus_num_4`.
 const CPU_BUS_NUMBER_BUS_NUM_4: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
     .field_named("bus_num_4");
-/// `MSR_CPU_BUS_NUMBER.bus_num_3` (bits 31:24).
+/// `MSR_CPU_BUS_NUMBER.bus_num_3`.
 const CPU_BUS_NUMBER_BUS_NUM_3: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
     .field_named("bus_num_3");
-/// `MSR_CPU_BUS_NUMBER.bus_num_2` (bits 23:16).
+/// `MSR_CPU_BUS_NUMBER.bus_num_2`.
 const CPU_BUS_NUMBER_BUS_NUM_2: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
     .field_named("bus_num_2");
-/// `MSR_CPU_BUS_NUMBER.bus_num_1` (bits 15:8).
+/// `MSR_CPU_BUS_NUMBER.bus_num_1`.
 const CPU_BUS_NUMBER_BUS_NUM_1: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
     .field_named("bus_num_1");
-/// `MSR_CPU_BUS_NUMBER.bus_num_0` (bits 7:0).
+/// `MSR_CPU_BUS_NUMBER.bus_num_0`.
 const CPU_BUS_NUMBER_BUS_NUM_0: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
     .field_named("bus_num_0");
 /// The `skx-cha` perf driver's format (`skx_uncore_cha_formats_attr`, Linux kernel,

@@ -56,7 +56,7 @@ pub(crate) static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x700), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x700, "likwid"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -73,7 +73,7 @@ pub(crate) static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0x701), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0x701, "likwid"),
     ]),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -90,7 +90,7 @@ pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x703), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x703, "linux-snbep"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -106,7 +106,7 @@ pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0x704), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x704, "linux-snbep"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -122,8 +122,8 @@ pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0x705), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0x706), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x705, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x706, "linux-snbep"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -139,7 +139,7 @@ pub(crate) static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the two general U-box counters.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_BOX_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0x708), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_BOX_STATUS", "UBOX", 0, 0x708, "likwid"),
     ]),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
@@ -155,8 +155,8 @@ pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "U-box data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0x709), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0x70A), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x709, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x70A, "linux-snbep"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -172,7 +172,7 @@ pub(crate) static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     description: "Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2014, device: 8, function: 0, offset: 0x0C0 }, source: "coreboot-skx" },
+        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x2014, 8, 0, 0x0C0), "coreboot-skx"),
     ]),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -188,7 +188,7 @@ pub(crate) static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2014, device: 8, function: 0, offset: 0x0D4 }, source: "coreboot-skx" },
+        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x2014, 8, 0, 0x0D4), "coreboot-skx"),
     ]),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
@@ -204,7 +204,7 @@ pub(crate) static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
     description: "The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MSR_CPU_BUS_NUMBER", instance: "UBOX", index: 0, location: Location::Msr(0x300), source: "linux-snbep" },
+        AddressInfo::msr("MSR_CPU_BUS_NUMBER", "UBOX", 0, 0x300, "linux-snbep"),
     ]),
     fields: CpuBusNumberLayout::FIELDS,
     notes: &[

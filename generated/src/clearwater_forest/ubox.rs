@@ -40,7 +40,7 @@ pub(crate) static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_BOX_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x3FF0), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_BOX_CTL", "UBOX", 0, 0x3FF0, "intel-pcm"),
     ]),
     fields: UBoxCtlLayout::FIELDS,
     notes: &[
@@ -57,8 +57,8 @@ pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0x3FF2), source: "intel-pcm" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0x3FF3), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x3FF2, "intel-pcm"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x3FF3, "intel-pcm"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -75,8 +75,8 @@ pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0x3FF8), source: "intel-pcm" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0x3FF9), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x3FF8, "intel-pcm"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x3FF9, "intel-pcm"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -92,7 +92,7 @@ pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
     sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x3FFE), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x3FFE, "intel-pcm"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -108,7 +108,7 @@ pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
     sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0x3FFD), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x3FFD, "intel-pcm"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[

@@ -56,14 +56,20 @@ impl Layout for DvsecCapHeaderLayout {
 }
 
 impl DvsecCapHeader {
-    /// `next_offset` (bits 31:20, ro, reset 0x0): Configuration-space offset of the next extended
+    /// `next_offset`: bits 31:20 (ro, reset 0x0).
+    pub const NEXT_OFFSET_BITS: BitRange = BitRange::new(31, 20);
+    /// `cap_version`: bits 19:16 (ro, reset 0x0).
+    pub const CAP_VERSION_BITS: BitRange = BitRange::new(19, 16);
+    /// `cap_id`: bits 15:0 (ro, reset 0x23).
+    pub const CAP_ID_BITS: BitRange = BitRange::new(15, 0);
+    /// `next_offset` ([`Self::NEXT_OFFSET_BITS`]): Configuration-space offset of the next extended
     /// capability, or 0 at the end of the list. A valid offset is dword-aligned and at least 0x100.
-    #[inline] pub const fn next_offset(self) -> u16 { get_bits(self.raw64(), 31, 20) as u16 }
-    /// `cap_version` (bits 19:16, ro, reset 0x0): Capability structure version.
-    #[inline] pub const fn cap_version(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
-    /// `cap_id` (bits 15:0, ro, reset 0x23): Extended capability id: 0x23, designated
-    /// vendor-specific (DVSEC).
-    #[inline] pub const fn cap_id(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
+    #[inline] pub const fn next_offset(self) -> u16 { Self::NEXT_OFFSET_BITS.get(self.raw64()) as u16 }
+    /// `cap_version` ([`Self::CAP_VERSION_BITS`]): Capability structure version.
+    #[inline] pub const fn cap_version(self) -> u8 { Self::CAP_VERSION_BITS.get(self.raw64()) as u8 }
+    /// `cap_id` ([`Self::CAP_ID_BITS`]): Extended capability id: 0x23, designated vendor-specific
+    /// (DVSEC).
+    #[inline] pub const fn cap_id(self) -> u16 { Self::CAP_ID_BITS.get(self.raw64()) as u16 }
 }
 
 /// `DVSEC_CAP_HEADER` of instance CAP.
@@ -77,7 +83,7 @@ static DVSEC_CAP_HEADER_INFO: RegisterInfo = RegisterInfo {
     description: "The PCI Express extended capability header: the capability's id, version and where the next capability starts.",
     sources: &["Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)", "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DVSEC_CAP_HEADER", instance: "CAP", index: 0, location: Location::Table(0x00), source: "linux-pci-regs" },
+        AddressInfo::new("DVSEC_CAP_HEADER", "CAP", 0, Location::Table(0x00), "linux-pci-regs"),
     ]),
     fields: DvsecCapHeaderLayout::FIELDS,
     notes: &[],
@@ -116,13 +122,19 @@ impl Layout for DvsecHeader1Layout {
 }
 
 impl DvsecHeader1 {
-    /// `length` (bits 31:20, ro, reset 0x0): The capability's length in bytes, header included.
-    #[inline] pub const fn length(self) -> u16 { get_bits(self.raw64(), 31, 20) as u16 }
-    /// `revision` (bits 19:16, ro, reset 0x0): The vendor's revision of the capability's layout.
-    #[inline] pub const fn revision(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
-    /// `vendor_id` (bits 15:0, ro, reset 0x8086): The vendor that defined the capability's layout:
+    /// `length`: bits 31:20 (ro, reset 0x0).
+    pub const LENGTH_BITS: BitRange = BitRange::new(31, 20);
+    /// `revision`: bits 19:16 (ro, reset 0x0).
+    pub const REVISION_BITS: BitRange = BitRange::new(19, 16);
+    /// `vendor_id`: bits 15:0 (ro, reset 0x8086).
+    pub const VENDOR_ID_BITS: BitRange = BitRange::new(15, 0);
+    /// `length` ([`Self::LENGTH_BITS`]): The capability's length in bytes, header included.
+    #[inline] pub const fn length(self) -> u16 { Self::LENGTH_BITS.get(self.raw64()) as u16 }
+    /// `revision` ([`Self::REVISION_BITS`]): The vendor's revision of the capability's layout.
+    #[inline] pub const fn revision(self) -> u8 { Self::REVISION_BITS.get(self.raw64()) as u8 }
+    /// `vendor_id` ([`Self::VENDOR_ID_BITS`]): The vendor that defined the capability's layout:
     /// 0x8086, Intel.
-    #[inline] pub const fn vendor_id(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
+    #[inline] pub const fn vendor_id(self) -> u16 { Self::VENDOR_ID_BITS.get(self.raw64()) as u16 }
 }
 
 /// `DVSEC_HEADER1` of instance CAP.
@@ -136,7 +148,7 @@ static DVSEC_HEADER1_INFO: RegisterInfo = RegisterInfo {
     description: "The first DVSEC header: who defined the capability, its revision and its length.",
     sources: &["Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DVSEC_HEADER1", instance: "CAP", index: 0, location: Location::Table(0x04), source: "linux-pci-regs" },
+        AddressInfo::new("DVSEC_HEADER1", "CAP", 0, Location::Table(0x04), "linux-pci-regs"),
     ]),
     fields: DvsecHeader1Layout::FIELDS,
     notes: &[],
@@ -185,15 +197,21 @@ impl Layout for DvsecHeader2Layout {
 }
 
 impl DvsecHeader2 {
-    /// `entry_size` (bits 31:24, ro, reset 0x0): Size of one entry of Intel's vendor-specific
+    /// `entry_size`: bits 31:24 (ro, reset 0x0).
+    pub const ENTRY_SIZE_BITS: BitRange = BitRange::new(31, 24);
+    /// `num_entries`: bits 23:16 (ro, reset 0x0).
+    pub const NUM_ENTRIES_BITS: BitRange = BitRange::new(23, 16);
+    /// `dvsec_id`: bits 15:0 (ro, reset 0x1).
+    pub const DVSEC_ID_BITS: BitRange = BitRange::new(15, 0);
+    /// `entry_size` ([`Self::ENTRY_SIZE_BITS`]): Size of one entry of Intel's vendor-specific
     /// layout in dwords; unused by the uncore reader (intel_vsec.h, INTEL_DVSEC_SIZE).
-    #[inline] pub const fn entry_size(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// `num_entries` (bits 23:16, ro, reset 0x0): Number of entries of Intel's vendor-specific
+    #[inline] pub const fn entry_size(self) -> u8 { Self::ENTRY_SIZE_BITS.get(self.raw64()) as u8 }
+    /// `num_entries` ([`Self::NUM_ENTRIES_BITS`]): Number of entries of Intel's vendor-specific
     /// layout; the uncore reader does not use it (Linux's intel_vsec.h, INTEL_DVSEC_ENTRIES).
-    #[inline] pub const fn num_entries(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// `dvsec_id` (bits 15:0, ro, reset 0x1): The structure's id; 1: uncore performance-monitoring
+    #[inline] pub const fn num_entries(self) -> u8 { Self::NUM_ENTRIES_BITS.get(self.raw64()) as u8 }
+    /// `dvsec_id` ([`Self::DVSEC_ID_BITS`]): The structure's id; 1: uncore performance-monitoring
     /// discovery.
-    #[inline] pub const fn dvsec_id(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
+    #[inline] pub const fn dvsec_id(self) -> u16 { Self::DVSEC_ID_BITS.get(self.raw64()) as u16 }
 }
 
 /// `DVSEC_HEADER2` of instance CAP.
@@ -207,7 +225,7 @@ static DVSEC_HEADER2_INFO: RegisterInfo = RegisterInfo {
     description: "The second DVSEC header: which of Intel's vendor-specific structures this is. Linux takes only DVSEC id 1 (UNCORE_DISCOVERY_DVSEC_ID_PMON) as the uncore's discovery table.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DVSEC_HEADER2", instance: "CAP", index: 0, location: Location::Table(0x08), source: "linux-uncore-discovery" },
+        AddressInfo::new("DVSEC_HEADER2", "CAP", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
     fields: DvsecHeader2Layout::FIELDS,
     notes: &[],
@@ -249,13 +267,17 @@ impl Layout for DvsecTableLayout {
 }
 
 impl DvsecTable {
-    /// `offset` (bits 31:3, ro, reset 0x0): Offset of the table in the BAR's window, in units of 8
+    /// `offset`: bits 31:3 (ro, reset 0x0).
+    pub const OFFSET_BITS: BitRange = BitRange::new(31, 3);
+    /// `bir`: bits 2:0 (ro, reset 0x0).
+    pub const BIR_BITS: BitRange = BitRange::new(2, 0);
+    /// `offset` ([`Self::OFFSET_BITS`]): Offset of the table in the BAR's window, in units of 8
     /// bytes. Zero on every part Linux reads: its reader refuses a non-zero value, and so does
     /// ours.
-    #[inline] pub const fn offset(self) -> u32 { get_bits(self.raw64(), 31, 3) as u32 }
-    /// `bir` (bits 2:0, ro, reset 0x0): BAR indicator: the table's base address is in the BAR at
+    #[inline] pub const fn offset(self) -> u32 { Self::OFFSET_BITS.get(self.raw64()) as u32 }
+    /// `bir` ([`Self::BIR_BITS`]): BAR indicator: the table's base address is in the BAR at
     /// configuration offset 0x10 + 4 \* bir (a 64-bit memory BAR takes that dword and the next).
-    #[inline] pub const fn bir(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    #[inline] pub const fn bir(self) -> u8 { Self::BIR_BITS.get(self.raw64()) as u8 }
 }
 
 /// `DVSEC_TABLE` of instance CAP.
@@ -269,7 +291,7 @@ static DVSEC_TABLE_INFO: RegisterInfo = RegisterInfo {
     description: "Where the discovery table is: which base address register of this device holds its physical address, and an offset into that window. Linux refuses the table when any bit outside the BAR indicator is set, so the table starts at the BAR's base.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "DVSEC_TABLE", instance: "CAP", index: 0, location: Location::Table(0x0C), source: "linux-uncore-discovery" },
+        AddressInfo::new("DVSEC_TABLE", "CAP", 0, Location::Table(0x0C), "linux-uncore-discovery"),
     ]),
     fields: DvsecTableLayout::FIELDS,
     notes: &[],

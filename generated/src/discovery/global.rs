@@ -93,16 +93,24 @@ impl Layout for GlobalDiscoveryTable1Layout {
 }
 
 impl GlobalDiscoveryTable1 {
-    /// `access_type` (bits 63:62, ro, reset 0x0): How GLOBAL_CTL_ADDR is reached.
-    #[inline] pub const fn access_type(self) -> GlobalDiscoveryTable1AccessType { GlobalDiscoveryTable1AccessType::from_bits(get_bits(self.raw64(), 63, 62) as u8) }
-    /// `max_units` (bits 25:16, ro, reset 0x0): Number of unit entries after the global state. Some
+    /// `access_type`: bits 63:62 (ro, reset 0x0).
+    pub const ACCESS_TYPE_BITS: BitRange = BitRange::new(63, 62);
+    /// `max_units`: bits 25:16 (ro, reset 0x0).
+    pub const MAX_UNITS_BITS: BitRange = BitRange::new(25, 16);
+    /// `stride`: bits 15:8 (ro, reset 0x0).
+    pub const STRIDE_BITS: BitRange = BitRange::new(15, 8);
+    /// `type`: bits 7:0 (ro, reset 0x0).
+    pub const TYPE_BITS: BitRange = BitRange::new(7, 0);
+    /// `access_type` ([`Self::ACCESS_TYPE_BITS`]): How GLOBAL_CTL_ADDR is reached.
+    #[inline] pub const fn access_type(self) -> GlobalDiscoveryTable1AccessType { GlobalDiscoveryTable1AccessType::from_bits(Self::ACCESS_TYPE_BITS.get(self.raw64()) as u8) }
+    /// `max_units` ([`Self::MAX_UNITS_BITS`]): Number of unit entries after the global state. Some
     /// may be empty (all zero or all ones) and are skipped.
-    #[inline] pub const fn max_units(self) -> u16 { get_bits(self.raw64(), 25, 16) as u16 }
-    /// `stride` (bits 15:8, ro, reset 0x0): Distance between consecutive entries, in units of 8
-    /// bytes (the global state is entry 0). At least 3, the size of one entry.
-    #[inline] pub const fn stride(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// `type` (bits 7:0, ro, reset 0x0): The table's type.
-    #[inline] pub const fn type_(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    #[inline] pub const fn max_units(self) -> u16 { Self::MAX_UNITS_BITS.get(self.raw64()) as u16 }
+    /// `stride` ([`Self::STRIDE_BITS`]): Distance between consecutive entries, in units of 8 bytes
+    /// (the global state is entry 0). At least 3, the size of one entry.
+    #[inline] pub const fn stride(self) -> u8 { Self::STRIDE_BITS.get(self.raw64()) as u8 }
+    /// `type` ([`Self::TYPE_BITS`]): The table's type.
+    #[inline] pub const fn type_(self) -> u8 { Self::TYPE_BITS.get(self.raw64()) as u8 }
 }
 
 /// `GLOBAL_DISCOVERY_TABLE1` of instance GLOBAL.
@@ -116,7 +124,7 @@ static GLOBAL_DISCOVERY_TABLE1_INFO: RegisterInfo = RegisterInfo {
     description: "The table's shape: its type, the distance between entries, the number of unit entries, and how the global control register is reached.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "GLOBAL_DISCOVERY_TABLE1", instance: "GLOBAL", index: 0, location: Location::Table(0x00), source: "linux-uncore-discovery" },
+        AddressInfo::new("GLOBAL_DISCOVERY_TABLE1", "GLOBAL", 0, Location::Table(0x00), "linux-uncore-discovery"),
     ]),
     fields: GlobalDiscoveryTable1Layout::FIELDS,
     notes: &[],
@@ -156,9 +164,11 @@ impl Layout for GlobalCtlAddrLayout {
 }
 
 impl GlobalCtlAddr {
-    /// `address` (bits 63:0, ro, reset 0x0): MSR number, physical address, or encoded PCI
+    /// `address`: bits 63:0 (ro, reset 0x0).
+    pub const ADDRESS_BITS: BitRange = BitRange::new(63, 0);
+    /// `address` ([`Self::ADDRESS_BITS`]): MSR number, physical address, or encoded PCI
     /// configuration address.
-    #[inline] pub const fn address(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    #[inline] pub const fn address(self) -> u64 { Self::ADDRESS_BITS.get(self.raw64()) }
 }
 
 /// `GLOBAL_CTL_ADDR` of instance GLOBAL.
@@ -172,7 +182,7 @@ static GLOBAL_CTL_ADDR_INFO: RegisterInfo = RegisterInfo {
     description: "The address of the uncore's global control register, in the kind GLOBAL_DISCOVERY_TABLE1.access_type says.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "GLOBAL_CTL_ADDR", instance: "GLOBAL", index: 0, location: Location::Table(0x08), source: "linux-uncore-discovery" },
+        AddressInfo::new("GLOBAL_CTL_ADDR", "GLOBAL", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
     fields: GlobalCtlAddrLayout::FIELDS,
     notes: &[],
@@ -216,11 +226,15 @@ impl Layout for GlobalDiscoveryTable3Layout {
 }
 
 impl GlobalDiscoveryTable3 {
-    /// `num_status` (bits 23:8, ro, reset 0x0): Number of global status registers.
-    #[inline] pub const fn num_status(self) -> u16 { get_bits(self.raw64(), 23, 8) as u16 }
-    /// `status_offset` (bits 7:0, ro, reset 0x0): Offset of the first global status register from
-    /// the global control.
-    #[inline] pub const fn status_offset(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// `num_status`: bits 23:8 (ro, reset 0x0).
+    pub const NUM_STATUS_BITS: BitRange = BitRange::new(23, 8);
+    /// `status_offset`: bits 7:0 (ro, reset 0x0).
+    pub const STATUS_OFFSET_BITS: BitRange = BitRange::new(7, 0);
+    /// `num_status` ([`Self::NUM_STATUS_BITS`]): Number of global status registers.
+    #[inline] pub const fn num_status(self) -> u16 { Self::NUM_STATUS_BITS.get(self.raw64()) as u16 }
+    /// `status_offset` ([`Self::STATUS_OFFSET_BITS`]): Offset of the first global status register
+    /// from the global control.
+    #[inline] pub const fn status_offset(self) -> u8 { Self::STATUS_OFFSET_BITS.get(self.raw64()) as u8 }
 }
 
 /// `GLOBAL_DISCOVERY_TABLE3` of instance GLOBAL.
@@ -234,7 +248,7 @@ static GLOBAL_DISCOVERY_TABLE3_INFO: RegisterInfo = RegisterInfo {
     description: "Where the global status registers are, relative to the global control.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "GLOBAL_DISCOVERY_TABLE3", instance: "GLOBAL", index: 0, location: Location::Table(0x10), source: "linux-uncore-discovery" },
+        AddressInfo::new("GLOBAL_DISCOVERY_TABLE3", "GLOBAL", 0, Location::Table(0x10), "linux-uncore-discovery"),
     ]),
     fields: GlobalDiscoveryTable3Layout::FIELDS,
     notes: &[],

@@ -98,21 +98,33 @@ impl Layout for UnitDiscoveryTable1Layout {
 }
 
 impl UnitDiscoveryTable1 {
-    /// `access_type` (bits 63:62, ro, reset 0x0): How the box's registers are reached.
-    #[inline] pub const fn access_type(self) -> UnitDiscoveryTable1AccessType { UnitDiscoveryTable1AccessType::from_bits(get_bits(self.raw64(), 63, 62) as u8) }
-    /// `status_offset` (bits 39:32, ro, reset 0x0): Offset of the box's overflow status register
+    /// `access_type`: bits 63:62 (ro, reset 0x0).
+    pub const ACCESS_TYPE_BITS: BitRange = BitRange::new(63, 62);
+    /// `status_offset`: bits 39:32 (ro, reset 0x0).
+    pub const STATUS_OFFSET_BITS: BitRange = BitRange::new(39, 32);
+    /// `ctr_offset`: bits 31:24 (ro, reset 0x0).
+    pub const CTR_OFFSET_BITS: BitRange = BitRange::new(31, 24);
+    /// `bit_width`: bits 23:16 (ro, reset 0x0).
+    pub const BIT_WIDTH_BITS: BitRange = BitRange::new(23, 16);
+    /// `ctl_offset`: bits 15:8 (ro, reset 0x0).
+    pub const CTL_OFFSET_BITS: BitRange = BitRange::new(15, 8);
+    /// `num_regs`: bits 7:0 (ro, reset 0x0).
+    pub const NUM_REGS_BITS: BitRange = BitRange::new(7, 0);
+    /// `access_type` ([`Self::ACCESS_TYPE_BITS`]): How the box's registers are reached.
+    #[inline] pub const fn access_type(self) -> UnitDiscoveryTable1AccessType { UnitDiscoveryTable1AccessType::from_bits(Self::ACCESS_TYPE_BITS.get(self.raw64()) as u8) }
+    /// `status_offset` ([`Self::STATUS_OFFSET_BITS`]): Offset of the box's overflow status register
     /// from its box control.
-    #[inline] pub const fn status_offset(self) -> u8 { get_bits(self.raw64(), 39, 32) as u8 }
-    /// `ctr_offset` (bits 31:24, ro, reset 0x0): Offset of counter 0 from the box control (MSR
+    #[inline] pub const fn status_offset(self) -> u8 { Self::STATUS_OFFSET_BITS.get(self.raw64()) as u8 }
+    /// `ctr_offset` ([`Self::CTR_OFFSET_BITS`]): Offset of counter 0 from the box control (MSR
     /// numbers or bytes).
-    #[inline] pub const fn ctr_offset(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// `bit_width` (bits 23:16, ro, reset 0x0): Width of each counter in bits.
-    #[inline] pub const fn bit_width(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// `ctl_offset` (bits 15:8, ro, reset 0x0): Offset of counter control 0 from the box control
+    #[inline] pub const fn ctr_offset(self) -> u8 { Self::CTR_OFFSET_BITS.get(self.raw64()) as u8 }
+    /// `bit_width` ([`Self::BIT_WIDTH_BITS`]): Width of each counter in bits.
+    #[inline] pub const fn bit_width(self) -> u8 { Self::BIT_WIDTH_BITS.get(self.raw64()) as u8 }
+    /// `ctl_offset` ([`Self::CTL_OFFSET_BITS`]): Offset of counter control 0 from the box control
     /// (MSR numbers or bytes).
-    #[inline] pub const fn ctl_offset(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// `num_regs` (bits 7:0, ro, reset 0x0): Number of general counters (and of their controls).
-    #[inline] pub const fn num_regs(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    #[inline] pub const fn ctl_offset(self) -> u8 { Self::CTL_OFFSET_BITS.get(self.raw64()) as u8 }
+    /// `num_regs` ([`Self::NUM_REGS_BITS`]): Number of general counters (and of their controls).
+    #[inline] pub const fn num_regs(self) -> u8 { Self::NUM_REGS_BITS.get(self.raw64()) as u8 }
 }
 
 /// `UNIT_DISCOVERY_TABLE1` of instance UNIT.
@@ -126,7 +138,7 @@ static UNIT_DISCOVERY_TABLE1_INFO: RegisterInfo = RegisterInfo {
     description: "The box's counters: how many, how wide, where the first control, counter and status are relative to the box control, and how its registers are reached.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UNIT_DISCOVERY_TABLE1", instance: "UNIT", index: 0, location: Location::Table(0x00), source: "linux-uncore-discovery" },
+        AddressInfo::new("UNIT_DISCOVERY_TABLE1", "UNIT", 0, Location::Table(0x00), "linux-uncore-discovery"),
     ]),
     fields: UnitDiscoveryTable1Layout::FIELDS,
     notes: &[],
@@ -168,9 +180,11 @@ impl Layout for UnitCtlAddrLayout {
 }
 
 impl UnitCtlAddr {
-    /// `address` (bits 63:0, ro, reset 0x0): The box control's MSR number, physical address, or
+    /// `address`: bits 63:0 (ro, reset 0x0).
+    pub const ADDRESS_BITS: BitRange = BitRange::new(63, 0);
+    /// `address` ([`Self::ADDRESS_BITS`]): The box control's MSR number, physical address, or
     /// encoded PCI configuration address.
-    #[inline] pub const fn address(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    #[inline] pub const fn address(self) -> u64 { Self::ADDRESS_BITS.get(self.raw64()) }
 }
 
 /// `UNIT_CTL_ADDR` of instance UNIT.
@@ -184,7 +198,7 @@ static UNIT_CTL_ADDR_INFO: RegisterInfo = RegisterInfo {
     description: "The address of the box control register. For an MSR box the MSR number, for a memory-mapped box the physical address; for a PCI box an encoded configuration address, whose fields this layout gives (bits 11:0 the offset, 19:12 the device and function as devfn, 27:20 the bus, 30:28 the PCI domain).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UNIT_CTL_ADDR", instance: "UNIT", index: 0, location: Location::Table(0x08), source: "linux-uncore-discovery" },
+        AddressInfo::new("UNIT_CTL_ADDR", "UNIT", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
     fields: UnitCtlAddrLayout::FIELDS,
     notes: &[],
@@ -228,10 +242,14 @@ impl Layout for UnitDiscoveryTable3Layout {
 }
 
 impl UnitDiscoveryTable3 {
-    /// `box_id` (bits 31:16, ro, reset 0x0): The box's id among the boxes of its type.
-    #[inline] pub const fn box_id(self) -> u16 { get_bits(self.raw64(), 31, 16) as u16 }
-    /// `box_type` (bits 15:0, ro, reset 0x0): The kind of box.
-    #[inline] pub const fn box_type(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
+    /// `box_id`: bits 31:16 (ro, reset 0x0).
+    pub const BOX_ID_BITS: BitRange = BitRange::new(31, 16);
+    /// `box_type`: bits 15:0 (ro, reset 0x0).
+    pub const BOX_TYPE_BITS: BitRange = BitRange::new(15, 0);
+    /// `box_id` ([`Self::BOX_ID_BITS`]): The box's id among the boxes of its type.
+    #[inline] pub const fn box_id(self) -> u16 { Self::BOX_ID_BITS.get(self.raw64()) as u16 }
+    /// `box_type` ([`Self::BOX_TYPE_BITS`]): The kind of box.
+    #[inline] pub const fn box_type(self) -> u16 { Self::BOX_TYPE_BITS.get(self.raw64()) as u16 }
 }
 
 /// `UNIT_DISCOVERY_TABLE3` of instance UNIT.
@@ -245,7 +263,7 @@ static UNIT_DISCOVERY_TABLE3_INFO: RegisterInfo = RegisterInfo {
     description: "Which box this is: its type (a number each processor's driver maps to a kind of box, CHA, IIO, iMC ...) and its id among the boxes of that type.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UNIT_DISCOVERY_TABLE3", instance: "UNIT", index: 0, location: Location::Table(0x10), source: "linux-uncore-discovery" },
+        AddressInfo::new("UNIT_DISCOVERY_TABLE3", "UNIT", 0, Location::Table(0x10), "linux-uncore-discovery"),
     ]),
     fields: UnitDiscoveryTable3Layout::FIELDS,
     notes: &[],

@@ -1520,7 +1520,7 @@ const UPI_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
-/// `UNC_CBO_CONFIG.num_cbo` (bits 63:0).
+/// `UNC_CBO_CONFIG.num_cbo`.
 const UNC_CBO_CONFIG_NUM_CBO: &FieldInfo = super::ubox::UNC_CBO_CONFIG_INFO
     .field_named("num_cbo");
 /// The `spr-cha` perf driver's format (`spr_uncore_cha_formats_attr`, Linux kernel,

@@ -46,7 +46,7 @@ pub(crate) static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Socket-wide uncore control: a freeze bit that holds the counters of every box while set.",
     sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x2FF0), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x2FF0, "intel-pcm"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -63,7 +63,7 @@ pub(crate) static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_BOX_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x2FD0), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_BOX_CTL", "UBOX", 0, 0x2FD0, "intel-pcm"),
     ]),
     fields: UBoxCtlLayout::FIELDS,
     notes: &[
@@ -80,8 +80,8 @@ pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0x2FD2), source: "intel-pcm" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0x2FD3), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x2FD2, "intel-pcm"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x2FD3, "intel-pcm"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -98,8 +98,8 @@ pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0x2FD8), source: "intel-pcm" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0x2FD9), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x2FD8, "intel-pcm"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x2FD9, "intel-pcm"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -115,7 +115,7 @@ pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
     sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x2FDE), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x2FDE, "intel-pcm"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -131,7 +131,7 @@ pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
     sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0x2FDF), source: "intel-pcm" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x2FDF, "intel-pcm"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -147,7 +147,7 @@ pub(crate) static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
     description: "The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part reports it.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "UNC_CBO_CONFIG", instance: "UBOX", index: 0, location: Location::Msr(0x2FFE), source: "linux-snbep" },
+        AddressInfo::msr("UNC_CBO_CONFIG", "UBOX", 0, 0x2FFE, "linux-snbep"),
     ]),
     fields: UncCboConfigLayout::FIELDS,
     notes: &[

@@ -66,50 +66,41 @@ impl Layout for IioBoxCtlLayout {
 }
 
 impl IioBoxCtl {
-    /// This value with `rst_ctrs` (bit 9) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// This value with `rst_ctrl` (bit 8) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `frz` (bit 0, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `frz` (bit 0) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `rst_ctrs`: bit 9 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(9, 9);
+    /// `rst_ctrl`: bit 8 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(8, 8);
+    /// `frz`: bit 0 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2900, "IIO0_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2910, "IIO1_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2920, "IIO2_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2930, "IIO3_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2940, "IIO4_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2950, "IIO5_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO6.
-pub const IIO6_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2960, "IIO6_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO7.
-pub const IIO7_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2970, "IIO7_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO8.
-pub const IIO8_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2980, "IIO8_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO9.
-pub const IIO9_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x2990, "IIO9_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO10.
-pub const IIO10_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29A0, "IIO10_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO11.
-pub const IIO11_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29B0, "IIO11_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO12.
-pub const IIO12_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29C0, "IIO12_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO13.
-pub const IIO13_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29D0, "IIO13_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO14.
-pub const IIO14_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29E0, "IIO14_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO15.
-pub const IIO15_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x29F0, "IIO15_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 16] = [IIO0_MSR_PMON_BOX_CTL, IIO1_MSR_PMON_BOX_CTL, IIO2_MSR_PMON_BOX_CTL, IIO3_MSR_PMON_BOX_CTL, IIO4_MSR_PMON_BOX_CTL, IIO5_MSR_PMON_BOX_CTL, IIO6_MSR_PMON_BOX_CTL, IIO7_MSR_PMON_BOX_CTL, IIO8_MSR_PMON_BOX_CTL, IIO9_MSR_PMON_BOX_CTL, IIO10_MSR_PMON_BOX_CTL, IIO11_MSR_PMON_BOX_CTL, IIO12_MSR_PMON_BOX_CTL, IIO13_MSR_PMON_BOX_CTL, IIO14_MSR_PMON_BOX_CTL, IIO15_MSR_PMON_BOX_CTL];
+/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11, IIO12, IIO13, IIO14, IIO15).
+pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 16] = [
+    Msr::new(0x2900, "IIO0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2910, "IIO1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2920, "IIO2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2930, "IIO3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2940, "IIO4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2950, "IIO5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2960, "IIO6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2970, "IIO7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2980, "IIO8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2990, "IIO9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29A0, "IIO10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29B0, "IIO11_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29C0, "IIO12_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29D0, "IIO13_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29E0, "IIO14_MSR_PMON_BOX_CTL"),
+    Msr::new(0x29F0, "IIO15_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -119,22 +110,22 @@ static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_BOX_CTL", instance: "IIO0", index: 0, location: Location::Msr(0x2900), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_BOX_CTL", instance: "IIO1", index: 0, location: Location::Msr(0x2910), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_BOX_CTL", instance: "IIO2", index: 0, location: Location::Msr(0x2920), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_BOX_CTL", instance: "IIO3", index: 0, location: Location::Msr(0x2930), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_BOX_CTL", instance: "IIO4", index: 0, location: Location::Msr(0x2940), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_BOX_CTL", instance: "IIO5", index: 0, location: Location::Msr(0x2950), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_BOX_CTL", instance: "IIO6", index: 0, location: Location::Msr(0x2960), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_BOX_CTL", instance: "IIO7", index: 0, location: Location::Msr(0x2970), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_BOX_CTL", instance: "IIO8", index: 0, location: Location::Msr(0x2980), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_BOX_CTL", instance: "IIO9", index: 0, location: Location::Msr(0x2990), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_BOX_CTL", instance: "IIO10", index: 0, location: Location::Msr(0x29A0), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_BOX_CTL", instance: "IIO11", index: 0, location: Location::Msr(0x29B0), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_BOX_CTL", instance: "IIO12", index: 0, location: Location::Msr(0x29C0), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_BOX_CTL", instance: "IIO13", index: 0, location: Location::Msr(0x29D0), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_BOX_CTL", instance: "IIO14", index: 0, location: Location::Msr(0x29E0), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_BOX_CTL", instance: "IIO15", index: 0, location: Location::Msr(0x29F0), source: "intel-pcm" },
+        AddressInfo::msr("IIO0_MSR_PMON_BOX_CTL", "IIO0", 0, 0x2900, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_BOX_CTL", "IIO1", 0, 0x2910, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_BOX_CTL", "IIO2", 0, 0x2920, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_BOX_CTL", "IIO3", 0, 0x2930, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_BOX_CTL", "IIO4", 0, 0x2940, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_BOX_CTL", "IIO5", 0, 0x2950, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_BOX_CTL", "IIO6", 0, 0x2960, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_BOX_CTL", "IIO7", 0, 0x2970, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_BOX_CTL", "IIO8", 0, 0x2980, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_BOX_CTL", "IIO9", 0, 0x2990, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_BOX_CTL", "IIO10", 0, 0x29A0, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_BOX_CTL", "IIO11", 0, 0x29B0, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_BOX_CTL", "IIO12", 0, 0x29C0, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_BOX_CTL", "IIO13", 0, 0x29D0, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_BOX_CTL", "IIO14", 0, 0x29E0, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_BOX_CTL", "IIO15", 0, 0x29F0, "intel-pcm"),
     ]),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
@@ -237,90 +228,91 @@ impl Layout for IioCtlLayout {
 }
 
 impl IioCtl {
-    /// `fc_mask` (bits 50:48, rw, reset 0x0): Traffic-class (flow-control) mask of the IIO events
-    /// that take one (Intel's FCMask).
-    #[inline] pub const fn fc_mask(self) -> u8 { get_bits(self.raw64(), 50, 48) as u8 }
-    /// This value with `fc_mask` (bits 50:48) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_fc_mask` returns an error instead.
-    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 50, 48, v as u64)) }
-    /// This value with `fc_mask` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 50, 48, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "fc_mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `ch_mask` (bits 47:36, rw, reset 0x0): Port (channel) mask of the IIO events that take one
+    /// `fc_mask`: bits 50:48 (rw, reset 0x0).
+    pub const FC_MASK_BITS: BitRange = BitRange::new(50, 48);
+    /// `ch_mask`: bits 47:36 (rw, reset 0x0).
+    pub const CH_MASK_BITS: BitRange = BitRange::new(47, 36);
+    /// `thresh`: bits 35:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(35, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `fc_mask` ([`Self::FC_MASK_BITS`]): Traffic-class (flow-control) mask of the IIO events that
+    /// take one (Intel's FCMask).
+    #[inline] pub const fn fc_mask(self) -> u8 { Self::FC_MASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `fc_mask` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_fc_mask` returns an error instead.
+    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(Self::FC_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `fc_mask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FC_MASK_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "fc_mask")) }
+    /// `ch_mask` ([`Self::CH_MASK_BITS`]): Port (channel) mask of the IIO events that take one
     /// (Intel's PortMask).
-    #[inline] pub const fn ch_mask(self) -> u16 { get_bits(self.raw64(), 47, 36) as u16 }
-    /// This value with `ch_mask` (bits 47:36) set to `v`. Panics if `v` does not fit in 12 bits (a
-    /// compile error in const context); `try_with_ch_mask` returns an error instead.
-    #[inline] pub const fn with_ch_mask(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 36, v as u64)) }
-    /// This value with `ch_mask` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_ch_mask(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 36, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "ch_mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 35:24, rw, reset 0x0): Threshold (12 bits): when non-zero, a cycle is counted
+    #[inline] pub const fn ch_mask(self) -> u16 { Self::CH_MASK_BITS.get(self.raw64()) as u16 }
+    /// This value with `ch_mask` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ch_mask` returns an error instead.
+    #[inline] pub const fn with_ch_mask(self, v: u16) -> Self { self.with_raw64(Self::CH_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ch_mask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ch_mask(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CH_MASK_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "ch_mask")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (12 bits): when non-zero, a cycle is counted
     /// only if that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u16 { get_bits(self.raw64(), 35, 24) as u16 }
-    /// This value with `thresh` (bits 35:24) set to `v`. Panics if `v` does not fit in 12 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 35, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 35, 24, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn thresh(self) -> u16 { Self::THRESH_BITS.get(self.raw64()) as u16 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2902, "IIO0_MSR_PMON_CTL0"), Msr::new(0x2903, "IIO0_MSR_PMON_CTL1"), Msr::new(0x2904, "IIO0_MSR_PMON_CTL2"), Msr::new(0x2905, "IIO0_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2912, "IIO1_MSR_PMON_CTL0"), Msr::new(0x2913, "IIO1_MSR_PMON_CTL1"), Msr::new(0x2914, "IIO1_MSR_PMON_CTL2"), Msr::new(0x2915, "IIO1_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2922, "IIO2_MSR_PMON_CTL0"), Msr::new(0x2923, "IIO2_MSR_PMON_CTL1"), Msr::new(0x2924, "IIO2_MSR_PMON_CTL2"), Msr::new(0x2925, "IIO2_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2932, "IIO3_MSR_PMON_CTL0"), Msr::new(0x2933, "IIO3_MSR_PMON_CTL1"), Msr::new(0x2934, "IIO3_MSR_PMON_CTL2"), Msr::new(0x2935, "IIO3_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2942, "IIO4_MSR_PMON_CTL0"), Msr::new(0x2943, "IIO4_MSR_PMON_CTL1"), Msr::new(0x2944, "IIO4_MSR_PMON_CTL2"), Msr::new(0x2945, "IIO4_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2952, "IIO5_MSR_PMON_CTL0"), Msr::new(0x2953, "IIO5_MSR_PMON_CTL1"), Msr::new(0x2954, "IIO5_MSR_PMON_CTL2"), Msr::new(0x2955, "IIO5_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO6.
-pub const IIO6_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2962, "IIO6_MSR_PMON_CTL0"), Msr::new(0x2963, "IIO6_MSR_PMON_CTL1"), Msr::new(0x2964, "IIO6_MSR_PMON_CTL2"), Msr::new(0x2965, "IIO6_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO7.
-pub const IIO7_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2972, "IIO7_MSR_PMON_CTL0"), Msr::new(0x2973, "IIO7_MSR_PMON_CTL1"), Msr::new(0x2974, "IIO7_MSR_PMON_CTL2"), Msr::new(0x2975, "IIO7_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO8.
-pub const IIO8_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2982, "IIO8_MSR_PMON_CTL0"), Msr::new(0x2983, "IIO8_MSR_PMON_CTL1"), Msr::new(0x2984, "IIO8_MSR_PMON_CTL2"), Msr::new(0x2985, "IIO8_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO9.
-pub const IIO9_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x2992, "IIO9_MSR_PMON_CTL0"), Msr::new(0x2993, "IIO9_MSR_PMON_CTL1"), Msr::new(0x2994, "IIO9_MSR_PMON_CTL2"), Msr::new(0x2995, "IIO9_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO10.
-pub const IIO10_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29A2, "IIO10_MSR_PMON_CTL0"), Msr::new(0x29A3, "IIO10_MSR_PMON_CTL1"), Msr::new(0x29A4, "IIO10_MSR_PMON_CTL2"), Msr::new(0x29A5, "IIO10_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO11.
-pub const IIO11_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29B2, "IIO11_MSR_PMON_CTL0"), Msr::new(0x29B3, "IIO11_MSR_PMON_CTL1"), Msr::new(0x29B4, "IIO11_MSR_PMON_CTL2"), Msr::new(0x29B5, "IIO11_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO12.
-pub const IIO12_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29C2, "IIO12_MSR_PMON_CTL0"), Msr::new(0x29C3, "IIO12_MSR_PMON_CTL1"), Msr::new(0x29C4, "IIO12_MSR_PMON_CTL2"), Msr::new(0x29C5, "IIO12_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO13.
-pub const IIO13_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29D2, "IIO13_MSR_PMON_CTL0"), Msr::new(0x29D3, "IIO13_MSR_PMON_CTL1"), Msr::new(0x29D4, "IIO13_MSR_PMON_CTL2"), Msr::new(0x29D5, "IIO13_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO14.
-pub const IIO14_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29E2, "IIO14_MSR_PMON_CTL0"), Msr::new(0x29E3, "IIO14_MSR_PMON_CTL1"), Msr::new(0x29E4, "IIO14_MSR_PMON_CTL2"), Msr::new(0x29E5, "IIO14_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO15.
-pub const IIO15_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x29F2, "IIO15_MSR_PMON_CTL0"), Msr::new(0x29F3, "IIO15_MSR_PMON_CTL1"), Msr::new(0x29F4, "IIO15_MSR_PMON_CTL2"), Msr::new(0x29F5, "IIO15_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 16] = [IIO0_MSR_PMON_CTL, IIO1_MSR_PMON_CTL, IIO2_MSR_PMON_CTL, IIO3_MSR_PMON_CTL, IIO4_MSR_PMON_CTL, IIO5_MSR_PMON_CTL, IIO6_MSR_PMON_CTL, IIO7_MSR_PMON_CTL, IIO8_MSR_PMON_CTL, IIO9_MSR_PMON_CTL, IIO10_MSR_PMON_CTL, IIO11_MSR_PMON_CTL, IIO12_MSR_PMON_CTL, IIO13_MSR_PMON_CTL, IIO14_MSR_PMON_CTL, IIO15_MSR_PMON_CTL];
+/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11, IIO12, IIO13, IIO14, IIO15).
+pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 16] = [
+    [Msr::new(0x2902, "IIO0_MSR_PMON_CTL0"), Msr::new(0x2903, "IIO0_MSR_PMON_CTL1"), Msr::new(0x2904, "IIO0_MSR_PMON_CTL2"), Msr::new(0x2905, "IIO0_MSR_PMON_CTL3")],
+    [Msr::new(0x2912, "IIO1_MSR_PMON_CTL0"), Msr::new(0x2913, "IIO1_MSR_PMON_CTL1"), Msr::new(0x2914, "IIO1_MSR_PMON_CTL2"), Msr::new(0x2915, "IIO1_MSR_PMON_CTL3")],
+    [Msr::new(0x2922, "IIO2_MSR_PMON_CTL0"), Msr::new(0x2923, "IIO2_MSR_PMON_CTL1"), Msr::new(0x2924, "IIO2_MSR_PMON_CTL2"), Msr::new(0x2925, "IIO2_MSR_PMON_CTL3")],
+    [Msr::new(0x2932, "IIO3_MSR_PMON_CTL0"), Msr::new(0x2933, "IIO3_MSR_PMON_CTL1"), Msr::new(0x2934, "IIO3_MSR_PMON_CTL2"), Msr::new(0x2935, "IIO3_MSR_PMON_CTL3")],
+    [Msr::new(0x2942, "IIO4_MSR_PMON_CTL0"), Msr::new(0x2943, "IIO4_MSR_PMON_CTL1"), Msr::new(0x2944, "IIO4_MSR_PMON_CTL2"), Msr::new(0x2945, "IIO4_MSR_PMON_CTL3")],
+    [Msr::new(0x2952, "IIO5_MSR_PMON_CTL0"), Msr::new(0x2953, "IIO5_MSR_PMON_CTL1"), Msr::new(0x2954, "IIO5_MSR_PMON_CTL2"), Msr::new(0x2955, "IIO5_MSR_PMON_CTL3")],
+    [Msr::new(0x2962, "IIO6_MSR_PMON_CTL0"), Msr::new(0x2963, "IIO6_MSR_PMON_CTL1"), Msr::new(0x2964, "IIO6_MSR_PMON_CTL2"), Msr::new(0x2965, "IIO6_MSR_PMON_CTL3")],
+    [Msr::new(0x2972, "IIO7_MSR_PMON_CTL0"), Msr::new(0x2973, "IIO7_MSR_PMON_CTL1"), Msr::new(0x2974, "IIO7_MSR_PMON_CTL2"), Msr::new(0x2975, "IIO7_MSR_PMON_CTL3")],
+    [Msr::new(0x2982, "IIO8_MSR_PMON_CTL0"), Msr::new(0x2983, "IIO8_MSR_PMON_CTL1"), Msr::new(0x2984, "IIO8_MSR_PMON_CTL2"), Msr::new(0x2985, "IIO8_MSR_PMON_CTL3")],
+    [Msr::new(0x2992, "IIO9_MSR_PMON_CTL0"), Msr::new(0x2993, "IIO9_MSR_PMON_CTL1"), Msr::new(0x2994, "IIO9_MSR_PMON_CTL2"), Msr::new(0x2995, "IIO9_MSR_PMON_CTL3")],
+    [Msr::new(0x29A2, "IIO10_MSR_PMON_CTL0"), Msr::new(0x29A3, "IIO10_MSR_PMON_CTL1"), Msr::new(0x29A4, "IIO10_MSR_PMON_CTL2"), Msr::new(0x29A5, "IIO10_MSR_PMON_CTL3")],
+    [Msr::new(0x29B2, "IIO11_MSR_PMON_CTL0"), Msr::new(0x29B3, "IIO11_MSR_PMON_CTL1"), Msr::new(0x29B4, "IIO11_MSR_PMON_CTL2"), Msr::new(0x29B5, "IIO11_MSR_PMON_CTL3")],
+    [Msr::new(0x29C2, "IIO12_MSR_PMON_CTL0"), Msr::new(0x29C3, "IIO12_MSR_PMON_CTL1"), Msr::new(0x29C4, "IIO12_MSR_PMON_CTL2"), Msr::new(0x29C5, "IIO12_MSR_PMON_CTL3")],
+    [Msr::new(0x29D2, "IIO13_MSR_PMON_CTL0"), Msr::new(0x29D3, "IIO13_MSR_PMON_CTL1"), Msr::new(0x29D4, "IIO13_MSR_PMON_CTL2"), Msr::new(0x29D5, "IIO13_MSR_PMON_CTL3")],
+    [Msr::new(0x29E2, "IIO14_MSR_PMON_CTL0"), Msr::new(0x29E3, "IIO14_MSR_PMON_CTL1"), Msr::new(0x29E4, "IIO14_MSR_PMON_CTL2"), Msr::new(0x29E5, "IIO14_MSR_PMON_CTL3")],
+    [Msr::new(0x29F2, "IIO15_MSR_PMON_CTL0"), Msr::new(0x29F3, "IIO15_MSR_PMON_CTL1"), Msr::new(0x29F4, "IIO15_MSR_PMON_CTL2"), Msr::new(0x29F5, "IIO15_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -330,70 +322,70 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: event, unit mask, enable, a 12-bit threshold with inversion and edge detection, and port and traffic-class masks.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_CTL0", instance: "IIO0", index: 0, location: Location::Msr(0x2902), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL1", instance: "IIO0", index: 1, location: Location::Msr(0x2903), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL2", instance: "IIO0", index: 2, location: Location::Msr(0x2904), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL3", instance: "IIO0", index: 3, location: Location::Msr(0x2905), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL0", instance: "IIO1", index: 0, location: Location::Msr(0x2912), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL1", instance: "IIO1", index: 1, location: Location::Msr(0x2913), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL2", instance: "IIO1", index: 2, location: Location::Msr(0x2914), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL3", instance: "IIO1", index: 3, location: Location::Msr(0x2915), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL0", instance: "IIO2", index: 0, location: Location::Msr(0x2922), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL1", instance: "IIO2", index: 1, location: Location::Msr(0x2923), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL2", instance: "IIO2", index: 2, location: Location::Msr(0x2924), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL3", instance: "IIO2", index: 3, location: Location::Msr(0x2925), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL0", instance: "IIO3", index: 0, location: Location::Msr(0x2932), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL1", instance: "IIO3", index: 1, location: Location::Msr(0x2933), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL2", instance: "IIO3", index: 2, location: Location::Msr(0x2934), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL3", instance: "IIO3", index: 3, location: Location::Msr(0x2935), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL0", instance: "IIO4", index: 0, location: Location::Msr(0x2942), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL1", instance: "IIO4", index: 1, location: Location::Msr(0x2943), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL2", instance: "IIO4", index: 2, location: Location::Msr(0x2944), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL3", instance: "IIO4", index: 3, location: Location::Msr(0x2945), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL0", instance: "IIO5", index: 0, location: Location::Msr(0x2952), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL1", instance: "IIO5", index: 1, location: Location::Msr(0x2953), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL2", instance: "IIO5", index: 2, location: Location::Msr(0x2954), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL3", instance: "IIO5", index: 3, location: Location::Msr(0x2955), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTL0", instance: "IIO6", index: 0, location: Location::Msr(0x2962), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTL1", instance: "IIO6", index: 1, location: Location::Msr(0x2963), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTL2", instance: "IIO6", index: 2, location: Location::Msr(0x2964), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTL3", instance: "IIO6", index: 3, location: Location::Msr(0x2965), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTL0", instance: "IIO7", index: 0, location: Location::Msr(0x2972), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTL1", instance: "IIO7", index: 1, location: Location::Msr(0x2973), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTL2", instance: "IIO7", index: 2, location: Location::Msr(0x2974), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTL3", instance: "IIO7", index: 3, location: Location::Msr(0x2975), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTL0", instance: "IIO8", index: 0, location: Location::Msr(0x2982), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTL1", instance: "IIO8", index: 1, location: Location::Msr(0x2983), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTL2", instance: "IIO8", index: 2, location: Location::Msr(0x2984), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTL3", instance: "IIO8", index: 3, location: Location::Msr(0x2985), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTL0", instance: "IIO9", index: 0, location: Location::Msr(0x2992), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTL1", instance: "IIO9", index: 1, location: Location::Msr(0x2993), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTL2", instance: "IIO9", index: 2, location: Location::Msr(0x2994), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTL3", instance: "IIO9", index: 3, location: Location::Msr(0x2995), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTL0", instance: "IIO10", index: 0, location: Location::Msr(0x29A2), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTL1", instance: "IIO10", index: 1, location: Location::Msr(0x29A3), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTL2", instance: "IIO10", index: 2, location: Location::Msr(0x29A4), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTL3", instance: "IIO10", index: 3, location: Location::Msr(0x29A5), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTL0", instance: "IIO11", index: 0, location: Location::Msr(0x29B2), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTL1", instance: "IIO11", index: 1, location: Location::Msr(0x29B3), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTL2", instance: "IIO11", index: 2, location: Location::Msr(0x29B4), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTL3", instance: "IIO11", index: 3, location: Location::Msr(0x29B5), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_CTL0", instance: "IIO12", index: 0, location: Location::Msr(0x29C2), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_CTL1", instance: "IIO12", index: 1, location: Location::Msr(0x29C3), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_CTL2", instance: "IIO12", index: 2, location: Location::Msr(0x29C4), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_CTL3", instance: "IIO12", index: 3, location: Location::Msr(0x29C5), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_CTL0", instance: "IIO13", index: 0, location: Location::Msr(0x29D2), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_CTL1", instance: "IIO13", index: 1, location: Location::Msr(0x29D3), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_CTL2", instance: "IIO13", index: 2, location: Location::Msr(0x29D4), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_CTL3", instance: "IIO13", index: 3, location: Location::Msr(0x29D5), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_CTL0", instance: "IIO14", index: 0, location: Location::Msr(0x29E2), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_CTL1", instance: "IIO14", index: 1, location: Location::Msr(0x29E3), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_CTL2", instance: "IIO14", index: 2, location: Location::Msr(0x29E4), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_CTL3", instance: "IIO14", index: 3, location: Location::Msr(0x29E5), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_CTL0", instance: "IIO15", index: 0, location: Location::Msr(0x29F2), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_CTL1", instance: "IIO15", index: 1, location: Location::Msr(0x29F3), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_CTL2", instance: "IIO15", index: 2, location: Location::Msr(0x29F4), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_CTL3", instance: "IIO15", index: 3, location: Location::Msr(0x29F5), source: "intel-pcm" },
+        AddressInfo::msr("IIO0_MSR_PMON_CTL0", "IIO0", 0, 0x2902, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL1", "IIO0", 1, 0x2903, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL2", "IIO0", 2, 0x2904, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL3", "IIO0", 3, 0x2905, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL0", "IIO1", 0, 0x2912, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL1", "IIO1", 1, 0x2913, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL2", "IIO1", 2, 0x2914, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL3", "IIO1", 3, 0x2915, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL0", "IIO2", 0, 0x2922, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL1", "IIO2", 1, 0x2923, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL2", "IIO2", 2, 0x2924, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL3", "IIO2", 3, 0x2925, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL0", "IIO3", 0, 0x2932, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL1", "IIO3", 1, 0x2933, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL2", "IIO3", 2, 0x2934, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL3", "IIO3", 3, 0x2935, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL0", "IIO4", 0, 0x2942, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL1", "IIO4", 1, 0x2943, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL2", "IIO4", 2, 0x2944, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL3", "IIO4", 3, 0x2945, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL0", "IIO5", 0, 0x2952, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL1", "IIO5", 1, 0x2953, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL2", "IIO5", 2, 0x2954, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL3", "IIO5", 3, 0x2955, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTL0", "IIO6", 0, 0x2962, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTL1", "IIO6", 1, 0x2963, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTL2", "IIO6", 2, 0x2964, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTL3", "IIO6", 3, 0x2965, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTL0", "IIO7", 0, 0x2972, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTL1", "IIO7", 1, 0x2973, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTL2", "IIO7", 2, 0x2974, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTL3", "IIO7", 3, 0x2975, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTL0", "IIO8", 0, 0x2982, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTL1", "IIO8", 1, 0x2983, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTL2", "IIO8", 2, 0x2984, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTL3", "IIO8", 3, 0x2985, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTL0", "IIO9", 0, 0x2992, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTL1", "IIO9", 1, 0x2993, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTL2", "IIO9", 2, 0x2994, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTL3", "IIO9", 3, 0x2995, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTL0", "IIO10", 0, 0x29A2, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTL1", "IIO10", 1, 0x29A3, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTL2", "IIO10", 2, 0x29A4, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTL3", "IIO10", 3, 0x29A5, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTL0", "IIO11", 0, 0x29B2, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTL1", "IIO11", 1, 0x29B3, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTL2", "IIO11", 2, 0x29B4, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTL3", "IIO11", 3, 0x29B5, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_CTL0", "IIO12", 0, 0x29C2, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_CTL1", "IIO12", 1, 0x29C3, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_CTL2", "IIO12", 2, 0x29C4, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_CTL3", "IIO12", 3, 0x29C5, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_CTL0", "IIO13", 0, 0x29D2, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_CTL1", "IIO13", 1, 0x29D3, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_CTL2", "IIO13", 2, 0x29D4, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_CTL3", "IIO13", 3, 0x29D5, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_CTL0", "IIO14", 0, 0x29E2, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_CTL1", "IIO14", 1, 0x29E3, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_CTL2", "IIO14", 2, 0x29E4, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_CTL3", "IIO14", 3, 0x29E5, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_CTL0", "IIO15", 0, 0x29F2, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_CTL1", "IIO15", 1, 0x29F3, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_CTL2", "IIO15", 2, 0x29F4, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_CTL3", "IIO15", 3, 0x29F5, "intel-pcm"),
     ]),
     fields: IioCtlLayout::FIELDS,
     notes: &[
@@ -440,50 +432,37 @@ impl Layout for IioCtrLayout {
 }
 
 impl IioCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IIO{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
 }
 
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2908, "IIO0_MSR_PMON_CTR0"), Msr::new(0x2909, "IIO0_MSR_PMON_CTR1"), Msr::new(0x290A, "IIO0_MSR_PMON_CTR2"), Msr::new(0x290B, "IIO0_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2918, "IIO1_MSR_PMON_CTR0"), Msr::new(0x2919, "IIO1_MSR_PMON_CTR1"), Msr::new(0x291A, "IIO1_MSR_PMON_CTR2"), Msr::new(0x291B, "IIO1_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2928, "IIO2_MSR_PMON_CTR0"), Msr::new(0x2929, "IIO2_MSR_PMON_CTR1"), Msr::new(0x292A, "IIO2_MSR_PMON_CTR2"), Msr::new(0x292B, "IIO2_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2938, "IIO3_MSR_PMON_CTR0"), Msr::new(0x2939, "IIO3_MSR_PMON_CTR1"), Msr::new(0x293A, "IIO3_MSR_PMON_CTR2"), Msr::new(0x293B, "IIO3_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2948, "IIO4_MSR_PMON_CTR0"), Msr::new(0x2949, "IIO4_MSR_PMON_CTR1"), Msr::new(0x294A, "IIO4_MSR_PMON_CTR2"), Msr::new(0x294B, "IIO4_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2958, "IIO5_MSR_PMON_CTR0"), Msr::new(0x2959, "IIO5_MSR_PMON_CTR1"), Msr::new(0x295A, "IIO5_MSR_PMON_CTR2"), Msr::new(0x295B, "IIO5_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO6.
-pub const IIO6_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2968, "IIO6_MSR_PMON_CTR0"), Msr::new(0x2969, "IIO6_MSR_PMON_CTR1"), Msr::new(0x296A, "IIO6_MSR_PMON_CTR2"), Msr::new(0x296B, "IIO6_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO7.
-pub const IIO7_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2978, "IIO7_MSR_PMON_CTR0"), Msr::new(0x2979, "IIO7_MSR_PMON_CTR1"), Msr::new(0x297A, "IIO7_MSR_PMON_CTR2"), Msr::new(0x297B, "IIO7_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO8.
-pub const IIO8_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2988, "IIO8_MSR_PMON_CTR0"), Msr::new(0x2989, "IIO8_MSR_PMON_CTR1"), Msr::new(0x298A, "IIO8_MSR_PMON_CTR2"), Msr::new(0x298B, "IIO8_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO9.
-pub const IIO9_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x2998, "IIO9_MSR_PMON_CTR0"), Msr::new(0x2999, "IIO9_MSR_PMON_CTR1"), Msr::new(0x299A, "IIO9_MSR_PMON_CTR2"), Msr::new(0x299B, "IIO9_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO10.
-pub const IIO10_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29A8, "IIO10_MSR_PMON_CTR0"), Msr::new(0x29A9, "IIO10_MSR_PMON_CTR1"), Msr::new(0x29AA, "IIO10_MSR_PMON_CTR2"), Msr::new(0x29AB, "IIO10_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO11.
-pub const IIO11_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29B8, "IIO11_MSR_PMON_CTR0"), Msr::new(0x29B9, "IIO11_MSR_PMON_CTR1"), Msr::new(0x29BA, "IIO11_MSR_PMON_CTR2"), Msr::new(0x29BB, "IIO11_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO12.
-pub const IIO12_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29C8, "IIO12_MSR_PMON_CTR0"), Msr::new(0x29C9, "IIO12_MSR_PMON_CTR1"), Msr::new(0x29CA, "IIO12_MSR_PMON_CTR2"), Msr::new(0x29CB, "IIO12_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO13.
-pub const IIO13_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29D8, "IIO13_MSR_PMON_CTR0"), Msr::new(0x29D9, "IIO13_MSR_PMON_CTR1"), Msr::new(0x29DA, "IIO13_MSR_PMON_CTR2"), Msr::new(0x29DB, "IIO13_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO14.
-pub const IIO14_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29E8, "IIO14_MSR_PMON_CTR0"), Msr::new(0x29E9, "IIO14_MSR_PMON_CTR1"), Msr::new(0x29EA, "IIO14_MSR_PMON_CTR2"), Msr::new(0x29EB, "IIO14_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO15.
-pub const IIO15_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x29F8, "IIO15_MSR_PMON_CTR0"), Msr::new(0x29F9, "IIO15_MSR_PMON_CTR1"), Msr::new(0x29FA, "IIO15_MSR_PMON_CTR2"), Msr::new(0x29FB, "IIO15_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 16] = [IIO0_MSR_PMON_CTR, IIO1_MSR_PMON_CTR, IIO2_MSR_PMON_CTR, IIO3_MSR_PMON_CTR, IIO4_MSR_PMON_CTR, IIO5_MSR_PMON_CTR, IIO6_MSR_PMON_CTR, IIO7_MSR_PMON_CTR, IIO8_MSR_PMON_CTR, IIO9_MSR_PMON_CTR, IIO10_MSR_PMON_CTR, IIO11_MSR_PMON_CTR, IIO12_MSR_PMON_CTR, IIO13_MSR_PMON_CTR, IIO14_MSR_PMON_CTR, IIO15_MSR_PMON_CTR];
+/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11, IIO12, IIO13, IIO14, IIO15).
+pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 16] = [
+    [Msr::new(0x2908, "IIO0_MSR_PMON_CTR0"), Msr::new(0x2909, "IIO0_MSR_PMON_CTR1"), Msr::new(0x290A, "IIO0_MSR_PMON_CTR2"), Msr::new(0x290B, "IIO0_MSR_PMON_CTR3")],
+    [Msr::new(0x2918, "IIO1_MSR_PMON_CTR0"), Msr::new(0x2919, "IIO1_MSR_PMON_CTR1"), Msr::new(0x291A, "IIO1_MSR_PMON_CTR2"), Msr::new(0x291B, "IIO1_MSR_PMON_CTR3")],
+    [Msr::new(0x2928, "IIO2_MSR_PMON_CTR0"), Msr::new(0x2929, "IIO2_MSR_PMON_CTR1"), Msr::new(0x292A, "IIO2_MSR_PMON_CTR2"), Msr::new(0x292B, "IIO2_MSR_PMON_CTR3")],
+    [Msr::new(0x2938, "IIO3_MSR_PMON_CTR0"), Msr::new(0x2939, "IIO3_MSR_PMON_CTR1"), Msr::new(0x293A, "IIO3_MSR_PMON_CTR2"), Msr::new(0x293B, "IIO3_MSR_PMON_CTR3")],
+    [Msr::new(0x2948, "IIO4_MSR_PMON_CTR0"), Msr::new(0x2949, "IIO4_MSR_PMON_CTR1"), Msr::new(0x294A, "IIO4_MSR_PMON_CTR2"), Msr::new(0x294B, "IIO4_MSR_PMON_CTR3")],
+    [Msr::new(0x2958, "IIO5_MSR_PMON_CTR0"), Msr::new(0x2959, "IIO5_MSR_PMON_CTR1"), Msr::new(0x295A, "IIO5_MSR_PMON_CTR2"), Msr::new(0x295B, "IIO5_MSR_PMON_CTR3")],
+    [Msr::new(0x2968, "IIO6_MSR_PMON_CTR0"), Msr::new(0x2969, "IIO6_MSR_PMON_CTR1"), Msr::new(0x296A, "IIO6_MSR_PMON_CTR2"), Msr::new(0x296B, "IIO6_MSR_PMON_CTR3")],
+    [Msr::new(0x2978, "IIO7_MSR_PMON_CTR0"), Msr::new(0x2979, "IIO7_MSR_PMON_CTR1"), Msr::new(0x297A, "IIO7_MSR_PMON_CTR2"), Msr::new(0x297B, "IIO7_MSR_PMON_CTR3")],
+    [Msr::new(0x2988, "IIO8_MSR_PMON_CTR0"), Msr::new(0x2989, "IIO8_MSR_PMON_CTR1"), Msr::new(0x298A, "IIO8_MSR_PMON_CTR2"), Msr::new(0x298B, "IIO8_MSR_PMON_CTR3")],
+    [Msr::new(0x2998, "IIO9_MSR_PMON_CTR0"), Msr::new(0x2999, "IIO9_MSR_PMON_CTR1"), Msr::new(0x299A, "IIO9_MSR_PMON_CTR2"), Msr::new(0x299B, "IIO9_MSR_PMON_CTR3")],
+    [Msr::new(0x29A8, "IIO10_MSR_PMON_CTR0"), Msr::new(0x29A9, "IIO10_MSR_PMON_CTR1"), Msr::new(0x29AA, "IIO10_MSR_PMON_CTR2"), Msr::new(0x29AB, "IIO10_MSR_PMON_CTR3")],
+    [Msr::new(0x29B8, "IIO11_MSR_PMON_CTR0"), Msr::new(0x29B9, "IIO11_MSR_PMON_CTR1"), Msr::new(0x29BA, "IIO11_MSR_PMON_CTR2"), Msr::new(0x29BB, "IIO11_MSR_PMON_CTR3")],
+    [Msr::new(0x29C8, "IIO12_MSR_PMON_CTR0"), Msr::new(0x29C9, "IIO12_MSR_PMON_CTR1"), Msr::new(0x29CA, "IIO12_MSR_PMON_CTR2"), Msr::new(0x29CB, "IIO12_MSR_PMON_CTR3")],
+    [Msr::new(0x29D8, "IIO13_MSR_PMON_CTR0"), Msr::new(0x29D9, "IIO13_MSR_PMON_CTR1"), Msr::new(0x29DA, "IIO13_MSR_PMON_CTR2"), Msr::new(0x29DB, "IIO13_MSR_PMON_CTR3")],
+    [Msr::new(0x29E8, "IIO14_MSR_PMON_CTR0"), Msr::new(0x29E9, "IIO14_MSR_PMON_CTR1"), Msr::new(0x29EA, "IIO14_MSR_PMON_CTR2"), Msr::new(0x29EB, "IIO14_MSR_PMON_CTR3")],
+    [Msr::new(0x29F8, "IIO15_MSR_PMON_CTR0"), Msr::new(0x29F9, "IIO15_MSR_PMON_CTR1"), Msr::new(0x29FA, "IIO15_MSR_PMON_CTR2"), Msr::new(0x29FB, "IIO15_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -493,70 +472,70 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_CTR0", instance: "IIO0", index: 0, location: Location::Msr(0x2908), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR1", instance: "IIO0", index: 1, location: Location::Msr(0x2909), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR2", instance: "IIO0", index: 2, location: Location::Msr(0x290A), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR3", instance: "IIO0", index: 3, location: Location::Msr(0x290B), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR0", instance: "IIO1", index: 0, location: Location::Msr(0x2918), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR1", instance: "IIO1", index: 1, location: Location::Msr(0x2919), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR2", instance: "IIO1", index: 2, location: Location::Msr(0x291A), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR3", instance: "IIO1", index: 3, location: Location::Msr(0x291B), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR0", instance: "IIO2", index: 0, location: Location::Msr(0x2928), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR1", instance: "IIO2", index: 1, location: Location::Msr(0x2929), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR2", instance: "IIO2", index: 2, location: Location::Msr(0x292A), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR3", instance: "IIO2", index: 3, location: Location::Msr(0x292B), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR0", instance: "IIO3", index: 0, location: Location::Msr(0x2938), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR1", instance: "IIO3", index: 1, location: Location::Msr(0x2939), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR2", instance: "IIO3", index: 2, location: Location::Msr(0x293A), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR3", instance: "IIO3", index: 3, location: Location::Msr(0x293B), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR0", instance: "IIO4", index: 0, location: Location::Msr(0x2948), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR1", instance: "IIO4", index: 1, location: Location::Msr(0x2949), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR2", instance: "IIO4", index: 2, location: Location::Msr(0x294A), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR3", instance: "IIO4", index: 3, location: Location::Msr(0x294B), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR0", instance: "IIO5", index: 0, location: Location::Msr(0x2958), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR1", instance: "IIO5", index: 1, location: Location::Msr(0x2959), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR2", instance: "IIO5", index: 2, location: Location::Msr(0x295A), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR3", instance: "IIO5", index: 3, location: Location::Msr(0x295B), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTR0", instance: "IIO6", index: 0, location: Location::Msr(0x2968), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTR1", instance: "IIO6", index: 1, location: Location::Msr(0x2969), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTR2", instance: "IIO6", index: 2, location: Location::Msr(0x296A), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTR3", instance: "IIO6", index: 3, location: Location::Msr(0x296B), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTR0", instance: "IIO7", index: 0, location: Location::Msr(0x2978), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTR1", instance: "IIO7", index: 1, location: Location::Msr(0x2979), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTR2", instance: "IIO7", index: 2, location: Location::Msr(0x297A), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTR3", instance: "IIO7", index: 3, location: Location::Msr(0x297B), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTR0", instance: "IIO8", index: 0, location: Location::Msr(0x2988), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTR1", instance: "IIO8", index: 1, location: Location::Msr(0x2989), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTR2", instance: "IIO8", index: 2, location: Location::Msr(0x298A), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTR3", instance: "IIO8", index: 3, location: Location::Msr(0x298B), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTR0", instance: "IIO9", index: 0, location: Location::Msr(0x2998), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTR1", instance: "IIO9", index: 1, location: Location::Msr(0x2999), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTR2", instance: "IIO9", index: 2, location: Location::Msr(0x299A), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTR3", instance: "IIO9", index: 3, location: Location::Msr(0x299B), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTR0", instance: "IIO10", index: 0, location: Location::Msr(0x29A8), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTR1", instance: "IIO10", index: 1, location: Location::Msr(0x29A9), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTR2", instance: "IIO10", index: 2, location: Location::Msr(0x29AA), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTR3", instance: "IIO10", index: 3, location: Location::Msr(0x29AB), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTR0", instance: "IIO11", index: 0, location: Location::Msr(0x29B8), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTR1", instance: "IIO11", index: 1, location: Location::Msr(0x29B9), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTR2", instance: "IIO11", index: 2, location: Location::Msr(0x29BA), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTR3", instance: "IIO11", index: 3, location: Location::Msr(0x29BB), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_CTR0", instance: "IIO12", index: 0, location: Location::Msr(0x29C8), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_CTR1", instance: "IIO12", index: 1, location: Location::Msr(0x29C9), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_CTR2", instance: "IIO12", index: 2, location: Location::Msr(0x29CA), source: "intel-pcm" },
-        AddressInfo { name: "IIO12_MSR_PMON_CTR3", instance: "IIO12", index: 3, location: Location::Msr(0x29CB), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_CTR0", instance: "IIO13", index: 0, location: Location::Msr(0x29D8), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_CTR1", instance: "IIO13", index: 1, location: Location::Msr(0x29D9), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_CTR2", instance: "IIO13", index: 2, location: Location::Msr(0x29DA), source: "intel-pcm" },
-        AddressInfo { name: "IIO13_MSR_PMON_CTR3", instance: "IIO13", index: 3, location: Location::Msr(0x29DB), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_CTR0", instance: "IIO14", index: 0, location: Location::Msr(0x29E8), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_CTR1", instance: "IIO14", index: 1, location: Location::Msr(0x29E9), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_CTR2", instance: "IIO14", index: 2, location: Location::Msr(0x29EA), source: "intel-pcm" },
-        AddressInfo { name: "IIO14_MSR_PMON_CTR3", instance: "IIO14", index: 3, location: Location::Msr(0x29EB), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_CTR0", instance: "IIO15", index: 0, location: Location::Msr(0x29F8), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_CTR1", instance: "IIO15", index: 1, location: Location::Msr(0x29F9), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_CTR2", instance: "IIO15", index: 2, location: Location::Msr(0x29FA), source: "intel-pcm" },
-        AddressInfo { name: "IIO15_MSR_PMON_CTR3", instance: "IIO15", index: 3, location: Location::Msr(0x29FB), source: "intel-pcm" },
+        AddressInfo::msr("IIO0_MSR_PMON_CTR0", "IIO0", 0, 0x2908, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR1", "IIO0", 1, 0x2909, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR2", "IIO0", 2, 0x290A, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR3", "IIO0", 3, 0x290B, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR0", "IIO1", 0, 0x2918, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR1", "IIO1", 1, 0x2919, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR2", "IIO1", 2, 0x291A, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR3", "IIO1", 3, 0x291B, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR0", "IIO2", 0, 0x2928, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR1", "IIO2", 1, 0x2929, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR2", "IIO2", 2, 0x292A, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR3", "IIO2", 3, 0x292B, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR0", "IIO3", 0, 0x2938, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR1", "IIO3", 1, 0x2939, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR2", "IIO3", 2, 0x293A, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR3", "IIO3", 3, 0x293B, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR0", "IIO4", 0, 0x2948, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR1", "IIO4", 1, 0x2949, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR2", "IIO4", 2, 0x294A, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR3", "IIO4", 3, 0x294B, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR0", "IIO5", 0, 0x2958, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR1", "IIO5", 1, 0x2959, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR2", "IIO5", 2, 0x295A, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR3", "IIO5", 3, 0x295B, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTR0", "IIO6", 0, 0x2968, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTR1", "IIO6", 1, 0x2969, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTR2", "IIO6", 2, 0x296A, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTR3", "IIO6", 3, 0x296B, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTR0", "IIO7", 0, 0x2978, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTR1", "IIO7", 1, 0x2979, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTR2", "IIO7", 2, 0x297A, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTR3", "IIO7", 3, 0x297B, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTR0", "IIO8", 0, 0x2988, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTR1", "IIO8", 1, 0x2989, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTR2", "IIO8", 2, 0x298A, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTR3", "IIO8", 3, 0x298B, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTR0", "IIO9", 0, 0x2998, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTR1", "IIO9", 1, 0x2999, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTR2", "IIO9", 2, 0x299A, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTR3", "IIO9", 3, 0x299B, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTR0", "IIO10", 0, 0x29A8, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTR1", "IIO10", 1, 0x29A9, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTR2", "IIO10", 2, 0x29AA, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTR3", "IIO10", 3, 0x29AB, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTR0", "IIO11", 0, 0x29B8, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTR1", "IIO11", 1, 0x29B9, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTR2", "IIO11", 2, 0x29BA, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTR3", "IIO11", 3, 0x29BB, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_CTR0", "IIO12", 0, 0x29C8, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_CTR1", "IIO12", 1, 0x29C9, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_CTR2", "IIO12", 2, 0x29CA, "intel-pcm"),
+        AddressInfo::msr("IIO12_MSR_PMON_CTR3", "IIO12", 3, 0x29CB, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_CTR0", "IIO13", 0, 0x29D8, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_CTR1", "IIO13", 1, 0x29D9, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_CTR2", "IIO13", 2, 0x29DA, "intel-pcm"),
+        AddressInfo::msr("IIO13_MSR_PMON_CTR3", "IIO13", 3, 0x29DB, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_CTR0", "IIO14", 0, 0x29E8, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_CTR1", "IIO14", 1, 0x29E9, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_CTR2", "IIO14", 2, 0x29EA, "intel-pcm"),
+        AddressInfo::msr("IIO14_MSR_PMON_CTR3", "IIO14", 3, 0x29EB, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_CTR0", "IIO15", 0, 0x29F8, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_CTR1", "IIO15", 1, 0x29F9, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_CTR2", "IIO15", 2, 0x29FA, "intel-pcm"),
+        AddressInfo::msr("IIO15_MSR_PMON_CTR3", "IIO15", 3, 0x29FB, "intel-pcm"),
     ]),
     fields: IioCtrLayout::FIELDS,
     notes: &[

@@ -47,45 +47,32 @@ impl Layout for IioFreeIoclkLayout {
 }
 
 impl IioFreeIoclk {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): I/O clock cycles of the stack since reset; wraps
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): I/O clock cycles of the stack since reset; wraps
     /// at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x290E, "IIO_FREE0_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x291E, "IIO_FREE1_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x292E, "IIO_FREE2_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x293E, "IIO_FREE3_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x294E, "IIO_FREE4_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x295E, "IIO_FREE5_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x296E, "IIO_FREE6_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x297E, "IIO_FREE7_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x298E, "IIO_FREE8_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x299E, "IIO_FREE9_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x29AE, "IIO_FREE10_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x29BE, "IIO_FREE11_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE12.
-pub const IIO_FREE12_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x29CE, "IIO_FREE12_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE13.
-pub const IIO_FREE13_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x29DE, "IIO_FREE13_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE14.
-pub const IIO_FREE14_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x29EE, "IIO_FREE14_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE15.
-pub const IIO_FREE15_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x29FE, "IIO_FREE15_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order.
-pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 16] = [IIO_FREE0_MSR_IOCLK, IIO_FREE1_MSR_IOCLK, IIO_FREE2_MSR_IOCLK, IIO_FREE3_MSR_IOCLK, IIO_FREE4_MSR_IOCLK, IIO_FREE5_MSR_IOCLK, IIO_FREE6_MSR_IOCLK, IIO_FREE7_MSR_IOCLK, IIO_FREE8_MSR_IOCLK, IIO_FREE9_MSR_IOCLK, IIO_FREE10_MSR_IOCLK, IIO_FREE11_MSR_IOCLK, IIO_FREE12_MSR_IOCLK, IIO_FREE13_MSR_IOCLK, IIO_FREE14_MSR_IOCLK, IIO_FREE15_MSR_IOCLK];
+/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11, IIO_FREE12, IIO_FREE13, IIO_FREE14, IIO_FREE15).
+pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 16] = [
+    Msr::new(0x290E, "IIO_FREE0_MSR_IOCLK"),
+    Msr::new(0x291E, "IIO_FREE1_MSR_IOCLK"),
+    Msr::new(0x292E, "IIO_FREE2_MSR_IOCLK"),
+    Msr::new(0x293E, "IIO_FREE3_MSR_IOCLK"),
+    Msr::new(0x294E, "IIO_FREE4_MSR_IOCLK"),
+    Msr::new(0x295E, "IIO_FREE5_MSR_IOCLK"),
+    Msr::new(0x296E, "IIO_FREE6_MSR_IOCLK"),
+    Msr::new(0x297E, "IIO_FREE7_MSR_IOCLK"),
+    Msr::new(0x298E, "IIO_FREE8_MSR_IOCLK"),
+    Msr::new(0x299E, "IIO_FREE9_MSR_IOCLK"),
+    Msr::new(0x29AE, "IIO_FREE10_MSR_IOCLK"),
+    Msr::new(0x29BE, "IIO_FREE11_MSR_IOCLK"),
+    Msr::new(0x29CE, "IIO_FREE12_MSR_IOCLK"),
+    Msr::new(0x29DE, "IIO_FREE13_MSR_IOCLK"),
+    Msr::new(0x29EE, "IIO_FREE14_MSR_IOCLK"),
+    Msr::new(0x29FE, "IIO_FREE15_MSR_IOCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
@@ -95,22 +82,22 @@ static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     description: "The stack's free-running I/O clock counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_IOCLK", instance: "IIO_FREE0", index: 0, location: Location::Msr(0x290E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_IOCLK", instance: "IIO_FREE1", index: 0, location: Location::Msr(0x291E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_IOCLK", instance: "IIO_FREE2", index: 0, location: Location::Msr(0x292E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_IOCLK", instance: "IIO_FREE3", index: 0, location: Location::Msr(0x293E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_IOCLK", instance: "IIO_FREE4", index: 0, location: Location::Msr(0x294E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_IOCLK", instance: "IIO_FREE5", index: 0, location: Location::Msr(0x295E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_IOCLK", instance: "IIO_FREE6", index: 0, location: Location::Msr(0x296E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_IOCLK", instance: "IIO_FREE7", index: 0, location: Location::Msr(0x297E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_IOCLK", instance: "IIO_FREE8", index: 0, location: Location::Msr(0x298E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_IOCLK", instance: "IIO_FREE9", index: 0, location: Location::Msr(0x299E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_IOCLK", instance: "IIO_FREE10", index: 0, location: Location::Msr(0x29AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_IOCLK", instance: "IIO_FREE11", index: 0, location: Location::Msr(0x29BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_IOCLK", instance: "IIO_FREE12", index: 0, location: Location::Msr(0x29CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_IOCLK", instance: "IIO_FREE13", index: 0, location: Location::Msr(0x29DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_IOCLK", instance: "IIO_FREE14", index: 0, location: Location::Msr(0x29EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_IOCLK", instance: "IIO_FREE15", index: 0, location: Location::Msr(0x29FE), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_IOCLK", "IIO_FREE0", 0, 0x290E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_IOCLK", "IIO_FREE1", 0, 0x291E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_IOCLK", "IIO_FREE2", 0, 0x292E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_IOCLK", "IIO_FREE3", 0, 0x293E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_IOCLK", "IIO_FREE4", 0, 0x294E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_IOCLK", "IIO_FREE5", 0, 0x295E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_IOCLK", "IIO_FREE6", 0, 0x296E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_IOCLK", "IIO_FREE7", 0, 0x297E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_IOCLK", "IIO_FREE8", 0, 0x298E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_IOCLK", "IIO_FREE9", 0, 0x299E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_IOCLK", "IIO_FREE10", 0, 0x29AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_IOCLK", "IIO_FREE11", 0, 0x29BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_IOCLK", "IIO_FREE12", 0, 0x29CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_IOCLK", "IIO_FREE13", 0, 0x29DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_IOCLK", "IIO_FREE14", 0, 0x29EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_IOCLK", "IIO_FREE15", 0, 0x29FE, "linux-snbep"),
     ]),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
@@ -152,45 +139,32 @@ impl Layout for IioFreeBwInLayout {
 }
 
 impl IioFreeBwIn {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): 32-byte units of data in from the port since
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 32-byte units of data in from the port since
     /// reset; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x360E, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0x361E, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0x362E, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0x363E, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0x364E, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0x365E, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0x366E, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0x367E, "IIO_FREE0_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x368E, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0x369E, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0x36AE, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0x36BE, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0x36CE, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0x36DE, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0x36EE, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0x36FE, "IIO_FREE1_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x370E, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0x371E, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0x372E, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0x373E, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0x374E, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0x375E, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0x376E, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0x377E, "IIO_FREE2_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x378E, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0x379E, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0x37AE, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0x37BE, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0x37CE, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0x37DE, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0x37EE, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0x37FE, "IIO_FREE3_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x380E, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0x381E, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0x382E, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0x383E, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0x384E, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0x385E, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0x386E, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0x387E, "IIO_FREE4_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x388E, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0x389E, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0x38AE, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0x38BE, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0x38CE, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0x38DE, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0x38EE, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0x38FE, "IIO_FREE5_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x390E, "IIO_FREE6_MSR_BW_IN0"), Msr::new(0x391E, "IIO_FREE6_MSR_BW_IN1"), Msr::new(0x392E, "IIO_FREE6_MSR_BW_IN2"), Msr::new(0x393E, "IIO_FREE6_MSR_BW_IN3"), Msr::new(0x394E, "IIO_FREE6_MSR_BW_IN4"), Msr::new(0x395E, "IIO_FREE6_MSR_BW_IN5"), Msr::new(0x396E, "IIO_FREE6_MSR_BW_IN6"), Msr::new(0x397E, "IIO_FREE6_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x398E, "IIO_FREE7_MSR_BW_IN0"), Msr::new(0x399E, "IIO_FREE7_MSR_BW_IN1"), Msr::new(0x39AE, "IIO_FREE7_MSR_BW_IN2"), Msr::new(0x39BE, "IIO_FREE7_MSR_BW_IN3"), Msr::new(0x39CE, "IIO_FREE7_MSR_BW_IN4"), Msr::new(0x39DE, "IIO_FREE7_MSR_BW_IN5"), Msr::new(0x39EE, "IIO_FREE7_MSR_BW_IN6"), Msr::new(0x39FE, "IIO_FREE7_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3A0E, "IIO_FREE8_MSR_BW_IN0"), Msr::new(0x3A1E, "IIO_FREE8_MSR_BW_IN1"), Msr::new(0x3A2E, "IIO_FREE8_MSR_BW_IN2"), Msr::new(0x3A3E, "IIO_FREE8_MSR_BW_IN3"), Msr::new(0x3A4E, "IIO_FREE8_MSR_BW_IN4"), Msr::new(0x3A5E, "IIO_FREE8_MSR_BW_IN5"), Msr::new(0x3A6E, "IIO_FREE8_MSR_BW_IN6"), Msr::new(0x3A7E, "IIO_FREE8_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3A8E, "IIO_FREE9_MSR_BW_IN0"), Msr::new(0x3A9E, "IIO_FREE9_MSR_BW_IN1"), Msr::new(0x3AAE, "IIO_FREE9_MSR_BW_IN2"), Msr::new(0x3ABE, "IIO_FREE9_MSR_BW_IN3"), Msr::new(0x3ACE, "IIO_FREE9_MSR_BW_IN4"), Msr::new(0x3ADE, "IIO_FREE9_MSR_BW_IN5"), Msr::new(0x3AEE, "IIO_FREE9_MSR_BW_IN6"), Msr::new(0x3AFE, "IIO_FREE9_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3B0E, "IIO_FREE10_MSR_BW_IN0"), Msr::new(0x3B1E, "IIO_FREE10_MSR_BW_IN1"), Msr::new(0x3B2E, "IIO_FREE10_MSR_BW_IN2"), Msr::new(0x3B3E, "IIO_FREE10_MSR_BW_IN3"), Msr::new(0x3B4E, "IIO_FREE10_MSR_BW_IN4"), Msr::new(0x3B5E, "IIO_FREE10_MSR_BW_IN5"), Msr::new(0x3B6E, "IIO_FREE10_MSR_BW_IN6"), Msr::new(0x3B7E, "IIO_FREE10_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3B8E, "IIO_FREE11_MSR_BW_IN0"), Msr::new(0x3B9E, "IIO_FREE11_MSR_BW_IN1"), Msr::new(0x3BAE, "IIO_FREE11_MSR_BW_IN2"), Msr::new(0x3BBE, "IIO_FREE11_MSR_BW_IN3"), Msr::new(0x3BCE, "IIO_FREE11_MSR_BW_IN4"), Msr::new(0x3BDE, "IIO_FREE11_MSR_BW_IN5"), Msr::new(0x3BEE, "IIO_FREE11_MSR_BW_IN6"), Msr::new(0x3BFE, "IIO_FREE11_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE12.
-pub const IIO_FREE12_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3C0E, "IIO_FREE12_MSR_BW_IN0"), Msr::new(0x3C1E, "IIO_FREE12_MSR_BW_IN1"), Msr::new(0x3C2E, "IIO_FREE12_MSR_BW_IN2"), Msr::new(0x3C3E, "IIO_FREE12_MSR_BW_IN3"), Msr::new(0x3C4E, "IIO_FREE12_MSR_BW_IN4"), Msr::new(0x3C5E, "IIO_FREE12_MSR_BW_IN5"), Msr::new(0x3C6E, "IIO_FREE12_MSR_BW_IN6"), Msr::new(0x3C7E, "IIO_FREE12_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE13.
-pub const IIO_FREE13_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3C8E, "IIO_FREE13_MSR_BW_IN0"), Msr::new(0x3C9E, "IIO_FREE13_MSR_BW_IN1"), Msr::new(0x3CAE, "IIO_FREE13_MSR_BW_IN2"), Msr::new(0x3CBE, "IIO_FREE13_MSR_BW_IN3"), Msr::new(0x3CCE, "IIO_FREE13_MSR_BW_IN4"), Msr::new(0x3CDE, "IIO_FREE13_MSR_BW_IN5"), Msr::new(0x3CEE, "IIO_FREE13_MSR_BW_IN6"), Msr::new(0x3CFE, "IIO_FREE13_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE14.
-pub const IIO_FREE14_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3D0E, "IIO_FREE14_MSR_BW_IN0"), Msr::new(0x3D1E, "IIO_FREE14_MSR_BW_IN1"), Msr::new(0x3D2E, "IIO_FREE14_MSR_BW_IN2"), Msr::new(0x3D3E, "IIO_FREE14_MSR_BW_IN3"), Msr::new(0x3D4E, "IIO_FREE14_MSR_BW_IN4"), Msr::new(0x3D5E, "IIO_FREE14_MSR_BW_IN5"), Msr::new(0x3D6E, "IIO_FREE14_MSR_BW_IN6"), Msr::new(0x3D7E, "IIO_FREE14_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE15.
-pub const IIO_FREE15_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3D8E, "IIO_FREE15_MSR_BW_IN0"), Msr::new(0x3D9E, "IIO_FREE15_MSR_BW_IN1"), Msr::new(0x3DAE, "IIO_FREE15_MSR_BW_IN2"), Msr::new(0x3DBE, "IIO_FREE15_MSR_BW_IN3"), Msr::new(0x3DCE, "IIO_FREE15_MSR_BW_IN4"), Msr::new(0x3DDE, "IIO_FREE15_MSR_BW_IN5"), Msr::new(0x3DEE, "IIO_FREE15_MSR_BW_IN6"), Msr::new(0x3DFE, "IIO_FREE15_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 16] = [IIO_FREE0_MSR_BW_IN, IIO_FREE1_MSR_BW_IN, IIO_FREE2_MSR_BW_IN, IIO_FREE3_MSR_BW_IN, IIO_FREE4_MSR_BW_IN, IIO_FREE5_MSR_BW_IN, IIO_FREE6_MSR_BW_IN, IIO_FREE7_MSR_BW_IN, IIO_FREE8_MSR_BW_IN, IIO_FREE9_MSR_BW_IN, IIO_FREE10_MSR_BW_IN, IIO_FREE11_MSR_BW_IN, IIO_FREE12_MSR_BW_IN, IIO_FREE13_MSR_BW_IN, IIO_FREE14_MSR_BW_IN, IIO_FREE15_MSR_BW_IN];
+/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11, IIO_FREE12, IIO_FREE13, IIO_FREE14, IIO_FREE15).
+pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 16] = [
+    [Msr::new(0x360E, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0x361E, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0x362E, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0x363E, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0x364E, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0x365E, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0x366E, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0x367E, "IIO_FREE0_MSR_BW_IN7")],
+    [Msr::new(0x368E, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0x369E, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0x36AE, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0x36BE, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0x36CE, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0x36DE, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0x36EE, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0x36FE, "IIO_FREE1_MSR_BW_IN7")],
+    [Msr::new(0x370E, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0x371E, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0x372E, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0x373E, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0x374E, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0x375E, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0x376E, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0x377E, "IIO_FREE2_MSR_BW_IN7")],
+    [Msr::new(0x378E, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0x379E, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0x37AE, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0x37BE, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0x37CE, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0x37DE, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0x37EE, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0x37FE, "IIO_FREE3_MSR_BW_IN7")],
+    [Msr::new(0x380E, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0x381E, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0x382E, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0x383E, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0x384E, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0x385E, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0x386E, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0x387E, "IIO_FREE4_MSR_BW_IN7")],
+    [Msr::new(0x388E, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0x389E, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0x38AE, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0x38BE, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0x38CE, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0x38DE, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0x38EE, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0x38FE, "IIO_FREE5_MSR_BW_IN7")],
+    [Msr::new(0x390E, "IIO_FREE6_MSR_BW_IN0"), Msr::new(0x391E, "IIO_FREE6_MSR_BW_IN1"), Msr::new(0x392E, "IIO_FREE6_MSR_BW_IN2"), Msr::new(0x393E, "IIO_FREE6_MSR_BW_IN3"), Msr::new(0x394E, "IIO_FREE6_MSR_BW_IN4"), Msr::new(0x395E, "IIO_FREE6_MSR_BW_IN5"), Msr::new(0x396E, "IIO_FREE6_MSR_BW_IN6"), Msr::new(0x397E, "IIO_FREE6_MSR_BW_IN7")],
+    [Msr::new(0x398E, "IIO_FREE7_MSR_BW_IN0"), Msr::new(0x399E, "IIO_FREE7_MSR_BW_IN1"), Msr::new(0x39AE, "IIO_FREE7_MSR_BW_IN2"), Msr::new(0x39BE, "IIO_FREE7_MSR_BW_IN3"), Msr::new(0x39CE, "IIO_FREE7_MSR_BW_IN4"), Msr::new(0x39DE, "IIO_FREE7_MSR_BW_IN5"), Msr::new(0x39EE, "IIO_FREE7_MSR_BW_IN6"), Msr::new(0x39FE, "IIO_FREE7_MSR_BW_IN7")],
+    [Msr::new(0x3A0E, "IIO_FREE8_MSR_BW_IN0"), Msr::new(0x3A1E, "IIO_FREE8_MSR_BW_IN1"), Msr::new(0x3A2E, "IIO_FREE8_MSR_BW_IN2"), Msr::new(0x3A3E, "IIO_FREE8_MSR_BW_IN3"), Msr::new(0x3A4E, "IIO_FREE8_MSR_BW_IN4"), Msr::new(0x3A5E, "IIO_FREE8_MSR_BW_IN5"), Msr::new(0x3A6E, "IIO_FREE8_MSR_BW_IN6"), Msr::new(0x3A7E, "IIO_FREE8_MSR_BW_IN7")],
+    [Msr::new(0x3A8E, "IIO_FREE9_MSR_BW_IN0"), Msr::new(0x3A9E, "IIO_FREE9_MSR_BW_IN1"), Msr::new(0x3AAE, "IIO_FREE9_MSR_BW_IN2"), Msr::new(0x3ABE, "IIO_FREE9_MSR_BW_IN3"), Msr::new(0x3ACE, "IIO_FREE9_MSR_BW_IN4"), Msr::new(0x3ADE, "IIO_FREE9_MSR_BW_IN5"), Msr::new(0x3AEE, "IIO_FREE9_MSR_BW_IN6"), Msr::new(0x3AFE, "IIO_FREE9_MSR_BW_IN7")],
+    [Msr::new(0x3B0E, "IIO_FREE10_MSR_BW_IN0"), Msr::new(0x3B1E, "IIO_FREE10_MSR_BW_IN1"), Msr::new(0x3B2E, "IIO_FREE10_MSR_BW_IN2"), Msr::new(0x3B3E, "IIO_FREE10_MSR_BW_IN3"), Msr::new(0x3B4E, "IIO_FREE10_MSR_BW_IN4"), Msr::new(0x3B5E, "IIO_FREE10_MSR_BW_IN5"), Msr::new(0x3B6E, "IIO_FREE10_MSR_BW_IN6"), Msr::new(0x3B7E, "IIO_FREE10_MSR_BW_IN7")],
+    [Msr::new(0x3B8E, "IIO_FREE11_MSR_BW_IN0"), Msr::new(0x3B9E, "IIO_FREE11_MSR_BW_IN1"), Msr::new(0x3BAE, "IIO_FREE11_MSR_BW_IN2"), Msr::new(0x3BBE, "IIO_FREE11_MSR_BW_IN3"), Msr::new(0x3BCE, "IIO_FREE11_MSR_BW_IN4"), Msr::new(0x3BDE, "IIO_FREE11_MSR_BW_IN5"), Msr::new(0x3BEE, "IIO_FREE11_MSR_BW_IN6"), Msr::new(0x3BFE, "IIO_FREE11_MSR_BW_IN7")],
+    [Msr::new(0x3C0E, "IIO_FREE12_MSR_BW_IN0"), Msr::new(0x3C1E, "IIO_FREE12_MSR_BW_IN1"), Msr::new(0x3C2E, "IIO_FREE12_MSR_BW_IN2"), Msr::new(0x3C3E, "IIO_FREE12_MSR_BW_IN3"), Msr::new(0x3C4E, "IIO_FREE12_MSR_BW_IN4"), Msr::new(0x3C5E, "IIO_FREE12_MSR_BW_IN5"), Msr::new(0x3C6E, "IIO_FREE12_MSR_BW_IN6"), Msr::new(0x3C7E, "IIO_FREE12_MSR_BW_IN7")],
+    [Msr::new(0x3C8E, "IIO_FREE13_MSR_BW_IN0"), Msr::new(0x3C9E, "IIO_FREE13_MSR_BW_IN1"), Msr::new(0x3CAE, "IIO_FREE13_MSR_BW_IN2"), Msr::new(0x3CBE, "IIO_FREE13_MSR_BW_IN3"), Msr::new(0x3CCE, "IIO_FREE13_MSR_BW_IN4"), Msr::new(0x3CDE, "IIO_FREE13_MSR_BW_IN5"), Msr::new(0x3CEE, "IIO_FREE13_MSR_BW_IN6"), Msr::new(0x3CFE, "IIO_FREE13_MSR_BW_IN7")],
+    [Msr::new(0x3D0E, "IIO_FREE14_MSR_BW_IN0"), Msr::new(0x3D1E, "IIO_FREE14_MSR_BW_IN1"), Msr::new(0x3D2E, "IIO_FREE14_MSR_BW_IN2"), Msr::new(0x3D3E, "IIO_FREE14_MSR_BW_IN3"), Msr::new(0x3D4E, "IIO_FREE14_MSR_BW_IN4"), Msr::new(0x3D5E, "IIO_FREE14_MSR_BW_IN5"), Msr::new(0x3D6E, "IIO_FREE14_MSR_BW_IN6"), Msr::new(0x3D7E, "IIO_FREE14_MSR_BW_IN7")],
+    [Msr::new(0x3D8E, "IIO_FREE15_MSR_BW_IN0"), Msr::new(0x3D9E, "IIO_FREE15_MSR_BW_IN1"), Msr::new(0x3DAE, "IIO_FREE15_MSR_BW_IN2"), Msr::new(0x3DBE, "IIO_FREE15_MSR_BW_IN3"), Msr::new(0x3DCE, "IIO_FREE15_MSR_BW_IN4"), Msr::new(0x3DDE, "IIO_FREE15_MSR_BW_IN5"), Msr::new(0x3DEE, "IIO_FREE15_MSR_BW_IN6"), Msr::new(0x3DFE, "IIO_FREE15_MSR_BW_IN7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
@@ -200,134 +174,134 @@ static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
     description: "Inbound bandwidth counter n of the stack: the data in from port n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN0", instance: "IIO_FREE0", index: 0, location: Location::Msr(0x360E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN1", instance: "IIO_FREE0", index: 1, location: Location::Msr(0x361E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN2", instance: "IIO_FREE0", index: 2, location: Location::Msr(0x362E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN3", instance: "IIO_FREE0", index: 3, location: Location::Msr(0x363E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN4", instance: "IIO_FREE0", index: 4, location: Location::Msr(0x364E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN5", instance: "IIO_FREE0", index: 5, location: Location::Msr(0x365E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN6", instance: "IIO_FREE0", index: 6, location: Location::Msr(0x366E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN7", instance: "IIO_FREE0", index: 7, location: Location::Msr(0x367E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN0", instance: "IIO_FREE1", index: 0, location: Location::Msr(0x368E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN1", instance: "IIO_FREE1", index: 1, location: Location::Msr(0x369E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN2", instance: "IIO_FREE1", index: 2, location: Location::Msr(0x36AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN3", instance: "IIO_FREE1", index: 3, location: Location::Msr(0x36BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN4", instance: "IIO_FREE1", index: 4, location: Location::Msr(0x36CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN5", instance: "IIO_FREE1", index: 5, location: Location::Msr(0x36DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN6", instance: "IIO_FREE1", index: 6, location: Location::Msr(0x36EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN7", instance: "IIO_FREE1", index: 7, location: Location::Msr(0x36FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN0", instance: "IIO_FREE2", index: 0, location: Location::Msr(0x370E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN1", instance: "IIO_FREE2", index: 1, location: Location::Msr(0x371E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN2", instance: "IIO_FREE2", index: 2, location: Location::Msr(0x372E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN3", instance: "IIO_FREE2", index: 3, location: Location::Msr(0x373E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN4", instance: "IIO_FREE2", index: 4, location: Location::Msr(0x374E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN5", instance: "IIO_FREE2", index: 5, location: Location::Msr(0x375E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN6", instance: "IIO_FREE2", index: 6, location: Location::Msr(0x376E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN7", instance: "IIO_FREE2", index: 7, location: Location::Msr(0x377E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN0", instance: "IIO_FREE3", index: 0, location: Location::Msr(0x378E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN1", instance: "IIO_FREE3", index: 1, location: Location::Msr(0x379E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN2", instance: "IIO_FREE3", index: 2, location: Location::Msr(0x37AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN3", instance: "IIO_FREE3", index: 3, location: Location::Msr(0x37BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN4", instance: "IIO_FREE3", index: 4, location: Location::Msr(0x37CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN5", instance: "IIO_FREE3", index: 5, location: Location::Msr(0x37DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN6", instance: "IIO_FREE3", index: 6, location: Location::Msr(0x37EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN7", instance: "IIO_FREE3", index: 7, location: Location::Msr(0x37FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN0", instance: "IIO_FREE4", index: 0, location: Location::Msr(0x380E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN1", instance: "IIO_FREE4", index: 1, location: Location::Msr(0x381E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN2", instance: "IIO_FREE4", index: 2, location: Location::Msr(0x382E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN3", instance: "IIO_FREE4", index: 3, location: Location::Msr(0x383E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN4", instance: "IIO_FREE4", index: 4, location: Location::Msr(0x384E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN5", instance: "IIO_FREE4", index: 5, location: Location::Msr(0x385E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN6", instance: "IIO_FREE4", index: 6, location: Location::Msr(0x386E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN7", instance: "IIO_FREE4", index: 7, location: Location::Msr(0x387E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN0", instance: "IIO_FREE5", index: 0, location: Location::Msr(0x388E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN1", instance: "IIO_FREE5", index: 1, location: Location::Msr(0x389E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN2", instance: "IIO_FREE5", index: 2, location: Location::Msr(0x38AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN3", instance: "IIO_FREE5", index: 3, location: Location::Msr(0x38BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN4", instance: "IIO_FREE5", index: 4, location: Location::Msr(0x38CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN5", instance: "IIO_FREE5", index: 5, location: Location::Msr(0x38DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN6", instance: "IIO_FREE5", index: 6, location: Location::Msr(0x38EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN7", instance: "IIO_FREE5", index: 7, location: Location::Msr(0x38FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN0", instance: "IIO_FREE6", index: 0, location: Location::Msr(0x390E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN1", instance: "IIO_FREE6", index: 1, location: Location::Msr(0x391E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN2", instance: "IIO_FREE6", index: 2, location: Location::Msr(0x392E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN3", instance: "IIO_FREE6", index: 3, location: Location::Msr(0x393E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN4", instance: "IIO_FREE6", index: 4, location: Location::Msr(0x394E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN5", instance: "IIO_FREE6", index: 5, location: Location::Msr(0x395E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN6", instance: "IIO_FREE6", index: 6, location: Location::Msr(0x396E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN7", instance: "IIO_FREE6", index: 7, location: Location::Msr(0x397E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN0", instance: "IIO_FREE7", index: 0, location: Location::Msr(0x398E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN1", instance: "IIO_FREE7", index: 1, location: Location::Msr(0x399E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN2", instance: "IIO_FREE7", index: 2, location: Location::Msr(0x39AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN3", instance: "IIO_FREE7", index: 3, location: Location::Msr(0x39BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN4", instance: "IIO_FREE7", index: 4, location: Location::Msr(0x39CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN5", instance: "IIO_FREE7", index: 5, location: Location::Msr(0x39DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN6", instance: "IIO_FREE7", index: 6, location: Location::Msr(0x39EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN7", instance: "IIO_FREE7", index: 7, location: Location::Msr(0x39FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN0", instance: "IIO_FREE8", index: 0, location: Location::Msr(0x3A0E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN1", instance: "IIO_FREE8", index: 1, location: Location::Msr(0x3A1E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN2", instance: "IIO_FREE8", index: 2, location: Location::Msr(0x3A2E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN3", instance: "IIO_FREE8", index: 3, location: Location::Msr(0x3A3E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN4", instance: "IIO_FREE8", index: 4, location: Location::Msr(0x3A4E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN5", instance: "IIO_FREE8", index: 5, location: Location::Msr(0x3A5E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN6", instance: "IIO_FREE8", index: 6, location: Location::Msr(0x3A6E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN7", instance: "IIO_FREE8", index: 7, location: Location::Msr(0x3A7E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN0", instance: "IIO_FREE9", index: 0, location: Location::Msr(0x3A8E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN1", instance: "IIO_FREE9", index: 1, location: Location::Msr(0x3A9E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN2", instance: "IIO_FREE9", index: 2, location: Location::Msr(0x3AAE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN3", instance: "IIO_FREE9", index: 3, location: Location::Msr(0x3ABE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN4", instance: "IIO_FREE9", index: 4, location: Location::Msr(0x3ACE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN5", instance: "IIO_FREE9", index: 5, location: Location::Msr(0x3ADE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN6", instance: "IIO_FREE9", index: 6, location: Location::Msr(0x3AEE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN7", instance: "IIO_FREE9", index: 7, location: Location::Msr(0x3AFE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN0", instance: "IIO_FREE10", index: 0, location: Location::Msr(0x3B0E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN1", instance: "IIO_FREE10", index: 1, location: Location::Msr(0x3B1E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN2", instance: "IIO_FREE10", index: 2, location: Location::Msr(0x3B2E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN3", instance: "IIO_FREE10", index: 3, location: Location::Msr(0x3B3E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN4", instance: "IIO_FREE10", index: 4, location: Location::Msr(0x3B4E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN5", instance: "IIO_FREE10", index: 5, location: Location::Msr(0x3B5E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN6", instance: "IIO_FREE10", index: 6, location: Location::Msr(0x3B6E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN7", instance: "IIO_FREE10", index: 7, location: Location::Msr(0x3B7E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN0", instance: "IIO_FREE11", index: 0, location: Location::Msr(0x3B8E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN1", instance: "IIO_FREE11", index: 1, location: Location::Msr(0x3B9E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN2", instance: "IIO_FREE11", index: 2, location: Location::Msr(0x3BAE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN3", instance: "IIO_FREE11", index: 3, location: Location::Msr(0x3BBE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN4", instance: "IIO_FREE11", index: 4, location: Location::Msr(0x3BCE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN5", instance: "IIO_FREE11", index: 5, location: Location::Msr(0x3BDE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN6", instance: "IIO_FREE11", index: 6, location: Location::Msr(0x3BEE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN7", instance: "IIO_FREE11", index: 7, location: Location::Msr(0x3BFE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_IN0", instance: "IIO_FREE12", index: 0, location: Location::Msr(0x3C0E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_IN1", instance: "IIO_FREE12", index: 1, location: Location::Msr(0x3C1E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_IN2", instance: "IIO_FREE12", index: 2, location: Location::Msr(0x3C2E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_IN3", instance: "IIO_FREE12", index: 3, location: Location::Msr(0x3C3E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_IN4", instance: "IIO_FREE12", index: 4, location: Location::Msr(0x3C4E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_IN5", instance: "IIO_FREE12", index: 5, location: Location::Msr(0x3C5E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_IN6", instance: "IIO_FREE12", index: 6, location: Location::Msr(0x3C6E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_IN7", instance: "IIO_FREE12", index: 7, location: Location::Msr(0x3C7E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_IN0", instance: "IIO_FREE13", index: 0, location: Location::Msr(0x3C8E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_IN1", instance: "IIO_FREE13", index: 1, location: Location::Msr(0x3C9E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_IN2", instance: "IIO_FREE13", index: 2, location: Location::Msr(0x3CAE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_IN3", instance: "IIO_FREE13", index: 3, location: Location::Msr(0x3CBE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_IN4", instance: "IIO_FREE13", index: 4, location: Location::Msr(0x3CCE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_IN5", instance: "IIO_FREE13", index: 5, location: Location::Msr(0x3CDE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_IN6", instance: "IIO_FREE13", index: 6, location: Location::Msr(0x3CEE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_IN7", instance: "IIO_FREE13", index: 7, location: Location::Msr(0x3CFE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_IN0", instance: "IIO_FREE14", index: 0, location: Location::Msr(0x3D0E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_IN1", instance: "IIO_FREE14", index: 1, location: Location::Msr(0x3D1E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_IN2", instance: "IIO_FREE14", index: 2, location: Location::Msr(0x3D2E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_IN3", instance: "IIO_FREE14", index: 3, location: Location::Msr(0x3D3E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_IN4", instance: "IIO_FREE14", index: 4, location: Location::Msr(0x3D4E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_IN5", instance: "IIO_FREE14", index: 5, location: Location::Msr(0x3D5E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_IN6", instance: "IIO_FREE14", index: 6, location: Location::Msr(0x3D6E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_IN7", instance: "IIO_FREE14", index: 7, location: Location::Msr(0x3D7E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_IN0", instance: "IIO_FREE15", index: 0, location: Location::Msr(0x3D8E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_IN1", instance: "IIO_FREE15", index: 1, location: Location::Msr(0x3D9E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_IN2", instance: "IIO_FREE15", index: 2, location: Location::Msr(0x3DAE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_IN3", instance: "IIO_FREE15", index: 3, location: Location::Msr(0x3DBE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_IN4", instance: "IIO_FREE15", index: 4, location: Location::Msr(0x3DCE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_IN5", instance: "IIO_FREE15", index: 5, location: Location::Msr(0x3DDE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_IN6", instance: "IIO_FREE15", index: 6, location: Location::Msr(0x3DEE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_IN7", instance: "IIO_FREE15", index: 7, location: Location::Msr(0x3DFE), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN0", "IIO_FREE0", 0, 0x360E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN1", "IIO_FREE0", 1, 0x361E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN2", "IIO_FREE0", 2, 0x362E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN3", "IIO_FREE0", 3, 0x363E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN4", "IIO_FREE0", 4, 0x364E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN5", "IIO_FREE0", 5, 0x365E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN6", "IIO_FREE0", 6, 0x366E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN7", "IIO_FREE0", 7, 0x367E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN0", "IIO_FREE1", 0, 0x368E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN1", "IIO_FREE1", 1, 0x369E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN2", "IIO_FREE1", 2, 0x36AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN3", "IIO_FREE1", 3, 0x36BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN4", "IIO_FREE1", 4, 0x36CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN5", "IIO_FREE1", 5, 0x36DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN6", "IIO_FREE1", 6, 0x36EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN7", "IIO_FREE1", 7, 0x36FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN0", "IIO_FREE2", 0, 0x370E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN1", "IIO_FREE2", 1, 0x371E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN2", "IIO_FREE2", 2, 0x372E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN3", "IIO_FREE2", 3, 0x373E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN4", "IIO_FREE2", 4, 0x374E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN5", "IIO_FREE2", 5, 0x375E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN6", "IIO_FREE2", 6, 0x376E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN7", "IIO_FREE2", 7, 0x377E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN0", "IIO_FREE3", 0, 0x378E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN1", "IIO_FREE3", 1, 0x379E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN2", "IIO_FREE3", 2, 0x37AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN3", "IIO_FREE3", 3, 0x37BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN4", "IIO_FREE3", 4, 0x37CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN5", "IIO_FREE3", 5, 0x37DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN6", "IIO_FREE3", 6, 0x37EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN7", "IIO_FREE3", 7, 0x37FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN0", "IIO_FREE4", 0, 0x380E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN1", "IIO_FREE4", 1, 0x381E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN2", "IIO_FREE4", 2, 0x382E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN3", "IIO_FREE4", 3, 0x383E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN4", "IIO_FREE4", 4, 0x384E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN5", "IIO_FREE4", 5, 0x385E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN6", "IIO_FREE4", 6, 0x386E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN7", "IIO_FREE4", 7, 0x387E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN0", "IIO_FREE5", 0, 0x388E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN1", "IIO_FREE5", 1, 0x389E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN2", "IIO_FREE5", 2, 0x38AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN3", "IIO_FREE5", 3, 0x38BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN4", "IIO_FREE5", 4, 0x38CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN5", "IIO_FREE5", 5, 0x38DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN6", "IIO_FREE5", 6, 0x38EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN7", "IIO_FREE5", 7, 0x38FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN0", "IIO_FREE6", 0, 0x390E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN1", "IIO_FREE6", 1, 0x391E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN2", "IIO_FREE6", 2, 0x392E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN3", "IIO_FREE6", 3, 0x393E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN4", "IIO_FREE6", 4, 0x394E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN5", "IIO_FREE6", 5, 0x395E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN6", "IIO_FREE6", 6, 0x396E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN7", "IIO_FREE6", 7, 0x397E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN0", "IIO_FREE7", 0, 0x398E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN1", "IIO_FREE7", 1, 0x399E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN2", "IIO_FREE7", 2, 0x39AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN3", "IIO_FREE7", 3, 0x39BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN4", "IIO_FREE7", 4, 0x39CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN5", "IIO_FREE7", 5, 0x39DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN6", "IIO_FREE7", 6, 0x39EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN7", "IIO_FREE7", 7, 0x39FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN0", "IIO_FREE8", 0, 0x3A0E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN1", "IIO_FREE8", 1, 0x3A1E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN2", "IIO_FREE8", 2, 0x3A2E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN3", "IIO_FREE8", 3, 0x3A3E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN4", "IIO_FREE8", 4, 0x3A4E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN5", "IIO_FREE8", 5, 0x3A5E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN6", "IIO_FREE8", 6, 0x3A6E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN7", "IIO_FREE8", 7, 0x3A7E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN0", "IIO_FREE9", 0, 0x3A8E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN1", "IIO_FREE9", 1, 0x3A9E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN2", "IIO_FREE9", 2, 0x3AAE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN3", "IIO_FREE9", 3, 0x3ABE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN4", "IIO_FREE9", 4, 0x3ACE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN5", "IIO_FREE9", 5, 0x3ADE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN6", "IIO_FREE9", 6, 0x3AEE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN7", "IIO_FREE9", 7, 0x3AFE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN0", "IIO_FREE10", 0, 0x3B0E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN1", "IIO_FREE10", 1, 0x3B1E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN2", "IIO_FREE10", 2, 0x3B2E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN3", "IIO_FREE10", 3, 0x3B3E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN4", "IIO_FREE10", 4, 0x3B4E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN5", "IIO_FREE10", 5, 0x3B5E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN6", "IIO_FREE10", 6, 0x3B6E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN7", "IIO_FREE10", 7, 0x3B7E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN0", "IIO_FREE11", 0, 0x3B8E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN1", "IIO_FREE11", 1, 0x3B9E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN2", "IIO_FREE11", 2, 0x3BAE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN3", "IIO_FREE11", 3, 0x3BBE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN4", "IIO_FREE11", 4, 0x3BCE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN5", "IIO_FREE11", 5, 0x3BDE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN6", "IIO_FREE11", 6, 0x3BEE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN7", "IIO_FREE11", 7, 0x3BFE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_IN0", "IIO_FREE12", 0, 0x3C0E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_IN1", "IIO_FREE12", 1, 0x3C1E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_IN2", "IIO_FREE12", 2, 0x3C2E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_IN3", "IIO_FREE12", 3, 0x3C3E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_IN4", "IIO_FREE12", 4, 0x3C4E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_IN5", "IIO_FREE12", 5, 0x3C5E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_IN6", "IIO_FREE12", 6, 0x3C6E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_IN7", "IIO_FREE12", 7, 0x3C7E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_IN0", "IIO_FREE13", 0, 0x3C8E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_IN1", "IIO_FREE13", 1, 0x3C9E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_IN2", "IIO_FREE13", 2, 0x3CAE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_IN3", "IIO_FREE13", 3, 0x3CBE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_IN4", "IIO_FREE13", 4, 0x3CCE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_IN5", "IIO_FREE13", 5, 0x3CDE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_IN6", "IIO_FREE13", 6, 0x3CEE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_IN7", "IIO_FREE13", 7, 0x3CFE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_IN0", "IIO_FREE14", 0, 0x3D0E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_IN1", "IIO_FREE14", 1, 0x3D1E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_IN2", "IIO_FREE14", 2, 0x3D2E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_IN3", "IIO_FREE14", 3, 0x3D3E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_IN4", "IIO_FREE14", 4, 0x3D4E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_IN5", "IIO_FREE14", 5, 0x3D5E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_IN6", "IIO_FREE14", 6, 0x3D6E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_IN7", "IIO_FREE14", 7, 0x3D7E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_IN0", "IIO_FREE15", 0, 0x3D8E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_IN1", "IIO_FREE15", 1, 0x3D9E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_IN2", "IIO_FREE15", 2, 0x3DAE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_IN3", "IIO_FREE15", 3, 0x3DBE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_IN4", "IIO_FREE15", 4, 0x3DCE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_IN5", "IIO_FREE15", 5, 0x3DDE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_IN6", "IIO_FREE15", 6, 0x3DEE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_IN7", "IIO_FREE15", 7, 0x3DFE, "linux-snbep"),
     ]),
     fields: IioFreeBwInLayout::FIELDS,
     notes: &[
@@ -369,45 +343,32 @@ impl Layout for IioFreeBwOutLayout {
 }
 
 impl IioFreeBwOut {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): Data out to the port since reset, in units that
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Data out to the port since reset, in units that
     /// depend on the size of each request; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x2E0E, "IIO_FREE0_MSR_BW_OUT0"), Msr::new(0x2E1E, "IIO_FREE0_MSR_BW_OUT1"), Msr::new(0x2E2E, "IIO_FREE0_MSR_BW_OUT2"), Msr::new(0x2E3E, "IIO_FREE0_MSR_BW_OUT3"), Msr::new(0x2E4E, "IIO_FREE0_MSR_BW_OUT4"), Msr::new(0x2E5E, "IIO_FREE0_MSR_BW_OUT5"), Msr::new(0x2E6E, "IIO_FREE0_MSR_BW_OUT6"), Msr::new(0x2E7E, "IIO_FREE0_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x2E8E, "IIO_FREE1_MSR_BW_OUT0"), Msr::new(0x2E9E, "IIO_FREE1_MSR_BW_OUT1"), Msr::new(0x2EAE, "IIO_FREE1_MSR_BW_OUT2"), Msr::new(0x2EBE, "IIO_FREE1_MSR_BW_OUT3"), Msr::new(0x2ECE, "IIO_FREE1_MSR_BW_OUT4"), Msr::new(0x2EDE, "IIO_FREE1_MSR_BW_OUT5"), Msr::new(0x2EEE, "IIO_FREE1_MSR_BW_OUT6"), Msr::new(0x2EFE, "IIO_FREE1_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x2F0E, "IIO_FREE2_MSR_BW_OUT0"), Msr::new(0x2F1E, "IIO_FREE2_MSR_BW_OUT1"), Msr::new(0x2F2E, "IIO_FREE2_MSR_BW_OUT2"), Msr::new(0x2F3E, "IIO_FREE2_MSR_BW_OUT3"), Msr::new(0x2F4E, "IIO_FREE2_MSR_BW_OUT4"), Msr::new(0x2F5E, "IIO_FREE2_MSR_BW_OUT5"), Msr::new(0x2F6E, "IIO_FREE2_MSR_BW_OUT6"), Msr::new(0x2F7E, "IIO_FREE2_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x2F8E, "IIO_FREE3_MSR_BW_OUT0"), Msr::new(0x2F9E, "IIO_FREE3_MSR_BW_OUT1"), Msr::new(0x2FAE, "IIO_FREE3_MSR_BW_OUT2"), Msr::new(0x2FBE, "IIO_FREE3_MSR_BW_OUT3"), Msr::new(0x2FCE, "IIO_FREE3_MSR_BW_OUT4"), Msr::new(0x2FDE, "IIO_FREE3_MSR_BW_OUT5"), Msr::new(0x2FEE, "IIO_FREE3_MSR_BW_OUT6"), Msr::new(0x2FFE, "IIO_FREE3_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x300E, "IIO_FREE4_MSR_BW_OUT0"), Msr::new(0x301E, "IIO_FREE4_MSR_BW_OUT1"), Msr::new(0x302E, "IIO_FREE4_MSR_BW_OUT2"), Msr::new(0x303E, "IIO_FREE4_MSR_BW_OUT3"), Msr::new(0x304E, "IIO_FREE4_MSR_BW_OUT4"), Msr::new(0x305E, "IIO_FREE4_MSR_BW_OUT5"), Msr::new(0x306E, "IIO_FREE4_MSR_BW_OUT6"), Msr::new(0x307E, "IIO_FREE4_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x308E, "IIO_FREE5_MSR_BW_OUT0"), Msr::new(0x309E, "IIO_FREE5_MSR_BW_OUT1"), Msr::new(0x30AE, "IIO_FREE5_MSR_BW_OUT2"), Msr::new(0x30BE, "IIO_FREE5_MSR_BW_OUT3"), Msr::new(0x30CE, "IIO_FREE5_MSR_BW_OUT4"), Msr::new(0x30DE, "IIO_FREE5_MSR_BW_OUT5"), Msr::new(0x30EE, "IIO_FREE5_MSR_BW_OUT6"), Msr::new(0x30FE, "IIO_FREE5_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x310E, "IIO_FREE6_MSR_BW_OUT0"), Msr::new(0x311E, "IIO_FREE6_MSR_BW_OUT1"), Msr::new(0x312E, "IIO_FREE6_MSR_BW_OUT2"), Msr::new(0x313E, "IIO_FREE6_MSR_BW_OUT3"), Msr::new(0x314E, "IIO_FREE6_MSR_BW_OUT4"), Msr::new(0x315E, "IIO_FREE6_MSR_BW_OUT5"), Msr::new(0x316E, "IIO_FREE6_MSR_BW_OUT6"), Msr::new(0x317E, "IIO_FREE6_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x318E, "IIO_FREE7_MSR_BW_OUT0"), Msr::new(0x319E, "IIO_FREE7_MSR_BW_OUT1"), Msr::new(0x31AE, "IIO_FREE7_MSR_BW_OUT2"), Msr::new(0x31BE, "IIO_FREE7_MSR_BW_OUT3"), Msr::new(0x31CE, "IIO_FREE7_MSR_BW_OUT4"), Msr::new(0x31DE, "IIO_FREE7_MSR_BW_OUT5"), Msr::new(0x31EE, "IIO_FREE7_MSR_BW_OUT6"), Msr::new(0x31FE, "IIO_FREE7_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x320E, "IIO_FREE8_MSR_BW_OUT0"), Msr::new(0x321E, "IIO_FREE8_MSR_BW_OUT1"), Msr::new(0x322E, "IIO_FREE8_MSR_BW_OUT2"), Msr::new(0x323E, "IIO_FREE8_MSR_BW_OUT3"), Msr::new(0x324E, "IIO_FREE8_MSR_BW_OUT4"), Msr::new(0x325E, "IIO_FREE8_MSR_BW_OUT5"), Msr::new(0x326E, "IIO_FREE8_MSR_BW_OUT6"), Msr::new(0x327E, "IIO_FREE8_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x328E, "IIO_FREE9_MSR_BW_OUT0"), Msr::new(0x329E, "IIO_FREE9_MSR_BW_OUT1"), Msr::new(0x32AE, "IIO_FREE9_MSR_BW_OUT2"), Msr::new(0x32BE, "IIO_FREE9_MSR_BW_OUT3"), Msr::new(0x32CE, "IIO_FREE9_MSR_BW_OUT4"), Msr::new(0x32DE, "IIO_FREE9_MSR_BW_OUT5"), Msr::new(0x32EE, "IIO_FREE9_MSR_BW_OUT6"), Msr::new(0x32FE, "IIO_FREE9_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x330E, "IIO_FREE10_MSR_BW_OUT0"), Msr::new(0x331E, "IIO_FREE10_MSR_BW_OUT1"), Msr::new(0x332E, "IIO_FREE10_MSR_BW_OUT2"), Msr::new(0x333E, "IIO_FREE10_MSR_BW_OUT3"), Msr::new(0x334E, "IIO_FREE10_MSR_BW_OUT4"), Msr::new(0x335E, "IIO_FREE10_MSR_BW_OUT5"), Msr::new(0x336E, "IIO_FREE10_MSR_BW_OUT6"), Msr::new(0x337E, "IIO_FREE10_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x338E, "IIO_FREE11_MSR_BW_OUT0"), Msr::new(0x339E, "IIO_FREE11_MSR_BW_OUT1"), Msr::new(0x33AE, "IIO_FREE11_MSR_BW_OUT2"), Msr::new(0x33BE, "IIO_FREE11_MSR_BW_OUT3"), Msr::new(0x33CE, "IIO_FREE11_MSR_BW_OUT4"), Msr::new(0x33DE, "IIO_FREE11_MSR_BW_OUT5"), Msr::new(0x33EE, "IIO_FREE11_MSR_BW_OUT6"), Msr::new(0x33FE, "IIO_FREE11_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE12.
-pub const IIO_FREE12_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x340E, "IIO_FREE12_MSR_BW_OUT0"), Msr::new(0x341E, "IIO_FREE12_MSR_BW_OUT1"), Msr::new(0x342E, "IIO_FREE12_MSR_BW_OUT2"), Msr::new(0x343E, "IIO_FREE12_MSR_BW_OUT3"), Msr::new(0x344E, "IIO_FREE12_MSR_BW_OUT4"), Msr::new(0x345E, "IIO_FREE12_MSR_BW_OUT5"), Msr::new(0x346E, "IIO_FREE12_MSR_BW_OUT6"), Msr::new(0x347E, "IIO_FREE12_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE13.
-pub const IIO_FREE13_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x348E, "IIO_FREE13_MSR_BW_OUT0"), Msr::new(0x349E, "IIO_FREE13_MSR_BW_OUT1"), Msr::new(0x34AE, "IIO_FREE13_MSR_BW_OUT2"), Msr::new(0x34BE, "IIO_FREE13_MSR_BW_OUT3"), Msr::new(0x34CE, "IIO_FREE13_MSR_BW_OUT4"), Msr::new(0x34DE, "IIO_FREE13_MSR_BW_OUT5"), Msr::new(0x34EE, "IIO_FREE13_MSR_BW_OUT6"), Msr::new(0x34FE, "IIO_FREE13_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE14.
-pub const IIO_FREE14_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x350E, "IIO_FREE14_MSR_BW_OUT0"), Msr::new(0x351E, "IIO_FREE14_MSR_BW_OUT1"), Msr::new(0x352E, "IIO_FREE14_MSR_BW_OUT2"), Msr::new(0x353E, "IIO_FREE14_MSR_BW_OUT3"), Msr::new(0x354E, "IIO_FREE14_MSR_BW_OUT4"), Msr::new(0x355E, "IIO_FREE14_MSR_BW_OUT5"), Msr::new(0x356E, "IIO_FREE14_MSR_BW_OUT6"), Msr::new(0x357E, "IIO_FREE14_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE15.
-pub const IIO_FREE15_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x358E, "IIO_FREE15_MSR_BW_OUT0"), Msr::new(0x359E, "IIO_FREE15_MSR_BW_OUT1"), Msr::new(0x35AE, "IIO_FREE15_MSR_BW_OUT2"), Msr::new(0x35BE, "IIO_FREE15_MSR_BW_OUT3"), Msr::new(0x35CE, "IIO_FREE15_MSR_BW_OUT4"), Msr::new(0x35DE, "IIO_FREE15_MSR_BW_OUT5"), Msr::new(0x35EE, "IIO_FREE15_MSR_BW_OUT6"), Msr::new(0x35FE, "IIO_FREE15_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW_OUT: [[Msr<IioFreeBwOut>; 8]; 16] = [IIO_FREE0_MSR_BW_OUT, IIO_FREE1_MSR_BW_OUT, IIO_FREE2_MSR_BW_OUT, IIO_FREE3_MSR_BW_OUT, IIO_FREE4_MSR_BW_OUT, IIO_FREE5_MSR_BW_OUT, IIO_FREE6_MSR_BW_OUT, IIO_FREE7_MSR_BW_OUT, IIO_FREE8_MSR_BW_OUT, IIO_FREE9_MSR_BW_OUT, IIO_FREE10_MSR_BW_OUT, IIO_FREE11_MSR_BW_OUT, IIO_FREE12_MSR_BW_OUT, IIO_FREE13_MSR_BW_OUT, IIO_FREE14_MSR_BW_OUT, IIO_FREE15_MSR_BW_OUT];
+/// `IIO_FREE{i}_MSR_BW_OUT{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11, IIO_FREE12, IIO_FREE13, IIO_FREE14, IIO_FREE15).
+pub const IIO_FREE_MSR_BW_OUT: [[Msr<IioFreeBwOut>; 8]; 16] = [
+    [Msr::new(0x2E0E, "IIO_FREE0_MSR_BW_OUT0"), Msr::new(0x2E1E, "IIO_FREE0_MSR_BW_OUT1"), Msr::new(0x2E2E, "IIO_FREE0_MSR_BW_OUT2"), Msr::new(0x2E3E, "IIO_FREE0_MSR_BW_OUT3"), Msr::new(0x2E4E, "IIO_FREE0_MSR_BW_OUT4"), Msr::new(0x2E5E, "IIO_FREE0_MSR_BW_OUT5"), Msr::new(0x2E6E, "IIO_FREE0_MSR_BW_OUT6"), Msr::new(0x2E7E, "IIO_FREE0_MSR_BW_OUT7")],
+    [Msr::new(0x2E8E, "IIO_FREE1_MSR_BW_OUT0"), Msr::new(0x2E9E, "IIO_FREE1_MSR_BW_OUT1"), Msr::new(0x2EAE, "IIO_FREE1_MSR_BW_OUT2"), Msr::new(0x2EBE, "IIO_FREE1_MSR_BW_OUT3"), Msr::new(0x2ECE, "IIO_FREE1_MSR_BW_OUT4"), Msr::new(0x2EDE, "IIO_FREE1_MSR_BW_OUT5"), Msr::new(0x2EEE, "IIO_FREE1_MSR_BW_OUT6"), Msr::new(0x2EFE, "IIO_FREE1_MSR_BW_OUT7")],
+    [Msr::new(0x2F0E, "IIO_FREE2_MSR_BW_OUT0"), Msr::new(0x2F1E, "IIO_FREE2_MSR_BW_OUT1"), Msr::new(0x2F2E, "IIO_FREE2_MSR_BW_OUT2"), Msr::new(0x2F3E, "IIO_FREE2_MSR_BW_OUT3"), Msr::new(0x2F4E, "IIO_FREE2_MSR_BW_OUT4"), Msr::new(0x2F5E, "IIO_FREE2_MSR_BW_OUT5"), Msr::new(0x2F6E, "IIO_FREE2_MSR_BW_OUT6"), Msr::new(0x2F7E, "IIO_FREE2_MSR_BW_OUT7")],
+    [Msr::new(0x2F8E, "IIO_FREE3_MSR_BW_OUT0"), Msr::new(0x2F9E, "IIO_FREE3_MSR_BW_OUT1"), Msr::new(0x2FAE, "IIO_FREE3_MSR_BW_OUT2"), Msr::new(0x2FBE, "IIO_FREE3_MSR_BW_OUT3"), Msr::new(0x2FCE, "IIO_FREE3_MSR_BW_OUT4"), Msr::new(0x2FDE, "IIO_FREE3_MSR_BW_OUT5"), Msr::new(0x2FEE, "IIO_FREE3_MSR_BW_OUT6"), Msr::new(0x2FFE, "IIO_FREE3_MSR_BW_OUT7")],
+    [Msr::new(0x300E, "IIO_FREE4_MSR_BW_OUT0"), Msr::new(0x301E, "IIO_FREE4_MSR_BW_OUT1"), Msr::new(0x302E, "IIO_FREE4_MSR_BW_OUT2"), Msr::new(0x303E, "IIO_FREE4_MSR_BW_OUT3"), Msr::new(0x304E, "IIO_FREE4_MSR_BW_OUT4"), Msr::new(0x305E, "IIO_FREE4_MSR_BW_OUT5"), Msr::new(0x306E, "IIO_FREE4_MSR_BW_OUT6"), Msr::new(0x307E, "IIO_FREE4_MSR_BW_OUT7")],
+    [Msr::new(0x308E, "IIO_FREE5_MSR_BW_OUT0"), Msr::new(0x309E, "IIO_FREE5_MSR_BW_OUT1"), Msr::new(0x30AE, "IIO_FREE5_MSR_BW_OUT2"), Msr::new(0x30BE, "IIO_FREE5_MSR_BW_OUT3"), Msr::new(0x30CE, "IIO_FREE5_MSR_BW_OUT4"), Msr::new(0x30DE, "IIO_FREE5_MSR_BW_OUT5"), Msr::new(0x30EE, "IIO_FREE5_MSR_BW_OUT6"), Msr::new(0x30FE, "IIO_FREE5_MSR_BW_OUT7")],
+    [Msr::new(0x310E, "IIO_FREE6_MSR_BW_OUT0"), Msr::new(0x311E, "IIO_FREE6_MSR_BW_OUT1"), Msr::new(0x312E, "IIO_FREE6_MSR_BW_OUT2"), Msr::new(0x313E, "IIO_FREE6_MSR_BW_OUT3"), Msr::new(0x314E, "IIO_FREE6_MSR_BW_OUT4"), Msr::new(0x315E, "IIO_FREE6_MSR_BW_OUT5"), Msr::new(0x316E, "IIO_FREE6_MSR_BW_OUT6"), Msr::new(0x317E, "IIO_FREE6_MSR_BW_OUT7")],
+    [Msr::new(0x318E, "IIO_FREE7_MSR_BW_OUT0"), Msr::new(0x319E, "IIO_FREE7_MSR_BW_OUT1"), Msr::new(0x31AE, "IIO_FREE7_MSR_BW_OUT2"), Msr::new(0x31BE, "IIO_FREE7_MSR_BW_OUT3"), Msr::new(0x31CE, "IIO_FREE7_MSR_BW_OUT4"), Msr::new(0x31DE, "IIO_FREE7_MSR_BW_OUT5"), Msr::new(0x31EE, "IIO_FREE7_MSR_BW_OUT6"), Msr::new(0x31FE, "IIO_FREE7_MSR_BW_OUT7")],
+    [Msr::new(0x320E, "IIO_FREE8_MSR_BW_OUT0"), Msr::new(0x321E, "IIO_FREE8_MSR_BW_OUT1"), Msr::new(0x322E, "IIO_FREE8_MSR_BW_OUT2"), Msr::new(0x323E, "IIO_FREE8_MSR_BW_OUT3"), Msr::new(0x324E, "IIO_FREE8_MSR_BW_OUT4"), Msr::new(0x325E, "IIO_FREE8_MSR_BW_OUT5"), Msr::new(0x326E, "IIO_FREE8_MSR_BW_OUT6"), Msr::new(0x327E, "IIO_FREE8_MSR_BW_OUT7")],
+    [Msr::new(0x328E, "IIO_FREE9_MSR_BW_OUT0"), Msr::new(0x329E, "IIO_FREE9_MSR_BW_OUT1"), Msr::new(0x32AE, "IIO_FREE9_MSR_BW_OUT2"), Msr::new(0x32BE, "IIO_FREE9_MSR_BW_OUT3"), Msr::new(0x32CE, "IIO_FREE9_MSR_BW_OUT4"), Msr::new(0x32DE, "IIO_FREE9_MSR_BW_OUT5"), Msr::new(0x32EE, "IIO_FREE9_MSR_BW_OUT6"), Msr::new(0x32FE, "IIO_FREE9_MSR_BW_OUT7")],
+    [Msr::new(0x330E, "IIO_FREE10_MSR_BW_OUT0"), Msr::new(0x331E, "IIO_FREE10_MSR_BW_OUT1"), Msr::new(0x332E, "IIO_FREE10_MSR_BW_OUT2"), Msr::new(0x333E, "IIO_FREE10_MSR_BW_OUT3"), Msr::new(0x334E, "IIO_FREE10_MSR_BW_OUT4"), Msr::new(0x335E, "IIO_FREE10_MSR_BW_OUT5"), Msr::new(0x336E, "IIO_FREE10_MSR_BW_OUT6"), Msr::new(0x337E, "IIO_FREE10_MSR_BW_OUT7")],
+    [Msr::new(0x338E, "IIO_FREE11_MSR_BW_OUT0"), Msr::new(0x339E, "IIO_FREE11_MSR_BW_OUT1"), Msr::new(0x33AE, "IIO_FREE11_MSR_BW_OUT2"), Msr::new(0x33BE, "IIO_FREE11_MSR_BW_OUT3"), Msr::new(0x33CE, "IIO_FREE11_MSR_BW_OUT4"), Msr::new(0x33DE, "IIO_FREE11_MSR_BW_OUT5"), Msr::new(0x33EE, "IIO_FREE11_MSR_BW_OUT6"), Msr::new(0x33FE, "IIO_FREE11_MSR_BW_OUT7")],
+    [Msr::new(0x340E, "IIO_FREE12_MSR_BW_OUT0"), Msr::new(0x341E, "IIO_FREE12_MSR_BW_OUT1"), Msr::new(0x342E, "IIO_FREE12_MSR_BW_OUT2"), Msr::new(0x343E, "IIO_FREE12_MSR_BW_OUT3"), Msr::new(0x344E, "IIO_FREE12_MSR_BW_OUT4"), Msr::new(0x345E, "IIO_FREE12_MSR_BW_OUT5"), Msr::new(0x346E, "IIO_FREE12_MSR_BW_OUT6"), Msr::new(0x347E, "IIO_FREE12_MSR_BW_OUT7")],
+    [Msr::new(0x348E, "IIO_FREE13_MSR_BW_OUT0"), Msr::new(0x349E, "IIO_FREE13_MSR_BW_OUT1"), Msr::new(0x34AE, "IIO_FREE13_MSR_BW_OUT2"), Msr::new(0x34BE, "IIO_FREE13_MSR_BW_OUT3"), Msr::new(0x34CE, "IIO_FREE13_MSR_BW_OUT4"), Msr::new(0x34DE, "IIO_FREE13_MSR_BW_OUT5"), Msr::new(0x34EE, "IIO_FREE13_MSR_BW_OUT6"), Msr::new(0x34FE, "IIO_FREE13_MSR_BW_OUT7")],
+    [Msr::new(0x350E, "IIO_FREE14_MSR_BW_OUT0"), Msr::new(0x351E, "IIO_FREE14_MSR_BW_OUT1"), Msr::new(0x352E, "IIO_FREE14_MSR_BW_OUT2"), Msr::new(0x353E, "IIO_FREE14_MSR_BW_OUT3"), Msr::new(0x354E, "IIO_FREE14_MSR_BW_OUT4"), Msr::new(0x355E, "IIO_FREE14_MSR_BW_OUT5"), Msr::new(0x356E, "IIO_FREE14_MSR_BW_OUT6"), Msr::new(0x357E, "IIO_FREE14_MSR_BW_OUT7")],
+    [Msr::new(0x358E, "IIO_FREE15_MSR_BW_OUT0"), Msr::new(0x359E, "IIO_FREE15_MSR_BW_OUT1"), Msr::new(0x35AE, "IIO_FREE15_MSR_BW_OUT2"), Msr::new(0x35BE, "IIO_FREE15_MSR_BW_OUT3"), Msr::new(0x35CE, "IIO_FREE15_MSR_BW_OUT4"), Msr::new(0x35DE, "IIO_FREE15_MSR_BW_OUT5"), Msr::new(0x35EE, "IIO_FREE15_MSR_BW_OUT6"), Msr::new(0x35FE, "IIO_FREE15_MSR_BW_OUT7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_OUT_INFO: RegisterInfo = RegisterInfo {
@@ -417,134 +378,134 @@ static IIO_FREE_BW_OUT_INFO: RegisterInfo = RegisterInfo {
     description: "Outbound bandwidth counter n of the stack: the data out to port n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT0", instance: "IIO_FREE0", index: 0, location: Location::Msr(0x2E0E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT1", instance: "IIO_FREE0", index: 1, location: Location::Msr(0x2E1E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT2", instance: "IIO_FREE0", index: 2, location: Location::Msr(0x2E2E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT3", instance: "IIO_FREE0", index: 3, location: Location::Msr(0x2E3E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT4", instance: "IIO_FREE0", index: 4, location: Location::Msr(0x2E4E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT5", instance: "IIO_FREE0", index: 5, location: Location::Msr(0x2E5E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT6", instance: "IIO_FREE0", index: 6, location: Location::Msr(0x2E6E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT7", instance: "IIO_FREE0", index: 7, location: Location::Msr(0x2E7E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT0", instance: "IIO_FREE1", index: 0, location: Location::Msr(0x2E8E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT1", instance: "IIO_FREE1", index: 1, location: Location::Msr(0x2E9E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT2", instance: "IIO_FREE1", index: 2, location: Location::Msr(0x2EAE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT3", instance: "IIO_FREE1", index: 3, location: Location::Msr(0x2EBE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT4", instance: "IIO_FREE1", index: 4, location: Location::Msr(0x2ECE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT5", instance: "IIO_FREE1", index: 5, location: Location::Msr(0x2EDE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT6", instance: "IIO_FREE1", index: 6, location: Location::Msr(0x2EEE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT7", instance: "IIO_FREE1", index: 7, location: Location::Msr(0x2EFE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT0", instance: "IIO_FREE2", index: 0, location: Location::Msr(0x2F0E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT1", instance: "IIO_FREE2", index: 1, location: Location::Msr(0x2F1E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT2", instance: "IIO_FREE2", index: 2, location: Location::Msr(0x2F2E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT3", instance: "IIO_FREE2", index: 3, location: Location::Msr(0x2F3E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT4", instance: "IIO_FREE2", index: 4, location: Location::Msr(0x2F4E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT5", instance: "IIO_FREE2", index: 5, location: Location::Msr(0x2F5E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT6", instance: "IIO_FREE2", index: 6, location: Location::Msr(0x2F6E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT7", instance: "IIO_FREE2", index: 7, location: Location::Msr(0x2F7E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT0", instance: "IIO_FREE3", index: 0, location: Location::Msr(0x2F8E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT1", instance: "IIO_FREE3", index: 1, location: Location::Msr(0x2F9E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT2", instance: "IIO_FREE3", index: 2, location: Location::Msr(0x2FAE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT3", instance: "IIO_FREE3", index: 3, location: Location::Msr(0x2FBE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT4", instance: "IIO_FREE3", index: 4, location: Location::Msr(0x2FCE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT5", instance: "IIO_FREE3", index: 5, location: Location::Msr(0x2FDE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT6", instance: "IIO_FREE3", index: 6, location: Location::Msr(0x2FEE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT7", instance: "IIO_FREE3", index: 7, location: Location::Msr(0x2FFE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT0", instance: "IIO_FREE4", index: 0, location: Location::Msr(0x300E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT1", instance: "IIO_FREE4", index: 1, location: Location::Msr(0x301E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT2", instance: "IIO_FREE4", index: 2, location: Location::Msr(0x302E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT3", instance: "IIO_FREE4", index: 3, location: Location::Msr(0x303E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT4", instance: "IIO_FREE4", index: 4, location: Location::Msr(0x304E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT5", instance: "IIO_FREE4", index: 5, location: Location::Msr(0x305E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT6", instance: "IIO_FREE4", index: 6, location: Location::Msr(0x306E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT7", instance: "IIO_FREE4", index: 7, location: Location::Msr(0x307E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT0", instance: "IIO_FREE5", index: 0, location: Location::Msr(0x308E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT1", instance: "IIO_FREE5", index: 1, location: Location::Msr(0x309E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT2", instance: "IIO_FREE5", index: 2, location: Location::Msr(0x30AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT3", instance: "IIO_FREE5", index: 3, location: Location::Msr(0x30BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT4", instance: "IIO_FREE5", index: 4, location: Location::Msr(0x30CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT5", instance: "IIO_FREE5", index: 5, location: Location::Msr(0x30DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT6", instance: "IIO_FREE5", index: 6, location: Location::Msr(0x30EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT7", instance: "IIO_FREE5", index: 7, location: Location::Msr(0x30FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT0", instance: "IIO_FREE6", index: 0, location: Location::Msr(0x310E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT1", instance: "IIO_FREE6", index: 1, location: Location::Msr(0x311E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT2", instance: "IIO_FREE6", index: 2, location: Location::Msr(0x312E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT3", instance: "IIO_FREE6", index: 3, location: Location::Msr(0x313E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT4", instance: "IIO_FREE6", index: 4, location: Location::Msr(0x314E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT5", instance: "IIO_FREE6", index: 5, location: Location::Msr(0x315E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT6", instance: "IIO_FREE6", index: 6, location: Location::Msr(0x316E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT7", instance: "IIO_FREE6", index: 7, location: Location::Msr(0x317E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT0", instance: "IIO_FREE7", index: 0, location: Location::Msr(0x318E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT1", instance: "IIO_FREE7", index: 1, location: Location::Msr(0x319E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT2", instance: "IIO_FREE7", index: 2, location: Location::Msr(0x31AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT3", instance: "IIO_FREE7", index: 3, location: Location::Msr(0x31BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT4", instance: "IIO_FREE7", index: 4, location: Location::Msr(0x31CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT5", instance: "IIO_FREE7", index: 5, location: Location::Msr(0x31DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT6", instance: "IIO_FREE7", index: 6, location: Location::Msr(0x31EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT7", instance: "IIO_FREE7", index: 7, location: Location::Msr(0x31FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT0", instance: "IIO_FREE8", index: 0, location: Location::Msr(0x320E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT1", instance: "IIO_FREE8", index: 1, location: Location::Msr(0x321E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT2", instance: "IIO_FREE8", index: 2, location: Location::Msr(0x322E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT3", instance: "IIO_FREE8", index: 3, location: Location::Msr(0x323E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT4", instance: "IIO_FREE8", index: 4, location: Location::Msr(0x324E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT5", instance: "IIO_FREE8", index: 5, location: Location::Msr(0x325E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT6", instance: "IIO_FREE8", index: 6, location: Location::Msr(0x326E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT7", instance: "IIO_FREE8", index: 7, location: Location::Msr(0x327E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT0", instance: "IIO_FREE9", index: 0, location: Location::Msr(0x328E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT1", instance: "IIO_FREE9", index: 1, location: Location::Msr(0x329E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT2", instance: "IIO_FREE9", index: 2, location: Location::Msr(0x32AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT3", instance: "IIO_FREE9", index: 3, location: Location::Msr(0x32BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT4", instance: "IIO_FREE9", index: 4, location: Location::Msr(0x32CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT5", instance: "IIO_FREE9", index: 5, location: Location::Msr(0x32DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT6", instance: "IIO_FREE9", index: 6, location: Location::Msr(0x32EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT7", instance: "IIO_FREE9", index: 7, location: Location::Msr(0x32FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT0", instance: "IIO_FREE10", index: 0, location: Location::Msr(0x330E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT1", instance: "IIO_FREE10", index: 1, location: Location::Msr(0x331E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT2", instance: "IIO_FREE10", index: 2, location: Location::Msr(0x332E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT3", instance: "IIO_FREE10", index: 3, location: Location::Msr(0x333E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT4", instance: "IIO_FREE10", index: 4, location: Location::Msr(0x334E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT5", instance: "IIO_FREE10", index: 5, location: Location::Msr(0x335E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT6", instance: "IIO_FREE10", index: 6, location: Location::Msr(0x336E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT7", instance: "IIO_FREE10", index: 7, location: Location::Msr(0x337E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT0", instance: "IIO_FREE11", index: 0, location: Location::Msr(0x338E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT1", instance: "IIO_FREE11", index: 1, location: Location::Msr(0x339E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT2", instance: "IIO_FREE11", index: 2, location: Location::Msr(0x33AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT3", instance: "IIO_FREE11", index: 3, location: Location::Msr(0x33BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT4", instance: "IIO_FREE11", index: 4, location: Location::Msr(0x33CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT5", instance: "IIO_FREE11", index: 5, location: Location::Msr(0x33DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT6", instance: "IIO_FREE11", index: 6, location: Location::Msr(0x33EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT7", instance: "IIO_FREE11", index: 7, location: Location::Msr(0x33FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_OUT0", instance: "IIO_FREE12", index: 0, location: Location::Msr(0x340E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_OUT1", instance: "IIO_FREE12", index: 1, location: Location::Msr(0x341E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_OUT2", instance: "IIO_FREE12", index: 2, location: Location::Msr(0x342E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_OUT3", instance: "IIO_FREE12", index: 3, location: Location::Msr(0x343E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_OUT4", instance: "IIO_FREE12", index: 4, location: Location::Msr(0x344E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_OUT5", instance: "IIO_FREE12", index: 5, location: Location::Msr(0x345E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_OUT6", instance: "IIO_FREE12", index: 6, location: Location::Msr(0x346E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE12_MSR_BW_OUT7", instance: "IIO_FREE12", index: 7, location: Location::Msr(0x347E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_OUT0", instance: "IIO_FREE13", index: 0, location: Location::Msr(0x348E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_OUT1", instance: "IIO_FREE13", index: 1, location: Location::Msr(0x349E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_OUT2", instance: "IIO_FREE13", index: 2, location: Location::Msr(0x34AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_OUT3", instance: "IIO_FREE13", index: 3, location: Location::Msr(0x34BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_OUT4", instance: "IIO_FREE13", index: 4, location: Location::Msr(0x34CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_OUT5", instance: "IIO_FREE13", index: 5, location: Location::Msr(0x34DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_OUT6", instance: "IIO_FREE13", index: 6, location: Location::Msr(0x34EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE13_MSR_BW_OUT7", instance: "IIO_FREE13", index: 7, location: Location::Msr(0x34FE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_OUT0", instance: "IIO_FREE14", index: 0, location: Location::Msr(0x350E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_OUT1", instance: "IIO_FREE14", index: 1, location: Location::Msr(0x351E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_OUT2", instance: "IIO_FREE14", index: 2, location: Location::Msr(0x352E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_OUT3", instance: "IIO_FREE14", index: 3, location: Location::Msr(0x353E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_OUT4", instance: "IIO_FREE14", index: 4, location: Location::Msr(0x354E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_OUT5", instance: "IIO_FREE14", index: 5, location: Location::Msr(0x355E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_OUT6", instance: "IIO_FREE14", index: 6, location: Location::Msr(0x356E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE14_MSR_BW_OUT7", instance: "IIO_FREE14", index: 7, location: Location::Msr(0x357E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_OUT0", instance: "IIO_FREE15", index: 0, location: Location::Msr(0x358E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_OUT1", instance: "IIO_FREE15", index: 1, location: Location::Msr(0x359E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_OUT2", instance: "IIO_FREE15", index: 2, location: Location::Msr(0x35AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_OUT3", instance: "IIO_FREE15", index: 3, location: Location::Msr(0x35BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_OUT4", instance: "IIO_FREE15", index: 4, location: Location::Msr(0x35CE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_OUT5", instance: "IIO_FREE15", index: 5, location: Location::Msr(0x35DE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_OUT6", instance: "IIO_FREE15", index: 6, location: Location::Msr(0x35EE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE15_MSR_BW_OUT7", instance: "IIO_FREE15", index: 7, location: Location::Msr(0x35FE), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT0", "IIO_FREE0", 0, 0x2E0E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT1", "IIO_FREE0", 1, 0x2E1E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT2", "IIO_FREE0", 2, 0x2E2E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT3", "IIO_FREE0", 3, 0x2E3E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT4", "IIO_FREE0", 4, 0x2E4E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT5", "IIO_FREE0", 5, 0x2E5E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT6", "IIO_FREE0", 6, 0x2E6E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT7", "IIO_FREE0", 7, 0x2E7E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT0", "IIO_FREE1", 0, 0x2E8E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT1", "IIO_FREE1", 1, 0x2E9E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT2", "IIO_FREE1", 2, 0x2EAE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT3", "IIO_FREE1", 3, 0x2EBE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT4", "IIO_FREE1", 4, 0x2ECE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT5", "IIO_FREE1", 5, 0x2EDE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT6", "IIO_FREE1", 6, 0x2EEE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT7", "IIO_FREE1", 7, 0x2EFE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT0", "IIO_FREE2", 0, 0x2F0E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT1", "IIO_FREE2", 1, 0x2F1E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT2", "IIO_FREE2", 2, 0x2F2E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT3", "IIO_FREE2", 3, 0x2F3E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT4", "IIO_FREE2", 4, 0x2F4E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT5", "IIO_FREE2", 5, 0x2F5E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT6", "IIO_FREE2", 6, 0x2F6E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT7", "IIO_FREE2", 7, 0x2F7E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT0", "IIO_FREE3", 0, 0x2F8E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT1", "IIO_FREE3", 1, 0x2F9E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT2", "IIO_FREE3", 2, 0x2FAE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT3", "IIO_FREE3", 3, 0x2FBE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT4", "IIO_FREE3", 4, 0x2FCE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT5", "IIO_FREE3", 5, 0x2FDE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT6", "IIO_FREE3", 6, 0x2FEE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT7", "IIO_FREE3", 7, 0x2FFE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT0", "IIO_FREE4", 0, 0x300E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT1", "IIO_FREE4", 1, 0x301E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT2", "IIO_FREE4", 2, 0x302E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT3", "IIO_FREE4", 3, 0x303E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT4", "IIO_FREE4", 4, 0x304E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT5", "IIO_FREE4", 5, 0x305E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT6", "IIO_FREE4", 6, 0x306E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT7", "IIO_FREE4", 7, 0x307E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT0", "IIO_FREE5", 0, 0x308E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT1", "IIO_FREE5", 1, 0x309E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT2", "IIO_FREE5", 2, 0x30AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT3", "IIO_FREE5", 3, 0x30BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT4", "IIO_FREE5", 4, 0x30CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT5", "IIO_FREE5", 5, 0x30DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT6", "IIO_FREE5", 6, 0x30EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT7", "IIO_FREE5", 7, 0x30FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT0", "IIO_FREE6", 0, 0x310E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT1", "IIO_FREE6", 1, 0x311E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT2", "IIO_FREE6", 2, 0x312E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT3", "IIO_FREE6", 3, 0x313E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT4", "IIO_FREE6", 4, 0x314E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT5", "IIO_FREE6", 5, 0x315E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT6", "IIO_FREE6", 6, 0x316E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT7", "IIO_FREE6", 7, 0x317E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT0", "IIO_FREE7", 0, 0x318E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT1", "IIO_FREE7", 1, 0x319E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT2", "IIO_FREE7", 2, 0x31AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT3", "IIO_FREE7", 3, 0x31BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT4", "IIO_FREE7", 4, 0x31CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT5", "IIO_FREE7", 5, 0x31DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT6", "IIO_FREE7", 6, 0x31EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT7", "IIO_FREE7", 7, 0x31FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT0", "IIO_FREE8", 0, 0x320E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT1", "IIO_FREE8", 1, 0x321E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT2", "IIO_FREE8", 2, 0x322E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT3", "IIO_FREE8", 3, 0x323E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT4", "IIO_FREE8", 4, 0x324E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT5", "IIO_FREE8", 5, 0x325E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT6", "IIO_FREE8", 6, 0x326E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT7", "IIO_FREE8", 7, 0x327E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT0", "IIO_FREE9", 0, 0x328E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT1", "IIO_FREE9", 1, 0x329E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT2", "IIO_FREE9", 2, 0x32AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT3", "IIO_FREE9", 3, 0x32BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT4", "IIO_FREE9", 4, 0x32CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT5", "IIO_FREE9", 5, 0x32DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT6", "IIO_FREE9", 6, 0x32EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT7", "IIO_FREE9", 7, 0x32FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT0", "IIO_FREE10", 0, 0x330E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT1", "IIO_FREE10", 1, 0x331E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT2", "IIO_FREE10", 2, 0x332E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT3", "IIO_FREE10", 3, 0x333E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT4", "IIO_FREE10", 4, 0x334E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT5", "IIO_FREE10", 5, 0x335E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT6", "IIO_FREE10", 6, 0x336E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT7", "IIO_FREE10", 7, 0x337E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT0", "IIO_FREE11", 0, 0x338E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT1", "IIO_FREE11", 1, 0x339E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT2", "IIO_FREE11", 2, 0x33AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT3", "IIO_FREE11", 3, 0x33BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT4", "IIO_FREE11", 4, 0x33CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT5", "IIO_FREE11", 5, 0x33DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT6", "IIO_FREE11", 6, 0x33EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT7", "IIO_FREE11", 7, 0x33FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_OUT0", "IIO_FREE12", 0, 0x340E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_OUT1", "IIO_FREE12", 1, 0x341E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_OUT2", "IIO_FREE12", 2, 0x342E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_OUT3", "IIO_FREE12", 3, 0x343E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_OUT4", "IIO_FREE12", 4, 0x344E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_OUT5", "IIO_FREE12", 5, 0x345E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_OUT6", "IIO_FREE12", 6, 0x346E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE12_MSR_BW_OUT7", "IIO_FREE12", 7, 0x347E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_OUT0", "IIO_FREE13", 0, 0x348E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_OUT1", "IIO_FREE13", 1, 0x349E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_OUT2", "IIO_FREE13", 2, 0x34AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_OUT3", "IIO_FREE13", 3, 0x34BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_OUT4", "IIO_FREE13", 4, 0x34CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_OUT5", "IIO_FREE13", 5, 0x34DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_OUT6", "IIO_FREE13", 6, 0x34EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE13_MSR_BW_OUT7", "IIO_FREE13", 7, 0x34FE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_OUT0", "IIO_FREE14", 0, 0x350E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_OUT1", "IIO_FREE14", 1, 0x351E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_OUT2", "IIO_FREE14", 2, 0x352E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_OUT3", "IIO_FREE14", 3, 0x353E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_OUT4", "IIO_FREE14", 4, 0x354E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_OUT5", "IIO_FREE14", 5, 0x355E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_OUT6", "IIO_FREE14", 6, 0x356E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE14_MSR_BW_OUT7", "IIO_FREE14", 7, 0x357E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_OUT0", "IIO_FREE15", 0, 0x358E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_OUT1", "IIO_FREE15", 1, 0x359E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_OUT2", "IIO_FREE15", 2, 0x35AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_OUT3", "IIO_FREE15", 3, 0x35BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_OUT4", "IIO_FREE15", 4, 0x35CE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_OUT5", "IIO_FREE15", 5, 0x35DE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_OUT6", "IIO_FREE15", 6, 0x35EE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE15_MSR_BW_OUT7", "IIO_FREE15", 7, 0x35FE, "linux-snbep"),
     ]),
     fields: IioFreeBwOutLayout::FIELDS,
     notes: &[

@@ -92,42 +92,37 @@ impl Layout for ImcBoxCtlLayout {
 }
 
 impl ImcBoxCtl {
-    /// This value with `rst_ctrs` (bit 9) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// This value with `rst_ctrl` (bit 8) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `frz` (bit 0, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `frz` (bit 0) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `rst_ctrs`: bit 9 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(9, 9);
+    /// `rst_ctrl`: bit 8 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(8, 8);
+    /// `frz`: bit 0 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC0.
-pub const MC0_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x0, "MC0_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC1.
-pub const MC1_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x0, "MC1_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC2.
-pub const MC2_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x0, "MC2_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC3.
-pub const MC3_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x0, "MC3_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC4.
-pub const MC4_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x0, "MC4_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC5.
-pub const MC5_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x0, "MC5_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC6.
-pub const MC6_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x0, "MC6_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC7.
-pub const MC7_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x0, "MC7_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC8.
-pub const MC8_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x0, "MC8_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC9.
-pub const MC9_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x0, "MC9_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC10.
-pub const MC10_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x0, "MC10_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of instance IMC11.
-pub const MC11_MMIO_PMON_BOX_CTL: MmioRegister<ImcBoxCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x0, "MC11_MMIO_PMON_BOX_CTL");
-/// `MC{i}_MMIO_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_MMIO_PMON_BOX_CTL: [MmioRegister<ImcBoxCtl>; 12] = [MC0_MMIO_PMON_BOX_CTL, MC1_MMIO_PMON_BOX_CTL, MC2_MMIO_PMON_BOX_CTL, MC3_MMIO_PMON_BOX_CTL, MC4_MMIO_PMON_BOX_CTL, MC5_MMIO_PMON_BOX_CTL, MC6_MMIO_PMON_BOX_CTL, MC7_MMIO_PMON_BOX_CTL, MC8_MMIO_PMON_BOX_CTL, MC9_MMIO_PMON_BOX_CTL, MC10_MMIO_PMON_BOX_CTL, MC11_MMIO_PMON_BOX_CTL];
+/// `MC{i}_MMIO_PMON_BOX_CTL` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_BOX_CTL: [MmioRegister<ImcBoxCtl>; 12] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x0, "MC0_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x0, "MC1_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x0, "MC2_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x0, "MC3_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x0, "MC4_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x0, "MC5_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x0, "MC6_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x0, "MC7_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x0, "MC8_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x0, "MC9_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x0, "MC10_MMIO_PMON_BOX_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x0, "MC11_MMIO_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -137,18 +132,18 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_MMIO_PMON_BOX_CTL", instance: "IMC0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_BOX_CTL", instance: "IMC1", index: 0, location: Location::Mmio { controller: 0, channel: 1, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_BOX_CTL", instance: "IMC2", index: 0, location: Location::Mmio { controller: 0, channel: 2, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_BOX_CTL", instance: "IMC3", index: 0, location: Location::Mmio { controller: 0, channel: 3, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_BOX_CTL", instance: "IMC4", index: 0, location: Location::Mmio { controller: 0, channel: 4, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_BOX_CTL", instance: "IMC5", index: 0, location: Location::Mmio { controller: 0, channel: 5, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_BOX_CTL", instance: "IMC6", index: 0, location: Location::Mmio { controller: 0, channel: 6, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_BOX_CTL", instance: "IMC7", index: 0, location: Location::Mmio { controller: 0, channel: 7, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_BOX_CTL", instance: "IMC8", index: 0, location: Location::Mmio { controller: 0, channel: 8, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_BOX_CTL", instance: "IMC9", index: 0, location: Location::Mmio { controller: 0, channel: 9, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_BOX_CTL", instance: "IMC10", index: 0, location: Location::Mmio { controller: 0, channel: 10, offset: 0x0 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_BOX_CTL", instance: "IMC11", index: 0, location: Location::Mmio { controller: 0, channel: 11, offset: 0x0 }, source: "intel-pcm-imc" },
+        AddressInfo::new("MC0_MMIO_PMON_BOX_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_BOX_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_BOX_CTL", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_BOX_CTL", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_BOX_CTL", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_BOX_CTL", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_BOX_CTL", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_BOX_CTL", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_BOX_CTL", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_BOX_CTL", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_BOX_CTL", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x0 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_BOX_CTL", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x0 }, "intel-pcm-imc"),
     ]),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
@@ -245,63 +240,64 @@ impl Layout for ImcCtlLayout {
 }
 
 impl ImcCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC0.
-pub const MC0_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x40, "MC0_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x44, "MC0_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x48, "MC0_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x4C, "MC0_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC1.
-pub const MC1_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x40, "MC1_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x44, "MC1_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x48, "MC1_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x4C, "MC1_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC2.
-pub const MC2_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x40, "MC2_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x44, "MC2_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x48, "MC2_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x4C, "MC2_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC3.
-pub const MC3_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x40, "MC3_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x44, "MC3_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x48, "MC3_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x4C, "MC3_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC4.
-pub const MC4_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x40, "MC4_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x44, "MC4_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x48, "MC4_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x4C, "MC4_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC5.
-pub const MC5_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x40, "MC5_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x44, "MC5_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x48, "MC5_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x4C, "MC5_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC6.
-pub const MC6_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x40, "MC6_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x44, "MC6_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x48, "MC6_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x4C, "MC6_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC7.
-pub const MC7_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x40, "MC7_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x44, "MC7_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x48, "MC7_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x4C, "MC7_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC8.
-pub const MC8_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x40, "MC8_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x44, "MC8_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x48, "MC8_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x4C, "MC8_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC9.
-pub const MC9_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x40, "MC9_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x44, "MC9_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x48, "MC9_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x4C, "MC9_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC10.
-pub const MC10_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x40, "MC10_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x44, "MC10_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x48, "MC10_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x4C, "MC10_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of instance IMC11.
-pub const MC11_MMIO_PMON_CTL: [MmioRegister<ImcCtl>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x40, "MC11_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x44, "MC11_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x48, "MC11_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x4C, "MC11_MMIO_PMON_CTL3")];
-/// `MC{i}_MMIO_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_MMIO_PMON_CTL: [[MmioRegister<ImcCtl>; 4]; 12] = [MC0_MMIO_PMON_CTL, MC1_MMIO_PMON_CTL, MC2_MMIO_PMON_CTL, MC3_MMIO_PMON_CTL, MC4_MMIO_PMON_CTL, MC5_MMIO_PMON_CTL, MC6_MMIO_PMON_CTL, MC7_MMIO_PMON_CTL, MC8_MMIO_PMON_CTL, MC9_MMIO_PMON_CTL, MC10_MMIO_PMON_CTL, MC11_MMIO_PMON_CTL];
+/// `MC{i}_MMIO_PMON_CTL{n}` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_CTL: [[MmioRegister<ImcCtl>; 4]; 12] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x40, "MC0_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x44, "MC0_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x48, "MC0_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x4C, "MC0_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x40, "MC1_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x44, "MC1_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x48, "MC1_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x4C, "MC1_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x40, "MC2_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x44, "MC2_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x48, "MC2_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x4C, "MC2_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x40, "MC3_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x44, "MC3_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x48, "MC3_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x4C, "MC3_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x40, "MC4_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x44, "MC4_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x48, "MC4_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x4C, "MC4_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x40, "MC5_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x44, "MC5_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x48, "MC5_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x4C, "MC5_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x40, "MC6_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x44, "MC6_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x48, "MC6_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x4C, "MC6_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x40, "MC7_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x44, "MC7_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x48, "MC7_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x4C, "MC7_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x40, "MC8_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x44, "MC8_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x48, "MC8_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x4C, "MC8_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x40, "MC9_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x44, "MC9_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x48, "MC9_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x4C, "MC9_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x40, "MC10_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x44, "MC10_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x48, "MC10_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x4C, "MC10_MMIO_PMON_CTL3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x40, "MC11_MMIO_PMON_CTL0"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x44, "MC11_MMIO_PMON_CTL1"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x48, "MC11_MMIO_PMON_CTL2"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x4C, "MC11_MMIO_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -311,54 +307,54 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for channel counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_MMIO_PMON_CTL0", instance: "IMC0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC0_MMIO_PMON_CTL1", instance: "IMC0", index: 1, location: Location::Mmio { controller: 0, channel: 0, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC0_MMIO_PMON_CTL2", instance: "IMC0", index: 2, location: Location::Mmio { controller: 0, channel: 0, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC0_MMIO_PMON_CTL3", instance: "IMC0", index: 3, location: Location::Mmio { controller: 0, channel: 0, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_CTL0", instance: "IMC1", index: 0, location: Location::Mmio { controller: 0, channel: 1, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_CTL1", instance: "IMC1", index: 1, location: Location::Mmio { controller: 0, channel: 1, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_CTL2", instance: "IMC1", index: 2, location: Location::Mmio { controller: 0, channel: 1, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_CTL3", instance: "IMC1", index: 3, location: Location::Mmio { controller: 0, channel: 1, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_CTL0", instance: "IMC2", index: 0, location: Location::Mmio { controller: 0, channel: 2, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_CTL1", instance: "IMC2", index: 1, location: Location::Mmio { controller: 0, channel: 2, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_CTL2", instance: "IMC2", index: 2, location: Location::Mmio { controller: 0, channel: 2, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_CTL3", instance: "IMC2", index: 3, location: Location::Mmio { controller: 0, channel: 2, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_CTL0", instance: "IMC3", index: 0, location: Location::Mmio { controller: 0, channel: 3, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_CTL1", instance: "IMC3", index: 1, location: Location::Mmio { controller: 0, channel: 3, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_CTL2", instance: "IMC3", index: 2, location: Location::Mmio { controller: 0, channel: 3, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_CTL3", instance: "IMC3", index: 3, location: Location::Mmio { controller: 0, channel: 3, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_CTL0", instance: "IMC4", index: 0, location: Location::Mmio { controller: 0, channel: 4, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_CTL1", instance: "IMC4", index: 1, location: Location::Mmio { controller: 0, channel: 4, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_CTL2", instance: "IMC4", index: 2, location: Location::Mmio { controller: 0, channel: 4, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_CTL3", instance: "IMC4", index: 3, location: Location::Mmio { controller: 0, channel: 4, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_CTL0", instance: "IMC5", index: 0, location: Location::Mmio { controller: 0, channel: 5, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_CTL1", instance: "IMC5", index: 1, location: Location::Mmio { controller: 0, channel: 5, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_CTL2", instance: "IMC5", index: 2, location: Location::Mmio { controller: 0, channel: 5, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_CTL3", instance: "IMC5", index: 3, location: Location::Mmio { controller: 0, channel: 5, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_CTL0", instance: "IMC6", index: 0, location: Location::Mmio { controller: 0, channel: 6, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_CTL1", instance: "IMC6", index: 1, location: Location::Mmio { controller: 0, channel: 6, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_CTL2", instance: "IMC6", index: 2, location: Location::Mmio { controller: 0, channel: 6, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_CTL3", instance: "IMC6", index: 3, location: Location::Mmio { controller: 0, channel: 6, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_CTL0", instance: "IMC7", index: 0, location: Location::Mmio { controller: 0, channel: 7, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_CTL1", instance: "IMC7", index: 1, location: Location::Mmio { controller: 0, channel: 7, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_CTL2", instance: "IMC7", index: 2, location: Location::Mmio { controller: 0, channel: 7, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_CTL3", instance: "IMC7", index: 3, location: Location::Mmio { controller: 0, channel: 7, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_CTL0", instance: "IMC8", index: 0, location: Location::Mmio { controller: 0, channel: 8, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_CTL1", instance: "IMC8", index: 1, location: Location::Mmio { controller: 0, channel: 8, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_CTL2", instance: "IMC8", index: 2, location: Location::Mmio { controller: 0, channel: 8, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_CTL3", instance: "IMC8", index: 3, location: Location::Mmio { controller: 0, channel: 8, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_CTL0", instance: "IMC9", index: 0, location: Location::Mmio { controller: 0, channel: 9, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_CTL1", instance: "IMC9", index: 1, location: Location::Mmio { controller: 0, channel: 9, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_CTL2", instance: "IMC9", index: 2, location: Location::Mmio { controller: 0, channel: 9, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_CTL3", instance: "IMC9", index: 3, location: Location::Mmio { controller: 0, channel: 9, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_CTL0", instance: "IMC10", index: 0, location: Location::Mmio { controller: 0, channel: 10, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_CTL1", instance: "IMC10", index: 1, location: Location::Mmio { controller: 0, channel: 10, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_CTL2", instance: "IMC10", index: 2, location: Location::Mmio { controller: 0, channel: 10, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_CTL3", instance: "IMC10", index: 3, location: Location::Mmio { controller: 0, channel: 10, offset: 0x4C }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_CTL0", instance: "IMC11", index: 0, location: Location::Mmio { controller: 0, channel: 11, offset: 0x40 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_CTL1", instance: "IMC11", index: 1, location: Location::Mmio { controller: 0, channel: 11, offset: 0x44 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_CTL2", instance: "IMC11", index: 2, location: Location::Mmio { controller: 0, channel: 11, offset: 0x48 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_CTL3", instance: "IMC11", index: 3, location: Location::Mmio { controller: 0, channel: 11, offset: 0x4C }, source: "intel-pcm-imc" },
+        AddressInfo::new("MC0_MMIO_PMON_CTL0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC0_MMIO_PMON_CTL1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC0_MMIO_PMON_CTL2", "IMC0", 2, Location::Mmio { controller: 0, channel: 0, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC0_MMIO_PMON_CTL3", "IMC0", 3, Location::Mmio { controller: 0, channel: 0, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_CTL0", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_CTL1", "IMC1", 1, Location::Mmio { controller: 0, channel: 1, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_CTL2", "IMC1", 2, Location::Mmio { controller: 0, channel: 1, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_CTL3", "IMC1", 3, Location::Mmio { controller: 0, channel: 1, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_CTL0", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_CTL1", "IMC2", 1, Location::Mmio { controller: 0, channel: 2, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_CTL2", "IMC2", 2, Location::Mmio { controller: 0, channel: 2, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_CTL3", "IMC2", 3, Location::Mmio { controller: 0, channel: 2, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_CTL0", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_CTL1", "IMC3", 1, Location::Mmio { controller: 0, channel: 3, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_CTL2", "IMC3", 2, Location::Mmio { controller: 0, channel: 3, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_CTL3", "IMC3", 3, Location::Mmio { controller: 0, channel: 3, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_CTL0", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_CTL1", "IMC4", 1, Location::Mmio { controller: 0, channel: 4, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_CTL2", "IMC4", 2, Location::Mmio { controller: 0, channel: 4, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_CTL3", "IMC4", 3, Location::Mmio { controller: 0, channel: 4, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_CTL0", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_CTL1", "IMC5", 1, Location::Mmio { controller: 0, channel: 5, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_CTL2", "IMC5", 2, Location::Mmio { controller: 0, channel: 5, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_CTL3", "IMC5", 3, Location::Mmio { controller: 0, channel: 5, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_CTL0", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_CTL1", "IMC6", 1, Location::Mmio { controller: 0, channel: 6, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_CTL2", "IMC6", 2, Location::Mmio { controller: 0, channel: 6, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_CTL3", "IMC6", 3, Location::Mmio { controller: 0, channel: 6, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_CTL0", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_CTL1", "IMC7", 1, Location::Mmio { controller: 0, channel: 7, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_CTL2", "IMC7", 2, Location::Mmio { controller: 0, channel: 7, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_CTL3", "IMC7", 3, Location::Mmio { controller: 0, channel: 7, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_CTL0", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_CTL1", "IMC8", 1, Location::Mmio { controller: 0, channel: 8, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_CTL2", "IMC8", 2, Location::Mmio { controller: 0, channel: 8, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_CTL3", "IMC8", 3, Location::Mmio { controller: 0, channel: 8, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_CTL0", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_CTL1", "IMC9", 1, Location::Mmio { controller: 0, channel: 9, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_CTL2", "IMC9", 2, Location::Mmio { controller: 0, channel: 9, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_CTL3", "IMC9", 3, Location::Mmio { controller: 0, channel: 9, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_CTL0", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_CTL1", "IMC10", 1, Location::Mmio { controller: 0, channel: 10, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_CTL2", "IMC10", 2, Location::Mmio { controller: 0, channel: 10, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_CTL3", "IMC10", 3, Location::Mmio { controller: 0, channel: 10, offset: 0x4C }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_CTL0", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x40 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_CTL1", "IMC11", 1, Location::Mmio { controller: 0, channel: 11, offset: 0x44 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_CTL2", "IMC11", 2, Location::Mmio { controller: 0, channel: 11, offset: 0x48 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_CTL3", "IMC11", 3, Location::Mmio { controller: 0, channel: 11, offset: 0x4C }, "intel-pcm-imc"),
     ]),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
@@ -405,42 +401,33 @@ impl Layout for ImcCtrLayout {
 }
 
 impl ImcCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC{i}_MMIO_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC0.
-pub const MC0_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x8, "MC0_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x10, "MC0_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x18, "MC0_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x20, "MC0_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC1.
-pub const MC1_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x8, "MC1_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x10, "MC1_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x18, "MC1_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x20, "MC1_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC2.
-pub const MC2_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x8, "MC2_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x10, "MC2_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x18, "MC2_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x20, "MC2_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC3.
-pub const MC3_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x8, "MC3_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x10, "MC3_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x18, "MC3_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x20, "MC3_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC4.
-pub const MC4_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x8, "MC4_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x10, "MC4_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x18, "MC4_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x20, "MC4_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC5.
-pub const MC5_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x8, "MC5_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x10, "MC5_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x18, "MC5_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x20, "MC5_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC6.
-pub const MC6_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x8, "MC6_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x10, "MC6_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x18, "MC6_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x20, "MC6_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC7.
-pub const MC7_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x8, "MC7_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x10, "MC7_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x18, "MC7_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x20, "MC7_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC8.
-pub const MC8_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x8, "MC8_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x10, "MC8_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x18, "MC8_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x20, "MC8_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC9.
-pub const MC9_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x8, "MC9_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x10, "MC9_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x18, "MC9_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x20, "MC9_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC10.
-pub const MC10_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x8, "MC10_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x10, "MC10_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x18, "MC10_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x20, "MC10_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of instance IMC11.
-pub const MC11_MMIO_PMON_CTR: [MmioRegister<ImcCtr>; 4] = [MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x8, "MC11_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x10, "MC11_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x18, "MC11_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x20, "MC11_MMIO_PMON_CTR3")];
-/// `MC{i}_MMIO_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_MMIO_PMON_CTR: [[MmioRegister<ImcCtr>; 4]; 12] = [MC0_MMIO_PMON_CTR, MC1_MMIO_PMON_CTR, MC2_MMIO_PMON_CTR, MC3_MMIO_PMON_CTR, MC4_MMIO_PMON_CTR, MC5_MMIO_PMON_CTR, MC6_MMIO_PMON_CTR, MC7_MMIO_PMON_CTR, MC8_MMIO_PMON_CTR, MC9_MMIO_PMON_CTR, MC10_MMIO_PMON_CTR, MC11_MMIO_PMON_CTR];
+/// `MC{i}_MMIO_PMON_CTR{n}` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_CTR: [[MmioRegister<ImcCtr>; 4]; 12] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x8, "MC0_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x10, "MC0_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x18, "MC0_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x20, "MC0_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x8, "MC1_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x10, "MC1_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x18, "MC1_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x20, "MC1_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x8, "MC2_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x10, "MC2_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x18, "MC2_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x20, "MC2_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x8, "MC3_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x10, "MC3_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x18, "MC3_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x20, "MC3_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x8, "MC4_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x10, "MC4_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x18, "MC4_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x20, "MC4_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x8, "MC5_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x10, "MC5_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x18, "MC5_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x20, "MC5_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x8, "MC6_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x10, "MC6_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x18, "MC6_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x20, "MC6_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x8, "MC7_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x10, "MC7_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x18, "MC7_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x20, "MC7_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x8, "MC8_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x10, "MC8_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x18, "MC8_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x20, "MC8_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x8, "MC9_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x10, "MC9_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x18, "MC9_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x20, "MC9_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x8, "MC10_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x10, "MC10_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x18, "MC10_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x20, "MC10_MMIO_PMON_CTR3")],
+    [MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x8, "MC11_MMIO_PMON_CTR0"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x10, "MC11_MMIO_PMON_CTR1"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x18, "MC11_MMIO_PMON_CTR2"), MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x20, "MC11_MMIO_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -450,54 +437,54 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Channel data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_MMIO_PMON_CTR0", instance: "IMC0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC0_MMIO_PMON_CTR1", instance: "IMC0", index: 1, location: Location::Mmio { controller: 0, channel: 0, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC0_MMIO_PMON_CTR2", instance: "IMC0", index: 2, location: Location::Mmio { controller: 0, channel: 0, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC0_MMIO_PMON_CTR3", instance: "IMC0", index: 3, location: Location::Mmio { controller: 0, channel: 0, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_CTR0", instance: "IMC1", index: 0, location: Location::Mmio { controller: 0, channel: 1, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_CTR1", instance: "IMC1", index: 1, location: Location::Mmio { controller: 0, channel: 1, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_CTR2", instance: "IMC1", index: 2, location: Location::Mmio { controller: 0, channel: 1, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_CTR3", instance: "IMC1", index: 3, location: Location::Mmio { controller: 0, channel: 1, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_CTR0", instance: "IMC2", index: 0, location: Location::Mmio { controller: 0, channel: 2, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_CTR1", instance: "IMC2", index: 1, location: Location::Mmio { controller: 0, channel: 2, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_CTR2", instance: "IMC2", index: 2, location: Location::Mmio { controller: 0, channel: 2, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_CTR3", instance: "IMC2", index: 3, location: Location::Mmio { controller: 0, channel: 2, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_CTR0", instance: "IMC3", index: 0, location: Location::Mmio { controller: 0, channel: 3, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_CTR1", instance: "IMC3", index: 1, location: Location::Mmio { controller: 0, channel: 3, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_CTR2", instance: "IMC3", index: 2, location: Location::Mmio { controller: 0, channel: 3, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_CTR3", instance: "IMC3", index: 3, location: Location::Mmio { controller: 0, channel: 3, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_CTR0", instance: "IMC4", index: 0, location: Location::Mmio { controller: 0, channel: 4, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_CTR1", instance: "IMC4", index: 1, location: Location::Mmio { controller: 0, channel: 4, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_CTR2", instance: "IMC4", index: 2, location: Location::Mmio { controller: 0, channel: 4, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_CTR3", instance: "IMC4", index: 3, location: Location::Mmio { controller: 0, channel: 4, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_CTR0", instance: "IMC5", index: 0, location: Location::Mmio { controller: 0, channel: 5, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_CTR1", instance: "IMC5", index: 1, location: Location::Mmio { controller: 0, channel: 5, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_CTR2", instance: "IMC5", index: 2, location: Location::Mmio { controller: 0, channel: 5, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_CTR3", instance: "IMC5", index: 3, location: Location::Mmio { controller: 0, channel: 5, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_CTR0", instance: "IMC6", index: 0, location: Location::Mmio { controller: 0, channel: 6, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_CTR1", instance: "IMC6", index: 1, location: Location::Mmio { controller: 0, channel: 6, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_CTR2", instance: "IMC6", index: 2, location: Location::Mmio { controller: 0, channel: 6, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_CTR3", instance: "IMC6", index: 3, location: Location::Mmio { controller: 0, channel: 6, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_CTR0", instance: "IMC7", index: 0, location: Location::Mmio { controller: 0, channel: 7, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_CTR1", instance: "IMC7", index: 1, location: Location::Mmio { controller: 0, channel: 7, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_CTR2", instance: "IMC7", index: 2, location: Location::Mmio { controller: 0, channel: 7, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_CTR3", instance: "IMC7", index: 3, location: Location::Mmio { controller: 0, channel: 7, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_CTR0", instance: "IMC8", index: 0, location: Location::Mmio { controller: 0, channel: 8, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_CTR1", instance: "IMC8", index: 1, location: Location::Mmio { controller: 0, channel: 8, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_CTR2", instance: "IMC8", index: 2, location: Location::Mmio { controller: 0, channel: 8, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_CTR3", instance: "IMC8", index: 3, location: Location::Mmio { controller: 0, channel: 8, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_CTR0", instance: "IMC9", index: 0, location: Location::Mmio { controller: 0, channel: 9, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_CTR1", instance: "IMC9", index: 1, location: Location::Mmio { controller: 0, channel: 9, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_CTR2", instance: "IMC9", index: 2, location: Location::Mmio { controller: 0, channel: 9, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_CTR3", instance: "IMC9", index: 3, location: Location::Mmio { controller: 0, channel: 9, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_CTR0", instance: "IMC10", index: 0, location: Location::Mmio { controller: 0, channel: 10, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_CTR1", instance: "IMC10", index: 1, location: Location::Mmio { controller: 0, channel: 10, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_CTR2", instance: "IMC10", index: 2, location: Location::Mmio { controller: 0, channel: 10, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_CTR3", instance: "IMC10", index: 3, location: Location::Mmio { controller: 0, channel: 10, offset: 0x20 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_CTR0", instance: "IMC11", index: 0, location: Location::Mmio { controller: 0, channel: 11, offset: 0x8 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_CTR1", instance: "IMC11", index: 1, location: Location::Mmio { controller: 0, channel: 11, offset: 0x10 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_CTR2", instance: "IMC11", index: 2, location: Location::Mmio { controller: 0, channel: 11, offset: 0x18 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_CTR3", instance: "IMC11", index: 3, location: Location::Mmio { controller: 0, channel: 11, offset: 0x20 }, source: "intel-pcm-imc" },
+        AddressInfo::new("MC0_MMIO_PMON_CTR0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC0_MMIO_PMON_CTR1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC0_MMIO_PMON_CTR2", "IMC0", 2, Location::Mmio { controller: 0, channel: 0, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC0_MMIO_PMON_CTR3", "IMC0", 3, Location::Mmio { controller: 0, channel: 0, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_CTR0", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_CTR1", "IMC1", 1, Location::Mmio { controller: 0, channel: 1, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_CTR2", "IMC1", 2, Location::Mmio { controller: 0, channel: 1, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_CTR3", "IMC1", 3, Location::Mmio { controller: 0, channel: 1, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_CTR0", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_CTR1", "IMC2", 1, Location::Mmio { controller: 0, channel: 2, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_CTR2", "IMC2", 2, Location::Mmio { controller: 0, channel: 2, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_CTR3", "IMC2", 3, Location::Mmio { controller: 0, channel: 2, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_CTR0", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_CTR1", "IMC3", 1, Location::Mmio { controller: 0, channel: 3, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_CTR2", "IMC3", 2, Location::Mmio { controller: 0, channel: 3, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_CTR3", "IMC3", 3, Location::Mmio { controller: 0, channel: 3, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_CTR0", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_CTR1", "IMC4", 1, Location::Mmio { controller: 0, channel: 4, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_CTR2", "IMC4", 2, Location::Mmio { controller: 0, channel: 4, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_CTR3", "IMC4", 3, Location::Mmio { controller: 0, channel: 4, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_CTR0", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_CTR1", "IMC5", 1, Location::Mmio { controller: 0, channel: 5, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_CTR2", "IMC5", 2, Location::Mmio { controller: 0, channel: 5, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_CTR3", "IMC5", 3, Location::Mmio { controller: 0, channel: 5, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_CTR0", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_CTR1", "IMC6", 1, Location::Mmio { controller: 0, channel: 6, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_CTR2", "IMC6", 2, Location::Mmio { controller: 0, channel: 6, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_CTR3", "IMC6", 3, Location::Mmio { controller: 0, channel: 6, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_CTR0", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_CTR1", "IMC7", 1, Location::Mmio { controller: 0, channel: 7, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_CTR2", "IMC7", 2, Location::Mmio { controller: 0, channel: 7, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_CTR3", "IMC7", 3, Location::Mmio { controller: 0, channel: 7, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_CTR0", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_CTR1", "IMC8", 1, Location::Mmio { controller: 0, channel: 8, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_CTR2", "IMC8", 2, Location::Mmio { controller: 0, channel: 8, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_CTR3", "IMC8", 3, Location::Mmio { controller: 0, channel: 8, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_CTR0", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_CTR1", "IMC9", 1, Location::Mmio { controller: 0, channel: 9, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_CTR2", "IMC9", 2, Location::Mmio { controller: 0, channel: 9, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_CTR3", "IMC9", 3, Location::Mmio { controller: 0, channel: 9, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_CTR0", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_CTR1", "IMC10", 1, Location::Mmio { controller: 0, channel: 10, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_CTR2", "IMC10", 2, Location::Mmio { controller: 0, channel: 10, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_CTR3", "IMC10", 3, Location::Mmio { controller: 0, channel: 10, offset: 0x20 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_CTR0", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x8 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_CTR1", "IMC11", 1, Location::Mmio { controller: 0, channel: 11, offset: 0x10 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_CTR2", "IMC11", 2, Location::Mmio { controller: 0, channel: 11, offset: 0x18 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_CTR3", "IMC11", 3, Location::Mmio { controller: 0, channel: 11, offset: 0x20 }, "intel-pcm-imc"),
     ]),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
@@ -543,38 +530,29 @@ impl Layout for ImcFixedCtlLayout {
 }
 
 impl ImcFixedCtl {
-    /// `en` (bit 22, rw, reset 0x0): Enables the DRAM-clock fixed counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `en` ([`Self::EN_BITS`]): Enables the DRAM-clock fixed counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC0.
-pub const MC0_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x54, "MC0_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC1.
-pub const MC1_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x54, "MC1_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC2.
-pub const MC2_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x54, "MC2_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC3.
-pub const MC3_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x54, "MC3_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC4.
-pub const MC4_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x54, "MC4_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC5.
-pub const MC5_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x54, "MC5_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC6.
-pub const MC6_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x54, "MC6_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC7.
-pub const MC7_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x54, "MC7_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC8.
-pub const MC8_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x54, "MC8_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC9.
-pub const MC9_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x54, "MC9_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC10.
-pub const MC10_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x54, "MC10_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of instance IMC11.
-pub const MC11_MMIO_PMON_FIXED_CTL: MmioRegister<ImcFixedCtl> = MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x54, "MC11_MMIO_PMON_FIXED_CTL");
-/// `MC{i}_MMIO_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_MMIO_PMON_FIXED_CTL: [MmioRegister<ImcFixedCtl>; 12] = [MC0_MMIO_PMON_FIXED_CTL, MC1_MMIO_PMON_FIXED_CTL, MC2_MMIO_PMON_FIXED_CTL, MC3_MMIO_PMON_FIXED_CTL, MC4_MMIO_PMON_FIXED_CTL, MC5_MMIO_PMON_FIXED_CTL, MC6_MMIO_PMON_FIXED_CTL, MC7_MMIO_PMON_FIXED_CTL, MC8_MMIO_PMON_FIXED_CTL, MC9_MMIO_PMON_FIXED_CTL, MC10_MMIO_PMON_FIXED_CTL, MC11_MMIO_PMON_FIXED_CTL];
+/// `MC{i}_MMIO_PMON_FIXED_CTL` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_FIXED_CTL: [MmioRegister<ImcFixedCtl>; 12] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x54, "MC0_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x54, "MC1_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x54, "MC2_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x54, "MC3_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x54, "MC4_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x54, "MC5_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x54, "MC6_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x54, "MC7_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x54, "MC8_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x54, "MC9_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x54, "MC10_MMIO_PMON_FIXED_CTL"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x54, "MC11_MMIO_PMON_FIXED_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -584,18 +562,18 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_MMIO_PMON_FIXED_CTL", instance: "IMC0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_FIXED_CTL", instance: "IMC1", index: 0, location: Location::Mmio { controller: 0, channel: 1, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_FIXED_CTL", instance: "IMC2", index: 0, location: Location::Mmio { controller: 0, channel: 2, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_FIXED_CTL", instance: "IMC3", index: 0, location: Location::Mmio { controller: 0, channel: 3, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_FIXED_CTL", instance: "IMC4", index: 0, location: Location::Mmio { controller: 0, channel: 4, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_FIXED_CTL", instance: "IMC5", index: 0, location: Location::Mmio { controller: 0, channel: 5, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_FIXED_CTL", instance: "IMC6", index: 0, location: Location::Mmio { controller: 0, channel: 6, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_FIXED_CTL", instance: "IMC7", index: 0, location: Location::Mmio { controller: 0, channel: 7, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_FIXED_CTL", instance: "IMC8", index: 0, location: Location::Mmio { controller: 0, channel: 8, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_FIXED_CTL", instance: "IMC9", index: 0, location: Location::Mmio { controller: 0, channel: 9, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_FIXED_CTL", instance: "IMC10", index: 0, location: Location::Mmio { controller: 0, channel: 10, offset: 0x54 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_FIXED_CTL", instance: "IMC11", index: 0, location: Location::Mmio { controller: 0, channel: 11, offset: 0x54 }, source: "intel-pcm-imc" },
+        AddressInfo::new("MC0_MMIO_PMON_FIXED_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_FIXED_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_FIXED_CTL", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_FIXED_CTL", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_FIXED_CTL", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_FIXED_CTL", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_FIXED_CTL", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_FIXED_CTL", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_FIXED_CTL", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_FIXED_CTL", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_FIXED_CTL", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x54 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_FIXED_CTL", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x54 }, "intel-pcm-imc"),
     ]),
     fields: ImcFixedCtlLayout::FIELDS,
     notes: &[
@@ -637,42 +615,33 @@ impl Layout for ImcFixedCtrLayout {
 }
 
 impl ImcFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): DRAM clock cycles while enabled; wraps on
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): DRAM clock cycles while enabled; wraps on
     /// overflow.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC{i}_MMIO_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC0.
-pub const MC0_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x38, "MC0_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC1.
-pub const MC1_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x38, "MC1_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC2.
-pub const MC2_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x38, "MC2_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC3.
-pub const MC3_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x38, "MC3_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC4.
-pub const MC4_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x38, "MC4_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC5.
-pub const MC5_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x38, "MC5_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC6.
-pub const MC6_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x38, "MC6_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC7.
-pub const MC7_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x38, "MC7_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC8.
-pub const MC8_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x38, "MC8_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC9.
-pub const MC9_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x38, "MC9_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC10.
-pub const MC10_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x38, "MC10_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of instance IMC11.
-pub const MC11_MMIO_PMON_FIXED_CTR: MmioRegister<ImcFixedCtr> = MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x38, "MC11_MMIO_PMON_FIXED_CTR");
-/// `MC{i}_MMIO_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_MMIO_PMON_FIXED_CTR: [MmioRegister<ImcFixedCtr>; 12] = [MC0_MMIO_PMON_FIXED_CTR, MC1_MMIO_PMON_FIXED_CTR, MC2_MMIO_PMON_FIXED_CTR, MC3_MMIO_PMON_FIXED_CTR, MC4_MMIO_PMON_FIXED_CTR, MC5_MMIO_PMON_FIXED_CTR, MC6_MMIO_PMON_FIXED_CTR, MC7_MMIO_PMON_FIXED_CTR, MC8_MMIO_PMON_FIXED_CTR, MC9_MMIO_PMON_FIXED_CTR, MC10_MMIO_PMON_FIXED_CTR, MC11_MMIO_PMON_FIXED_CTR];
+/// `MC{i}_MMIO_PMON_FIXED_CTR` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+pub const MC_MMIO_PMON_FIXED_CTR: [MmioRegister<ImcFixedCtr>; 12] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x38, "MC0_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 1, 0x38, "MC1_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 2, 0x38, "MC2_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 3, 0x38, "MC3_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 4, 0x38, "MC4_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 5, 0x38, "MC5_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 6, 0x38, "MC6_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 7, 0x38, "MC7_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 8, 0x38, "MC8_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 9, 0x38, "MC9_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 10, 0x38, "MC10_MMIO_PMON_FIXED_CTR"),
+    MmioRegister::new(&MMIO_WINDOW, 0, 11, 0x38, "MC11_MMIO_PMON_FIXED_CTR"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -682,18 +651,18 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_MMIO_PMON_FIXED_CTR", instance: "IMC0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC1_MMIO_PMON_FIXED_CTR", instance: "IMC1", index: 0, location: Location::Mmio { controller: 0, channel: 1, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC2_MMIO_PMON_FIXED_CTR", instance: "IMC2", index: 0, location: Location::Mmio { controller: 0, channel: 2, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC3_MMIO_PMON_FIXED_CTR", instance: "IMC3", index: 0, location: Location::Mmio { controller: 0, channel: 3, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC4_MMIO_PMON_FIXED_CTR", instance: "IMC4", index: 0, location: Location::Mmio { controller: 0, channel: 4, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC5_MMIO_PMON_FIXED_CTR", instance: "IMC5", index: 0, location: Location::Mmio { controller: 0, channel: 5, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC6_MMIO_PMON_FIXED_CTR", instance: "IMC6", index: 0, location: Location::Mmio { controller: 0, channel: 6, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC7_MMIO_PMON_FIXED_CTR", instance: "IMC7", index: 0, location: Location::Mmio { controller: 0, channel: 7, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC8_MMIO_PMON_FIXED_CTR", instance: "IMC8", index: 0, location: Location::Mmio { controller: 0, channel: 8, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC9_MMIO_PMON_FIXED_CTR", instance: "IMC9", index: 0, location: Location::Mmio { controller: 0, channel: 9, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC10_MMIO_PMON_FIXED_CTR", instance: "IMC10", index: 0, location: Location::Mmio { controller: 0, channel: 10, offset: 0x38 }, source: "intel-pcm-imc" },
-        AddressInfo { name: "MC11_MMIO_PMON_FIXED_CTR", instance: "IMC11", index: 0, location: Location::Mmio { controller: 0, channel: 11, offset: 0x38 }, source: "intel-pcm-imc" },
+        AddressInfo::new("MC0_MMIO_PMON_FIXED_CTR", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC1_MMIO_PMON_FIXED_CTR", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC2_MMIO_PMON_FIXED_CTR", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC3_MMIO_PMON_FIXED_CTR", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC4_MMIO_PMON_FIXED_CTR", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC5_MMIO_PMON_FIXED_CTR", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC6_MMIO_PMON_FIXED_CTR", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC7_MMIO_PMON_FIXED_CTR", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC8_MMIO_PMON_FIXED_CTR", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC9_MMIO_PMON_FIXED_CTR", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC10_MMIO_PMON_FIXED_CTR", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x38 }, "intel-pcm-imc"),
+        AddressInfo::new("MC11_MMIO_PMON_FIXED_CTR", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x38 }, "intel-pcm-imc"),
     ]),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[

@@ -65,50 +65,41 @@ impl Layout for IrpBoxCtlLayout {
 }
 
 impl IrpBoxCtl {
-    /// This value with `rst_ctrs` (bit 9) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// This value with `rst_ctrl` (bit 8) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `frz` (bit 0, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `frz` (bit 0) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `rst_ctrs`: bit 9 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(9, 9);
+    /// `rst_ctrl`: bit 8 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(8, 8);
+    /// `frz`: bit 0 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A00, "IRP0_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A10, "IRP1_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A20, "IRP2_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A30, "IRP3_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A40, "IRP4_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A50, "IRP5_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP6.
-pub const IRP6_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A60, "IRP6_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP7.
-pub const IRP7_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A70, "IRP7_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP8.
-pub const IRP8_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A80, "IRP8_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP9.
-pub const IRP9_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2A90, "IRP9_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP10.
-pub const IRP10_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AA0, "IRP10_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP11.
-pub const IRP11_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AB0, "IRP11_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP12.
-pub const IRP12_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AC0, "IRP12_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP13.
-pub const IRP13_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AD0, "IRP13_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP14.
-pub const IRP14_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AE0, "IRP14_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP15.
-pub const IRP15_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x2AF0, "IRP15_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 16] = [IRP0_MSR_PMON_BOX_CTL, IRP1_MSR_PMON_BOX_CTL, IRP2_MSR_PMON_BOX_CTL, IRP3_MSR_PMON_BOX_CTL, IRP4_MSR_PMON_BOX_CTL, IRP5_MSR_PMON_BOX_CTL, IRP6_MSR_PMON_BOX_CTL, IRP7_MSR_PMON_BOX_CTL, IRP8_MSR_PMON_BOX_CTL, IRP9_MSR_PMON_BOX_CTL, IRP10_MSR_PMON_BOX_CTL, IRP11_MSR_PMON_BOX_CTL, IRP12_MSR_PMON_BOX_CTL, IRP13_MSR_PMON_BOX_CTL, IRP14_MSR_PMON_BOX_CTL, IRP15_MSR_PMON_BOX_CTL];
+/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
+pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 16] = [
+    Msr::new(0x2A00, "IRP0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A10, "IRP1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A20, "IRP2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A30, "IRP3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A40, "IRP4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A50, "IRP5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A60, "IRP6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A70, "IRP7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A80, "IRP8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2A90, "IRP9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AA0, "IRP10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AB0, "IRP11_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AC0, "IRP12_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AD0, "IRP13_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AE0, "IRP14_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2AF0, "IRP15_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -118,22 +109,22 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_BOX_CTL", instance: "IRP0", index: 0, location: Location::Msr(0x2A00), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_BOX_CTL", instance: "IRP1", index: 0, location: Location::Msr(0x2A10), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_BOX_CTL", instance: "IRP2", index: 0, location: Location::Msr(0x2A20), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_BOX_CTL", instance: "IRP3", index: 0, location: Location::Msr(0x2A30), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_BOX_CTL", instance: "IRP4", index: 0, location: Location::Msr(0x2A40), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_BOX_CTL", instance: "IRP5", index: 0, location: Location::Msr(0x2A50), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_BOX_CTL", instance: "IRP6", index: 0, location: Location::Msr(0x2A60), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_BOX_CTL", instance: "IRP7", index: 0, location: Location::Msr(0x2A70), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_BOX_CTL", instance: "IRP8", index: 0, location: Location::Msr(0x2A80), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_BOX_CTL", instance: "IRP9", index: 0, location: Location::Msr(0x2A90), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_BOX_CTL", instance: "IRP10", index: 0, location: Location::Msr(0x2AA0), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_BOX_CTL", instance: "IRP11", index: 0, location: Location::Msr(0x2AB0), source: "intel-pcm" },
-        AddressInfo { name: "IRP12_MSR_PMON_BOX_CTL", instance: "IRP12", index: 0, location: Location::Msr(0x2AC0), source: "intel-pcm" },
-        AddressInfo { name: "IRP13_MSR_PMON_BOX_CTL", instance: "IRP13", index: 0, location: Location::Msr(0x2AD0), source: "intel-pcm" },
-        AddressInfo { name: "IRP14_MSR_PMON_BOX_CTL", instance: "IRP14", index: 0, location: Location::Msr(0x2AE0), source: "intel-pcm" },
-        AddressInfo { name: "IRP15_MSR_PMON_BOX_CTL", instance: "IRP15", index: 0, location: Location::Msr(0x2AF0), source: "intel-pcm" },
+        AddressInfo::msr("IRP0_MSR_PMON_BOX_CTL", "IRP0", 0, 0x2A00, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_BOX_CTL", "IRP1", 0, 0x2A10, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_BOX_CTL", "IRP2", 0, 0x2A20, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_BOX_CTL", "IRP3", 0, 0x2A30, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_BOX_CTL", "IRP4", 0, 0x2A40, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_BOX_CTL", "IRP5", 0, 0x2A50, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_BOX_CTL", "IRP6", 0, 0x2A60, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_BOX_CTL", "IRP7", 0, 0x2A70, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_BOX_CTL", "IRP8", 0, 0x2A80, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_BOX_CTL", "IRP9", 0, 0x2A90, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_BOX_CTL", "IRP10", 0, 0x2AA0, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_BOX_CTL", "IRP11", 0, 0x2AB0, "intel-pcm"),
+        AddressInfo::msr("IRP12_MSR_PMON_BOX_CTL", "IRP12", 0, 0x2AC0, "intel-pcm"),
+        AddressInfo::msr("IRP13_MSR_PMON_BOX_CTL", "IRP13", 0, 0x2AD0, "intel-pcm"),
+        AddressInfo::msr("IRP14_MSR_PMON_BOX_CTL", "IRP14", 0, 0x2AE0, "intel-pcm"),
+        AddressInfo::msr("IRP15_MSR_PMON_BOX_CTL", "IRP15", 0, 0x2AF0, "intel-pcm"),
     ]),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -234,79 +225,78 @@ impl Layout for IrpCtlLayout {
 }
 
 impl IrpCtl {
-    /// `umask_ext` (bits 55:32, rw, reset 0x0): Unit mask extension: further sub-event selection
+    /// `umask_ext`: bits 55:32 (rw, reset 0x0).
+    pub const UMASK_EXT_BITS: BitRange = BitRange::new(55, 32);
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `umask_ext` ([`Self::UMASK_EXT_BITS`]): Unit mask extension: further sub-event selection
     /// bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.
-    #[inline] pub const fn umask_ext(self) -> u32 { get_bits(self.raw64(), 55, 32) as u32 }
-    /// This value with `umask_ext` (bits 55:32) set to `v`. Panics if `v` does not fit in 24 bits
-    /// (a compile error in const context); `try_with_umask_ext` returns an error instead.
-    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 32, v as u64)) }
-    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in 24 bits.
-    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 32, v as u64, "IRP{i}_MSR_PMON_CTL{n}", "umask_ext") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn umask_ext(self) -> u32 { Self::UMASK_EXT_BITS.get(self.raw64()) as u32 }
+    /// This value with `umask_ext` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_umask_ext` returns an error instead.
+    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(Self::UMASK_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::UMASK_EXT_BITS.try_set(self.raw64(), v as u64, IrpCtlLayout::NAME, "umask_ext")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IrpCtlInvert { IrpCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: IrpCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> IrpCtlInvert { IrpCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: IrpCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A02, "IRP0_MSR_PMON_CTL0"), Msr::new(0x2A03, "IRP0_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A12, "IRP1_MSR_PMON_CTL0"), Msr::new(0x2A13, "IRP1_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A22, "IRP2_MSR_PMON_CTL0"), Msr::new(0x2A23, "IRP2_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A32, "IRP3_MSR_PMON_CTL0"), Msr::new(0x2A33, "IRP3_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A42, "IRP4_MSR_PMON_CTL0"), Msr::new(0x2A43, "IRP4_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A52, "IRP5_MSR_PMON_CTL0"), Msr::new(0x2A53, "IRP5_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP6.
-pub const IRP6_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A62, "IRP6_MSR_PMON_CTL0"), Msr::new(0x2A63, "IRP6_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP7.
-pub const IRP7_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A72, "IRP7_MSR_PMON_CTL0"), Msr::new(0x2A73, "IRP7_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP8.
-pub const IRP8_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A82, "IRP8_MSR_PMON_CTL0"), Msr::new(0x2A83, "IRP8_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP9.
-pub const IRP9_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2A92, "IRP9_MSR_PMON_CTL0"), Msr::new(0x2A93, "IRP9_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP10.
-pub const IRP10_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AA2, "IRP10_MSR_PMON_CTL0"), Msr::new(0x2AA3, "IRP10_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP11.
-pub const IRP11_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AB2, "IRP11_MSR_PMON_CTL0"), Msr::new(0x2AB3, "IRP11_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP12.
-pub const IRP12_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AC2, "IRP12_MSR_PMON_CTL0"), Msr::new(0x2AC3, "IRP12_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP13.
-pub const IRP13_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AD2, "IRP13_MSR_PMON_CTL0"), Msr::new(0x2AD3, "IRP13_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP14.
-pub const IRP14_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AE2, "IRP14_MSR_PMON_CTL0"), Msr::new(0x2AE3, "IRP14_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP15.
-pub const IRP15_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x2AF2, "IRP15_MSR_PMON_CTL0"), Msr::new(0x2AF3, "IRP15_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 16] = [IRP0_MSR_PMON_CTL, IRP1_MSR_PMON_CTL, IRP2_MSR_PMON_CTL, IRP3_MSR_PMON_CTL, IRP4_MSR_PMON_CTL, IRP5_MSR_PMON_CTL, IRP6_MSR_PMON_CTL, IRP7_MSR_PMON_CTL, IRP8_MSR_PMON_CTL, IRP9_MSR_PMON_CTL, IRP10_MSR_PMON_CTL, IRP11_MSR_PMON_CTL, IRP12_MSR_PMON_CTL, IRP13_MSR_PMON_CTL, IRP14_MSR_PMON_CTL, IRP15_MSR_PMON_CTL];
+/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
+pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 16] = [
+    [Msr::new(0x2A02, "IRP0_MSR_PMON_CTL0"), Msr::new(0x2A03, "IRP0_MSR_PMON_CTL1")],
+    [Msr::new(0x2A12, "IRP1_MSR_PMON_CTL0"), Msr::new(0x2A13, "IRP1_MSR_PMON_CTL1")],
+    [Msr::new(0x2A22, "IRP2_MSR_PMON_CTL0"), Msr::new(0x2A23, "IRP2_MSR_PMON_CTL1")],
+    [Msr::new(0x2A32, "IRP3_MSR_PMON_CTL0"), Msr::new(0x2A33, "IRP3_MSR_PMON_CTL1")],
+    [Msr::new(0x2A42, "IRP4_MSR_PMON_CTL0"), Msr::new(0x2A43, "IRP4_MSR_PMON_CTL1")],
+    [Msr::new(0x2A52, "IRP5_MSR_PMON_CTL0"), Msr::new(0x2A53, "IRP5_MSR_PMON_CTL1")],
+    [Msr::new(0x2A62, "IRP6_MSR_PMON_CTL0"), Msr::new(0x2A63, "IRP6_MSR_PMON_CTL1")],
+    [Msr::new(0x2A72, "IRP7_MSR_PMON_CTL0"), Msr::new(0x2A73, "IRP7_MSR_PMON_CTL1")],
+    [Msr::new(0x2A82, "IRP8_MSR_PMON_CTL0"), Msr::new(0x2A83, "IRP8_MSR_PMON_CTL1")],
+    [Msr::new(0x2A92, "IRP9_MSR_PMON_CTL0"), Msr::new(0x2A93, "IRP9_MSR_PMON_CTL1")],
+    [Msr::new(0x2AA2, "IRP10_MSR_PMON_CTL0"), Msr::new(0x2AA3, "IRP10_MSR_PMON_CTL1")],
+    [Msr::new(0x2AB2, "IRP11_MSR_PMON_CTL0"), Msr::new(0x2AB3, "IRP11_MSR_PMON_CTL1")],
+    [Msr::new(0x2AC2, "IRP12_MSR_PMON_CTL0"), Msr::new(0x2AC3, "IRP12_MSR_PMON_CTL1")],
+    [Msr::new(0x2AD2, "IRP13_MSR_PMON_CTL0"), Msr::new(0x2AD3, "IRP13_MSR_PMON_CTL1")],
+    [Msr::new(0x2AE2, "IRP14_MSR_PMON_CTL0"), Msr::new(0x2AE3, "IRP14_MSR_PMON_CTL1")],
+    [Msr::new(0x2AF2, "IRP15_MSR_PMON_CTL0"), Msr::new(0x2AF3, "IRP15_MSR_PMON_CTL1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -316,38 +306,38 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_CTL0", instance: "IRP0", index: 0, location: Location::Msr(0x2A02), source: "intel-pcm" },
-        AddressInfo { name: "IRP0_MSR_PMON_CTL1", instance: "IRP0", index: 1, location: Location::Msr(0x2A03), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTL0", instance: "IRP1", index: 0, location: Location::Msr(0x2A12), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTL1", instance: "IRP1", index: 1, location: Location::Msr(0x2A13), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTL0", instance: "IRP2", index: 0, location: Location::Msr(0x2A22), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTL1", instance: "IRP2", index: 1, location: Location::Msr(0x2A23), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTL0", instance: "IRP3", index: 0, location: Location::Msr(0x2A32), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTL1", instance: "IRP3", index: 1, location: Location::Msr(0x2A33), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTL0", instance: "IRP4", index: 0, location: Location::Msr(0x2A42), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTL1", instance: "IRP4", index: 1, location: Location::Msr(0x2A43), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTL0", instance: "IRP5", index: 0, location: Location::Msr(0x2A52), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTL1", instance: "IRP5", index: 1, location: Location::Msr(0x2A53), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_CTL0", instance: "IRP6", index: 0, location: Location::Msr(0x2A62), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_CTL1", instance: "IRP6", index: 1, location: Location::Msr(0x2A63), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_CTL0", instance: "IRP7", index: 0, location: Location::Msr(0x2A72), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_CTL1", instance: "IRP7", index: 1, location: Location::Msr(0x2A73), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_CTL0", instance: "IRP8", index: 0, location: Location::Msr(0x2A82), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_CTL1", instance: "IRP8", index: 1, location: Location::Msr(0x2A83), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_CTL0", instance: "IRP9", index: 0, location: Location::Msr(0x2A92), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_CTL1", instance: "IRP9", index: 1, location: Location::Msr(0x2A93), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_CTL0", instance: "IRP10", index: 0, location: Location::Msr(0x2AA2), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_CTL1", instance: "IRP10", index: 1, location: Location::Msr(0x2AA3), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_CTL0", instance: "IRP11", index: 0, location: Location::Msr(0x2AB2), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_CTL1", instance: "IRP11", index: 1, location: Location::Msr(0x2AB3), source: "intel-pcm" },
-        AddressInfo { name: "IRP12_MSR_PMON_CTL0", instance: "IRP12", index: 0, location: Location::Msr(0x2AC2), source: "intel-pcm" },
-        AddressInfo { name: "IRP12_MSR_PMON_CTL1", instance: "IRP12", index: 1, location: Location::Msr(0x2AC3), source: "intel-pcm" },
-        AddressInfo { name: "IRP13_MSR_PMON_CTL0", instance: "IRP13", index: 0, location: Location::Msr(0x2AD2), source: "intel-pcm" },
-        AddressInfo { name: "IRP13_MSR_PMON_CTL1", instance: "IRP13", index: 1, location: Location::Msr(0x2AD3), source: "intel-pcm" },
-        AddressInfo { name: "IRP14_MSR_PMON_CTL0", instance: "IRP14", index: 0, location: Location::Msr(0x2AE2), source: "intel-pcm" },
-        AddressInfo { name: "IRP14_MSR_PMON_CTL1", instance: "IRP14", index: 1, location: Location::Msr(0x2AE3), source: "intel-pcm" },
-        AddressInfo { name: "IRP15_MSR_PMON_CTL0", instance: "IRP15", index: 0, location: Location::Msr(0x2AF2), source: "intel-pcm" },
-        AddressInfo { name: "IRP15_MSR_PMON_CTL1", instance: "IRP15", index: 1, location: Location::Msr(0x2AF3), source: "intel-pcm" },
+        AddressInfo::msr("IRP0_MSR_PMON_CTL0", "IRP0", 0, 0x2A02, "intel-pcm"),
+        AddressInfo::msr("IRP0_MSR_PMON_CTL1", "IRP0", 1, 0x2A03, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTL0", "IRP1", 0, 0x2A12, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTL1", "IRP1", 1, 0x2A13, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTL0", "IRP2", 0, 0x2A22, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTL1", "IRP2", 1, 0x2A23, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTL0", "IRP3", 0, 0x2A32, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTL1", "IRP3", 1, 0x2A33, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTL0", "IRP4", 0, 0x2A42, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTL1", "IRP4", 1, 0x2A43, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTL0", "IRP5", 0, 0x2A52, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTL1", "IRP5", 1, 0x2A53, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_CTL0", "IRP6", 0, 0x2A62, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_CTL1", "IRP6", 1, 0x2A63, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_CTL0", "IRP7", 0, 0x2A72, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_CTL1", "IRP7", 1, 0x2A73, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_CTL0", "IRP8", 0, 0x2A82, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_CTL1", "IRP8", 1, 0x2A83, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_CTL0", "IRP9", 0, 0x2A92, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_CTL1", "IRP9", 1, 0x2A93, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_CTL0", "IRP10", 0, 0x2AA2, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_CTL1", "IRP10", 1, 0x2AA3, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_CTL0", "IRP11", 0, 0x2AB2, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_CTL1", "IRP11", 1, 0x2AB3, "intel-pcm"),
+        AddressInfo::msr("IRP12_MSR_PMON_CTL0", "IRP12", 0, 0x2AC2, "intel-pcm"),
+        AddressInfo::msr("IRP12_MSR_PMON_CTL1", "IRP12", 1, 0x2AC3, "intel-pcm"),
+        AddressInfo::msr("IRP13_MSR_PMON_CTL0", "IRP13", 0, 0x2AD2, "intel-pcm"),
+        AddressInfo::msr("IRP13_MSR_PMON_CTL1", "IRP13", 1, 0x2AD3, "intel-pcm"),
+        AddressInfo::msr("IRP14_MSR_PMON_CTL0", "IRP14", 0, 0x2AE2, "intel-pcm"),
+        AddressInfo::msr("IRP14_MSR_PMON_CTL1", "IRP14", 1, 0x2AE3, "intel-pcm"),
+        AddressInfo::msr("IRP15_MSR_PMON_CTL0", "IRP15", 0, 0x2AF2, "intel-pcm"),
+        AddressInfo::msr("IRP15_MSR_PMON_CTL1", "IRP15", 1, 0x2AF3, "intel-pcm"),
     ]),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -395,50 +385,37 @@ impl Layout for IrpCtrLayout {
 }
 
 impl IrpCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IRP{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
 }
 
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A08, "IRP0_MSR_PMON_CTR0"), Msr::new(0x2A09, "IRP0_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A18, "IRP1_MSR_PMON_CTR0"), Msr::new(0x2A19, "IRP1_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A28, "IRP2_MSR_PMON_CTR0"), Msr::new(0x2A29, "IRP2_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A38, "IRP3_MSR_PMON_CTR0"), Msr::new(0x2A39, "IRP3_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A48, "IRP4_MSR_PMON_CTR0"), Msr::new(0x2A49, "IRP4_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A58, "IRP5_MSR_PMON_CTR0"), Msr::new(0x2A59, "IRP5_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP6.
-pub const IRP6_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A68, "IRP6_MSR_PMON_CTR0"), Msr::new(0x2A69, "IRP6_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP7.
-pub const IRP7_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A78, "IRP7_MSR_PMON_CTR0"), Msr::new(0x2A79, "IRP7_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP8.
-pub const IRP8_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A88, "IRP8_MSR_PMON_CTR0"), Msr::new(0x2A89, "IRP8_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP9.
-pub const IRP9_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2A98, "IRP9_MSR_PMON_CTR0"), Msr::new(0x2A99, "IRP9_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP10.
-pub const IRP10_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AA8, "IRP10_MSR_PMON_CTR0"), Msr::new(0x2AA9, "IRP10_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP11.
-pub const IRP11_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AB8, "IRP11_MSR_PMON_CTR0"), Msr::new(0x2AB9, "IRP11_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP12.
-pub const IRP12_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AC8, "IRP12_MSR_PMON_CTR0"), Msr::new(0x2AC9, "IRP12_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP13.
-pub const IRP13_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AD8, "IRP13_MSR_PMON_CTR0"), Msr::new(0x2AD9, "IRP13_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP14.
-pub const IRP14_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AE8, "IRP14_MSR_PMON_CTR0"), Msr::new(0x2AE9, "IRP14_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP15.
-pub const IRP15_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x2AF8, "IRP15_MSR_PMON_CTR0"), Msr::new(0x2AF9, "IRP15_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 16] = [IRP0_MSR_PMON_CTR, IRP1_MSR_PMON_CTR, IRP2_MSR_PMON_CTR, IRP3_MSR_PMON_CTR, IRP4_MSR_PMON_CTR, IRP5_MSR_PMON_CTR, IRP6_MSR_PMON_CTR, IRP7_MSR_PMON_CTR, IRP8_MSR_PMON_CTR, IRP9_MSR_PMON_CTR, IRP10_MSR_PMON_CTR, IRP11_MSR_PMON_CTR, IRP12_MSR_PMON_CTR, IRP13_MSR_PMON_CTR, IRP14_MSR_PMON_CTR, IRP15_MSR_PMON_CTR];
+/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
+pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 16] = [
+    [Msr::new(0x2A08, "IRP0_MSR_PMON_CTR0"), Msr::new(0x2A09, "IRP0_MSR_PMON_CTR1")],
+    [Msr::new(0x2A18, "IRP1_MSR_PMON_CTR0"), Msr::new(0x2A19, "IRP1_MSR_PMON_CTR1")],
+    [Msr::new(0x2A28, "IRP2_MSR_PMON_CTR0"), Msr::new(0x2A29, "IRP2_MSR_PMON_CTR1")],
+    [Msr::new(0x2A38, "IRP3_MSR_PMON_CTR0"), Msr::new(0x2A39, "IRP3_MSR_PMON_CTR1")],
+    [Msr::new(0x2A48, "IRP4_MSR_PMON_CTR0"), Msr::new(0x2A49, "IRP4_MSR_PMON_CTR1")],
+    [Msr::new(0x2A58, "IRP5_MSR_PMON_CTR0"), Msr::new(0x2A59, "IRP5_MSR_PMON_CTR1")],
+    [Msr::new(0x2A68, "IRP6_MSR_PMON_CTR0"), Msr::new(0x2A69, "IRP6_MSR_PMON_CTR1")],
+    [Msr::new(0x2A78, "IRP7_MSR_PMON_CTR0"), Msr::new(0x2A79, "IRP7_MSR_PMON_CTR1")],
+    [Msr::new(0x2A88, "IRP8_MSR_PMON_CTR0"), Msr::new(0x2A89, "IRP8_MSR_PMON_CTR1")],
+    [Msr::new(0x2A98, "IRP9_MSR_PMON_CTR0"), Msr::new(0x2A99, "IRP9_MSR_PMON_CTR1")],
+    [Msr::new(0x2AA8, "IRP10_MSR_PMON_CTR0"), Msr::new(0x2AA9, "IRP10_MSR_PMON_CTR1")],
+    [Msr::new(0x2AB8, "IRP11_MSR_PMON_CTR0"), Msr::new(0x2AB9, "IRP11_MSR_PMON_CTR1")],
+    [Msr::new(0x2AC8, "IRP12_MSR_PMON_CTR0"), Msr::new(0x2AC9, "IRP12_MSR_PMON_CTR1")],
+    [Msr::new(0x2AD8, "IRP13_MSR_PMON_CTR0"), Msr::new(0x2AD9, "IRP13_MSR_PMON_CTR1")],
+    [Msr::new(0x2AE8, "IRP14_MSR_PMON_CTR0"), Msr::new(0x2AE9, "IRP14_MSR_PMON_CTR1")],
+    [Msr::new(0x2AF8, "IRP15_MSR_PMON_CTR0"), Msr::new(0x2AF9, "IRP15_MSR_PMON_CTR1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -448,38 +425,38 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_CTR0", instance: "IRP0", index: 0, location: Location::Msr(0x2A08), source: "intel-pcm" },
-        AddressInfo { name: "IRP0_MSR_PMON_CTR1", instance: "IRP0", index: 1, location: Location::Msr(0x2A09), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTR0", instance: "IRP1", index: 0, location: Location::Msr(0x2A18), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTR1", instance: "IRP1", index: 1, location: Location::Msr(0x2A19), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTR0", instance: "IRP2", index: 0, location: Location::Msr(0x2A28), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTR1", instance: "IRP2", index: 1, location: Location::Msr(0x2A29), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTR0", instance: "IRP3", index: 0, location: Location::Msr(0x2A38), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTR1", instance: "IRP3", index: 1, location: Location::Msr(0x2A39), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTR0", instance: "IRP4", index: 0, location: Location::Msr(0x2A48), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTR1", instance: "IRP4", index: 1, location: Location::Msr(0x2A49), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTR0", instance: "IRP5", index: 0, location: Location::Msr(0x2A58), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTR1", instance: "IRP5", index: 1, location: Location::Msr(0x2A59), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_CTR0", instance: "IRP6", index: 0, location: Location::Msr(0x2A68), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_CTR1", instance: "IRP6", index: 1, location: Location::Msr(0x2A69), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_CTR0", instance: "IRP7", index: 0, location: Location::Msr(0x2A78), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_CTR1", instance: "IRP7", index: 1, location: Location::Msr(0x2A79), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_CTR0", instance: "IRP8", index: 0, location: Location::Msr(0x2A88), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_CTR1", instance: "IRP8", index: 1, location: Location::Msr(0x2A89), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_CTR0", instance: "IRP9", index: 0, location: Location::Msr(0x2A98), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_CTR1", instance: "IRP9", index: 1, location: Location::Msr(0x2A99), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_CTR0", instance: "IRP10", index: 0, location: Location::Msr(0x2AA8), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_CTR1", instance: "IRP10", index: 1, location: Location::Msr(0x2AA9), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_CTR0", instance: "IRP11", index: 0, location: Location::Msr(0x2AB8), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_CTR1", instance: "IRP11", index: 1, location: Location::Msr(0x2AB9), source: "intel-pcm" },
-        AddressInfo { name: "IRP12_MSR_PMON_CTR0", instance: "IRP12", index: 0, location: Location::Msr(0x2AC8), source: "intel-pcm" },
-        AddressInfo { name: "IRP12_MSR_PMON_CTR1", instance: "IRP12", index: 1, location: Location::Msr(0x2AC9), source: "intel-pcm" },
-        AddressInfo { name: "IRP13_MSR_PMON_CTR0", instance: "IRP13", index: 0, location: Location::Msr(0x2AD8), source: "intel-pcm" },
-        AddressInfo { name: "IRP13_MSR_PMON_CTR1", instance: "IRP13", index: 1, location: Location::Msr(0x2AD9), source: "intel-pcm" },
-        AddressInfo { name: "IRP14_MSR_PMON_CTR0", instance: "IRP14", index: 0, location: Location::Msr(0x2AE8), source: "intel-pcm" },
-        AddressInfo { name: "IRP14_MSR_PMON_CTR1", instance: "IRP14", index: 1, location: Location::Msr(0x2AE9), source: "intel-pcm" },
-        AddressInfo { name: "IRP15_MSR_PMON_CTR0", instance: "IRP15", index: 0, location: Location::Msr(0x2AF8), source: "intel-pcm" },
-        AddressInfo { name: "IRP15_MSR_PMON_CTR1", instance: "IRP15", index: 1, location: Location::Msr(0x2AF9), source: "intel-pcm" },
+        AddressInfo::msr("IRP0_MSR_PMON_CTR0", "IRP0", 0, 0x2A08, "intel-pcm"),
+        AddressInfo::msr("IRP0_MSR_PMON_CTR1", "IRP0", 1, 0x2A09, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTR0", "IRP1", 0, 0x2A18, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTR1", "IRP1", 1, 0x2A19, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTR0", "IRP2", 0, 0x2A28, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTR1", "IRP2", 1, 0x2A29, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTR0", "IRP3", 0, 0x2A38, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTR1", "IRP3", 1, 0x2A39, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTR0", "IRP4", 0, 0x2A48, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTR1", "IRP4", 1, 0x2A49, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTR0", "IRP5", 0, 0x2A58, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTR1", "IRP5", 1, 0x2A59, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_CTR0", "IRP6", 0, 0x2A68, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_CTR1", "IRP6", 1, 0x2A69, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_CTR0", "IRP7", 0, 0x2A78, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_CTR1", "IRP7", 1, 0x2A79, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_CTR0", "IRP8", 0, 0x2A88, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_CTR1", "IRP8", 1, 0x2A89, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_CTR0", "IRP9", 0, 0x2A98, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_CTR1", "IRP9", 1, 0x2A99, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_CTR0", "IRP10", 0, 0x2AA8, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_CTR1", "IRP10", 1, 0x2AA9, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_CTR0", "IRP11", 0, 0x2AB8, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_CTR1", "IRP11", 1, 0x2AB9, "intel-pcm"),
+        AddressInfo::msr("IRP12_MSR_PMON_CTR0", "IRP12", 0, 0x2AC8, "intel-pcm"),
+        AddressInfo::msr("IRP12_MSR_PMON_CTR1", "IRP12", 1, 0x2AC9, "intel-pcm"),
+        AddressInfo::msr("IRP13_MSR_PMON_CTR0", "IRP13", 0, 0x2AD8, "intel-pcm"),
+        AddressInfo::msr("IRP13_MSR_PMON_CTR1", "IRP13", 1, 0x2AD9, "intel-pcm"),
+        AddressInfo::msr("IRP14_MSR_PMON_CTR0", "IRP14", 0, 0x2AE8, "intel-pcm"),
+        AddressInfo::msr("IRP14_MSR_PMON_CTR1", "IRP14", 1, 0x2AE9, "intel-pcm"),
+        AddressInfo::msr("IRP15_MSR_PMON_CTR0", "IRP15", 0, 0x2AF8, "intel-pcm"),
+        AddressInfo::msr("IRP15_MSR_PMON_CTR1", "IRP15", 1, 0x2AF9, "intel-pcm"),
     ]),
     fields: IrpCtrLayout::FIELDS,
     notes: &[

@@ -1329,157 +1329,157 @@ impl BoxControl for UpiBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRL);
 }
-/// `B2CMI_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `B2CMI_PCI_PMON_BOX_CTL.rst_ctrs`.
 const B2CMI_BOX_CTL_RST_CTRS: &FieldInfo = B2cmiBoxCtl::INFO.field_named("rst_ctrs");
-/// `B2CMI_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `B2CMI_PCI_PMON_BOX_CTL.rst_ctrl`.
 const B2CMI_BOX_CTL_RST_CTRL: &FieldInfo = B2cmiBoxCtl::INFO.field_named("rst_ctrl");
-/// `B2CMI_PCI_PMON_BOX_CTL.frz` (bit 0).
+/// `B2CMI_PCI_PMON_BOX_CTL.frz`.
 const B2CMI_BOX_CTL_FRZ: &FieldInfo = B2cmiBoxCtl::INFO.field_named("frz");
-/// `B2CMI_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `B2CMI_PCI_PMON_CTL.thresh`.
 const B2CMI_CTL_THRESH: &FieldInfo = B2cmiCtl::INFO.field_named("thresh");
-/// `B2CMI_PCI_PMON_CTL.invert` (bit 23).
+/// `B2CMI_PCI_PMON_CTL.invert`.
 const B2CMI_CTL_INVERT: &FieldInfo = B2cmiCtl::INFO.field_named("invert");
-/// `B2CMI_PCI_PMON_CTL.en` (bit 22).
+/// `B2CMI_PCI_PMON_CTL.en`.
 const B2CMI_CTL_EN: &FieldInfo = B2cmiCtl::INFO.field_named("en");
-/// `B2CMI_PCI_PMON_CTL.edge_det` (bit 18).
+/// `B2CMI_PCI_PMON_CTL.edge_det`.
 const B2CMI_CTL_EDGE_DET: &FieldInfo = B2cmiCtl::INFO.field_named("edge_det");
-/// `B2CMI_PCI_PMON_CTL.umask` (bits 15:8).
+/// `B2CMI_PCI_PMON_CTL.umask`.
 const B2CMI_CTL_UMASK: &FieldInfo = B2cmiCtl::INFO.field_named("umask");
-/// `B2CMI_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `B2CMI_PCI_PMON_CTL.ev_sel`.
 const B2CMI_CTL_EV_SEL: &FieldInfo = B2cmiCtl::INFO.field_named("ev_sel");
-/// `B2CMI_PCI_PMON_CTR.event_count` (bits 47:0).
+/// `B2CMI_PCI_PMON_CTR.event_count`.
 const B2CMI_CTR_EVENT_COUNT: &FieldInfo = B2cmiCtr::INFO.field_named("event_count");
-/// `C_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `C_MSR_PMON_BOX_CTL.rst_ctrs`.
 const CHA_BOX_CTL_RST_CTRS: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrs");
-/// `C_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `C_MSR_PMON_BOX_CTL.rst_ctrl`.
 const CHA_BOX_CTL_RST_CTRL: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrl");
-/// `C_MSR_PMON_BOX_CTL.frz` (bit 0).
+/// `C_MSR_PMON_BOX_CTL.frz`.
 const CHA_BOX_CTL_FRZ: &FieldInfo = ChaBoxCtl::INFO.field_named("frz");
-/// `C_MSR_PMON_CTL.thresh` (bits 31:24).
+/// `C_MSR_PMON_CTL.thresh`.
 const CHA_CTL_THRESH: &FieldInfo = ChaCtl::INFO.field_named("thresh");
-/// `C_MSR_PMON_CTL.invert` (bit 23).
+/// `C_MSR_PMON_CTL.invert`.
 const CHA_CTL_INVERT: &FieldInfo = ChaCtl::INFO.field_named("invert");
-/// `C_MSR_PMON_CTL.en` (bit 22).
+/// `C_MSR_PMON_CTL.en`.
 const CHA_CTL_EN: &FieldInfo = ChaCtl::INFO.field_named("en");
-/// `C_MSR_PMON_CTL.edge_det` (bit 18).
+/// `C_MSR_PMON_CTL.edge_det`.
 const CHA_CTL_EDGE_DET: &FieldInfo = ChaCtl::INFO.field_named("edge_det");
-/// `C_MSR_PMON_CTL.umask` (bits 15:8).
+/// `C_MSR_PMON_CTL.umask`.
 const CHA_CTL_UMASK: &FieldInfo = ChaCtl::INFO.field_named("umask");
-/// `C_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `C_MSR_PMON_CTL.ev_sel`.
 const CHA_CTL_EV_SEL: &FieldInfo = ChaCtl::INFO.field_named("ev_sel");
-/// `C_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `C_MSR_PMON_CTR.event_count`.
 const CHA_CTR_EVENT_COUNT: &FieldInfo = ChaCtr::INFO.field_named("event_count");
-/// `IIO_FREE_MSR_IOCLK.event_count` (bits 47:0).
+/// `IIO_FREE_MSR_IOCLK.event_count`.
 const IIO_FREE_IOCLK_EVENT_COUNT: &FieldInfo = IioFreeIoclk::INFO
     .field_named("event_count");
-/// `IIO_FREE_MSR_BW_IN.event_count` (bits 47:0).
+/// `IIO_FREE_MSR_BW_IN.event_count`.
 const IIO_FREE_BW_IN_EVENT_COUNT: &FieldInfo = IioFreeBwIn::INFO
     .field_named("event_count");
-/// `IIO_FREE_MSR_BW_OUT.event_count` (bits 47:0).
+/// `IIO_FREE_MSR_BW_OUT.event_count`.
 const IIO_FREE_BW_OUT_EVENT_COUNT: &FieldInfo = IioFreeBwOut::INFO
     .field_named("event_count");
-/// `IIO_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `IIO_MSR_PMON_BOX_CTL.rst_ctrs`.
 const IIO_BOX_CTL_RST_CTRS: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrs");
-/// `IIO_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `IIO_MSR_PMON_BOX_CTL.rst_ctrl`.
 const IIO_BOX_CTL_RST_CTRL: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrl");
-/// `IIO_MSR_PMON_BOX_CTL.frz` (bit 0).
+/// `IIO_MSR_PMON_BOX_CTL.frz`.
 const IIO_BOX_CTL_FRZ: &FieldInfo = IioBoxCtl::INFO.field_named("frz");
-/// `IIO_MSR_PMON_CTL.thresh` (bits 35:24).
+/// `IIO_MSR_PMON_CTL.thresh`.
 const IIO_CTL_THRESH: &FieldInfo = IioCtl::INFO.field_named("thresh");
-/// `IIO_MSR_PMON_CTL.invert` (bit 23).
+/// `IIO_MSR_PMON_CTL.invert`.
 const IIO_CTL_INVERT: &FieldInfo = IioCtl::INFO.field_named("invert");
-/// `IIO_MSR_PMON_CTL.en` (bit 22).
+/// `IIO_MSR_PMON_CTL.en`.
 const IIO_CTL_EN: &FieldInfo = IioCtl::INFO.field_named("en");
-/// `IIO_MSR_PMON_CTL.edge_det` (bit 18).
+/// `IIO_MSR_PMON_CTL.edge_det`.
 const IIO_CTL_EDGE_DET: &FieldInfo = IioCtl::INFO.field_named("edge_det");
-/// `IIO_MSR_PMON_CTL.umask` (bits 15:8).
+/// `IIO_MSR_PMON_CTL.umask`.
 const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
-/// `IIO_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `IIO_MSR_PMON_CTL.ev_sel`.
 const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
-/// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `IIO_MSR_PMON_CTR.event_count`.
 const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
-/// `MC_MMIO_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrs`.
 const IMC_BOX_CTL_RST_CTRS: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrs");
-/// `MC_MMIO_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrl`.
 const IMC_BOX_CTL_RST_CTRL: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrl");
-/// `MC_MMIO_PMON_BOX_CTL.frz` (bit 0).
+/// `MC_MMIO_PMON_BOX_CTL.frz`.
 const IMC_BOX_CTL_FRZ: &FieldInfo = ImcBoxCtl::INFO.field_named("frz");
-/// `MC_MMIO_PMON_CTL.thresh` (bits 31:24).
+/// `MC_MMIO_PMON_CTL.thresh`.
 const IMC_CTL_THRESH: &FieldInfo = ImcCtl::INFO.field_named("thresh");
-/// `MC_MMIO_PMON_CTL.invert` (bit 23).
+/// `MC_MMIO_PMON_CTL.invert`.
 const IMC_CTL_INVERT: &FieldInfo = ImcCtl::INFO.field_named("invert");
-/// `MC_MMIO_PMON_CTL.en` (bit 22).
+/// `MC_MMIO_PMON_CTL.en`.
 const IMC_CTL_EN: &FieldInfo = ImcCtl::INFO.field_named("en");
-/// `MC_MMIO_PMON_CTL.edge_det` (bit 18).
+/// `MC_MMIO_PMON_CTL.edge_det`.
 const IMC_CTL_EDGE_DET: &FieldInfo = ImcCtl::INFO.field_named("edge_det");
-/// `MC_MMIO_PMON_CTL.umask` (bits 15:8).
+/// `MC_MMIO_PMON_CTL.umask`.
 const IMC_CTL_UMASK: &FieldInfo = ImcCtl::INFO.field_named("umask");
-/// `MC_MMIO_PMON_CTL.ev_sel` (bits 7:0).
+/// `MC_MMIO_PMON_CTL.ev_sel`.
 const IMC_CTL_EV_SEL: &FieldInfo = ImcCtl::INFO.field_named("ev_sel");
-/// `MC_MMIO_PMON_CTR.event_count` (bits 47:0).
+/// `MC_MMIO_PMON_CTR.event_count`.
 const IMC_CTR_EVENT_COUNT: &FieldInfo = ImcCtr::INFO.field_named("event_count");
-/// `MC_MMIO_PMON_FIXED_CTR.event_count` (bits 47:0).
+/// `MC_MMIO_PMON_FIXED_CTR.event_count`.
 const IMC_FIXED_CTR_EVENT_COUNT: &FieldInfo = ImcFixedCtr::INFO
     .field_named("event_count");
-/// `IRP_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `IRP_MSR_PMON_BOX_CTL.rst_ctrs`.
 const IRP_BOX_CTL_RST_CTRS: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrs");
-/// `IRP_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `IRP_MSR_PMON_BOX_CTL.rst_ctrl`.
 const IRP_BOX_CTL_RST_CTRL: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrl");
-/// `IRP_MSR_PMON_BOX_CTL.frz` (bit 0).
+/// `IRP_MSR_PMON_BOX_CTL.frz`.
 const IRP_BOX_CTL_FRZ: &FieldInfo = IrpBoxCtl::INFO.field_named("frz");
-/// `IRP_MSR_PMON_CTL.thresh` (bits 31:24).
+/// `IRP_MSR_PMON_CTL.thresh`.
 const IRP_CTL_THRESH: &FieldInfo = IrpCtl::INFO.field_named("thresh");
-/// `IRP_MSR_PMON_CTL.invert` (bit 23).
+/// `IRP_MSR_PMON_CTL.invert`.
 const IRP_CTL_INVERT: &FieldInfo = IrpCtl::INFO.field_named("invert");
-/// `IRP_MSR_PMON_CTL.en` (bit 22).
+/// `IRP_MSR_PMON_CTL.en`.
 const IRP_CTL_EN: &FieldInfo = IrpCtl::INFO.field_named("en");
-/// `IRP_MSR_PMON_CTL.edge_det` (bit 18).
+/// `IRP_MSR_PMON_CTL.edge_det`.
 const IRP_CTL_EDGE_DET: &FieldInfo = IrpCtl::INFO.field_named("edge_det");
-/// `IRP_MSR_PMON_CTL.umask` (bits 15:8).
+/// `IRP_MSR_PMON_CTL.umask`.
 const IRP_CTL_UMASK: &FieldInfo = IrpCtl::INFO.field_named("umask");
-/// `IRP_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `IRP_MSR_PMON_CTL.ev_sel`.
 const IRP_CTL_EV_SEL: &FieldInfo = IrpCtl::INFO.field_named("ev_sel");
-/// `IRP_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `IRP_MSR_PMON_CTR.event_count`.
 const IRP_CTR_EVENT_COUNT: &FieldInfo = IrpCtr::INFO.field_named("event_count");
-/// `U_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `U_MSR_PMON_BOX_CTL.rst_ctrs`.
 const U_BOX_CTL_RST_CTRS: &FieldInfo = UBoxCtl::INFO.field_named("rst_ctrs");
-/// `U_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `U_MSR_PMON_BOX_CTL.rst_ctrl`.
 const U_BOX_CTL_RST_CTRL: &FieldInfo = UBoxCtl::INFO.field_named("rst_ctrl");
-/// `U_MSR_PMON_BOX_CTL.frz` (bit 0).
+/// `U_MSR_PMON_BOX_CTL.frz`.
 const U_BOX_CTL_FRZ: &FieldInfo = UBoxCtl::INFO.field_named("frz");
-/// `U_MSR_PMON_CTL.thresh` (bits 31:24).
+/// `U_MSR_PMON_CTL.thresh`.
 const U_CTL_THRESH: &FieldInfo = UCtl::INFO.field_named("thresh");
-/// `U_MSR_PMON_CTL.invert` (bit 23).
+/// `U_MSR_PMON_CTL.invert`.
 const U_CTL_INVERT: &FieldInfo = UCtl::INFO.field_named("invert");
-/// `U_MSR_PMON_CTL.en` (bit 22).
+/// `U_MSR_PMON_CTL.en`.
 const U_CTL_EN: &FieldInfo = UCtl::INFO.field_named("en");
-/// `U_MSR_PMON_CTL.edge_det` (bit 18).
+/// `U_MSR_PMON_CTL.edge_det`.
 const U_CTL_EDGE_DET: &FieldInfo = UCtl::INFO.field_named("edge_det");
-/// `U_MSR_PMON_CTL.umask` (bits 15:8).
+/// `U_MSR_PMON_CTL.umask`.
 const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
-/// `U_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `U_MSR_PMON_CTL.ev_sel`.
 const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
-/// `U_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `U_MSR_PMON_CTR.event_count`.
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
-/// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrs`.
 const UPI_BOX_CTL_RST_CTRS: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrs");
-/// `U_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrl`.
 const UPI_BOX_CTL_RST_CTRL: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrl");
-/// `U_L_PCI_PMON_BOX_CTL.frz` (bit 0).
+/// `U_L_PCI_PMON_BOX_CTL.frz`.
 const UPI_BOX_CTL_FRZ: &FieldInfo = UpiBoxCtl::INFO.field_named("frz");
-/// `U_L_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `U_L_PCI_PMON_CTL.thresh`.
 const UPI_CTL_THRESH: &FieldInfo = UpiCtl::INFO.field_named("thresh");
-/// `U_L_PCI_PMON_CTL.invert` (bit 23).
+/// `U_L_PCI_PMON_CTL.invert`.
 const UPI_CTL_INVERT: &FieldInfo = UpiCtl::INFO.field_named("invert");
-/// `U_L_PCI_PMON_CTL.en` (bit 22).
+/// `U_L_PCI_PMON_CTL.en`.
 const UPI_CTL_EN: &FieldInfo = UpiCtl::INFO.field_named("en");
-/// `U_L_PCI_PMON_CTL.edge_det` (bit 18).
+/// `U_L_PCI_PMON_CTL.edge_det`.
 const UPI_CTL_EDGE_DET: &FieldInfo = UpiCtl::INFO.field_named("edge_det");
-/// `U_L_PCI_PMON_CTL.umask` (bits 15:8).
+/// `U_L_PCI_PMON_CTL.umask`.
 const UPI_CTL_UMASK: &FieldInfo = UpiCtl::INFO.field_named("umask");
-/// `U_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `U_L_PCI_PMON_CTL.ev_sel`.
 const UPI_CTL_EV_SEL: &FieldInfo = UpiCtl::INFO.field_named("ev_sel");
-/// `U_L_PCI_PMON_CTR.event_count` (bits 47:0).
+/// `U_L_PCI_PMON_CTR.event_count`.
 const UPI_CTR_EVENT_COUNT: &FieldInfo = UpiCtr::INFO.field_named("event_count");
 /// The `spr-raw` perf driver's format (`spr_uncore_raw_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).

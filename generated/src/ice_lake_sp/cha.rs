@@ -92,98 +92,65 @@ impl Layout for ChaBoxCtlLayout {
 }
 
 impl ChaBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz`: bit 8 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE0E, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE1C, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE2A, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE38, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE46, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE54, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE62, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE70, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE7E, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE8C, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE9A, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEA8, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEB6, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEC4, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xED2, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEE0, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEEE, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA18.
-pub const C18_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF0A, "C18_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA19.
-pub const C19_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF18, "C19_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA20.
-pub const C20_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF26, "C20_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA21.
-pub const C21_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF34, "C21_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA22.
-pub const C22_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF42, "C22_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA23.
-pub const C23_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF50, "C23_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA24.
-pub const C24_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF5E, "C24_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA25.
-pub const C25_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF6C, "C25_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA26.
-pub const C26_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF7A, "C26_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA27.
-pub const C27_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF88, "C27_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA28.
-pub const C28_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF96, "C28_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA29.
-pub const C29_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFA4, "C29_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA30.
-pub const C30_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFB2, "C30_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA31.
-pub const C31_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFC0, "C31_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA32.
-pub const C32_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFCE, "C32_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA33.
-pub const C33_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFDC, "C33_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA34.
-pub const C34_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB60, "C34_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA35.
-pub const C35_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB6E, "C35_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA36.
-pub const C36_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB7C, "C36_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA37.
-pub const C37_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB8A, "C37_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA38.
-pub const C38_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xB98, "C38_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA39.
-pub const C39_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xBA6, "C39_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 40] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL, C18_MSR_PMON_BOX_CTL, C19_MSR_PMON_BOX_CTL, C20_MSR_PMON_BOX_CTL, C21_MSR_PMON_BOX_CTL, C22_MSR_PMON_BOX_CTL, C23_MSR_PMON_BOX_CTL, C24_MSR_PMON_BOX_CTL, C25_MSR_PMON_BOX_CTL, C26_MSR_PMON_BOX_CTL, C27_MSR_PMON_BOX_CTL, C28_MSR_PMON_BOX_CTL, C29_MSR_PMON_BOX_CTL, C30_MSR_PMON_BOX_CTL, C31_MSR_PMON_BOX_CTL, C32_MSR_PMON_BOX_CTL, C33_MSR_PMON_BOX_CTL, C34_MSR_PMON_BOX_CTL, C35_MSR_PMON_BOX_CTL, C36_MSR_PMON_BOX_CTL, C37_MSR_PMON_BOX_CTL, C38_MSR_PMON_BOX_CTL, C39_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 40] = [
+    Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE0E, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE1C, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE2A, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE38, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE46, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE54, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE62, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE70, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE7E, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE8C, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE9A, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEA8, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEB6, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEC4, "C14_MSR_PMON_BOX_CTL"),
+    Msr::new(0xED2, "C15_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEE0, "C16_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEEE, "C17_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF0A, "C18_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF18, "C19_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF26, "C20_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF34, "C21_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF42, "C22_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF50, "C23_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF5E, "C24_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF6C, "C25_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF7A, "C26_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF88, "C27_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF96, "C28_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFA4, "C29_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFB2, "C30_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFC0, "C31_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFCE, "C32_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFDC, "C33_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB60, "C34_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB6E, "C35_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB7C, "C36_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB8A, "C37_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB98, "C38_MSR_PMON_BOX_CTL"),
+    Msr::new(0xBA6, "C39_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -193,46 +160,46 @@ static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one CHA: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_CTL", instance: "CHA0", index: 0, location: Location::Msr(0xE00), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_CTL", instance: "CHA1", index: 0, location: Location::Msr(0xE0E), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_CTL", instance: "CHA2", index: 0, location: Location::Msr(0xE1C), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_CTL", instance: "CHA3", index: 0, location: Location::Msr(0xE2A), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_CTL", instance: "CHA4", index: 0, location: Location::Msr(0xE38), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_CTL", instance: "CHA5", index: 0, location: Location::Msr(0xE46), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_CTL", instance: "CHA6", index: 0, location: Location::Msr(0xE54), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_CTL", instance: "CHA7", index: 0, location: Location::Msr(0xE62), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_CTL", instance: "CHA8", index: 0, location: Location::Msr(0xE70), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_CTL", instance: "CHA9", index: 0, location: Location::Msr(0xE7E), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_CTL", instance: "CHA10", index: 0, location: Location::Msr(0xE8C), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_CTL", instance: "CHA11", index: 0, location: Location::Msr(0xE9A), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_CTL", instance: "CHA12", index: 0, location: Location::Msr(0xEA8), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_CTL", instance: "CHA13", index: 0, location: Location::Msr(0xEB6), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_CTL", instance: "CHA14", index: 0, location: Location::Msr(0xEC4), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_CTL", instance: "CHA15", index: 0, location: Location::Msr(0xED2), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_CTL", instance: "CHA16", index: 0, location: Location::Msr(0xEE0), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_CTL", instance: "CHA17", index: 0, location: Location::Msr(0xEEE), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_CTL", instance: "CHA18", index: 0, location: Location::Msr(0xF0A), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_CTL", instance: "CHA19", index: 0, location: Location::Msr(0xF18), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_CTL", instance: "CHA20", index: 0, location: Location::Msr(0xF26), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_CTL", instance: "CHA21", index: 0, location: Location::Msr(0xF34), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_CTL", instance: "CHA22", index: 0, location: Location::Msr(0xF42), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_CTL", instance: "CHA23", index: 0, location: Location::Msr(0xF50), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_CTL", instance: "CHA24", index: 0, location: Location::Msr(0xF5E), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_CTL", instance: "CHA25", index: 0, location: Location::Msr(0xF6C), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_CTL", instance: "CHA26", index: 0, location: Location::Msr(0xF7A), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_CTL", instance: "CHA27", index: 0, location: Location::Msr(0xF88), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_BOX_CTL", instance: "CHA28", index: 0, location: Location::Msr(0xF96), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_BOX_CTL", instance: "CHA29", index: 0, location: Location::Msr(0xFA4), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_BOX_CTL", instance: "CHA30", index: 0, location: Location::Msr(0xFB2), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_BOX_CTL", instance: "CHA31", index: 0, location: Location::Msr(0xFC0), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_BOX_CTL", instance: "CHA32", index: 0, location: Location::Msr(0xFCE), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_BOX_CTL", instance: "CHA33", index: 0, location: Location::Msr(0xFDC), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_BOX_CTL", instance: "CHA34", index: 0, location: Location::Msr(0xB60), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_BOX_CTL", instance: "CHA35", index: 0, location: Location::Msr(0xB6E), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_BOX_CTL", instance: "CHA36", index: 0, location: Location::Msr(0xB7C), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_BOX_CTL", instance: "CHA37", index: 0, location: Location::Msr(0xB8A), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_BOX_CTL", instance: "CHA38", index: 0, location: Location::Msr(0xB98), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_BOX_CTL", instance: "CHA39", index: 0, location: Location::Msr(0xBA6), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "CHA0", 0, 0xE00, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "CHA1", 0, 0xE0E, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "CHA2", 0, 0xE1C, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "CHA3", 0, 0xE2A, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "CHA4", 0, 0xE38, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "CHA5", 0, 0xE46, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "CHA6", 0, 0xE54, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "CHA7", 0, 0xE62, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_CTL", "CHA8", 0, 0xE70, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_CTL", "CHA9", 0, 0xE7E, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_CTL", "CHA10", 0, 0xE8C, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_CTL", "CHA11", 0, 0xE9A, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_CTL", "CHA12", 0, 0xEA8, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_CTL", "CHA13", 0, 0xEB6, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_CTL", "CHA14", 0, 0xEC4, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_CTL", "CHA15", 0, 0xED2, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_CTL", "CHA16", 0, 0xEE0, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_CTL", "CHA17", 0, 0xEEE, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_CTL", "CHA18", 0, 0xF0A, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_CTL", "CHA19", 0, 0xF18, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_CTL", "CHA20", 0, 0xF26, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_CTL", "CHA21", 0, 0xF34, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_CTL", "CHA22", 0, 0xF42, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_CTL", "CHA23", 0, 0xF50, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_CTL", "CHA24", 0, 0xF5E, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_CTL", "CHA25", 0, 0xF6C, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_CTL", "CHA26", 0, 0xF7A, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_CTL", "CHA27", 0, 0xF88, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_BOX_CTL", "CHA28", 0, 0xF96, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_BOX_CTL", "CHA29", 0, 0xFA4, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_BOX_CTL", "CHA30", 0, 0xFB2, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_BOX_CTL", "CHA31", 0, 0xFC0, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_BOX_CTL", "CHA32", 0, 0xFCE, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_BOX_CTL", "CHA33", 0, 0xFDC, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_BOX_CTL", "CHA34", 0, 0xB60, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_BOX_CTL", "CHA35", 0, 0xB6E, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_BOX_CTL", "CHA36", 0, 0xB7C, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_BOX_CTL", "CHA37", 0, 0xB8A, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_BOX_CTL", "CHA38", 0, 0xB98, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_BOX_CTL", "CHA39", 0, 0xBA6, "linux-snbep"),
     ]),
     fields: ChaBoxCtlLayout::FIELDS,
     notes: &[
@@ -335,135 +302,114 @@ impl Layout for ChaCtlLayout {
 }
 
 impl ChaCtl {
-    /// `umask_ext` (bits 57:32, rw, reset 0x0): Unit-mask extension (Intel's UMaskExt): further
+    /// `umask_ext`: bits 57:32 (rw, reset 0x0).
+    pub const UMASK_EXT_BITS: BitRange = BitRange::new(57, 32);
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `tid_en`: bit 19 (rw, reset 0x0).
+    pub const TID_EN_BITS: BitRange = BitRange::new(19, 19);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `umask_ext` ([`Self::UMASK_EXT_BITS`]): Unit-mask extension (Intel's UMaskExt): further
     /// request attributes (opcode, locality, cache state) the TOR and other events of the list
     /// match on.
-    #[inline] pub const fn umask_ext(self) -> u32 { get_bits(self.raw64(), 57, 32) as u32 }
-    /// This value with `umask_ext` (bits 57:32) set to `v`. Panics if `v` does not fit in 26 bits
-    /// (a compile error in const context); `try_with_umask_ext` returns an error instead.
-    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 57, 32, v as u64)) }
-    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in 26 bits.
-    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 57, 32, v as u64, "C{i}_MSR_PMON_CTL{n}", "umask_ext") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn umask_ext(self) -> u32 { Self::UMASK_EXT_BITS.get(self.raw64()) as u32 }
+    /// This value with `umask_ext` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_umask_ext` returns an error instead.
+    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(Self::UMASK_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::UMASK_EXT_BITS.try_set(self.raw64(), v as u64, ChaCtlLayout::NAME, "umask_ext")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> ChaCtlInvert { ChaCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ChaCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `tid_en` (bit 19, rw, reset 0x0): Thread-id filter enable: with 1, the counter counts only
+    #[inline] pub const fn invert(self) -> ChaCtlInvert { ChaCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: ChaCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: with 1, the counter counts only
     /// the events that match C{i}_MSR_PMON_BOX_FILTER0.tid.
-    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `tid_en` (bit 19) set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
+    /// This value with `tid_en` set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE0F, "C1_MSR_PMON_CTL0"), Msr::new(0xE10, "C1_MSR_PMON_CTL1"), Msr::new(0xE11, "C1_MSR_PMON_CTL2"), Msr::new(0xE12, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE1D, "C2_MSR_PMON_CTL0"), Msr::new(0xE1E, "C2_MSR_PMON_CTL1"), Msr::new(0xE1F, "C2_MSR_PMON_CTL2"), Msr::new(0xE20, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE2B, "C3_MSR_PMON_CTL0"), Msr::new(0xE2C, "C3_MSR_PMON_CTL1"), Msr::new(0xE2D, "C3_MSR_PMON_CTL2"), Msr::new(0xE2E, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE39, "C4_MSR_PMON_CTL0"), Msr::new(0xE3A, "C4_MSR_PMON_CTL1"), Msr::new(0xE3B, "C4_MSR_PMON_CTL2"), Msr::new(0xE3C, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE47, "C5_MSR_PMON_CTL0"), Msr::new(0xE48, "C5_MSR_PMON_CTL1"), Msr::new(0xE49, "C5_MSR_PMON_CTL2"), Msr::new(0xE4A, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE55, "C6_MSR_PMON_CTL0"), Msr::new(0xE56, "C6_MSR_PMON_CTL1"), Msr::new(0xE57, "C6_MSR_PMON_CTL2"), Msr::new(0xE58, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE63, "C7_MSR_PMON_CTL0"), Msr::new(0xE64, "C7_MSR_PMON_CTL1"), Msr::new(0xE65, "C7_MSR_PMON_CTL2"), Msr::new(0xE66, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE71, "C8_MSR_PMON_CTL0"), Msr::new(0xE72, "C8_MSR_PMON_CTL1"), Msr::new(0xE73, "C8_MSR_PMON_CTL2"), Msr::new(0xE74, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE7F, "C9_MSR_PMON_CTL0"), Msr::new(0xE80, "C9_MSR_PMON_CTL1"), Msr::new(0xE81, "C9_MSR_PMON_CTL2"), Msr::new(0xE82, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE8D, "C10_MSR_PMON_CTL0"), Msr::new(0xE8E, "C10_MSR_PMON_CTL1"), Msr::new(0xE8F, "C10_MSR_PMON_CTL2"), Msr::new(0xE90, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE9B, "C11_MSR_PMON_CTL0"), Msr::new(0xE9C, "C11_MSR_PMON_CTL1"), Msr::new(0xE9D, "C11_MSR_PMON_CTL2"), Msr::new(0xE9E, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEA9, "C12_MSR_PMON_CTL0"), Msr::new(0xEAA, "C12_MSR_PMON_CTL1"), Msr::new(0xEAB, "C12_MSR_PMON_CTL2"), Msr::new(0xEAC, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEB7, "C13_MSR_PMON_CTL0"), Msr::new(0xEB8, "C13_MSR_PMON_CTL1"), Msr::new(0xEB9, "C13_MSR_PMON_CTL2"), Msr::new(0xEBA, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEC5, "C14_MSR_PMON_CTL0"), Msr::new(0xEC6, "C14_MSR_PMON_CTL1"), Msr::new(0xEC7, "C14_MSR_PMON_CTL2"), Msr::new(0xEC8, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xED3, "C15_MSR_PMON_CTL0"), Msr::new(0xED4, "C15_MSR_PMON_CTL1"), Msr::new(0xED5, "C15_MSR_PMON_CTL2"), Msr::new(0xED6, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEE1, "C16_MSR_PMON_CTL0"), Msr::new(0xEE2, "C16_MSR_PMON_CTL1"), Msr::new(0xEE3, "C16_MSR_PMON_CTL2"), Msr::new(0xEE4, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEEF, "C17_MSR_PMON_CTL0"), Msr::new(0xEF0, "C17_MSR_PMON_CTL1"), Msr::new(0xEF1, "C17_MSR_PMON_CTL2"), Msr::new(0xEF2, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF0B, "C18_MSR_PMON_CTL0"), Msr::new(0xF0C, "C18_MSR_PMON_CTL1"), Msr::new(0xF0D, "C18_MSR_PMON_CTL2"), Msr::new(0xF0E, "C18_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF19, "C19_MSR_PMON_CTL0"), Msr::new(0xF1A, "C19_MSR_PMON_CTL1"), Msr::new(0xF1B, "C19_MSR_PMON_CTL2"), Msr::new(0xF1C, "C19_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF27, "C20_MSR_PMON_CTL0"), Msr::new(0xF28, "C20_MSR_PMON_CTL1"), Msr::new(0xF29, "C20_MSR_PMON_CTL2"), Msr::new(0xF2A, "C20_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF35, "C21_MSR_PMON_CTL0"), Msr::new(0xF36, "C21_MSR_PMON_CTL1"), Msr::new(0xF37, "C21_MSR_PMON_CTL2"), Msr::new(0xF38, "C21_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF43, "C22_MSR_PMON_CTL0"), Msr::new(0xF44, "C22_MSR_PMON_CTL1"), Msr::new(0xF45, "C22_MSR_PMON_CTL2"), Msr::new(0xF46, "C22_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF51, "C23_MSR_PMON_CTL0"), Msr::new(0xF52, "C23_MSR_PMON_CTL1"), Msr::new(0xF53, "C23_MSR_PMON_CTL2"), Msr::new(0xF54, "C23_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF5F, "C24_MSR_PMON_CTL0"), Msr::new(0xF60, "C24_MSR_PMON_CTL1"), Msr::new(0xF61, "C24_MSR_PMON_CTL2"), Msr::new(0xF62, "C24_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF6D, "C25_MSR_PMON_CTL0"), Msr::new(0xF6E, "C25_MSR_PMON_CTL1"), Msr::new(0xF6F, "C25_MSR_PMON_CTL2"), Msr::new(0xF70, "C25_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF7B, "C26_MSR_PMON_CTL0"), Msr::new(0xF7C, "C26_MSR_PMON_CTL1"), Msr::new(0xF7D, "C26_MSR_PMON_CTL2"), Msr::new(0xF7E, "C26_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF89, "C27_MSR_PMON_CTL0"), Msr::new(0xF8A, "C27_MSR_PMON_CTL1"), Msr::new(0xF8B, "C27_MSR_PMON_CTL2"), Msr::new(0xF8C, "C27_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF97, "C28_MSR_PMON_CTL0"), Msr::new(0xF98, "C28_MSR_PMON_CTL1"), Msr::new(0xF99, "C28_MSR_PMON_CTL2"), Msr::new(0xF9A, "C28_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFA5, "C29_MSR_PMON_CTL0"), Msr::new(0xFA6, "C29_MSR_PMON_CTL1"), Msr::new(0xFA7, "C29_MSR_PMON_CTL2"), Msr::new(0xFA8, "C29_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFB3, "C30_MSR_PMON_CTL0"), Msr::new(0xFB4, "C30_MSR_PMON_CTL1"), Msr::new(0xFB5, "C30_MSR_PMON_CTL2"), Msr::new(0xFB6, "C30_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFC1, "C31_MSR_PMON_CTL0"), Msr::new(0xFC2, "C31_MSR_PMON_CTL1"), Msr::new(0xFC3, "C31_MSR_PMON_CTL2"), Msr::new(0xFC4, "C31_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFCF, "C32_MSR_PMON_CTL0"), Msr::new(0xFD0, "C32_MSR_PMON_CTL1"), Msr::new(0xFD1, "C32_MSR_PMON_CTL2"), Msr::new(0xFD2, "C32_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFDD, "C33_MSR_PMON_CTL0"), Msr::new(0xFDE, "C33_MSR_PMON_CTL1"), Msr::new(0xFDF, "C33_MSR_PMON_CTL2"), Msr::new(0xFE0, "C33_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB61, "C34_MSR_PMON_CTL0"), Msr::new(0xB62, "C34_MSR_PMON_CTL1"), Msr::new(0xB63, "C34_MSR_PMON_CTL2"), Msr::new(0xB64, "C34_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB6F, "C35_MSR_PMON_CTL0"), Msr::new(0xB70, "C35_MSR_PMON_CTL1"), Msr::new(0xB71, "C35_MSR_PMON_CTL2"), Msr::new(0xB72, "C35_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB7D, "C36_MSR_PMON_CTL0"), Msr::new(0xB7E, "C36_MSR_PMON_CTL1"), Msr::new(0xB7F, "C36_MSR_PMON_CTL2"), Msr::new(0xB80, "C36_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB8B, "C37_MSR_PMON_CTL0"), Msr::new(0xB8C, "C37_MSR_PMON_CTL1"), Msr::new(0xB8D, "C37_MSR_PMON_CTL2"), Msr::new(0xB8E, "C37_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xB99, "C38_MSR_PMON_CTL0"), Msr::new(0xB9A, "C38_MSR_PMON_CTL1"), Msr::new(0xB9B, "C38_MSR_PMON_CTL2"), Msr::new(0xB9C, "C38_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xBA7, "C39_MSR_PMON_CTL0"), Msr::new(0xBA8, "C39_MSR_PMON_CTL1"), Msr::new(0xBA9, "C39_MSR_PMON_CTL2"), Msr::new(0xBAA, "C39_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 40] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL, C18_MSR_PMON_CTL, C19_MSR_PMON_CTL, C20_MSR_PMON_CTL, C21_MSR_PMON_CTL, C22_MSR_PMON_CTL, C23_MSR_PMON_CTL, C24_MSR_PMON_CTL, C25_MSR_PMON_CTL, C26_MSR_PMON_CTL, C27_MSR_PMON_CTL, C28_MSR_PMON_CTL, C29_MSR_PMON_CTL, C30_MSR_PMON_CTL, C31_MSR_PMON_CTL, C32_MSR_PMON_CTL, C33_MSR_PMON_CTL, C34_MSR_PMON_CTL, C35_MSR_PMON_CTL, C36_MSR_PMON_CTL, C37_MSR_PMON_CTL, C38_MSR_PMON_CTL, C39_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 40] = [
+    [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xE0F, "C1_MSR_PMON_CTL0"), Msr::new(0xE10, "C1_MSR_PMON_CTL1"), Msr::new(0xE11, "C1_MSR_PMON_CTL2"), Msr::new(0xE12, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xE1D, "C2_MSR_PMON_CTL0"), Msr::new(0xE1E, "C2_MSR_PMON_CTL1"), Msr::new(0xE1F, "C2_MSR_PMON_CTL2"), Msr::new(0xE20, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xE2B, "C3_MSR_PMON_CTL0"), Msr::new(0xE2C, "C3_MSR_PMON_CTL1"), Msr::new(0xE2D, "C3_MSR_PMON_CTL2"), Msr::new(0xE2E, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xE39, "C4_MSR_PMON_CTL0"), Msr::new(0xE3A, "C4_MSR_PMON_CTL1"), Msr::new(0xE3B, "C4_MSR_PMON_CTL2"), Msr::new(0xE3C, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xE47, "C5_MSR_PMON_CTL0"), Msr::new(0xE48, "C5_MSR_PMON_CTL1"), Msr::new(0xE49, "C5_MSR_PMON_CTL2"), Msr::new(0xE4A, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xE55, "C6_MSR_PMON_CTL0"), Msr::new(0xE56, "C6_MSR_PMON_CTL1"), Msr::new(0xE57, "C6_MSR_PMON_CTL2"), Msr::new(0xE58, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xE63, "C7_MSR_PMON_CTL0"), Msr::new(0xE64, "C7_MSR_PMON_CTL1"), Msr::new(0xE65, "C7_MSR_PMON_CTL2"), Msr::new(0xE66, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0xE71, "C8_MSR_PMON_CTL0"), Msr::new(0xE72, "C8_MSR_PMON_CTL1"), Msr::new(0xE73, "C8_MSR_PMON_CTL2"), Msr::new(0xE74, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0xE7F, "C9_MSR_PMON_CTL0"), Msr::new(0xE80, "C9_MSR_PMON_CTL1"), Msr::new(0xE81, "C9_MSR_PMON_CTL2"), Msr::new(0xE82, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0xE8D, "C10_MSR_PMON_CTL0"), Msr::new(0xE8E, "C10_MSR_PMON_CTL1"), Msr::new(0xE8F, "C10_MSR_PMON_CTL2"), Msr::new(0xE90, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0xE9B, "C11_MSR_PMON_CTL0"), Msr::new(0xE9C, "C11_MSR_PMON_CTL1"), Msr::new(0xE9D, "C11_MSR_PMON_CTL2"), Msr::new(0xE9E, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0xEA9, "C12_MSR_PMON_CTL0"), Msr::new(0xEAA, "C12_MSR_PMON_CTL1"), Msr::new(0xEAB, "C12_MSR_PMON_CTL2"), Msr::new(0xEAC, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0xEB7, "C13_MSR_PMON_CTL0"), Msr::new(0xEB8, "C13_MSR_PMON_CTL1"), Msr::new(0xEB9, "C13_MSR_PMON_CTL2"), Msr::new(0xEBA, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0xEC5, "C14_MSR_PMON_CTL0"), Msr::new(0xEC6, "C14_MSR_PMON_CTL1"), Msr::new(0xEC7, "C14_MSR_PMON_CTL2"), Msr::new(0xEC8, "C14_MSR_PMON_CTL3")],
+    [Msr::new(0xED3, "C15_MSR_PMON_CTL0"), Msr::new(0xED4, "C15_MSR_PMON_CTL1"), Msr::new(0xED5, "C15_MSR_PMON_CTL2"), Msr::new(0xED6, "C15_MSR_PMON_CTL3")],
+    [Msr::new(0xEE1, "C16_MSR_PMON_CTL0"), Msr::new(0xEE2, "C16_MSR_PMON_CTL1"), Msr::new(0xEE3, "C16_MSR_PMON_CTL2"), Msr::new(0xEE4, "C16_MSR_PMON_CTL3")],
+    [Msr::new(0xEEF, "C17_MSR_PMON_CTL0"), Msr::new(0xEF0, "C17_MSR_PMON_CTL1"), Msr::new(0xEF1, "C17_MSR_PMON_CTL2"), Msr::new(0xEF2, "C17_MSR_PMON_CTL3")],
+    [Msr::new(0xF0B, "C18_MSR_PMON_CTL0"), Msr::new(0xF0C, "C18_MSR_PMON_CTL1"), Msr::new(0xF0D, "C18_MSR_PMON_CTL2"), Msr::new(0xF0E, "C18_MSR_PMON_CTL3")],
+    [Msr::new(0xF19, "C19_MSR_PMON_CTL0"), Msr::new(0xF1A, "C19_MSR_PMON_CTL1"), Msr::new(0xF1B, "C19_MSR_PMON_CTL2"), Msr::new(0xF1C, "C19_MSR_PMON_CTL3")],
+    [Msr::new(0xF27, "C20_MSR_PMON_CTL0"), Msr::new(0xF28, "C20_MSR_PMON_CTL1"), Msr::new(0xF29, "C20_MSR_PMON_CTL2"), Msr::new(0xF2A, "C20_MSR_PMON_CTL3")],
+    [Msr::new(0xF35, "C21_MSR_PMON_CTL0"), Msr::new(0xF36, "C21_MSR_PMON_CTL1"), Msr::new(0xF37, "C21_MSR_PMON_CTL2"), Msr::new(0xF38, "C21_MSR_PMON_CTL3")],
+    [Msr::new(0xF43, "C22_MSR_PMON_CTL0"), Msr::new(0xF44, "C22_MSR_PMON_CTL1"), Msr::new(0xF45, "C22_MSR_PMON_CTL2"), Msr::new(0xF46, "C22_MSR_PMON_CTL3")],
+    [Msr::new(0xF51, "C23_MSR_PMON_CTL0"), Msr::new(0xF52, "C23_MSR_PMON_CTL1"), Msr::new(0xF53, "C23_MSR_PMON_CTL2"), Msr::new(0xF54, "C23_MSR_PMON_CTL3")],
+    [Msr::new(0xF5F, "C24_MSR_PMON_CTL0"), Msr::new(0xF60, "C24_MSR_PMON_CTL1"), Msr::new(0xF61, "C24_MSR_PMON_CTL2"), Msr::new(0xF62, "C24_MSR_PMON_CTL3")],
+    [Msr::new(0xF6D, "C25_MSR_PMON_CTL0"), Msr::new(0xF6E, "C25_MSR_PMON_CTL1"), Msr::new(0xF6F, "C25_MSR_PMON_CTL2"), Msr::new(0xF70, "C25_MSR_PMON_CTL3")],
+    [Msr::new(0xF7B, "C26_MSR_PMON_CTL0"), Msr::new(0xF7C, "C26_MSR_PMON_CTL1"), Msr::new(0xF7D, "C26_MSR_PMON_CTL2"), Msr::new(0xF7E, "C26_MSR_PMON_CTL3")],
+    [Msr::new(0xF89, "C27_MSR_PMON_CTL0"), Msr::new(0xF8A, "C27_MSR_PMON_CTL1"), Msr::new(0xF8B, "C27_MSR_PMON_CTL2"), Msr::new(0xF8C, "C27_MSR_PMON_CTL3")],
+    [Msr::new(0xF97, "C28_MSR_PMON_CTL0"), Msr::new(0xF98, "C28_MSR_PMON_CTL1"), Msr::new(0xF99, "C28_MSR_PMON_CTL2"), Msr::new(0xF9A, "C28_MSR_PMON_CTL3")],
+    [Msr::new(0xFA5, "C29_MSR_PMON_CTL0"), Msr::new(0xFA6, "C29_MSR_PMON_CTL1"), Msr::new(0xFA7, "C29_MSR_PMON_CTL2"), Msr::new(0xFA8, "C29_MSR_PMON_CTL3")],
+    [Msr::new(0xFB3, "C30_MSR_PMON_CTL0"), Msr::new(0xFB4, "C30_MSR_PMON_CTL1"), Msr::new(0xFB5, "C30_MSR_PMON_CTL2"), Msr::new(0xFB6, "C30_MSR_PMON_CTL3")],
+    [Msr::new(0xFC1, "C31_MSR_PMON_CTL0"), Msr::new(0xFC2, "C31_MSR_PMON_CTL1"), Msr::new(0xFC3, "C31_MSR_PMON_CTL2"), Msr::new(0xFC4, "C31_MSR_PMON_CTL3")],
+    [Msr::new(0xFCF, "C32_MSR_PMON_CTL0"), Msr::new(0xFD0, "C32_MSR_PMON_CTL1"), Msr::new(0xFD1, "C32_MSR_PMON_CTL2"), Msr::new(0xFD2, "C32_MSR_PMON_CTL3")],
+    [Msr::new(0xFDD, "C33_MSR_PMON_CTL0"), Msr::new(0xFDE, "C33_MSR_PMON_CTL1"), Msr::new(0xFDF, "C33_MSR_PMON_CTL2"), Msr::new(0xFE0, "C33_MSR_PMON_CTL3")],
+    [Msr::new(0xB61, "C34_MSR_PMON_CTL0"), Msr::new(0xB62, "C34_MSR_PMON_CTL1"), Msr::new(0xB63, "C34_MSR_PMON_CTL2"), Msr::new(0xB64, "C34_MSR_PMON_CTL3")],
+    [Msr::new(0xB6F, "C35_MSR_PMON_CTL0"), Msr::new(0xB70, "C35_MSR_PMON_CTL1"), Msr::new(0xB71, "C35_MSR_PMON_CTL2"), Msr::new(0xB72, "C35_MSR_PMON_CTL3")],
+    [Msr::new(0xB7D, "C36_MSR_PMON_CTL0"), Msr::new(0xB7E, "C36_MSR_PMON_CTL1"), Msr::new(0xB7F, "C36_MSR_PMON_CTL2"), Msr::new(0xB80, "C36_MSR_PMON_CTL3")],
+    [Msr::new(0xB8B, "C37_MSR_PMON_CTL0"), Msr::new(0xB8C, "C37_MSR_PMON_CTL1"), Msr::new(0xB8D, "C37_MSR_PMON_CTL2"), Msr::new(0xB8E, "C37_MSR_PMON_CTL3")],
+    [Msr::new(0xB99, "C38_MSR_PMON_CTL0"), Msr::new(0xB9A, "C38_MSR_PMON_CTL1"), Msr::new(0xB9B, "C38_MSR_PMON_CTL2"), Msr::new(0xB9C, "C38_MSR_PMON_CTL3")],
+    [Msr::new(0xBA7, "C39_MSR_PMON_CTL0"), Msr::new(0xBA8, "C39_MSR_PMON_CTL1"), Msr::new(0xBA9, "C39_MSR_PMON_CTL2"), Msr::new(0xBAA, "C39_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -473,166 +419,166 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for CHA counter n: event, unit mask and its extension, thread-id filter enable, enable, reset, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTL0", instance: "CHA0", index: 0, location: Location::Msr(0xE01), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL1", instance: "CHA0", index: 1, location: Location::Msr(0xE02), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL2", instance: "CHA0", index: 2, location: Location::Msr(0xE03), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL3", instance: "CHA0", index: 3, location: Location::Msr(0xE04), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL0", instance: "CHA1", index: 0, location: Location::Msr(0xE0F), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL1", instance: "CHA1", index: 1, location: Location::Msr(0xE10), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL2", instance: "CHA1", index: 2, location: Location::Msr(0xE11), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL3", instance: "CHA1", index: 3, location: Location::Msr(0xE12), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL0", instance: "CHA2", index: 0, location: Location::Msr(0xE1D), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL1", instance: "CHA2", index: 1, location: Location::Msr(0xE1E), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL2", instance: "CHA2", index: 2, location: Location::Msr(0xE1F), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL3", instance: "CHA2", index: 3, location: Location::Msr(0xE20), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL0", instance: "CHA3", index: 0, location: Location::Msr(0xE2B), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL1", instance: "CHA3", index: 1, location: Location::Msr(0xE2C), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL2", instance: "CHA3", index: 2, location: Location::Msr(0xE2D), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL3", instance: "CHA3", index: 3, location: Location::Msr(0xE2E), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL0", instance: "CHA4", index: 0, location: Location::Msr(0xE39), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL1", instance: "CHA4", index: 1, location: Location::Msr(0xE3A), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL2", instance: "CHA4", index: 2, location: Location::Msr(0xE3B), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL3", instance: "CHA4", index: 3, location: Location::Msr(0xE3C), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL0", instance: "CHA5", index: 0, location: Location::Msr(0xE47), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL1", instance: "CHA5", index: 1, location: Location::Msr(0xE48), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL2", instance: "CHA5", index: 2, location: Location::Msr(0xE49), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL3", instance: "CHA5", index: 3, location: Location::Msr(0xE4A), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL0", instance: "CHA6", index: 0, location: Location::Msr(0xE55), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL1", instance: "CHA6", index: 1, location: Location::Msr(0xE56), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL2", instance: "CHA6", index: 2, location: Location::Msr(0xE57), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL3", instance: "CHA6", index: 3, location: Location::Msr(0xE58), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL0", instance: "CHA7", index: 0, location: Location::Msr(0xE63), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL1", instance: "CHA7", index: 1, location: Location::Msr(0xE64), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL2", instance: "CHA7", index: 2, location: Location::Msr(0xE65), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL3", instance: "CHA7", index: 3, location: Location::Msr(0xE66), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL0", instance: "CHA8", index: 0, location: Location::Msr(0xE71), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL1", instance: "CHA8", index: 1, location: Location::Msr(0xE72), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL2", instance: "CHA8", index: 2, location: Location::Msr(0xE73), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL3", instance: "CHA8", index: 3, location: Location::Msr(0xE74), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL0", instance: "CHA9", index: 0, location: Location::Msr(0xE7F), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL1", instance: "CHA9", index: 1, location: Location::Msr(0xE80), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL2", instance: "CHA9", index: 2, location: Location::Msr(0xE81), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL3", instance: "CHA9", index: 3, location: Location::Msr(0xE82), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL0", instance: "CHA10", index: 0, location: Location::Msr(0xE8D), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL1", instance: "CHA10", index: 1, location: Location::Msr(0xE8E), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL2", instance: "CHA10", index: 2, location: Location::Msr(0xE8F), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL3", instance: "CHA10", index: 3, location: Location::Msr(0xE90), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL0", instance: "CHA11", index: 0, location: Location::Msr(0xE9B), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL1", instance: "CHA11", index: 1, location: Location::Msr(0xE9C), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL2", instance: "CHA11", index: 2, location: Location::Msr(0xE9D), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL3", instance: "CHA11", index: 3, location: Location::Msr(0xE9E), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL0", instance: "CHA12", index: 0, location: Location::Msr(0xEA9), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL1", instance: "CHA12", index: 1, location: Location::Msr(0xEAA), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL2", instance: "CHA12", index: 2, location: Location::Msr(0xEAB), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL3", instance: "CHA12", index: 3, location: Location::Msr(0xEAC), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL0", instance: "CHA13", index: 0, location: Location::Msr(0xEB7), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL1", instance: "CHA13", index: 1, location: Location::Msr(0xEB8), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL2", instance: "CHA13", index: 2, location: Location::Msr(0xEB9), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL3", instance: "CHA13", index: 3, location: Location::Msr(0xEBA), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL0", instance: "CHA14", index: 0, location: Location::Msr(0xEC5), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL1", instance: "CHA14", index: 1, location: Location::Msr(0xEC6), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL2", instance: "CHA14", index: 2, location: Location::Msr(0xEC7), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL3", instance: "CHA14", index: 3, location: Location::Msr(0xEC8), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL0", instance: "CHA15", index: 0, location: Location::Msr(0xED3), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL1", instance: "CHA15", index: 1, location: Location::Msr(0xED4), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL2", instance: "CHA15", index: 2, location: Location::Msr(0xED5), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL3", instance: "CHA15", index: 3, location: Location::Msr(0xED6), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL0", instance: "CHA16", index: 0, location: Location::Msr(0xEE1), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL1", instance: "CHA16", index: 1, location: Location::Msr(0xEE2), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL2", instance: "CHA16", index: 2, location: Location::Msr(0xEE3), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL3", instance: "CHA16", index: 3, location: Location::Msr(0xEE4), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL0", instance: "CHA17", index: 0, location: Location::Msr(0xEEF), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL1", instance: "CHA17", index: 1, location: Location::Msr(0xEF0), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL2", instance: "CHA17", index: 2, location: Location::Msr(0xEF1), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL3", instance: "CHA17", index: 3, location: Location::Msr(0xEF2), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTL0", instance: "CHA18", index: 0, location: Location::Msr(0xF0B), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTL1", instance: "CHA18", index: 1, location: Location::Msr(0xF0C), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTL2", instance: "CHA18", index: 2, location: Location::Msr(0xF0D), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTL3", instance: "CHA18", index: 3, location: Location::Msr(0xF0E), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTL0", instance: "CHA19", index: 0, location: Location::Msr(0xF19), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTL1", instance: "CHA19", index: 1, location: Location::Msr(0xF1A), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTL2", instance: "CHA19", index: 2, location: Location::Msr(0xF1B), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTL3", instance: "CHA19", index: 3, location: Location::Msr(0xF1C), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTL0", instance: "CHA20", index: 0, location: Location::Msr(0xF27), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTL1", instance: "CHA20", index: 1, location: Location::Msr(0xF28), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTL2", instance: "CHA20", index: 2, location: Location::Msr(0xF29), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTL3", instance: "CHA20", index: 3, location: Location::Msr(0xF2A), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTL0", instance: "CHA21", index: 0, location: Location::Msr(0xF35), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTL1", instance: "CHA21", index: 1, location: Location::Msr(0xF36), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTL2", instance: "CHA21", index: 2, location: Location::Msr(0xF37), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTL3", instance: "CHA21", index: 3, location: Location::Msr(0xF38), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTL0", instance: "CHA22", index: 0, location: Location::Msr(0xF43), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTL1", instance: "CHA22", index: 1, location: Location::Msr(0xF44), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTL2", instance: "CHA22", index: 2, location: Location::Msr(0xF45), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTL3", instance: "CHA22", index: 3, location: Location::Msr(0xF46), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTL0", instance: "CHA23", index: 0, location: Location::Msr(0xF51), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTL1", instance: "CHA23", index: 1, location: Location::Msr(0xF52), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTL2", instance: "CHA23", index: 2, location: Location::Msr(0xF53), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTL3", instance: "CHA23", index: 3, location: Location::Msr(0xF54), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTL0", instance: "CHA24", index: 0, location: Location::Msr(0xF5F), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTL1", instance: "CHA24", index: 1, location: Location::Msr(0xF60), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTL2", instance: "CHA24", index: 2, location: Location::Msr(0xF61), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTL3", instance: "CHA24", index: 3, location: Location::Msr(0xF62), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTL0", instance: "CHA25", index: 0, location: Location::Msr(0xF6D), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTL1", instance: "CHA25", index: 1, location: Location::Msr(0xF6E), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTL2", instance: "CHA25", index: 2, location: Location::Msr(0xF6F), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTL3", instance: "CHA25", index: 3, location: Location::Msr(0xF70), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTL0", instance: "CHA26", index: 0, location: Location::Msr(0xF7B), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTL1", instance: "CHA26", index: 1, location: Location::Msr(0xF7C), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTL2", instance: "CHA26", index: 2, location: Location::Msr(0xF7D), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTL3", instance: "CHA26", index: 3, location: Location::Msr(0xF7E), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTL0", instance: "CHA27", index: 0, location: Location::Msr(0xF89), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTL1", instance: "CHA27", index: 1, location: Location::Msr(0xF8A), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTL2", instance: "CHA27", index: 2, location: Location::Msr(0xF8B), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTL3", instance: "CHA27", index: 3, location: Location::Msr(0xF8C), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_CTL0", instance: "CHA28", index: 0, location: Location::Msr(0xF97), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_CTL1", instance: "CHA28", index: 1, location: Location::Msr(0xF98), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_CTL2", instance: "CHA28", index: 2, location: Location::Msr(0xF99), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_CTL3", instance: "CHA28", index: 3, location: Location::Msr(0xF9A), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_CTL0", instance: "CHA29", index: 0, location: Location::Msr(0xFA5), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_CTL1", instance: "CHA29", index: 1, location: Location::Msr(0xFA6), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_CTL2", instance: "CHA29", index: 2, location: Location::Msr(0xFA7), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_CTL3", instance: "CHA29", index: 3, location: Location::Msr(0xFA8), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_CTL0", instance: "CHA30", index: 0, location: Location::Msr(0xFB3), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_CTL1", instance: "CHA30", index: 1, location: Location::Msr(0xFB4), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_CTL2", instance: "CHA30", index: 2, location: Location::Msr(0xFB5), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_CTL3", instance: "CHA30", index: 3, location: Location::Msr(0xFB6), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_CTL0", instance: "CHA31", index: 0, location: Location::Msr(0xFC1), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_CTL1", instance: "CHA31", index: 1, location: Location::Msr(0xFC2), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_CTL2", instance: "CHA31", index: 2, location: Location::Msr(0xFC3), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_CTL3", instance: "CHA31", index: 3, location: Location::Msr(0xFC4), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_CTL0", instance: "CHA32", index: 0, location: Location::Msr(0xFCF), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_CTL1", instance: "CHA32", index: 1, location: Location::Msr(0xFD0), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_CTL2", instance: "CHA32", index: 2, location: Location::Msr(0xFD1), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_CTL3", instance: "CHA32", index: 3, location: Location::Msr(0xFD2), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_CTL0", instance: "CHA33", index: 0, location: Location::Msr(0xFDD), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_CTL1", instance: "CHA33", index: 1, location: Location::Msr(0xFDE), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_CTL2", instance: "CHA33", index: 2, location: Location::Msr(0xFDF), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_CTL3", instance: "CHA33", index: 3, location: Location::Msr(0xFE0), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_CTL0", instance: "CHA34", index: 0, location: Location::Msr(0xB61), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_CTL1", instance: "CHA34", index: 1, location: Location::Msr(0xB62), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_CTL2", instance: "CHA34", index: 2, location: Location::Msr(0xB63), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_CTL3", instance: "CHA34", index: 3, location: Location::Msr(0xB64), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_CTL0", instance: "CHA35", index: 0, location: Location::Msr(0xB6F), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_CTL1", instance: "CHA35", index: 1, location: Location::Msr(0xB70), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_CTL2", instance: "CHA35", index: 2, location: Location::Msr(0xB71), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_CTL3", instance: "CHA35", index: 3, location: Location::Msr(0xB72), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_CTL0", instance: "CHA36", index: 0, location: Location::Msr(0xB7D), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_CTL1", instance: "CHA36", index: 1, location: Location::Msr(0xB7E), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_CTL2", instance: "CHA36", index: 2, location: Location::Msr(0xB7F), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_CTL3", instance: "CHA36", index: 3, location: Location::Msr(0xB80), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_CTL0", instance: "CHA37", index: 0, location: Location::Msr(0xB8B), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_CTL1", instance: "CHA37", index: 1, location: Location::Msr(0xB8C), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_CTL2", instance: "CHA37", index: 2, location: Location::Msr(0xB8D), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_CTL3", instance: "CHA37", index: 3, location: Location::Msr(0xB8E), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_CTL0", instance: "CHA38", index: 0, location: Location::Msr(0xB99), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_CTL1", instance: "CHA38", index: 1, location: Location::Msr(0xB9A), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_CTL2", instance: "CHA38", index: 2, location: Location::Msr(0xB9B), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_CTL3", instance: "CHA38", index: 3, location: Location::Msr(0xB9C), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_CTL0", instance: "CHA39", index: 0, location: Location::Msr(0xBA7), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_CTL1", instance: "CHA39", index: 1, location: Location::Msr(0xBA8), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_CTL2", instance: "CHA39", index: 2, location: Location::Msr(0xBA9), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_CTL3", instance: "CHA39", index: 3, location: Location::Msr(0xBAA), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTL0", "CHA0", 0, 0xE01, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL1", "CHA0", 1, 0xE02, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL2", "CHA0", 2, 0xE03, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL3", "CHA0", 3, 0xE04, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL0", "CHA1", 0, 0xE0F, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL1", "CHA1", 1, 0xE10, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL2", "CHA1", 2, 0xE11, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL3", "CHA1", 3, 0xE12, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL0", "CHA2", 0, 0xE1D, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL1", "CHA2", 1, 0xE1E, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL2", "CHA2", 2, 0xE1F, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL3", "CHA2", 3, 0xE20, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL0", "CHA3", 0, 0xE2B, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL1", "CHA3", 1, 0xE2C, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL2", "CHA3", 2, 0xE2D, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL3", "CHA3", 3, 0xE2E, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL0", "CHA4", 0, 0xE39, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL1", "CHA4", 1, 0xE3A, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL2", "CHA4", 2, 0xE3B, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL3", "CHA4", 3, 0xE3C, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL0", "CHA5", 0, 0xE47, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL1", "CHA5", 1, 0xE48, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL2", "CHA5", 2, 0xE49, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL3", "CHA5", 3, 0xE4A, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL0", "CHA6", 0, 0xE55, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL1", "CHA6", 1, 0xE56, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL2", "CHA6", 2, 0xE57, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL3", "CHA6", 3, 0xE58, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL0", "CHA7", 0, 0xE63, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL1", "CHA7", 1, 0xE64, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL2", "CHA7", 2, 0xE65, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL3", "CHA7", 3, 0xE66, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL0", "CHA8", 0, 0xE71, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL1", "CHA8", 1, 0xE72, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL2", "CHA8", 2, 0xE73, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL3", "CHA8", 3, 0xE74, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL0", "CHA9", 0, 0xE7F, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL1", "CHA9", 1, 0xE80, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL2", "CHA9", 2, 0xE81, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL3", "CHA9", 3, 0xE82, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL0", "CHA10", 0, 0xE8D, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL1", "CHA10", 1, 0xE8E, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL2", "CHA10", 2, 0xE8F, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL3", "CHA10", 3, 0xE90, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL0", "CHA11", 0, 0xE9B, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL1", "CHA11", 1, 0xE9C, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL2", "CHA11", 2, 0xE9D, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL3", "CHA11", 3, 0xE9E, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL0", "CHA12", 0, 0xEA9, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL1", "CHA12", 1, 0xEAA, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL2", "CHA12", 2, 0xEAB, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL3", "CHA12", 3, 0xEAC, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL0", "CHA13", 0, 0xEB7, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL1", "CHA13", 1, 0xEB8, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL2", "CHA13", 2, 0xEB9, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL3", "CHA13", 3, 0xEBA, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL0", "CHA14", 0, 0xEC5, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL1", "CHA14", 1, 0xEC6, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL2", "CHA14", 2, 0xEC7, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL3", "CHA14", 3, 0xEC8, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL0", "CHA15", 0, 0xED3, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL1", "CHA15", 1, 0xED4, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL2", "CHA15", 2, 0xED5, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL3", "CHA15", 3, 0xED6, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL0", "CHA16", 0, 0xEE1, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL1", "CHA16", 1, 0xEE2, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL2", "CHA16", 2, 0xEE3, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL3", "CHA16", 3, 0xEE4, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL0", "CHA17", 0, 0xEEF, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL1", "CHA17", 1, 0xEF0, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL2", "CHA17", 2, 0xEF1, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL3", "CHA17", 3, 0xEF2, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTL0", "CHA18", 0, 0xF0B, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTL1", "CHA18", 1, 0xF0C, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTL2", "CHA18", 2, 0xF0D, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTL3", "CHA18", 3, 0xF0E, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTL0", "CHA19", 0, 0xF19, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTL1", "CHA19", 1, 0xF1A, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTL2", "CHA19", 2, 0xF1B, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTL3", "CHA19", 3, 0xF1C, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTL0", "CHA20", 0, 0xF27, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTL1", "CHA20", 1, 0xF28, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTL2", "CHA20", 2, 0xF29, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTL3", "CHA20", 3, 0xF2A, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTL0", "CHA21", 0, 0xF35, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTL1", "CHA21", 1, 0xF36, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTL2", "CHA21", 2, 0xF37, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTL3", "CHA21", 3, 0xF38, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTL0", "CHA22", 0, 0xF43, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTL1", "CHA22", 1, 0xF44, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTL2", "CHA22", 2, 0xF45, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTL3", "CHA22", 3, 0xF46, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTL0", "CHA23", 0, 0xF51, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTL1", "CHA23", 1, 0xF52, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTL2", "CHA23", 2, 0xF53, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTL3", "CHA23", 3, 0xF54, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTL0", "CHA24", 0, 0xF5F, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTL1", "CHA24", 1, 0xF60, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTL2", "CHA24", 2, 0xF61, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTL3", "CHA24", 3, 0xF62, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTL0", "CHA25", 0, 0xF6D, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTL1", "CHA25", 1, 0xF6E, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTL2", "CHA25", 2, 0xF6F, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTL3", "CHA25", 3, 0xF70, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTL0", "CHA26", 0, 0xF7B, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTL1", "CHA26", 1, 0xF7C, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTL2", "CHA26", 2, 0xF7D, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTL3", "CHA26", 3, 0xF7E, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTL0", "CHA27", 0, 0xF89, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTL1", "CHA27", 1, 0xF8A, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTL2", "CHA27", 2, 0xF8B, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTL3", "CHA27", 3, 0xF8C, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_CTL0", "CHA28", 0, 0xF97, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_CTL1", "CHA28", 1, 0xF98, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_CTL2", "CHA28", 2, 0xF99, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_CTL3", "CHA28", 3, 0xF9A, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_CTL0", "CHA29", 0, 0xFA5, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_CTL1", "CHA29", 1, 0xFA6, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_CTL2", "CHA29", 2, 0xFA7, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_CTL3", "CHA29", 3, 0xFA8, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_CTL0", "CHA30", 0, 0xFB3, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_CTL1", "CHA30", 1, 0xFB4, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_CTL2", "CHA30", 2, 0xFB5, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_CTL3", "CHA30", 3, 0xFB6, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_CTL0", "CHA31", 0, 0xFC1, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_CTL1", "CHA31", 1, 0xFC2, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_CTL2", "CHA31", 2, 0xFC3, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_CTL3", "CHA31", 3, 0xFC4, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_CTL0", "CHA32", 0, 0xFCF, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_CTL1", "CHA32", 1, 0xFD0, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_CTL2", "CHA32", 2, 0xFD1, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_CTL3", "CHA32", 3, 0xFD2, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_CTL0", "CHA33", 0, 0xFDD, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_CTL1", "CHA33", 1, 0xFDE, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_CTL2", "CHA33", 2, 0xFDF, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_CTL3", "CHA33", 3, 0xFE0, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_CTL0", "CHA34", 0, 0xB61, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_CTL1", "CHA34", 1, 0xB62, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_CTL2", "CHA34", 2, 0xB63, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_CTL3", "CHA34", 3, 0xB64, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_CTL0", "CHA35", 0, 0xB6F, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_CTL1", "CHA35", 1, 0xB70, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_CTL2", "CHA35", 2, 0xB71, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_CTL3", "CHA35", 3, 0xB72, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_CTL0", "CHA36", 0, 0xB7D, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_CTL1", "CHA36", 1, 0xB7E, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_CTL2", "CHA36", 2, 0xB7F, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_CTL3", "CHA36", 3, 0xB80, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_CTL0", "CHA37", 0, 0xB8B, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_CTL1", "CHA37", 1, 0xB8C, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_CTL2", "CHA37", 2, 0xB8D, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_CTL3", "CHA37", 3, 0xB8E, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_CTL0", "CHA38", 0, 0xB99, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_CTL1", "CHA38", 1, 0xB9A, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_CTL2", "CHA38", 2, 0xB9B, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_CTL3", "CHA38", 3, 0xB9C, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_CTL0", "CHA39", 0, 0xBA7, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_CTL1", "CHA39", 1, 0xBA8, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_CTL2", "CHA39", 2, 0xBA9, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_CTL3", "CHA39", 3, 0xBAA, "linux-snbep"),
     ]),
     fields: ChaCtlLayout::FIELDS,
     notes: &[
@@ -683,98 +629,61 @@ impl Layout for ChaBoxFilter0Layout {
 }
 
 impl ChaBoxFilter0 {
-    /// `tid` (bits 8:0, rw, reset 0x0): Core and thread id to match, for counters whose control has
+    /// `tid`: bits 8:0 (rw, reset 0x0).
+    pub const TID_BITS: BitRange = BitRange::new(8, 0);
+    /// `tid` ([`Self::TID_BITS`]): Core and thread id to match, for counters whose control has
     /// tid_en set.
-    #[inline] pub const fn tid(self) -> u16 { get_bits(self.raw64(), 8, 0) as u16 }
-    /// This value with `tid` (bits 8:0) set to `v`. Panics if `v` does not fit in 9 bits (a compile
-    /// error in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 0, v as u64)) }
-    /// This value with `tid` set to `v`, or an error if `v` does not fit in 9 bits.
-    #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 0, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "tid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn tid(self) -> u16 { Self::TID_BITS.get(self.raw64()) as u16 }
+    /// This value with `tid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_tid` returns an error instead.
+    #[inline] pub const fn with_tid(self, v: u16) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `tid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE13, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE21, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE2F, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE3D, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE4B, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE59, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE67, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE75, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE83, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE91, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE9F, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEAD, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEBB, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEC9, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xED7, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEE5, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEF3, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF0F, "C18_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF1D, "C19_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF2B, "C20_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF39, "C21_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF47, "C22_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF55, "C23_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF63, "C24_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF71, "C25_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF7F, "C26_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF8D, "C27_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA28.
-pub const C28_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF9B, "C28_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA29.
-pub const C29_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFA9, "C29_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA30.
-pub const C30_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFB7, "C30_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA31.
-pub const C31_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFC5, "C31_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA32.
-pub const C32_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFD3, "C32_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA33.
-pub const C33_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFE1, "C33_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA34.
-pub const C34_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB65, "C34_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA35.
-pub const C35_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB73, "C35_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA36.
-pub const C36_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB81, "C36_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA37.
-pub const C37_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB8F, "C37_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA38.
-pub const C38_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xB9D, "C38_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA39.
-pub const C39_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xBAB, "C39_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 40] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0, C18_MSR_PMON_BOX_FILTER0, C19_MSR_PMON_BOX_FILTER0, C20_MSR_PMON_BOX_FILTER0, C21_MSR_PMON_BOX_FILTER0, C22_MSR_PMON_BOX_FILTER0, C23_MSR_PMON_BOX_FILTER0, C24_MSR_PMON_BOX_FILTER0, C25_MSR_PMON_BOX_FILTER0, C26_MSR_PMON_BOX_FILTER0, C27_MSR_PMON_BOX_FILTER0, C28_MSR_PMON_BOX_FILTER0, C29_MSR_PMON_BOX_FILTER0, C30_MSR_PMON_BOX_FILTER0, C31_MSR_PMON_BOX_FILTER0, C32_MSR_PMON_BOX_FILTER0, C33_MSR_PMON_BOX_FILTER0, C34_MSR_PMON_BOX_FILTER0, C35_MSR_PMON_BOX_FILTER0, C36_MSR_PMON_BOX_FILTER0, C37_MSR_PMON_BOX_FILTER0, C38_MSR_PMON_BOX_FILTER0, C39_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 40] = [
+    Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE13, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE21, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE2F, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE3D, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE4B, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE59, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE67, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE75, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE83, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE91, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE9F, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEAD, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEBB, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEC9, "C14_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xED7, "C15_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEE5, "C16_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEF3, "C17_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF0F, "C18_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF1D, "C19_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF2B, "C20_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF39, "C21_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF47, "C22_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF55, "C23_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF63, "C24_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF71, "C25_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF7F, "C26_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF8D, "C27_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF9B, "C28_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFA9, "C29_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFB7, "C30_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFC5, "C31_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFD3, "C32_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFE1, "C33_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB65, "C34_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB73, "C35_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB81, "C36_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB8F, "C37_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xB9D, "C38_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xBAB, "C39_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
@@ -784,46 +693,46 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     description: "CHA filter: the thread id that counters with tid_en set count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER0", instance: "CHA0", index: 0, location: Location::Msr(0xE05), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER0", instance: "CHA1", index: 0, location: Location::Msr(0xE13), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER0", instance: "CHA2", index: 0, location: Location::Msr(0xE21), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER0", instance: "CHA3", index: 0, location: Location::Msr(0xE2F), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER0", instance: "CHA4", index: 0, location: Location::Msr(0xE3D), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER0", instance: "CHA5", index: 0, location: Location::Msr(0xE4B), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER0", instance: "CHA6", index: 0, location: Location::Msr(0xE59), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER0", instance: "CHA7", index: 0, location: Location::Msr(0xE67), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_FILTER0", instance: "CHA8", index: 0, location: Location::Msr(0xE75), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_FILTER0", instance: "CHA9", index: 0, location: Location::Msr(0xE83), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_FILTER0", instance: "CHA10", index: 0, location: Location::Msr(0xE91), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_FILTER0", instance: "CHA11", index: 0, location: Location::Msr(0xE9F), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_FILTER0", instance: "CHA12", index: 0, location: Location::Msr(0xEAD), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_FILTER0", instance: "CHA13", index: 0, location: Location::Msr(0xEBB), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_FILTER0", instance: "CHA14", index: 0, location: Location::Msr(0xEC9), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_FILTER0", instance: "CHA15", index: 0, location: Location::Msr(0xED7), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_FILTER0", instance: "CHA16", index: 0, location: Location::Msr(0xEE5), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_FILTER0", instance: "CHA17", index: 0, location: Location::Msr(0xEF3), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_FILTER0", instance: "CHA18", index: 0, location: Location::Msr(0xF0F), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_FILTER0", instance: "CHA19", index: 0, location: Location::Msr(0xF1D), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_FILTER0", instance: "CHA20", index: 0, location: Location::Msr(0xF2B), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_FILTER0", instance: "CHA21", index: 0, location: Location::Msr(0xF39), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_FILTER0", instance: "CHA22", index: 0, location: Location::Msr(0xF47), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_FILTER0", instance: "CHA23", index: 0, location: Location::Msr(0xF55), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_FILTER0", instance: "CHA24", index: 0, location: Location::Msr(0xF63), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_FILTER0", instance: "CHA25", index: 0, location: Location::Msr(0xF71), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_FILTER0", instance: "CHA26", index: 0, location: Location::Msr(0xF7F), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_FILTER0", instance: "CHA27", index: 0, location: Location::Msr(0xF8D), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_BOX_FILTER0", instance: "CHA28", index: 0, location: Location::Msr(0xF9B), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_BOX_FILTER0", instance: "CHA29", index: 0, location: Location::Msr(0xFA9), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_BOX_FILTER0", instance: "CHA30", index: 0, location: Location::Msr(0xFB7), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_BOX_FILTER0", instance: "CHA31", index: 0, location: Location::Msr(0xFC5), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_BOX_FILTER0", instance: "CHA32", index: 0, location: Location::Msr(0xFD3), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_BOX_FILTER0", instance: "CHA33", index: 0, location: Location::Msr(0xFE1), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_BOX_FILTER0", instance: "CHA34", index: 0, location: Location::Msr(0xB65), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_BOX_FILTER0", instance: "CHA35", index: 0, location: Location::Msr(0xB73), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_BOX_FILTER0", instance: "CHA36", index: 0, location: Location::Msr(0xB81), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_BOX_FILTER0", instance: "CHA37", index: 0, location: Location::Msr(0xB8F), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_BOX_FILTER0", instance: "CHA38", index: 0, location: Location::Msr(0xB9D), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_BOX_FILTER0", instance: "CHA39", index: 0, location: Location::Msr(0xBAB), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER0", "CHA0", 0, 0xE05, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER0", "CHA1", 0, 0xE13, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER0", "CHA2", 0, 0xE21, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER0", "CHA3", 0, 0xE2F, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER0", "CHA4", 0, 0xE3D, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER0", "CHA5", 0, 0xE4B, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER0", "CHA6", 0, 0xE59, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER0", "CHA7", 0, 0xE67, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER0", "CHA8", 0, 0xE75, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER0", "CHA9", 0, 0xE83, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER0", "CHA10", 0, 0xE91, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER0", "CHA11", 0, 0xE9F, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER0", "CHA12", 0, 0xEAD, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER0", "CHA13", 0, 0xEBB, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER0", "CHA14", 0, 0xEC9, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER0", "CHA15", 0, 0xED7, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER0", "CHA16", 0, 0xEE5, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER0", "CHA17", 0, 0xEF3, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_FILTER0", "CHA18", 0, 0xF0F, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_FILTER0", "CHA19", 0, 0xF1D, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_FILTER0", "CHA20", 0, 0xF2B, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_FILTER0", "CHA21", 0, 0xF39, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_FILTER0", "CHA22", 0, 0xF47, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_FILTER0", "CHA23", 0, 0xF55, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_FILTER0", "CHA24", 0, 0xF63, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_FILTER0", "CHA25", 0, 0xF71, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_FILTER0", "CHA26", 0, 0xF7F, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_FILTER0", "CHA27", 0, 0xF8D, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_BOX_FILTER0", "CHA28", 0, 0xF9B, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_BOX_FILTER0", "CHA29", 0, 0xFA9, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_BOX_FILTER0", "CHA30", 0, 0xFB7, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_BOX_FILTER0", "CHA31", 0, 0xFC5, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_BOX_FILTER0", "CHA32", 0, 0xFD3, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_BOX_FILTER0", "CHA33", 0, 0xFE1, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_BOX_FILTER0", "CHA34", 0, 0xB65, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_BOX_FILTER0", "CHA35", 0, 0xB73, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_BOX_FILTER0", "CHA36", 0, 0xB81, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_BOX_FILTER0", "CHA37", 0, 0xB8F, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_BOX_FILTER0", "CHA38", 0, 0xB9D, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_BOX_FILTER0", "CHA39", 0, 0xBAB, "linux-snbep"),
     ]),
     fields: ChaBoxFilter0Layout::FIELDS,
     notes: &[
@@ -869,98 +778,61 @@ impl Layout for ChaBoxStatusLayout {
 }
 
 impl ChaBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "C{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, ChaBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA0.
-pub const C0_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA1.
-pub const C1_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE15, "C1_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA2.
-pub const C2_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE23, "C2_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA3.
-pub const C3_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE31, "C3_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA4.
-pub const C4_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE3F, "C4_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA5.
-pub const C5_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE4D, "C5_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA6.
-pub const C6_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE5B, "C6_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA7.
-pub const C7_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE69, "C7_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA8.
-pub const C8_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE77, "C8_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA9.
-pub const C9_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE85, "C9_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA10.
-pub const C10_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE93, "C10_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA11.
-pub const C11_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEA1, "C11_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA12.
-pub const C12_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEAF, "C12_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA13.
-pub const C13_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEBD, "C13_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA14.
-pub const C14_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xECB, "C14_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA15.
-pub const C15_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xED9, "C15_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA16.
-pub const C16_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEE7, "C16_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA17.
-pub const C17_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEF5, "C17_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA18.
-pub const C18_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF11, "C18_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA19.
-pub const C19_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF1F, "C19_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA20.
-pub const C20_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF2D, "C20_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA21.
-pub const C21_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF3B, "C21_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA22.
-pub const C22_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF49, "C22_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA23.
-pub const C23_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF57, "C23_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA24.
-pub const C24_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF65, "C24_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA25.
-pub const C25_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF73, "C25_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA26.
-pub const C26_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF81, "C26_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA27.
-pub const C27_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF8F, "C27_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA28.
-pub const C28_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF9D, "C28_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA29.
-pub const C29_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFAB, "C29_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA30.
-pub const C30_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFB9, "C30_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA31.
-pub const C31_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFC7, "C31_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA32.
-pub const C32_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFD5, "C32_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA33.
-pub const C33_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFE3, "C33_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA34.
-pub const C34_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB67, "C34_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA35.
-pub const C35_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB75, "C35_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA36.
-pub const C36_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB83, "C36_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA37.
-pub const C37_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB91, "C37_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA38.
-pub const C38_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xB9F, "C38_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA39.
-pub const C39_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xBAD, "C39_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_STATUS: [Msr<ChaBoxStatus>; 40] = [C0_MSR_PMON_BOX_STATUS, C1_MSR_PMON_BOX_STATUS, C2_MSR_PMON_BOX_STATUS, C3_MSR_PMON_BOX_STATUS, C4_MSR_PMON_BOX_STATUS, C5_MSR_PMON_BOX_STATUS, C6_MSR_PMON_BOX_STATUS, C7_MSR_PMON_BOX_STATUS, C8_MSR_PMON_BOX_STATUS, C9_MSR_PMON_BOX_STATUS, C10_MSR_PMON_BOX_STATUS, C11_MSR_PMON_BOX_STATUS, C12_MSR_PMON_BOX_STATUS, C13_MSR_PMON_BOX_STATUS, C14_MSR_PMON_BOX_STATUS, C15_MSR_PMON_BOX_STATUS, C16_MSR_PMON_BOX_STATUS, C17_MSR_PMON_BOX_STATUS, C18_MSR_PMON_BOX_STATUS, C19_MSR_PMON_BOX_STATUS, C20_MSR_PMON_BOX_STATUS, C21_MSR_PMON_BOX_STATUS, C22_MSR_PMON_BOX_STATUS, C23_MSR_PMON_BOX_STATUS, C24_MSR_PMON_BOX_STATUS, C25_MSR_PMON_BOX_STATUS, C26_MSR_PMON_BOX_STATUS, C27_MSR_PMON_BOX_STATUS, C28_MSR_PMON_BOX_STATUS, C29_MSR_PMON_BOX_STATUS, C30_MSR_PMON_BOX_STATUS, C31_MSR_PMON_BOX_STATUS, C32_MSR_PMON_BOX_STATUS, C33_MSR_PMON_BOX_STATUS, C34_MSR_PMON_BOX_STATUS, C35_MSR_PMON_BOX_STATUS, C36_MSR_PMON_BOX_STATUS, C37_MSR_PMON_BOX_STATUS, C38_MSR_PMON_BOX_STATUS, C39_MSR_PMON_BOX_STATUS];
+/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_BOX_STATUS: [Msr<ChaBoxStatus>; 40] = [
+    Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE15, "C1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE23, "C2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE31, "C3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE3F, "C4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE4D, "C5_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE5B, "C6_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE69, "C7_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE77, "C8_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE85, "C9_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE93, "C10_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEA1, "C11_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEAF, "C12_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEBD, "C13_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xECB, "C14_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xED9, "C15_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEE7, "C16_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEF5, "C17_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF11, "C18_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF1F, "C19_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF2D, "C20_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF3B, "C21_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF49, "C22_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF57, "C23_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF65, "C24_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF73, "C25_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF81, "C26_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF8F, "C27_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF9D, "C28_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFAB, "C29_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFB9, "C30_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFC7, "C31_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFD5, "C32_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFE3, "C33_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB67, "C34_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB75, "C35_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB83, "C36_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB91, "C37_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB9F, "C38_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xBAD, "C39_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -970,46 +842,46 @@ static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four counters of one CHA.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_STATUS", instance: "CHA0", index: 0, location: Location::Msr(0xE07), source: "likwid" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_STATUS", instance: "CHA1", index: 0, location: Location::Msr(0xE15), source: "likwid" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_STATUS", instance: "CHA2", index: 0, location: Location::Msr(0xE23), source: "likwid" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_STATUS", instance: "CHA3", index: 0, location: Location::Msr(0xE31), source: "likwid" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_STATUS", instance: "CHA4", index: 0, location: Location::Msr(0xE3F), source: "likwid" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_STATUS", instance: "CHA5", index: 0, location: Location::Msr(0xE4D), source: "likwid" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_STATUS", instance: "CHA6", index: 0, location: Location::Msr(0xE5B), source: "likwid" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_STATUS", instance: "CHA7", index: 0, location: Location::Msr(0xE69), source: "likwid" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_STATUS", instance: "CHA8", index: 0, location: Location::Msr(0xE77), source: "likwid" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_STATUS", instance: "CHA9", index: 0, location: Location::Msr(0xE85), source: "likwid" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_STATUS", instance: "CHA10", index: 0, location: Location::Msr(0xE93), source: "likwid" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_STATUS", instance: "CHA11", index: 0, location: Location::Msr(0xEA1), source: "likwid" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_STATUS", instance: "CHA12", index: 0, location: Location::Msr(0xEAF), source: "likwid" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_STATUS", instance: "CHA13", index: 0, location: Location::Msr(0xEBD), source: "likwid" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_STATUS", instance: "CHA14", index: 0, location: Location::Msr(0xECB), source: "likwid" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_STATUS", instance: "CHA15", index: 0, location: Location::Msr(0xED9), source: "likwid" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_STATUS", instance: "CHA16", index: 0, location: Location::Msr(0xEE7), source: "likwid" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_STATUS", instance: "CHA17", index: 0, location: Location::Msr(0xEF5), source: "likwid" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_STATUS", instance: "CHA18", index: 0, location: Location::Msr(0xF11), source: "likwid" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_STATUS", instance: "CHA19", index: 0, location: Location::Msr(0xF1F), source: "likwid" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_STATUS", instance: "CHA20", index: 0, location: Location::Msr(0xF2D), source: "likwid" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_STATUS", instance: "CHA21", index: 0, location: Location::Msr(0xF3B), source: "likwid" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_STATUS", instance: "CHA22", index: 0, location: Location::Msr(0xF49), source: "likwid" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_STATUS", instance: "CHA23", index: 0, location: Location::Msr(0xF57), source: "likwid" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_STATUS", instance: "CHA24", index: 0, location: Location::Msr(0xF65), source: "likwid" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_STATUS", instance: "CHA25", index: 0, location: Location::Msr(0xF73), source: "likwid" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_STATUS", instance: "CHA26", index: 0, location: Location::Msr(0xF81), source: "likwid" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_STATUS", instance: "CHA27", index: 0, location: Location::Msr(0xF8F), source: "likwid" },
-        AddressInfo { name: "C28_MSR_PMON_BOX_STATUS", instance: "CHA28", index: 0, location: Location::Msr(0xF9D), source: "likwid" },
-        AddressInfo { name: "C29_MSR_PMON_BOX_STATUS", instance: "CHA29", index: 0, location: Location::Msr(0xFAB), source: "likwid" },
-        AddressInfo { name: "C30_MSR_PMON_BOX_STATUS", instance: "CHA30", index: 0, location: Location::Msr(0xFB9), source: "likwid" },
-        AddressInfo { name: "C31_MSR_PMON_BOX_STATUS", instance: "CHA31", index: 0, location: Location::Msr(0xFC7), source: "likwid" },
-        AddressInfo { name: "C32_MSR_PMON_BOX_STATUS", instance: "CHA32", index: 0, location: Location::Msr(0xFD5), source: "likwid" },
-        AddressInfo { name: "C33_MSR_PMON_BOX_STATUS", instance: "CHA33", index: 0, location: Location::Msr(0xFE3), source: "likwid" },
-        AddressInfo { name: "C34_MSR_PMON_BOX_STATUS", instance: "CHA34", index: 0, location: Location::Msr(0xB67), source: "likwid" },
-        AddressInfo { name: "C35_MSR_PMON_BOX_STATUS", instance: "CHA35", index: 0, location: Location::Msr(0xB75), source: "likwid" },
-        AddressInfo { name: "C36_MSR_PMON_BOX_STATUS", instance: "CHA36", index: 0, location: Location::Msr(0xB83), source: "likwid" },
-        AddressInfo { name: "C37_MSR_PMON_BOX_STATUS", instance: "CHA37", index: 0, location: Location::Msr(0xB91), source: "likwid" },
-        AddressInfo { name: "C38_MSR_PMON_BOX_STATUS", instance: "CHA38", index: 0, location: Location::Msr(0xB9F), source: "likwid" },
-        AddressInfo { name: "C39_MSR_PMON_BOX_STATUS", instance: "CHA39", index: 0, location: Location::Msr(0xBAD), source: "likwid" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_STATUS", "CHA0", 0, 0xE07, "likwid"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_STATUS", "CHA1", 0, 0xE15, "likwid"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_STATUS", "CHA2", 0, 0xE23, "likwid"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_STATUS", "CHA3", 0, 0xE31, "likwid"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_STATUS", "CHA4", 0, 0xE3F, "likwid"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_STATUS", "CHA5", 0, 0xE4D, "likwid"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_STATUS", "CHA6", 0, 0xE5B, "likwid"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_STATUS", "CHA7", 0, 0xE69, "likwid"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_STATUS", "CHA8", 0, 0xE77, "likwid"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_STATUS", "CHA9", 0, 0xE85, "likwid"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_STATUS", "CHA10", 0, 0xE93, "likwid"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_STATUS", "CHA11", 0, 0xEA1, "likwid"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_STATUS", "CHA12", 0, 0xEAF, "likwid"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_STATUS", "CHA13", 0, 0xEBD, "likwid"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_STATUS", "CHA14", 0, 0xECB, "likwid"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_STATUS", "CHA15", 0, 0xED9, "likwid"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_STATUS", "CHA16", 0, 0xEE7, "likwid"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_STATUS", "CHA17", 0, 0xEF5, "likwid"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_STATUS", "CHA18", 0, 0xF11, "likwid"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_STATUS", "CHA19", 0, 0xF1F, "likwid"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_STATUS", "CHA20", 0, 0xF2D, "likwid"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_STATUS", "CHA21", 0, 0xF3B, "likwid"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_STATUS", "CHA22", 0, 0xF49, "likwid"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_STATUS", "CHA23", 0, 0xF57, "likwid"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_STATUS", "CHA24", 0, 0xF65, "likwid"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_STATUS", "CHA25", 0, 0xF73, "likwid"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_STATUS", "CHA26", 0, 0xF81, "likwid"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_STATUS", "CHA27", 0, 0xF8F, "likwid"),
+        AddressInfo::msr("C28_MSR_PMON_BOX_STATUS", "CHA28", 0, 0xF9D, "likwid"),
+        AddressInfo::msr("C29_MSR_PMON_BOX_STATUS", "CHA29", 0, 0xFAB, "likwid"),
+        AddressInfo::msr("C30_MSR_PMON_BOX_STATUS", "CHA30", 0, 0xFB9, "likwid"),
+        AddressInfo::msr("C31_MSR_PMON_BOX_STATUS", "CHA31", 0, 0xFC7, "likwid"),
+        AddressInfo::msr("C32_MSR_PMON_BOX_STATUS", "CHA32", 0, 0xFD5, "likwid"),
+        AddressInfo::msr("C33_MSR_PMON_BOX_STATUS", "CHA33", 0, 0xFE3, "likwid"),
+        AddressInfo::msr("C34_MSR_PMON_BOX_STATUS", "CHA34", 0, 0xB67, "likwid"),
+        AddressInfo::msr("C35_MSR_PMON_BOX_STATUS", "CHA35", 0, 0xB75, "likwid"),
+        AddressInfo::msr("C36_MSR_PMON_BOX_STATUS", "CHA36", 0, 0xB83, "likwid"),
+        AddressInfo::msr("C37_MSR_PMON_BOX_STATUS", "CHA37", 0, 0xB91, "likwid"),
+        AddressInfo::msr("C38_MSR_PMON_BOX_STATUS", "CHA38", 0, 0xB9F, "likwid"),
+        AddressInfo::msr("C39_MSR_PMON_BOX_STATUS", "CHA39", 0, 0xBAD, "likwid"),
     ]),
     fields: ChaBoxStatusLayout::FIELDS,
     notes: &[
@@ -1051,98 +923,61 @@ impl Layout for ChaCtrLayout {
 }
 
 impl ChaCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ChaCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE16, "C1_MSR_PMON_CTR0"), Msr::new(0xE17, "C1_MSR_PMON_CTR1"), Msr::new(0xE18, "C1_MSR_PMON_CTR2"), Msr::new(0xE19, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE24, "C2_MSR_PMON_CTR0"), Msr::new(0xE25, "C2_MSR_PMON_CTR1"), Msr::new(0xE26, "C2_MSR_PMON_CTR2"), Msr::new(0xE27, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE32, "C3_MSR_PMON_CTR0"), Msr::new(0xE33, "C3_MSR_PMON_CTR1"), Msr::new(0xE34, "C3_MSR_PMON_CTR2"), Msr::new(0xE35, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE40, "C4_MSR_PMON_CTR0"), Msr::new(0xE41, "C4_MSR_PMON_CTR1"), Msr::new(0xE42, "C4_MSR_PMON_CTR2"), Msr::new(0xE43, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE4E, "C5_MSR_PMON_CTR0"), Msr::new(0xE4F, "C5_MSR_PMON_CTR1"), Msr::new(0xE50, "C5_MSR_PMON_CTR2"), Msr::new(0xE51, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE5C, "C6_MSR_PMON_CTR0"), Msr::new(0xE5D, "C6_MSR_PMON_CTR1"), Msr::new(0xE5E, "C6_MSR_PMON_CTR2"), Msr::new(0xE5F, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE6A, "C7_MSR_PMON_CTR0"), Msr::new(0xE6B, "C7_MSR_PMON_CTR1"), Msr::new(0xE6C, "C7_MSR_PMON_CTR2"), Msr::new(0xE6D, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE78, "C8_MSR_PMON_CTR0"), Msr::new(0xE79, "C8_MSR_PMON_CTR1"), Msr::new(0xE7A, "C8_MSR_PMON_CTR2"), Msr::new(0xE7B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE86, "C9_MSR_PMON_CTR0"), Msr::new(0xE87, "C9_MSR_PMON_CTR1"), Msr::new(0xE88, "C9_MSR_PMON_CTR2"), Msr::new(0xE89, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE94, "C10_MSR_PMON_CTR0"), Msr::new(0xE95, "C10_MSR_PMON_CTR1"), Msr::new(0xE96, "C10_MSR_PMON_CTR2"), Msr::new(0xE97, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEA2, "C11_MSR_PMON_CTR0"), Msr::new(0xEA3, "C11_MSR_PMON_CTR1"), Msr::new(0xEA4, "C11_MSR_PMON_CTR2"), Msr::new(0xEA5, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEB0, "C12_MSR_PMON_CTR0"), Msr::new(0xEB1, "C12_MSR_PMON_CTR1"), Msr::new(0xEB2, "C12_MSR_PMON_CTR2"), Msr::new(0xEB3, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEBE, "C13_MSR_PMON_CTR0"), Msr::new(0xEBF, "C13_MSR_PMON_CTR1"), Msr::new(0xEC0, "C13_MSR_PMON_CTR2"), Msr::new(0xEC1, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xECC, "C14_MSR_PMON_CTR0"), Msr::new(0xECD, "C14_MSR_PMON_CTR1"), Msr::new(0xECE, "C14_MSR_PMON_CTR2"), Msr::new(0xECF, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEDA, "C15_MSR_PMON_CTR0"), Msr::new(0xEDB, "C15_MSR_PMON_CTR1"), Msr::new(0xEDC, "C15_MSR_PMON_CTR2"), Msr::new(0xEDD, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEE8, "C16_MSR_PMON_CTR0"), Msr::new(0xEE9, "C16_MSR_PMON_CTR1"), Msr::new(0xEEA, "C16_MSR_PMON_CTR2"), Msr::new(0xEEB, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEF6, "C17_MSR_PMON_CTR0"), Msr::new(0xEF7, "C17_MSR_PMON_CTR1"), Msr::new(0xEF8, "C17_MSR_PMON_CTR2"), Msr::new(0xEF9, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF12, "C18_MSR_PMON_CTR0"), Msr::new(0xF13, "C18_MSR_PMON_CTR1"), Msr::new(0xF14, "C18_MSR_PMON_CTR2"), Msr::new(0xF15, "C18_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF20, "C19_MSR_PMON_CTR0"), Msr::new(0xF21, "C19_MSR_PMON_CTR1"), Msr::new(0xF22, "C19_MSR_PMON_CTR2"), Msr::new(0xF23, "C19_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF2E, "C20_MSR_PMON_CTR0"), Msr::new(0xF2F, "C20_MSR_PMON_CTR1"), Msr::new(0xF30, "C20_MSR_PMON_CTR2"), Msr::new(0xF31, "C20_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF3C, "C21_MSR_PMON_CTR0"), Msr::new(0xF3D, "C21_MSR_PMON_CTR1"), Msr::new(0xF3E, "C21_MSR_PMON_CTR2"), Msr::new(0xF3F, "C21_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF4A, "C22_MSR_PMON_CTR0"), Msr::new(0xF4B, "C22_MSR_PMON_CTR1"), Msr::new(0xF4C, "C22_MSR_PMON_CTR2"), Msr::new(0xF4D, "C22_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF58, "C23_MSR_PMON_CTR0"), Msr::new(0xF59, "C23_MSR_PMON_CTR1"), Msr::new(0xF5A, "C23_MSR_PMON_CTR2"), Msr::new(0xF5B, "C23_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF66, "C24_MSR_PMON_CTR0"), Msr::new(0xF67, "C24_MSR_PMON_CTR1"), Msr::new(0xF68, "C24_MSR_PMON_CTR2"), Msr::new(0xF69, "C24_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF74, "C25_MSR_PMON_CTR0"), Msr::new(0xF75, "C25_MSR_PMON_CTR1"), Msr::new(0xF76, "C25_MSR_PMON_CTR2"), Msr::new(0xF77, "C25_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF82, "C26_MSR_PMON_CTR0"), Msr::new(0xF83, "C26_MSR_PMON_CTR1"), Msr::new(0xF84, "C26_MSR_PMON_CTR2"), Msr::new(0xF85, "C26_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF90, "C27_MSR_PMON_CTR0"), Msr::new(0xF91, "C27_MSR_PMON_CTR1"), Msr::new(0xF92, "C27_MSR_PMON_CTR2"), Msr::new(0xF93, "C27_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF9E, "C28_MSR_PMON_CTR0"), Msr::new(0xF9F, "C28_MSR_PMON_CTR1"), Msr::new(0xFA0, "C28_MSR_PMON_CTR2"), Msr::new(0xFA1, "C28_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFAC, "C29_MSR_PMON_CTR0"), Msr::new(0xFAD, "C29_MSR_PMON_CTR1"), Msr::new(0xFAE, "C29_MSR_PMON_CTR2"), Msr::new(0xFAF, "C29_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFBA, "C30_MSR_PMON_CTR0"), Msr::new(0xFBB, "C30_MSR_PMON_CTR1"), Msr::new(0xFBC, "C30_MSR_PMON_CTR2"), Msr::new(0xFBD, "C30_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFC8, "C31_MSR_PMON_CTR0"), Msr::new(0xFC9, "C31_MSR_PMON_CTR1"), Msr::new(0xFCA, "C31_MSR_PMON_CTR2"), Msr::new(0xFCB, "C31_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFD6, "C32_MSR_PMON_CTR0"), Msr::new(0xFD7, "C32_MSR_PMON_CTR1"), Msr::new(0xFD8, "C32_MSR_PMON_CTR2"), Msr::new(0xFD9, "C32_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFE4, "C33_MSR_PMON_CTR0"), Msr::new(0xFE5, "C33_MSR_PMON_CTR1"), Msr::new(0xFE6, "C33_MSR_PMON_CTR2"), Msr::new(0xFE7, "C33_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xB68, "C34_MSR_PMON_CTR0"), Msr::new(0xB69, "C34_MSR_PMON_CTR1"), Msr::new(0xB6A, "C34_MSR_PMON_CTR2"), Msr::new(0xB6B, "C34_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xB76, "C35_MSR_PMON_CTR0"), Msr::new(0xB77, "C35_MSR_PMON_CTR1"), Msr::new(0xB78, "C35_MSR_PMON_CTR2"), Msr::new(0xB79, "C35_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xB84, "C36_MSR_PMON_CTR0"), Msr::new(0xB85, "C36_MSR_PMON_CTR1"), Msr::new(0xB86, "C36_MSR_PMON_CTR2"), Msr::new(0xB87, "C36_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xB92, "C37_MSR_PMON_CTR0"), Msr::new(0xB93, "C37_MSR_PMON_CTR1"), Msr::new(0xB94, "C37_MSR_PMON_CTR2"), Msr::new(0xB95, "C37_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xBA0, "C38_MSR_PMON_CTR0"), Msr::new(0xBA1, "C38_MSR_PMON_CTR1"), Msr::new(0xBA2, "C38_MSR_PMON_CTR2"), Msr::new(0xBA3, "C38_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xBAE, "C39_MSR_PMON_CTR0"), Msr::new(0xBAF, "C39_MSR_PMON_CTR1"), Msr::new(0xBB0, "C39_MSR_PMON_CTR2"), Msr::new(0xBB1, "C39_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 40] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR, C18_MSR_PMON_CTR, C19_MSR_PMON_CTR, C20_MSR_PMON_CTR, C21_MSR_PMON_CTR, C22_MSR_PMON_CTR, C23_MSR_PMON_CTR, C24_MSR_PMON_CTR, C25_MSR_PMON_CTR, C26_MSR_PMON_CTR, C27_MSR_PMON_CTR, C28_MSR_PMON_CTR, C29_MSR_PMON_CTR, C30_MSR_PMON_CTR, C31_MSR_PMON_CTR, C32_MSR_PMON_CTR, C33_MSR_PMON_CTR, C34_MSR_PMON_CTR, C35_MSR_PMON_CTR, C36_MSR_PMON_CTR, C37_MSR_PMON_CTR, C38_MSR_PMON_CTR, C39_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39).
+pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 40] = [
+    [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xE16, "C1_MSR_PMON_CTR0"), Msr::new(0xE17, "C1_MSR_PMON_CTR1"), Msr::new(0xE18, "C1_MSR_PMON_CTR2"), Msr::new(0xE19, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xE24, "C2_MSR_PMON_CTR0"), Msr::new(0xE25, "C2_MSR_PMON_CTR1"), Msr::new(0xE26, "C2_MSR_PMON_CTR2"), Msr::new(0xE27, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xE32, "C3_MSR_PMON_CTR0"), Msr::new(0xE33, "C3_MSR_PMON_CTR1"), Msr::new(0xE34, "C3_MSR_PMON_CTR2"), Msr::new(0xE35, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xE40, "C4_MSR_PMON_CTR0"), Msr::new(0xE41, "C4_MSR_PMON_CTR1"), Msr::new(0xE42, "C4_MSR_PMON_CTR2"), Msr::new(0xE43, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xE4E, "C5_MSR_PMON_CTR0"), Msr::new(0xE4F, "C5_MSR_PMON_CTR1"), Msr::new(0xE50, "C5_MSR_PMON_CTR2"), Msr::new(0xE51, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xE5C, "C6_MSR_PMON_CTR0"), Msr::new(0xE5D, "C6_MSR_PMON_CTR1"), Msr::new(0xE5E, "C6_MSR_PMON_CTR2"), Msr::new(0xE5F, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xE6A, "C7_MSR_PMON_CTR0"), Msr::new(0xE6B, "C7_MSR_PMON_CTR1"), Msr::new(0xE6C, "C7_MSR_PMON_CTR2"), Msr::new(0xE6D, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0xE78, "C8_MSR_PMON_CTR0"), Msr::new(0xE79, "C8_MSR_PMON_CTR1"), Msr::new(0xE7A, "C8_MSR_PMON_CTR2"), Msr::new(0xE7B, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0xE86, "C9_MSR_PMON_CTR0"), Msr::new(0xE87, "C9_MSR_PMON_CTR1"), Msr::new(0xE88, "C9_MSR_PMON_CTR2"), Msr::new(0xE89, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0xE94, "C10_MSR_PMON_CTR0"), Msr::new(0xE95, "C10_MSR_PMON_CTR1"), Msr::new(0xE96, "C10_MSR_PMON_CTR2"), Msr::new(0xE97, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0xEA2, "C11_MSR_PMON_CTR0"), Msr::new(0xEA3, "C11_MSR_PMON_CTR1"), Msr::new(0xEA4, "C11_MSR_PMON_CTR2"), Msr::new(0xEA5, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0xEB0, "C12_MSR_PMON_CTR0"), Msr::new(0xEB1, "C12_MSR_PMON_CTR1"), Msr::new(0xEB2, "C12_MSR_PMON_CTR2"), Msr::new(0xEB3, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0xEBE, "C13_MSR_PMON_CTR0"), Msr::new(0xEBF, "C13_MSR_PMON_CTR1"), Msr::new(0xEC0, "C13_MSR_PMON_CTR2"), Msr::new(0xEC1, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0xECC, "C14_MSR_PMON_CTR0"), Msr::new(0xECD, "C14_MSR_PMON_CTR1"), Msr::new(0xECE, "C14_MSR_PMON_CTR2"), Msr::new(0xECF, "C14_MSR_PMON_CTR3")],
+    [Msr::new(0xEDA, "C15_MSR_PMON_CTR0"), Msr::new(0xEDB, "C15_MSR_PMON_CTR1"), Msr::new(0xEDC, "C15_MSR_PMON_CTR2"), Msr::new(0xEDD, "C15_MSR_PMON_CTR3")],
+    [Msr::new(0xEE8, "C16_MSR_PMON_CTR0"), Msr::new(0xEE9, "C16_MSR_PMON_CTR1"), Msr::new(0xEEA, "C16_MSR_PMON_CTR2"), Msr::new(0xEEB, "C16_MSR_PMON_CTR3")],
+    [Msr::new(0xEF6, "C17_MSR_PMON_CTR0"), Msr::new(0xEF7, "C17_MSR_PMON_CTR1"), Msr::new(0xEF8, "C17_MSR_PMON_CTR2"), Msr::new(0xEF9, "C17_MSR_PMON_CTR3")],
+    [Msr::new(0xF12, "C18_MSR_PMON_CTR0"), Msr::new(0xF13, "C18_MSR_PMON_CTR1"), Msr::new(0xF14, "C18_MSR_PMON_CTR2"), Msr::new(0xF15, "C18_MSR_PMON_CTR3")],
+    [Msr::new(0xF20, "C19_MSR_PMON_CTR0"), Msr::new(0xF21, "C19_MSR_PMON_CTR1"), Msr::new(0xF22, "C19_MSR_PMON_CTR2"), Msr::new(0xF23, "C19_MSR_PMON_CTR3")],
+    [Msr::new(0xF2E, "C20_MSR_PMON_CTR0"), Msr::new(0xF2F, "C20_MSR_PMON_CTR1"), Msr::new(0xF30, "C20_MSR_PMON_CTR2"), Msr::new(0xF31, "C20_MSR_PMON_CTR3")],
+    [Msr::new(0xF3C, "C21_MSR_PMON_CTR0"), Msr::new(0xF3D, "C21_MSR_PMON_CTR1"), Msr::new(0xF3E, "C21_MSR_PMON_CTR2"), Msr::new(0xF3F, "C21_MSR_PMON_CTR3")],
+    [Msr::new(0xF4A, "C22_MSR_PMON_CTR0"), Msr::new(0xF4B, "C22_MSR_PMON_CTR1"), Msr::new(0xF4C, "C22_MSR_PMON_CTR2"), Msr::new(0xF4D, "C22_MSR_PMON_CTR3")],
+    [Msr::new(0xF58, "C23_MSR_PMON_CTR0"), Msr::new(0xF59, "C23_MSR_PMON_CTR1"), Msr::new(0xF5A, "C23_MSR_PMON_CTR2"), Msr::new(0xF5B, "C23_MSR_PMON_CTR3")],
+    [Msr::new(0xF66, "C24_MSR_PMON_CTR0"), Msr::new(0xF67, "C24_MSR_PMON_CTR1"), Msr::new(0xF68, "C24_MSR_PMON_CTR2"), Msr::new(0xF69, "C24_MSR_PMON_CTR3")],
+    [Msr::new(0xF74, "C25_MSR_PMON_CTR0"), Msr::new(0xF75, "C25_MSR_PMON_CTR1"), Msr::new(0xF76, "C25_MSR_PMON_CTR2"), Msr::new(0xF77, "C25_MSR_PMON_CTR3")],
+    [Msr::new(0xF82, "C26_MSR_PMON_CTR0"), Msr::new(0xF83, "C26_MSR_PMON_CTR1"), Msr::new(0xF84, "C26_MSR_PMON_CTR2"), Msr::new(0xF85, "C26_MSR_PMON_CTR3")],
+    [Msr::new(0xF90, "C27_MSR_PMON_CTR0"), Msr::new(0xF91, "C27_MSR_PMON_CTR1"), Msr::new(0xF92, "C27_MSR_PMON_CTR2"), Msr::new(0xF93, "C27_MSR_PMON_CTR3")],
+    [Msr::new(0xF9E, "C28_MSR_PMON_CTR0"), Msr::new(0xF9F, "C28_MSR_PMON_CTR1"), Msr::new(0xFA0, "C28_MSR_PMON_CTR2"), Msr::new(0xFA1, "C28_MSR_PMON_CTR3")],
+    [Msr::new(0xFAC, "C29_MSR_PMON_CTR0"), Msr::new(0xFAD, "C29_MSR_PMON_CTR1"), Msr::new(0xFAE, "C29_MSR_PMON_CTR2"), Msr::new(0xFAF, "C29_MSR_PMON_CTR3")],
+    [Msr::new(0xFBA, "C30_MSR_PMON_CTR0"), Msr::new(0xFBB, "C30_MSR_PMON_CTR1"), Msr::new(0xFBC, "C30_MSR_PMON_CTR2"), Msr::new(0xFBD, "C30_MSR_PMON_CTR3")],
+    [Msr::new(0xFC8, "C31_MSR_PMON_CTR0"), Msr::new(0xFC9, "C31_MSR_PMON_CTR1"), Msr::new(0xFCA, "C31_MSR_PMON_CTR2"), Msr::new(0xFCB, "C31_MSR_PMON_CTR3")],
+    [Msr::new(0xFD6, "C32_MSR_PMON_CTR0"), Msr::new(0xFD7, "C32_MSR_PMON_CTR1"), Msr::new(0xFD8, "C32_MSR_PMON_CTR2"), Msr::new(0xFD9, "C32_MSR_PMON_CTR3")],
+    [Msr::new(0xFE4, "C33_MSR_PMON_CTR0"), Msr::new(0xFE5, "C33_MSR_PMON_CTR1"), Msr::new(0xFE6, "C33_MSR_PMON_CTR2"), Msr::new(0xFE7, "C33_MSR_PMON_CTR3")],
+    [Msr::new(0xB68, "C34_MSR_PMON_CTR0"), Msr::new(0xB69, "C34_MSR_PMON_CTR1"), Msr::new(0xB6A, "C34_MSR_PMON_CTR2"), Msr::new(0xB6B, "C34_MSR_PMON_CTR3")],
+    [Msr::new(0xB76, "C35_MSR_PMON_CTR0"), Msr::new(0xB77, "C35_MSR_PMON_CTR1"), Msr::new(0xB78, "C35_MSR_PMON_CTR2"), Msr::new(0xB79, "C35_MSR_PMON_CTR3")],
+    [Msr::new(0xB84, "C36_MSR_PMON_CTR0"), Msr::new(0xB85, "C36_MSR_PMON_CTR1"), Msr::new(0xB86, "C36_MSR_PMON_CTR2"), Msr::new(0xB87, "C36_MSR_PMON_CTR3")],
+    [Msr::new(0xB92, "C37_MSR_PMON_CTR0"), Msr::new(0xB93, "C37_MSR_PMON_CTR1"), Msr::new(0xB94, "C37_MSR_PMON_CTR2"), Msr::new(0xB95, "C37_MSR_PMON_CTR3")],
+    [Msr::new(0xBA0, "C38_MSR_PMON_CTR0"), Msr::new(0xBA1, "C38_MSR_PMON_CTR1"), Msr::new(0xBA2, "C38_MSR_PMON_CTR2"), Msr::new(0xBA3, "C38_MSR_PMON_CTR3")],
+    [Msr::new(0xBAE, "C39_MSR_PMON_CTR0"), Msr::new(0xBAF, "C39_MSR_PMON_CTR1"), Msr::new(0xBB0, "C39_MSR_PMON_CTR2"), Msr::new(0xBB1, "C39_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -1152,166 +987,166 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "CHA data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "CHA0", index: 0, location: Location::Msr(0xE08), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "CHA0", index: 1, location: Location::Msr(0xE09), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "CHA0", index: 2, location: Location::Msr(0xE0A), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "CHA0", index: 3, location: Location::Msr(0xE0B), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "CHA1", index: 0, location: Location::Msr(0xE16), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "CHA1", index: 1, location: Location::Msr(0xE17), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "CHA1", index: 2, location: Location::Msr(0xE18), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "CHA1", index: 3, location: Location::Msr(0xE19), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "CHA2", index: 0, location: Location::Msr(0xE24), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "CHA2", index: 1, location: Location::Msr(0xE25), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "CHA2", index: 2, location: Location::Msr(0xE26), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "CHA2", index: 3, location: Location::Msr(0xE27), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "CHA3", index: 0, location: Location::Msr(0xE32), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "CHA3", index: 1, location: Location::Msr(0xE33), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "CHA3", index: 2, location: Location::Msr(0xE34), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "CHA3", index: 3, location: Location::Msr(0xE35), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "CHA4", index: 0, location: Location::Msr(0xE40), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "CHA4", index: 1, location: Location::Msr(0xE41), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "CHA4", index: 2, location: Location::Msr(0xE42), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "CHA4", index: 3, location: Location::Msr(0xE43), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "CHA5", index: 0, location: Location::Msr(0xE4E), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "CHA5", index: 1, location: Location::Msr(0xE4F), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "CHA5", index: 2, location: Location::Msr(0xE50), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "CHA5", index: 3, location: Location::Msr(0xE51), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "CHA6", index: 0, location: Location::Msr(0xE5C), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "CHA6", index: 1, location: Location::Msr(0xE5D), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "CHA6", index: 2, location: Location::Msr(0xE5E), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "CHA6", index: 3, location: Location::Msr(0xE5F), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "CHA7", index: 0, location: Location::Msr(0xE6A), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "CHA7", index: 1, location: Location::Msr(0xE6B), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "CHA7", index: 2, location: Location::Msr(0xE6C), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "CHA7", index: 3, location: Location::Msr(0xE6D), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR0", instance: "CHA8", index: 0, location: Location::Msr(0xE78), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR1", instance: "CHA8", index: 1, location: Location::Msr(0xE79), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR2", instance: "CHA8", index: 2, location: Location::Msr(0xE7A), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR3", instance: "CHA8", index: 3, location: Location::Msr(0xE7B), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR0", instance: "CHA9", index: 0, location: Location::Msr(0xE86), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR1", instance: "CHA9", index: 1, location: Location::Msr(0xE87), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR2", instance: "CHA9", index: 2, location: Location::Msr(0xE88), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR3", instance: "CHA9", index: 3, location: Location::Msr(0xE89), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR0", instance: "CHA10", index: 0, location: Location::Msr(0xE94), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR1", instance: "CHA10", index: 1, location: Location::Msr(0xE95), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR2", instance: "CHA10", index: 2, location: Location::Msr(0xE96), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR3", instance: "CHA10", index: 3, location: Location::Msr(0xE97), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR0", instance: "CHA11", index: 0, location: Location::Msr(0xEA2), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR1", instance: "CHA11", index: 1, location: Location::Msr(0xEA3), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR2", instance: "CHA11", index: 2, location: Location::Msr(0xEA4), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR3", instance: "CHA11", index: 3, location: Location::Msr(0xEA5), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR0", instance: "CHA12", index: 0, location: Location::Msr(0xEB0), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR1", instance: "CHA12", index: 1, location: Location::Msr(0xEB1), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR2", instance: "CHA12", index: 2, location: Location::Msr(0xEB2), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR3", instance: "CHA12", index: 3, location: Location::Msr(0xEB3), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR0", instance: "CHA13", index: 0, location: Location::Msr(0xEBE), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR1", instance: "CHA13", index: 1, location: Location::Msr(0xEBF), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR2", instance: "CHA13", index: 2, location: Location::Msr(0xEC0), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR3", instance: "CHA13", index: 3, location: Location::Msr(0xEC1), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR0", instance: "CHA14", index: 0, location: Location::Msr(0xECC), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR1", instance: "CHA14", index: 1, location: Location::Msr(0xECD), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR2", instance: "CHA14", index: 2, location: Location::Msr(0xECE), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR3", instance: "CHA14", index: 3, location: Location::Msr(0xECF), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR0", instance: "CHA15", index: 0, location: Location::Msr(0xEDA), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR1", instance: "CHA15", index: 1, location: Location::Msr(0xEDB), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR2", instance: "CHA15", index: 2, location: Location::Msr(0xEDC), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR3", instance: "CHA15", index: 3, location: Location::Msr(0xEDD), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR0", instance: "CHA16", index: 0, location: Location::Msr(0xEE8), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR1", instance: "CHA16", index: 1, location: Location::Msr(0xEE9), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR2", instance: "CHA16", index: 2, location: Location::Msr(0xEEA), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR3", instance: "CHA16", index: 3, location: Location::Msr(0xEEB), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR0", instance: "CHA17", index: 0, location: Location::Msr(0xEF6), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR1", instance: "CHA17", index: 1, location: Location::Msr(0xEF7), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR2", instance: "CHA17", index: 2, location: Location::Msr(0xEF8), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR3", instance: "CHA17", index: 3, location: Location::Msr(0xEF9), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTR0", instance: "CHA18", index: 0, location: Location::Msr(0xF12), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTR1", instance: "CHA18", index: 1, location: Location::Msr(0xF13), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTR2", instance: "CHA18", index: 2, location: Location::Msr(0xF14), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTR3", instance: "CHA18", index: 3, location: Location::Msr(0xF15), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTR0", instance: "CHA19", index: 0, location: Location::Msr(0xF20), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTR1", instance: "CHA19", index: 1, location: Location::Msr(0xF21), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTR2", instance: "CHA19", index: 2, location: Location::Msr(0xF22), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTR3", instance: "CHA19", index: 3, location: Location::Msr(0xF23), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTR0", instance: "CHA20", index: 0, location: Location::Msr(0xF2E), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTR1", instance: "CHA20", index: 1, location: Location::Msr(0xF2F), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTR2", instance: "CHA20", index: 2, location: Location::Msr(0xF30), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTR3", instance: "CHA20", index: 3, location: Location::Msr(0xF31), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTR0", instance: "CHA21", index: 0, location: Location::Msr(0xF3C), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTR1", instance: "CHA21", index: 1, location: Location::Msr(0xF3D), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTR2", instance: "CHA21", index: 2, location: Location::Msr(0xF3E), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTR3", instance: "CHA21", index: 3, location: Location::Msr(0xF3F), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTR0", instance: "CHA22", index: 0, location: Location::Msr(0xF4A), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTR1", instance: "CHA22", index: 1, location: Location::Msr(0xF4B), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTR2", instance: "CHA22", index: 2, location: Location::Msr(0xF4C), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTR3", instance: "CHA22", index: 3, location: Location::Msr(0xF4D), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTR0", instance: "CHA23", index: 0, location: Location::Msr(0xF58), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTR1", instance: "CHA23", index: 1, location: Location::Msr(0xF59), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTR2", instance: "CHA23", index: 2, location: Location::Msr(0xF5A), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTR3", instance: "CHA23", index: 3, location: Location::Msr(0xF5B), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTR0", instance: "CHA24", index: 0, location: Location::Msr(0xF66), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTR1", instance: "CHA24", index: 1, location: Location::Msr(0xF67), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTR2", instance: "CHA24", index: 2, location: Location::Msr(0xF68), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTR3", instance: "CHA24", index: 3, location: Location::Msr(0xF69), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTR0", instance: "CHA25", index: 0, location: Location::Msr(0xF74), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTR1", instance: "CHA25", index: 1, location: Location::Msr(0xF75), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTR2", instance: "CHA25", index: 2, location: Location::Msr(0xF76), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTR3", instance: "CHA25", index: 3, location: Location::Msr(0xF77), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTR0", instance: "CHA26", index: 0, location: Location::Msr(0xF82), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTR1", instance: "CHA26", index: 1, location: Location::Msr(0xF83), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTR2", instance: "CHA26", index: 2, location: Location::Msr(0xF84), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTR3", instance: "CHA26", index: 3, location: Location::Msr(0xF85), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTR0", instance: "CHA27", index: 0, location: Location::Msr(0xF90), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTR1", instance: "CHA27", index: 1, location: Location::Msr(0xF91), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTR2", instance: "CHA27", index: 2, location: Location::Msr(0xF92), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTR3", instance: "CHA27", index: 3, location: Location::Msr(0xF93), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_CTR0", instance: "CHA28", index: 0, location: Location::Msr(0xF9E), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_CTR1", instance: "CHA28", index: 1, location: Location::Msr(0xF9F), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_CTR2", instance: "CHA28", index: 2, location: Location::Msr(0xFA0), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_CTR3", instance: "CHA28", index: 3, location: Location::Msr(0xFA1), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_CTR0", instance: "CHA29", index: 0, location: Location::Msr(0xFAC), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_CTR1", instance: "CHA29", index: 1, location: Location::Msr(0xFAD), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_CTR2", instance: "CHA29", index: 2, location: Location::Msr(0xFAE), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_CTR3", instance: "CHA29", index: 3, location: Location::Msr(0xFAF), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_CTR0", instance: "CHA30", index: 0, location: Location::Msr(0xFBA), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_CTR1", instance: "CHA30", index: 1, location: Location::Msr(0xFBB), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_CTR2", instance: "CHA30", index: 2, location: Location::Msr(0xFBC), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_CTR3", instance: "CHA30", index: 3, location: Location::Msr(0xFBD), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_CTR0", instance: "CHA31", index: 0, location: Location::Msr(0xFC8), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_CTR1", instance: "CHA31", index: 1, location: Location::Msr(0xFC9), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_CTR2", instance: "CHA31", index: 2, location: Location::Msr(0xFCA), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_CTR3", instance: "CHA31", index: 3, location: Location::Msr(0xFCB), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_CTR0", instance: "CHA32", index: 0, location: Location::Msr(0xFD6), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_CTR1", instance: "CHA32", index: 1, location: Location::Msr(0xFD7), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_CTR2", instance: "CHA32", index: 2, location: Location::Msr(0xFD8), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_CTR3", instance: "CHA32", index: 3, location: Location::Msr(0xFD9), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_CTR0", instance: "CHA33", index: 0, location: Location::Msr(0xFE4), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_CTR1", instance: "CHA33", index: 1, location: Location::Msr(0xFE5), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_CTR2", instance: "CHA33", index: 2, location: Location::Msr(0xFE6), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_CTR3", instance: "CHA33", index: 3, location: Location::Msr(0xFE7), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_CTR0", instance: "CHA34", index: 0, location: Location::Msr(0xB68), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_CTR1", instance: "CHA34", index: 1, location: Location::Msr(0xB69), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_CTR2", instance: "CHA34", index: 2, location: Location::Msr(0xB6A), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_CTR3", instance: "CHA34", index: 3, location: Location::Msr(0xB6B), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_CTR0", instance: "CHA35", index: 0, location: Location::Msr(0xB76), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_CTR1", instance: "CHA35", index: 1, location: Location::Msr(0xB77), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_CTR2", instance: "CHA35", index: 2, location: Location::Msr(0xB78), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_CTR3", instance: "CHA35", index: 3, location: Location::Msr(0xB79), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_CTR0", instance: "CHA36", index: 0, location: Location::Msr(0xB84), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_CTR1", instance: "CHA36", index: 1, location: Location::Msr(0xB85), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_CTR2", instance: "CHA36", index: 2, location: Location::Msr(0xB86), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_CTR3", instance: "CHA36", index: 3, location: Location::Msr(0xB87), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_CTR0", instance: "CHA37", index: 0, location: Location::Msr(0xB92), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_CTR1", instance: "CHA37", index: 1, location: Location::Msr(0xB93), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_CTR2", instance: "CHA37", index: 2, location: Location::Msr(0xB94), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_CTR3", instance: "CHA37", index: 3, location: Location::Msr(0xB95), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_CTR0", instance: "CHA38", index: 0, location: Location::Msr(0xBA0), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_CTR1", instance: "CHA38", index: 1, location: Location::Msr(0xBA1), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_CTR2", instance: "CHA38", index: 2, location: Location::Msr(0xBA2), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_CTR3", instance: "CHA38", index: 3, location: Location::Msr(0xBA3), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_CTR0", instance: "CHA39", index: 0, location: Location::Msr(0xBAE), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_CTR1", instance: "CHA39", index: 1, location: Location::Msr(0xBAF), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_CTR2", instance: "CHA39", index: 2, location: Location::Msr(0xBB0), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_CTR3", instance: "CHA39", index: 3, location: Location::Msr(0xBB1), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTR0", "CHA0", 0, 0xE08, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR1", "CHA0", 1, 0xE09, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR2", "CHA0", 2, 0xE0A, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR3", "CHA0", 3, 0xE0B, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR0", "CHA1", 0, 0xE16, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR1", "CHA1", 1, 0xE17, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR2", "CHA1", 2, 0xE18, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR3", "CHA1", 3, 0xE19, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR0", "CHA2", 0, 0xE24, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR1", "CHA2", 1, 0xE25, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR2", "CHA2", 2, 0xE26, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR3", "CHA2", 3, 0xE27, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR0", "CHA3", 0, 0xE32, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR1", "CHA3", 1, 0xE33, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR2", "CHA3", 2, 0xE34, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR3", "CHA3", 3, 0xE35, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR0", "CHA4", 0, 0xE40, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR1", "CHA4", 1, 0xE41, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR2", "CHA4", 2, 0xE42, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR3", "CHA4", 3, 0xE43, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR0", "CHA5", 0, 0xE4E, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR1", "CHA5", 1, 0xE4F, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR2", "CHA5", 2, 0xE50, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR3", "CHA5", 3, 0xE51, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR0", "CHA6", 0, 0xE5C, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR1", "CHA6", 1, 0xE5D, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR2", "CHA6", 2, 0xE5E, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR3", "CHA6", 3, 0xE5F, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR0", "CHA7", 0, 0xE6A, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR1", "CHA7", 1, 0xE6B, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR2", "CHA7", 2, 0xE6C, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR3", "CHA7", 3, 0xE6D, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR0", "CHA8", 0, 0xE78, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR1", "CHA8", 1, 0xE79, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR2", "CHA8", 2, 0xE7A, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR3", "CHA8", 3, 0xE7B, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR0", "CHA9", 0, 0xE86, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR1", "CHA9", 1, 0xE87, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR2", "CHA9", 2, 0xE88, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR3", "CHA9", 3, 0xE89, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR0", "CHA10", 0, 0xE94, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR1", "CHA10", 1, 0xE95, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR2", "CHA10", 2, 0xE96, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR3", "CHA10", 3, 0xE97, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR0", "CHA11", 0, 0xEA2, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR1", "CHA11", 1, 0xEA3, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR2", "CHA11", 2, 0xEA4, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR3", "CHA11", 3, 0xEA5, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR0", "CHA12", 0, 0xEB0, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR1", "CHA12", 1, 0xEB1, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR2", "CHA12", 2, 0xEB2, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR3", "CHA12", 3, 0xEB3, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR0", "CHA13", 0, 0xEBE, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR1", "CHA13", 1, 0xEBF, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR2", "CHA13", 2, 0xEC0, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR3", "CHA13", 3, 0xEC1, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR0", "CHA14", 0, 0xECC, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR1", "CHA14", 1, 0xECD, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR2", "CHA14", 2, 0xECE, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR3", "CHA14", 3, 0xECF, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR0", "CHA15", 0, 0xEDA, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR1", "CHA15", 1, 0xEDB, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR2", "CHA15", 2, 0xEDC, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR3", "CHA15", 3, 0xEDD, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR0", "CHA16", 0, 0xEE8, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR1", "CHA16", 1, 0xEE9, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR2", "CHA16", 2, 0xEEA, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR3", "CHA16", 3, 0xEEB, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR0", "CHA17", 0, 0xEF6, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR1", "CHA17", 1, 0xEF7, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR2", "CHA17", 2, 0xEF8, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR3", "CHA17", 3, 0xEF9, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTR0", "CHA18", 0, 0xF12, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTR1", "CHA18", 1, 0xF13, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTR2", "CHA18", 2, 0xF14, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTR3", "CHA18", 3, 0xF15, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTR0", "CHA19", 0, 0xF20, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTR1", "CHA19", 1, 0xF21, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTR2", "CHA19", 2, 0xF22, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTR3", "CHA19", 3, 0xF23, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTR0", "CHA20", 0, 0xF2E, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTR1", "CHA20", 1, 0xF2F, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTR2", "CHA20", 2, 0xF30, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTR3", "CHA20", 3, 0xF31, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTR0", "CHA21", 0, 0xF3C, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTR1", "CHA21", 1, 0xF3D, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTR2", "CHA21", 2, 0xF3E, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTR3", "CHA21", 3, 0xF3F, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTR0", "CHA22", 0, 0xF4A, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTR1", "CHA22", 1, 0xF4B, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTR2", "CHA22", 2, 0xF4C, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTR3", "CHA22", 3, 0xF4D, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTR0", "CHA23", 0, 0xF58, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTR1", "CHA23", 1, 0xF59, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTR2", "CHA23", 2, 0xF5A, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTR3", "CHA23", 3, 0xF5B, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTR0", "CHA24", 0, 0xF66, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTR1", "CHA24", 1, 0xF67, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTR2", "CHA24", 2, 0xF68, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTR3", "CHA24", 3, 0xF69, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTR0", "CHA25", 0, 0xF74, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTR1", "CHA25", 1, 0xF75, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTR2", "CHA25", 2, 0xF76, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTR3", "CHA25", 3, 0xF77, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTR0", "CHA26", 0, 0xF82, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTR1", "CHA26", 1, 0xF83, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTR2", "CHA26", 2, 0xF84, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTR3", "CHA26", 3, 0xF85, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTR0", "CHA27", 0, 0xF90, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTR1", "CHA27", 1, 0xF91, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTR2", "CHA27", 2, 0xF92, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTR3", "CHA27", 3, 0xF93, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_CTR0", "CHA28", 0, 0xF9E, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_CTR1", "CHA28", 1, 0xF9F, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_CTR2", "CHA28", 2, 0xFA0, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_CTR3", "CHA28", 3, 0xFA1, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_CTR0", "CHA29", 0, 0xFAC, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_CTR1", "CHA29", 1, 0xFAD, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_CTR2", "CHA29", 2, 0xFAE, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_CTR3", "CHA29", 3, 0xFAF, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_CTR0", "CHA30", 0, 0xFBA, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_CTR1", "CHA30", 1, 0xFBB, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_CTR2", "CHA30", 2, 0xFBC, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_CTR3", "CHA30", 3, 0xFBD, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_CTR0", "CHA31", 0, 0xFC8, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_CTR1", "CHA31", 1, 0xFC9, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_CTR2", "CHA31", 2, 0xFCA, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_CTR3", "CHA31", 3, 0xFCB, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_CTR0", "CHA32", 0, 0xFD6, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_CTR1", "CHA32", 1, 0xFD7, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_CTR2", "CHA32", 2, 0xFD8, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_CTR3", "CHA32", 3, 0xFD9, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_CTR0", "CHA33", 0, 0xFE4, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_CTR1", "CHA33", 1, 0xFE5, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_CTR2", "CHA33", 2, 0xFE6, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_CTR3", "CHA33", 3, 0xFE7, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_CTR0", "CHA34", 0, 0xB68, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_CTR1", "CHA34", 1, 0xB69, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_CTR2", "CHA34", 2, 0xB6A, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_CTR3", "CHA34", 3, 0xB6B, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_CTR0", "CHA35", 0, 0xB76, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_CTR1", "CHA35", 1, 0xB77, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_CTR2", "CHA35", 2, 0xB78, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_CTR3", "CHA35", 3, 0xB79, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_CTR0", "CHA36", 0, 0xB84, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_CTR1", "CHA36", 1, 0xB85, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_CTR2", "CHA36", 2, 0xB86, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_CTR3", "CHA36", 3, 0xB87, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_CTR0", "CHA37", 0, 0xB92, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_CTR1", "CHA37", 1, 0xB93, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_CTR2", "CHA37", 2, 0xB94, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_CTR3", "CHA37", 3, 0xB95, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_CTR0", "CHA38", 0, 0xBA0, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_CTR1", "CHA38", 1, 0xBA1, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_CTR2", "CHA38", 2, 0xBA2, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_CTR3", "CHA38", 3, 0xBA3, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_CTR0", "CHA39", 0, 0xBAE, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_CTR1", "CHA39", 1, 0xBAF, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_CTR2", "CHA39", 2, 0xBB0, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_CTR3", "CHA39", 3, 0xBB1, "linux-snbep"),
     ]),
     fields: ChaCtrLayout::FIELDS,
     notes: &[

@@ -82,30 +82,31 @@ impl Layout for IioBoxCtlLayout {
 }
 
 impl IioBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz`: bit 8 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA50, "IIO0_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA70, "IIO1_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA90, "IIO2_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xAE0, "IIO3_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xB00, "IIO4_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xB20, "IIO5_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 6] = [IIO0_MSR_PMON_BOX_CTL, IIO1_MSR_PMON_BOX_CTL, IIO2_MSR_PMON_BOX_CTL, IIO3_MSR_PMON_BOX_CTL, IIO4_MSR_PMON_BOX_CTL, IIO5_MSR_PMON_BOX_CTL];
+/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 6] = [
+    Msr::new(0xA50, "IIO0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA70, "IIO1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA90, "IIO2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAE0, "IIO3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB00, "IIO4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB20, "IIO5_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -115,12 +116,12 @@ static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one IIO stack: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_BOX_CTL", instance: "IIO0", index: 0, location: Location::Msr(0xA50), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_BOX_CTL", instance: "IIO1", index: 0, location: Location::Msr(0xA70), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_BOX_CTL", instance: "IIO2", index: 0, location: Location::Msr(0xA90), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_BOX_CTL", instance: "IIO3", index: 0, location: Location::Msr(0xAE0), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_BOX_CTL", instance: "IIO4", index: 0, location: Location::Msr(0xB00), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_BOX_CTL", instance: "IIO5", index: 0, location: Location::Msr(0xB20), source: "linux-snbep" },
+        AddressInfo::msr("IIO0_MSR_PMON_BOX_CTL", "IIO0", 0, 0xA50, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_BOX_CTL", "IIO1", 0, 0xA70, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_BOX_CTL", "IIO2", 0, 0xA90, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_BOX_CTL", "IIO3", 0, 0xAE0, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_BOX_CTL", "IIO4", 0, 0xB00, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_BOX_CTL", "IIO5", 0, 0xB20, "linux-snbep"),
     ]),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
@@ -236,77 +237,92 @@ impl Layout for IioCtlLayout {
 }
 
 impl IioCtl {
-    /// `fc_mask` (bits 50:48, rw, reset 0x0): Function-class mask (Intel's FCMask): which classes
-    /// of traffic (posted, non-posted, completions) the event counts.
-    #[inline] pub const fn fc_mask(self) -> u8 { get_bits(self.raw64(), 50, 48) as u8 }
-    /// This value with `fc_mask` (bits 50:48) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_fc_mask` returns an error instead.
-    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 50, 48, v as u64)) }
-    /// This value with `fc_mask` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 50, 48, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "fc_mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `ch_mask` (bits 47:36, rw, reset 0x0): Channel (port) mask (Intel's PortMask): which ports
-    /// of the stack the event counts.
-    #[inline] pub const fn ch_mask(self) -> u16 { get_bits(self.raw64(), 47, 36) as u16 }
-    /// This value with `ch_mask` (bits 47:36) set to `v`. Panics if `v` does not fit in 12 bits (a
-    /// compile error in const context); `try_with_ch_mask` returns an error instead.
-    #[inline] pub const fn with_ch_mask(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 36, v as u64)) }
-    /// This value with `ch_mask` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_ch_mask(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 36, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "ch_mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 35:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u16 { get_bits(self.raw64(), 35, 24) as u16 }
-    /// This value with `thresh` (bits 35:24) set to `v`. Panics if `v` does not fit in 12 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 35, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 35, 24, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `fc_mask`: bits 50:48 (rw, reset 0x0).
+    pub const FC_MASK_BITS: BitRange = BitRange::new(50, 48);
+    /// `ch_mask`: bits 47:36 (rw, reset 0x0).
+    pub const CH_MASK_BITS: BitRange = BitRange::new(47, 36);
+    /// `thresh`: bits 35:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(35, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_en`: bit 20 (rw, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `fc_mask` ([`Self::FC_MASK_BITS`]): Function-class mask (Intel's FCMask): which classes of
+    /// traffic (posted, non-posted, completions) the event counts.
+    #[inline] pub const fn fc_mask(self) -> u8 { Self::FC_MASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `fc_mask` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_fc_mask` returns an error instead.
+    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(Self::FC_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `fc_mask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FC_MASK_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "fc_mask")) }
+    /// `ch_mask` ([`Self::CH_MASK_BITS`]): Channel (port) mask (Intel's PortMask): which ports of
+    /// the stack the event counts.
+    #[inline] pub const fn ch_mask(self) -> u16 { Self::CH_MASK_BITS.get(self.raw64()) as u16 }
+    /// This value with `ch_mask` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ch_mask` returns an error instead.
+    #[inline] pub const fn with_ch_mask(self, v: u16) -> Self { self.with_raw64(Self::CH_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ch_mask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ch_mask(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CH_MASK_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "ch_mask")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u16 { Self::THRESH_BITS.get(self.raw64()) as u16 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_en` (bit 20, rw, reset 0x0): Overflow enable (Intel PCM's ICX_IIO_MSR_PMON_CTL_OV_EN):
+    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable (Intel PCM's ICX_IIO_MSR_PMON_CTL_OV_EN):
     /// lets an overflow of this counter be signalled beyond the box.
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA58, "IIO0_MSR_PMON_CTL0"), Msr::new(0xA59, "IIO0_MSR_PMON_CTL1"), Msr::new(0xA5A, "IIO0_MSR_PMON_CTL2"), Msr::new(0xA5B, "IIO0_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA78, "IIO1_MSR_PMON_CTL0"), Msr::new(0xA79, "IIO1_MSR_PMON_CTL1"), Msr::new(0xA7A, "IIO1_MSR_PMON_CTL2"), Msr::new(0xA7B, "IIO1_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA98, "IIO2_MSR_PMON_CTL0"), Msr::new(0xA99, "IIO2_MSR_PMON_CTL1"), Msr::new(0xA9A, "IIO2_MSR_PMON_CTL2"), Msr::new(0xA9B, "IIO2_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xAE8, "IIO3_MSR_PMON_CTL0"), Msr::new(0xAE9, "IIO3_MSR_PMON_CTL1"), Msr::new(0xAEA, "IIO3_MSR_PMON_CTL2"), Msr::new(0xAEB, "IIO3_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xB08, "IIO4_MSR_PMON_CTL0"), Msr::new(0xB09, "IIO4_MSR_PMON_CTL1"), Msr::new(0xB0A, "IIO4_MSR_PMON_CTL2"), Msr::new(0xB0B, "IIO4_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xB28, "IIO5_MSR_PMON_CTL0"), Msr::new(0xB29, "IIO5_MSR_PMON_CTL1"), Msr::new(0xB2A, "IIO5_MSR_PMON_CTL2"), Msr::new(0xB2B, "IIO5_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 6] = [IIO0_MSR_PMON_CTL, IIO1_MSR_PMON_CTL, IIO2_MSR_PMON_CTL, IIO3_MSR_PMON_CTL, IIO4_MSR_PMON_CTL, IIO5_MSR_PMON_CTL];
+/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 6] = [
+    [Msr::new(0xA58, "IIO0_MSR_PMON_CTL0"), Msr::new(0xA59, "IIO0_MSR_PMON_CTL1"), Msr::new(0xA5A, "IIO0_MSR_PMON_CTL2"), Msr::new(0xA5B, "IIO0_MSR_PMON_CTL3")],
+    [Msr::new(0xA78, "IIO1_MSR_PMON_CTL0"), Msr::new(0xA79, "IIO1_MSR_PMON_CTL1"), Msr::new(0xA7A, "IIO1_MSR_PMON_CTL2"), Msr::new(0xA7B, "IIO1_MSR_PMON_CTL3")],
+    [Msr::new(0xA98, "IIO2_MSR_PMON_CTL0"), Msr::new(0xA99, "IIO2_MSR_PMON_CTL1"), Msr::new(0xA9A, "IIO2_MSR_PMON_CTL2"), Msr::new(0xA9B, "IIO2_MSR_PMON_CTL3")],
+    [Msr::new(0xAE8, "IIO3_MSR_PMON_CTL0"), Msr::new(0xAE9, "IIO3_MSR_PMON_CTL1"), Msr::new(0xAEA, "IIO3_MSR_PMON_CTL2"), Msr::new(0xAEB, "IIO3_MSR_PMON_CTL3")],
+    [Msr::new(0xB08, "IIO4_MSR_PMON_CTL0"), Msr::new(0xB09, "IIO4_MSR_PMON_CTL1"), Msr::new(0xB0A, "IIO4_MSR_PMON_CTL2"), Msr::new(0xB0B, "IIO4_MSR_PMON_CTL3")],
+    [Msr::new(0xB28, "IIO5_MSR_PMON_CTL0"), Msr::new(0xB29, "IIO5_MSR_PMON_CTL1"), Msr::new(0xB2A, "IIO5_MSR_PMON_CTL2"), Msr::new(0xB2B, "IIO5_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -316,30 +332,30 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for IIO counter n: event, unit mask, port and traffic-class masks, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_CTL0", instance: "IIO0", index: 0, location: Location::Msr(0xA58), source: "linux-snbep" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL1", instance: "IIO0", index: 1, location: Location::Msr(0xA59), source: "linux-snbep" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL2", instance: "IIO0", index: 2, location: Location::Msr(0xA5A), source: "linux-snbep" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL3", instance: "IIO0", index: 3, location: Location::Msr(0xA5B), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL0", instance: "IIO1", index: 0, location: Location::Msr(0xA78), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL1", instance: "IIO1", index: 1, location: Location::Msr(0xA79), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL2", instance: "IIO1", index: 2, location: Location::Msr(0xA7A), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL3", instance: "IIO1", index: 3, location: Location::Msr(0xA7B), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL0", instance: "IIO2", index: 0, location: Location::Msr(0xA98), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL1", instance: "IIO2", index: 1, location: Location::Msr(0xA99), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL2", instance: "IIO2", index: 2, location: Location::Msr(0xA9A), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL3", instance: "IIO2", index: 3, location: Location::Msr(0xA9B), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL0", instance: "IIO3", index: 0, location: Location::Msr(0xAE8), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL1", instance: "IIO3", index: 1, location: Location::Msr(0xAE9), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL2", instance: "IIO3", index: 2, location: Location::Msr(0xAEA), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL3", instance: "IIO3", index: 3, location: Location::Msr(0xAEB), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL0", instance: "IIO4", index: 0, location: Location::Msr(0xB08), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL1", instance: "IIO4", index: 1, location: Location::Msr(0xB09), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL2", instance: "IIO4", index: 2, location: Location::Msr(0xB0A), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL3", instance: "IIO4", index: 3, location: Location::Msr(0xB0B), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL0", instance: "IIO5", index: 0, location: Location::Msr(0xB28), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL1", instance: "IIO5", index: 1, location: Location::Msr(0xB29), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL2", instance: "IIO5", index: 2, location: Location::Msr(0xB2A), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL3", instance: "IIO5", index: 3, location: Location::Msr(0xB2B), source: "linux-snbep" },
+        AddressInfo::msr("IIO0_MSR_PMON_CTL0", "IIO0", 0, 0xA58, "linux-snbep"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL1", "IIO0", 1, 0xA59, "linux-snbep"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL2", "IIO0", 2, 0xA5A, "linux-snbep"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL3", "IIO0", 3, 0xA5B, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL0", "IIO1", 0, 0xA78, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL1", "IIO1", 1, 0xA79, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL2", "IIO1", 2, 0xA7A, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL3", "IIO1", 3, 0xA7B, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL0", "IIO2", 0, 0xA98, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL1", "IIO2", 1, 0xA99, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL2", "IIO2", 2, 0xA9A, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL3", "IIO2", 3, 0xA9B, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL0", "IIO3", 0, 0xAE8, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL1", "IIO3", 1, 0xAE9, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL2", "IIO3", 2, 0xAEA, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL3", "IIO3", 3, 0xAEB, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL0", "IIO4", 0, 0xB08, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL1", "IIO4", 1, 0xB09, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL2", "IIO4", 2, 0xB0A, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL3", "IIO4", 3, 0xB0B, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL0", "IIO5", 0, 0xB28, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL1", "IIO5", 1, 0xB29, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL2", "IIO5", 2, 0xB2A, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL3", "IIO5", 3, 0xB2B, "linux-snbep"),
     ]),
     fields: IioCtlLayout::FIELDS,
     notes: &[
@@ -386,30 +402,27 @@ impl Layout for IioBoxStatusLayout {
 }
 
 impl IioBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "IIO{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, IioBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA57, "IIO0_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA77, "IIO1_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA97, "IIO2_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xAE7, "IIO3_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xB07, "IIO4_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xB27, "IIO5_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_STATUS: [Msr<IioBoxStatus>; 6] = [IIO0_MSR_PMON_BOX_STATUS, IIO1_MSR_PMON_BOX_STATUS, IIO2_MSR_PMON_BOX_STATUS, IIO3_MSR_PMON_BOX_STATUS, IIO4_MSR_PMON_BOX_STATUS, IIO5_MSR_PMON_BOX_STATUS];
+/// `IIO{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_BOX_STATUS: [Msr<IioBoxStatus>; 6] = [
+    Msr::new(0xA57, "IIO0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA77, "IIO1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA97, "IIO2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAE7, "IIO3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB07, "IIO4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB27, "IIO5_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -419,12 +432,12 @@ static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four counters of one IIO stack.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_BOX_STATUS", instance: "IIO0", index: 0, location: Location::Msr(0xA57), source: "likwid" },
-        AddressInfo { name: "IIO1_MSR_PMON_BOX_STATUS", instance: "IIO1", index: 0, location: Location::Msr(0xA77), source: "likwid" },
-        AddressInfo { name: "IIO2_MSR_PMON_BOX_STATUS", instance: "IIO2", index: 0, location: Location::Msr(0xA97), source: "likwid" },
-        AddressInfo { name: "IIO3_MSR_PMON_BOX_STATUS", instance: "IIO3", index: 0, location: Location::Msr(0xAE7), source: "likwid" },
-        AddressInfo { name: "IIO4_MSR_PMON_BOX_STATUS", instance: "IIO4", index: 0, location: Location::Msr(0xB07), source: "likwid" },
-        AddressInfo { name: "IIO5_MSR_PMON_BOX_STATUS", instance: "IIO5", index: 0, location: Location::Msr(0xB27), source: "likwid" },
+        AddressInfo::msr("IIO0_MSR_PMON_BOX_STATUS", "IIO0", 0, 0xA57, "likwid"),
+        AddressInfo::msr("IIO1_MSR_PMON_BOX_STATUS", "IIO1", 0, 0xA77, "likwid"),
+        AddressInfo::msr("IIO2_MSR_PMON_BOX_STATUS", "IIO2", 0, 0xA97, "likwid"),
+        AddressInfo::msr("IIO3_MSR_PMON_BOX_STATUS", "IIO3", 0, 0xAE7, "likwid"),
+        AddressInfo::msr("IIO4_MSR_PMON_BOX_STATUS", "IIO4", 0, 0xB07, "likwid"),
+        AddressInfo::msr("IIO5_MSR_PMON_BOX_STATUS", "IIO5", 0, 0xB27, "likwid"),
     ]),
     fields: IioBoxStatusLayout::FIELDS,
     notes: &[
@@ -468,30 +481,27 @@ impl Layout for IioCtrLayout {
 }
 
 impl IioCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IIO{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
 }
 
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA51, "IIO0_MSR_PMON_CTR0"), Msr::new(0xA52, "IIO0_MSR_PMON_CTR1"), Msr::new(0xA53, "IIO0_MSR_PMON_CTR2"), Msr::new(0xA54, "IIO0_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA71, "IIO1_MSR_PMON_CTR0"), Msr::new(0xA72, "IIO1_MSR_PMON_CTR1"), Msr::new(0xA73, "IIO1_MSR_PMON_CTR2"), Msr::new(0xA74, "IIO1_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA91, "IIO2_MSR_PMON_CTR0"), Msr::new(0xA92, "IIO2_MSR_PMON_CTR1"), Msr::new(0xA93, "IIO2_MSR_PMON_CTR2"), Msr::new(0xA94, "IIO2_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xAE1, "IIO3_MSR_PMON_CTR0"), Msr::new(0xAE2, "IIO3_MSR_PMON_CTR1"), Msr::new(0xAE3, "IIO3_MSR_PMON_CTR2"), Msr::new(0xAE4, "IIO3_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xB01, "IIO4_MSR_PMON_CTR0"), Msr::new(0xB02, "IIO4_MSR_PMON_CTR1"), Msr::new(0xB03, "IIO4_MSR_PMON_CTR2"), Msr::new(0xB04, "IIO4_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xB21, "IIO5_MSR_PMON_CTR0"), Msr::new(0xB22, "IIO5_MSR_PMON_CTR1"), Msr::new(0xB23, "IIO5_MSR_PMON_CTR2"), Msr::new(0xB24, "IIO5_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 6] = [IIO0_MSR_PMON_CTR, IIO1_MSR_PMON_CTR, IIO2_MSR_PMON_CTR, IIO3_MSR_PMON_CTR, IIO4_MSR_PMON_CTR, IIO5_MSR_PMON_CTR];
+/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
+pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 6] = [
+    [Msr::new(0xA51, "IIO0_MSR_PMON_CTR0"), Msr::new(0xA52, "IIO0_MSR_PMON_CTR1"), Msr::new(0xA53, "IIO0_MSR_PMON_CTR2"), Msr::new(0xA54, "IIO0_MSR_PMON_CTR3")],
+    [Msr::new(0xA71, "IIO1_MSR_PMON_CTR0"), Msr::new(0xA72, "IIO1_MSR_PMON_CTR1"), Msr::new(0xA73, "IIO1_MSR_PMON_CTR2"), Msr::new(0xA74, "IIO1_MSR_PMON_CTR3")],
+    [Msr::new(0xA91, "IIO2_MSR_PMON_CTR0"), Msr::new(0xA92, "IIO2_MSR_PMON_CTR1"), Msr::new(0xA93, "IIO2_MSR_PMON_CTR2"), Msr::new(0xA94, "IIO2_MSR_PMON_CTR3")],
+    [Msr::new(0xAE1, "IIO3_MSR_PMON_CTR0"), Msr::new(0xAE2, "IIO3_MSR_PMON_CTR1"), Msr::new(0xAE3, "IIO3_MSR_PMON_CTR2"), Msr::new(0xAE4, "IIO3_MSR_PMON_CTR3")],
+    [Msr::new(0xB01, "IIO4_MSR_PMON_CTR0"), Msr::new(0xB02, "IIO4_MSR_PMON_CTR1"), Msr::new(0xB03, "IIO4_MSR_PMON_CTR2"), Msr::new(0xB04, "IIO4_MSR_PMON_CTR3")],
+    [Msr::new(0xB21, "IIO5_MSR_PMON_CTR0"), Msr::new(0xB22, "IIO5_MSR_PMON_CTR1"), Msr::new(0xB23, "IIO5_MSR_PMON_CTR2"), Msr::new(0xB24, "IIO5_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -501,30 +511,30 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "IIO data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_CTR0", instance: "IIO0", index: 0, location: Location::Msr(0xA51), source: "linux-snbep" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR1", instance: "IIO0", index: 1, location: Location::Msr(0xA52), source: "linux-snbep" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR2", instance: "IIO0", index: 2, location: Location::Msr(0xA53), source: "linux-snbep" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR3", instance: "IIO0", index: 3, location: Location::Msr(0xA54), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR0", instance: "IIO1", index: 0, location: Location::Msr(0xA71), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR1", instance: "IIO1", index: 1, location: Location::Msr(0xA72), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR2", instance: "IIO1", index: 2, location: Location::Msr(0xA73), source: "linux-snbep" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR3", instance: "IIO1", index: 3, location: Location::Msr(0xA74), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR0", instance: "IIO2", index: 0, location: Location::Msr(0xA91), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR1", instance: "IIO2", index: 1, location: Location::Msr(0xA92), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR2", instance: "IIO2", index: 2, location: Location::Msr(0xA93), source: "linux-snbep" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR3", instance: "IIO2", index: 3, location: Location::Msr(0xA94), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR0", instance: "IIO3", index: 0, location: Location::Msr(0xAE1), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR1", instance: "IIO3", index: 1, location: Location::Msr(0xAE2), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR2", instance: "IIO3", index: 2, location: Location::Msr(0xAE3), source: "linux-snbep" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR3", instance: "IIO3", index: 3, location: Location::Msr(0xAE4), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR0", instance: "IIO4", index: 0, location: Location::Msr(0xB01), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR1", instance: "IIO4", index: 1, location: Location::Msr(0xB02), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR2", instance: "IIO4", index: 2, location: Location::Msr(0xB03), source: "linux-snbep" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR3", instance: "IIO4", index: 3, location: Location::Msr(0xB04), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR0", instance: "IIO5", index: 0, location: Location::Msr(0xB21), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR1", instance: "IIO5", index: 1, location: Location::Msr(0xB22), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR2", instance: "IIO5", index: 2, location: Location::Msr(0xB23), source: "linux-snbep" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR3", instance: "IIO5", index: 3, location: Location::Msr(0xB24), source: "linux-snbep" },
+        AddressInfo::msr("IIO0_MSR_PMON_CTR0", "IIO0", 0, 0xA51, "linux-snbep"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR1", "IIO0", 1, 0xA52, "linux-snbep"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR2", "IIO0", 2, 0xA53, "linux-snbep"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR3", "IIO0", 3, 0xA54, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR0", "IIO1", 0, 0xA71, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR1", "IIO1", 1, 0xA72, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR2", "IIO1", 2, 0xA73, "linux-snbep"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR3", "IIO1", 3, 0xA74, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR0", "IIO2", 0, 0xA91, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR1", "IIO2", 1, 0xA92, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR2", "IIO2", 2, 0xA93, "linux-snbep"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR3", "IIO2", 3, 0xA94, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR0", "IIO3", 0, 0xAE1, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR1", "IIO3", 1, 0xAE2, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR2", "IIO3", 2, 0xAE3, "linux-snbep"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR3", "IIO3", 3, 0xAE4, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR0", "IIO4", 0, 0xB01, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR1", "IIO4", 1, 0xB02, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR2", "IIO4", 2, 0xB03, "linux-snbep"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR3", "IIO4", 3, 0xB04, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR0", "IIO5", 0, 0xB21, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR1", "IIO5", 1, 0xB22, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR2", "IIO5", 2, 0xB23, "linux-snbep"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR3", "IIO5", 3, 0xB24, "linux-snbep"),
     ]),
     fields: IioCtrLayout::FIELDS,
     notes: &[

@@ -47,25 +47,22 @@ impl Layout for IioFreeIoclkLayout {
 }
 
 impl IioFreeIoclk {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): I/O clock cycles of the stack since reset; wraps
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): I/O clock cycles of the stack since reset; wraps
     /// at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA55, "IIO_FREE0_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA75, "IIO_FREE1_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA95, "IIO_FREE2_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xAE5, "IIO_FREE3_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xB05, "IIO_FREE4_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xB25, "IIO_FREE5_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order.
-pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [IIO_FREE0_MSR_IOCLK, IIO_FREE1_MSR_IOCLK, IIO_FREE2_MSR_IOCLK, IIO_FREE3_MSR_IOCLK, IIO_FREE4_MSR_IOCLK, IIO_FREE5_MSR_IOCLK];
+/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [
+    Msr::new(0xA55, "IIO_FREE0_MSR_IOCLK"),
+    Msr::new(0xA75, "IIO_FREE1_MSR_IOCLK"),
+    Msr::new(0xA95, "IIO_FREE2_MSR_IOCLK"),
+    Msr::new(0xAE5, "IIO_FREE3_MSR_IOCLK"),
+    Msr::new(0xB05, "IIO_FREE4_MSR_IOCLK"),
+    Msr::new(0xB25, "IIO_FREE5_MSR_IOCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
@@ -75,12 +72,12 @@ static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     description: "The stack's free-running I/O clock counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_IOCLK", instance: "IIO_FREE0", index: 0, location: Location::Msr(0xA55), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_IOCLK", instance: "IIO_FREE1", index: 0, location: Location::Msr(0xA75), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_IOCLK", instance: "IIO_FREE2", index: 0, location: Location::Msr(0xA95), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_IOCLK", instance: "IIO_FREE3", index: 0, location: Location::Msr(0xAE5), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_IOCLK", instance: "IIO_FREE4", index: 0, location: Location::Msr(0xB05), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_IOCLK", instance: "IIO_FREE5", index: 0, location: Location::Msr(0xB25), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_IOCLK", "IIO_FREE0", 0, 0xA55, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_IOCLK", "IIO_FREE1", 0, 0xA75, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_IOCLK", "IIO_FREE2", 0, 0xA95, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_IOCLK", "IIO_FREE3", 0, 0xAE5, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_IOCLK", "IIO_FREE4", 0, 0xB05, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_IOCLK", "IIO_FREE5", 0, 0xB25, "linux-snbep"),
     ]),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
@@ -123,25 +120,22 @@ impl Layout for IioFreeBwInLayout {
 }
 
 impl IioFreeBwIn {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): 32-byte units of data in from the port since
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 32-byte units of data in from the port since
     /// reset; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xAA0, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0xAA1, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0xAA2, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0xAA3, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0xAA4, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0xAA5, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0xAA6, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0xAA7, "IIO_FREE0_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xAB0, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0xAB1, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0xAB2, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0xAB3, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0xAB4, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0xAB5, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0xAB6, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0xAB7, "IIO_FREE1_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xAC0, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0xAC1, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0xAC2, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0xAC3, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0xAC4, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0xAC5, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0xAC6, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0xAC7, "IIO_FREE2_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xB30, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0xB31, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0xB32, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0xB33, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0xB34, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0xB35, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0xB36, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0xB37, "IIO_FREE3_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xB40, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0xB41, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0xB42, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0xB43, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0xB44, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0xB45, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0xB46, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0xB47, "IIO_FREE4_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0xB50, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0xB51, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0xB52, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0xB53, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0xB54, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0xB55, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0xB56, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0xB57, "IIO_FREE5_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 6] = [IIO_FREE0_MSR_BW_IN, IIO_FREE1_MSR_BW_IN, IIO_FREE2_MSR_BW_IN, IIO_FREE3_MSR_BW_IN, IIO_FREE4_MSR_BW_IN, IIO_FREE5_MSR_BW_IN];
+/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 6] = [
+    [Msr::new(0xAA0, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0xAA1, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0xAA2, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0xAA3, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0xAA4, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0xAA5, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0xAA6, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0xAA7, "IIO_FREE0_MSR_BW_IN7")],
+    [Msr::new(0xAB0, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0xAB1, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0xAB2, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0xAB3, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0xAB4, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0xAB5, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0xAB6, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0xAB7, "IIO_FREE1_MSR_BW_IN7")],
+    [Msr::new(0xAC0, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0xAC1, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0xAC2, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0xAC3, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0xAC4, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0xAC5, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0xAC6, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0xAC7, "IIO_FREE2_MSR_BW_IN7")],
+    [Msr::new(0xB30, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0xB31, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0xB32, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0xB33, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0xB34, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0xB35, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0xB36, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0xB37, "IIO_FREE3_MSR_BW_IN7")],
+    [Msr::new(0xB40, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0xB41, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0xB42, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0xB43, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0xB44, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0xB45, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0xB46, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0xB47, "IIO_FREE4_MSR_BW_IN7")],
+    [Msr::new(0xB50, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0xB51, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0xB52, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0xB53, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0xB54, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0xB55, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0xB56, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0xB57, "IIO_FREE5_MSR_BW_IN7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
@@ -151,54 +145,54 @@ static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
     description: "Inbound bandwidth counter n of the stack: the data in from port n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN0", instance: "IIO_FREE0", index: 0, location: Location::Msr(0xAA0), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN1", instance: "IIO_FREE0", index: 1, location: Location::Msr(0xAA1), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN2", instance: "IIO_FREE0", index: 2, location: Location::Msr(0xAA2), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN3", instance: "IIO_FREE0", index: 3, location: Location::Msr(0xAA3), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN4", instance: "IIO_FREE0", index: 4, location: Location::Msr(0xAA4), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN5", instance: "IIO_FREE0", index: 5, location: Location::Msr(0xAA5), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN6", instance: "IIO_FREE0", index: 6, location: Location::Msr(0xAA6), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN7", instance: "IIO_FREE0", index: 7, location: Location::Msr(0xAA7), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN0", instance: "IIO_FREE1", index: 0, location: Location::Msr(0xAB0), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN1", instance: "IIO_FREE1", index: 1, location: Location::Msr(0xAB1), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN2", instance: "IIO_FREE1", index: 2, location: Location::Msr(0xAB2), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN3", instance: "IIO_FREE1", index: 3, location: Location::Msr(0xAB3), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN4", instance: "IIO_FREE1", index: 4, location: Location::Msr(0xAB4), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN5", instance: "IIO_FREE1", index: 5, location: Location::Msr(0xAB5), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN6", instance: "IIO_FREE1", index: 6, location: Location::Msr(0xAB6), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN7", instance: "IIO_FREE1", index: 7, location: Location::Msr(0xAB7), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN0", instance: "IIO_FREE2", index: 0, location: Location::Msr(0xAC0), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN1", instance: "IIO_FREE2", index: 1, location: Location::Msr(0xAC1), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN2", instance: "IIO_FREE2", index: 2, location: Location::Msr(0xAC2), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN3", instance: "IIO_FREE2", index: 3, location: Location::Msr(0xAC3), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN4", instance: "IIO_FREE2", index: 4, location: Location::Msr(0xAC4), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN5", instance: "IIO_FREE2", index: 5, location: Location::Msr(0xAC5), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN6", instance: "IIO_FREE2", index: 6, location: Location::Msr(0xAC6), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN7", instance: "IIO_FREE2", index: 7, location: Location::Msr(0xAC7), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN0", instance: "IIO_FREE3", index: 0, location: Location::Msr(0xB30), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN1", instance: "IIO_FREE3", index: 1, location: Location::Msr(0xB31), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN2", instance: "IIO_FREE3", index: 2, location: Location::Msr(0xB32), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN3", instance: "IIO_FREE3", index: 3, location: Location::Msr(0xB33), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN4", instance: "IIO_FREE3", index: 4, location: Location::Msr(0xB34), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN5", instance: "IIO_FREE3", index: 5, location: Location::Msr(0xB35), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN6", instance: "IIO_FREE3", index: 6, location: Location::Msr(0xB36), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN7", instance: "IIO_FREE3", index: 7, location: Location::Msr(0xB37), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN0", instance: "IIO_FREE4", index: 0, location: Location::Msr(0xB40), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN1", instance: "IIO_FREE4", index: 1, location: Location::Msr(0xB41), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN2", instance: "IIO_FREE4", index: 2, location: Location::Msr(0xB42), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN3", instance: "IIO_FREE4", index: 3, location: Location::Msr(0xB43), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN4", instance: "IIO_FREE4", index: 4, location: Location::Msr(0xB44), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN5", instance: "IIO_FREE4", index: 5, location: Location::Msr(0xB45), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN6", instance: "IIO_FREE4", index: 6, location: Location::Msr(0xB46), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN7", instance: "IIO_FREE4", index: 7, location: Location::Msr(0xB47), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN0", instance: "IIO_FREE5", index: 0, location: Location::Msr(0xB50), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN1", instance: "IIO_FREE5", index: 1, location: Location::Msr(0xB51), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN2", instance: "IIO_FREE5", index: 2, location: Location::Msr(0xB52), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN3", instance: "IIO_FREE5", index: 3, location: Location::Msr(0xB53), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN4", instance: "IIO_FREE5", index: 4, location: Location::Msr(0xB54), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN5", instance: "IIO_FREE5", index: 5, location: Location::Msr(0xB55), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN6", instance: "IIO_FREE5", index: 6, location: Location::Msr(0xB56), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN7", instance: "IIO_FREE5", index: 7, location: Location::Msr(0xB57), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN0", "IIO_FREE0", 0, 0xAA0, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN1", "IIO_FREE0", 1, 0xAA1, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN2", "IIO_FREE0", 2, 0xAA2, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN3", "IIO_FREE0", 3, 0xAA3, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN4", "IIO_FREE0", 4, 0xAA4, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN5", "IIO_FREE0", 5, 0xAA5, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN6", "IIO_FREE0", 6, 0xAA6, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN7", "IIO_FREE0", 7, 0xAA7, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN0", "IIO_FREE1", 0, 0xAB0, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN1", "IIO_FREE1", 1, 0xAB1, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN2", "IIO_FREE1", 2, 0xAB2, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN3", "IIO_FREE1", 3, 0xAB3, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN4", "IIO_FREE1", 4, 0xAB4, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN5", "IIO_FREE1", 5, 0xAB5, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN6", "IIO_FREE1", 6, 0xAB6, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN7", "IIO_FREE1", 7, 0xAB7, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN0", "IIO_FREE2", 0, 0xAC0, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN1", "IIO_FREE2", 1, 0xAC1, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN2", "IIO_FREE2", 2, 0xAC2, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN3", "IIO_FREE2", 3, 0xAC3, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN4", "IIO_FREE2", 4, 0xAC4, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN5", "IIO_FREE2", 5, 0xAC5, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN6", "IIO_FREE2", 6, 0xAC6, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN7", "IIO_FREE2", 7, 0xAC7, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN0", "IIO_FREE3", 0, 0xB30, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN1", "IIO_FREE3", 1, 0xB31, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN2", "IIO_FREE3", 2, 0xB32, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN3", "IIO_FREE3", 3, 0xB33, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN4", "IIO_FREE3", 4, 0xB34, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN5", "IIO_FREE3", 5, 0xB35, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN6", "IIO_FREE3", 6, 0xB36, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN7", "IIO_FREE3", 7, 0xB37, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN0", "IIO_FREE4", 0, 0xB40, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN1", "IIO_FREE4", 1, 0xB41, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN2", "IIO_FREE4", 2, 0xB42, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN3", "IIO_FREE4", 3, 0xB43, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN4", "IIO_FREE4", 4, 0xB44, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN5", "IIO_FREE4", 5, 0xB45, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN6", "IIO_FREE4", 6, 0xB46, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN7", "IIO_FREE4", 7, 0xB47, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN0", "IIO_FREE5", 0, 0xB50, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN1", "IIO_FREE5", 1, 0xB51, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN2", "IIO_FREE5", 2, 0xB52, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN3", "IIO_FREE5", 3, 0xB53, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN4", "IIO_FREE5", 4, 0xB54, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN5", "IIO_FREE5", 5, 0xB55, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN6", "IIO_FREE5", 6, 0xB56, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN7", "IIO_FREE5", 7, 0xB57, "linux-snbep"),
     ]),
     fields: IioFreeBwInLayout::FIELDS,
     notes: &[

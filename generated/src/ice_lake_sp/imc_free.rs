@@ -71,21 +71,20 @@ impl Layout for ImcFreeDclkLayout {
 }
 
 impl ImcFreeDclk {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): DRAM clock cycles since reset; wraps at 48 bits
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): DRAM clock cycles since reset; wraps at 48 bits
     /// and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22B0, "IMC_FREE0_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22B0, "IMC_FREE1_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22B0, "IMC_FREE2_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22B0, "IMC_FREE3_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of every instance, in instance order.
-pub const IMC_FREE_MMIO_DCLK: [MmioRegister<ImcFreeDclk>; 4] = [IMC_FREE0_MMIO_DCLK, IMC_FREE1_MMIO_DCLK, IMC_FREE2_MMIO_DCLK, IMC_FREE3_MMIO_DCLK];
+/// `IMC_FREE{i}_MMIO_DCLK` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_DCLK: [MmioRegister<ImcFreeDclk>; 4] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22B0, "IMC_FREE0_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22B0, "IMC_FREE1_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22B0, "IMC_FREE2_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22B0, "IMC_FREE3_MMIO_DCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
@@ -95,10 +94,10 @@ static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
     description: "The controller's free-running DRAM clock counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IMC_FREE0_MMIO_DCLK", instance: "IMC_FREE0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x22B0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE1_MMIO_DCLK", instance: "IMC_FREE1", index: 0, location: Location::Mmio { controller: 1, channel: 0, offset: 0x22B0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE2_MMIO_DCLK", instance: "IMC_FREE2", index: 0, location: Location::Mmio { controller: 2, channel: 0, offset: 0x22B0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE3_MMIO_DCLK", instance: "IMC_FREE3", index: 0, location: Location::Mmio { controller: 3, channel: 0, offset: 0x22B0 }, source: "linux-snbep" },
+        AddressInfo::new("IMC_FREE0_MMIO_DCLK", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x22B0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE1_MMIO_DCLK", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x22B0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE2_MMIO_DCLK", "IMC_FREE2", 0, Location::Mmio { controller: 2, channel: 0, offset: 0x22B0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE3_MMIO_DCLK", "IMC_FREE3", 0, Location::Mmio { controller: 3, channel: 0, offset: 0x22B0 }, "linux-snbep"),
     ]),
     fields: ImcFreeDclkLayout::FIELDS,
     notes: &[
@@ -140,21 +139,20 @@ impl Layout for ImcFreeDdrLayout {
 }
 
 impl ImcFreeDdr {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): 64-byte units of data moved to or from DRAM
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 64-byte units of data moved to or from DRAM
     /// since reset; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_DDR: [MmioRegister<ImcFreeDdr>; 2] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2290, "IMC_FREE0_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2298, "IMC_FREE0_MMIO_DDR1")];
-/// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_DDR: [MmioRegister<ImcFreeDdr>; 2] = [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2290, "IMC_FREE1_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2298, "IMC_FREE1_MMIO_DDR1")];
-/// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_DDR: [MmioRegister<ImcFreeDdr>; 2] = [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2290, "IMC_FREE2_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2298, "IMC_FREE2_MMIO_DDR1")];
-/// `IMC_FREE{i}_MMIO_DDR{n}` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_DDR: [MmioRegister<ImcFreeDdr>; 2] = [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2290, "IMC_FREE3_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2298, "IMC_FREE3_MMIO_DDR1")];
-/// `IMC_FREE{i}_MMIO_DDR{n}` of every instance, in instance order.
-pub const IMC_FREE_MMIO_DDR: [[MmioRegister<ImcFreeDdr>; 2]; 4] = [IMC_FREE0_MMIO_DDR, IMC_FREE1_MMIO_DDR, IMC_FREE2_MMIO_DDR, IMC_FREE3_MMIO_DDR];
+/// `IMC_FREE{i}_MMIO_DDR{n}` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_DDR: [[MmioRegister<ImcFreeDdr>; 2]; 4] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2290, "IMC_FREE0_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2298, "IMC_FREE0_MMIO_DDR1")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2290, "IMC_FREE1_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2298, "IMC_FREE1_MMIO_DDR1")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2290, "IMC_FREE2_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2298, "IMC_FREE2_MMIO_DDR1")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2290, "IMC_FREE3_MMIO_DDR0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2298, "IMC_FREE3_MMIO_DDR1")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_DDR_INFO: RegisterInfo = RegisterInfo {
@@ -164,14 +162,14 @@ static IMC_FREE_DDR_INFO: RegisterInfo = RegisterInfo {
     description: "DRAM data counter n of the controller: 0 the data read, 1 the data written.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IMC_FREE0_MMIO_DDR0", instance: "IMC_FREE0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x2290 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE0_MMIO_DDR1", instance: "IMC_FREE0", index: 1, location: Location::Mmio { controller: 0, channel: 0, offset: 0x2298 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE1_MMIO_DDR0", instance: "IMC_FREE1", index: 0, location: Location::Mmio { controller: 1, channel: 0, offset: 0x2290 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE1_MMIO_DDR1", instance: "IMC_FREE1", index: 1, location: Location::Mmio { controller: 1, channel: 0, offset: 0x2298 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE2_MMIO_DDR0", instance: "IMC_FREE2", index: 0, location: Location::Mmio { controller: 2, channel: 0, offset: 0x2290 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE2_MMIO_DDR1", instance: "IMC_FREE2", index: 1, location: Location::Mmio { controller: 2, channel: 0, offset: 0x2298 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE3_MMIO_DDR0", instance: "IMC_FREE3", index: 0, location: Location::Mmio { controller: 3, channel: 0, offset: 0x2290 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE3_MMIO_DDR1", instance: "IMC_FREE3", index: 1, location: Location::Mmio { controller: 3, channel: 0, offset: 0x2298 }, source: "linux-snbep" },
+        AddressInfo::new("IMC_FREE0_MMIO_DDR0", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x2290 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE0_MMIO_DDR1", "IMC_FREE0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x2298 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE1_MMIO_DDR0", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x2290 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE1_MMIO_DDR1", "IMC_FREE1", 1, Location::Mmio { controller: 1, channel: 0, offset: 0x2298 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE2_MMIO_DDR0", "IMC_FREE2", 0, Location::Mmio { controller: 2, channel: 0, offset: 0x2290 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE2_MMIO_DDR1", "IMC_FREE2", 1, Location::Mmio { controller: 2, channel: 0, offset: 0x2298 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE3_MMIO_DDR0", "IMC_FREE3", 0, Location::Mmio { controller: 3, channel: 0, offset: 0x2290 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE3_MMIO_DDR1", "IMC_FREE3", 1, Location::Mmio { controller: 3, channel: 0, offset: 0x2298 }, "linux-snbep"),
     ]),
     fields: ImcFreeDdrLayout::FIELDS,
     notes: &[
@@ -213,21 +211,20 @@ impl Layout for ImcFreeDdrtLayout {
 }
 
 impl ImcFreeDdrt {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): 64-byte units of data moved to or from
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 64-byte units of data moved to or from
     /// persistent memory since reset; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_DDRT: [MmioRegister<ImcFreeDdrt>; 2] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22A0, "IMC_FREE0_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22A8, "IMC_FREE0_MMIO_DDRT1")];
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_DDRT: [MmioRegister<ImcFreeDdrt>; 2] = [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22A0, "IMC_FREE1_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22A8, "IMC_FREE1_MMIO_DDRT1")];
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_DDRT: [MmioRegister<ImcFreeDdrt>; 2] = [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22A0, "IMC_FREE2_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22A8, "IMC_FREE2_MMIO_DDRT1")];
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_DDRT: [MmioRegister<ImcFreeDdrt>; 2] = [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22A0, "IMC_FREE3_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22A8, "IMC_FREE3_MMIO_DDRT1")];
-/// `IMC_FREE{i}_MMIO_DDRT{n}` of every instance, in instance order.
-pub const IMC_FREE_MMIO_DDRT: [[MmioRegister<ImcFreeDdrt>; 2]; 4] = [IMC_FREE0_MMIO_DDRT, IMC_FREE1_MMIO_DDRT, IMC_FREE2_MMIO_DDRT, IMC_FREE3_MMIO_DDRT];
+/// `IMC_FREE{i}_MMIO_DDRT{n}` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_DDRT: [[MmioRegister<ImcFreeDdrt>; 2]; 4] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22A0, "IMC_FREE0_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22A8, "IMC_FREE0_MMIO_DDRT1")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22A0, "IMC_FREE1_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22A8, "IMC_FREE1_MMIO_DDRT1")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22A0, "IMC_FREE2_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22A8, "IMC_FREE2_MMIO_DDRT1")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22A0, "IMC_FREE3_MMIO_DDRT0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22A8, "IMC_FREE3_MMIO_DDRT1")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_DDRT_INFO: RegisterInfo = RegisterInfo {
@@ -237,14 +234,14 @@ static IMC_FREE_DDRT_INFO: RegisterInfo = RegisterInfo {
     description: "Persistent-memory (DDR-T) data counter n of the controller: 0 the data read, 1 the data written.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IMC_FREE0_MMIO_DDRT0", instance: "IMC_FREE0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x22A0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE0_MMIO_DDRT1", instance: "IMC_FREE0", index: 1, location: Location::Mmio { controller: 0, channel: 0, offset: 0x22A8 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE1_MMIO_DDRT0", instance: "IMC_FREE1", index: 0, location: Location::Mmio { controller: 1, channel: 0, offset: 0x22A0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE1_MMIO_DDRT1", instance: "IMC_FREE1", index: 1, location: Location::Mmio { controller: 1, channel: 0, offset: 0x22A8 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE2_MMIO_DDRT0", instance: "IMC_FREE2", index: 0, location: Location::Mmio { controller: 2, channel: 0, offset: 0x22A0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE2_MMIO_DDRT1", instance: "IMC_FREE2", index: 1, location: Location::Mmio { controller: 2, channel: 0, offset: 0x22A8 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE3_MMIO_DDRT0", instance: "IMC_FREE3", index: 0, location: Location::Mmio { controller: 3, channel: 0, offset: 0x22A0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE3_MMIO_DDRT1", instance: "IMC_FREE3", index: 1, location: Location::Mmio { controller: 3, channel: 0, offset: 0x22A8 }, source: "linux-snbep" },
+        AddressInfo::new("IMC_FREE0_MMIO_DDRT0", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x22A0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE0_MMIO_DDRT1", "IMC_FREE0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x22A8 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE1_MMIO_DDRT0", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x22A0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE1_MMIO_DDRT1", "IMC_FREE1", 1, Location::Mmio { controller: 1, channel: 0, offset: 0x22A8 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE2_MMIO_DDRT0", "IMC_FREE2", 0, Location::Mmio { controller: 2, channel: 0, offset: 0x22A0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE2_MMIO_DDRT1", "IMC_FREE2", 1, Location::Mmio { controller: 2, channel: 0, offset: 0x22A8 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE3_MMIO_DDRT0", "IMC_FREE3", 0, Location::Mmio { controller: 3, channel: 0, offset: 0x22A0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE3_MMIO_DDRT1", "IMC_FREE3", 1, Location::Mmio { controller: 3, channel: 0, offset: 0x22A8 }, "linux-snbep"),
     ]),
     fields: ImcFreeDdrtLayout::FIELDS,
     notes: &[

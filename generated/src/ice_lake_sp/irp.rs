@@ -76,30 +76,31 @@ impl Layout for IrpBoxCtlLayout {
 }
 
 impl IrpBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz`: bit 8 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA4A, "IRP0_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA6A, "IRP1_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA8A, "IRP2_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xADA, "IRP3_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xAFA, "IRP4_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xB1A, "IRP5_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 6] = [IRP0_MSR_PMON_BOX_CTL, IRP1_MSR_PMON_BOX_CTL, IRP2_MSR_PMON_BOX_CTL, IRP3_MSR_PMON_BOX_CTL, IRP4_MSR_PMON_BOX_CTL, IRP5_MSR_PMON_BOX_CTL];
+/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
+pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 6] = [
+    Msr::new(0xA4A, "IRP0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA6A, "IRP1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA8A, "IRP2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xADA, "IRP3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAFA, "IRP4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB1A, "IRP5_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -109,12 +110,12 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one IRP box: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_BOX_CTL", instance: "IRP0", index: 0, location: Location::Msr(0xA4A), source: "linux-snbep" },
-        AddressInfo { name: "IRP1_MSR_PMON_BOX_CTL", instance: "IRP1", index: 0, location: Location::Msr(0xA6A), source: "linux-snbep" },
-        AddressInfo { name: "IRP2_MSR_PMON_BOX_CTL", instance: "IRP2", index: 0, location: Location::Msr(0xA8A), source: "linux-snbep" },
-        AddressInfo { name: "IRP3_MSR_PMON_BOX_CTL", instance: "IRP3", index: 0, location: Location::Msr(0xADA), source: "linux-snbep" },
-        AddressInfo { name: "IRP4_MSR_PMON_BOX_CTL", instance: "IRP4", index: 0, location: Location::Msr(0xAFA), source: "linux-snbep" },
-        AddressInfo { name: "IRP5_MSR_PMON_BOX_CTL", instance: "IRP5", index: 0, location: Location::Msr(0xB1A), source: "linux-snbep" },
+        AddressInfo::msr("IRP0_MSR_PMON_BOX_CTL", "IRP0", 0, 0xA4A, "linux-snbep"),
+        AddressInfo::msr("IRP1_MSR_PMON_BOX_CTL", "IRP1", 0, 0xA6A, "linux-snbep"),
+        AddressInfo::msr("IRP2_MSR_PMON_BOX_CTL", "IRP2", 0, 0xA8A, "linux-snbep"),
+        AddressInfo::msr("IRP3_MSR_PMON_BOX_CTL", "IRP3", 0, 0xADA, "linux-snbep"),
+        AddressInfo::msr("IRP4_MSR_PMON_BOX_CTL", "IRP4", 0, 0xAFA, "linux-snbep"),
+        AddressInfo::msr("IRP5_MSR_PMON_BOX_CTL", "IRP5", 0, 0xB1A, "linux-snbep"),
     ]),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -215,53 +216,62 @@ impl Layout for IrpCtlLayout {
 }
 
 impl IrpCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IrpCtlInvert { IrpCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: IrpCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> IrpCtlInvert { IrpCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: IrpCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA4D, "IRP0_MSR_PMON_CTL0"), Msr::new(0xA4E, "IRP0_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA6D, "IRP1_MSR_PMON_CTL0"), Msr::new(0xA6E, "IRP1_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA8D, "IRP2_MSR_PMON_CTL0"), Msr::new(0xA8E, "IRP2_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xADD, "IRP3_MSR_PMON_CTL0"), Msr::new(0xADE, "IRP3_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xAFD, "IRP4_MSR_PMON_CTL0"), Msr::new(0xAFE, "IRP4_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xB1D, "IRP5_MSR_PMON_CTL0"), Msr::new(0xB1E, "IRP5_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 6] = [IRP0_MSR_PMON_CTL, IRP1_MSR_PMON_CTL, IRP2_MSR_PMON_CTL, IRP3_MSR_PMON_CTL, IRP4_MSR_PMON_CTL, IRP5_MSR_PMON_CTL];
+/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
+pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 6] = [
+    [Msr::new(0xA4D, "IRP0_MSR_PMON_CTL0"), Msr::new(0xA4E, "IRP0_MSR_PMON_CTL1")],
+    [Msr::new(0xA6D, "IRP1_MSR_PMON_CTL0"), Msr::new(0xA6E, "IRP1_MSR_PMON_CTL1")],
+    [Msr::new(0xA8D, "IRP2_MSR_PMON_CTL0"), Msr::new(0xA8E, "IRP2_MSR_PMON_CTL1")],
+    [Msr::new(0xADD, "IRP3_MSR_PMON_CTL0"), Msr::new(0xADE, "IRP3_MSR_PMON_CTL1")],
+    [Msr::new(0xAFD, "IRP4_MSR_PMON_CTL0"), Msr::new(0xAFE, "IRP4_MSR_PMON_CTL1")],
+    [Msr::new(0xB1D, "IRP5_MSR_PMON_CTL0"), Msr::new(0xB1E, "IRP5_MSR_PMON_CTL1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -271,18 +281,18 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for IRP counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_CTL0", instance: "IRP0", index: 0, location: Location::Msr(0xA4D), source: "linux-snbep" },
-        AddressInfo { name: "IRP0_MSR_PMON_CTL1", instance: "IRP0", index: 1, location: Location::Msr(0xA4E), source: "linux-snbep" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTL0", instance: "IRP1", index: 0, location: Location::Msr(0xA6D), source: "linux-snbep" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTL1", instance: "IRP1", index: 1, location: Location::Msr(0xA6E), source: "linux-snbep" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTL0", instance: "IRP2", index: 0, location: Location::Msr(0xA8D), source: "linux-snbep" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTL1", instance: "IRP2", index: 1, location: Location::Msr(0xA8E), source: "linux-snbep" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTL0", instance: "IRP3", index: 0, location: Location::Msr(0xADD), source: "linux-snbep" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTL1", instance: "IRP3", index: 1, location: Location::Msr(0xADE), source: "linux-snbep" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTL0", instance: "IRP4", index: 0, location: Location::Msr(0xAFD), source: "linux-snbep" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTL1", instance: "IRP4", index: 1, location: Location::Msr(0xAFE), source: "linux-snbep" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTL0", instance: "IRP5", index: 0, location: Location::Msr(0xB1D), source: "linux-snbep" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTL1", instance: "IRP5", index: 1, location: Location::Msr(0xB1E), source: "linux-snbep" },
+        AddressInfo::msr("IRP0_MSR_PMON_CTL0", "IRP0", 0, 0xA4D, "linux-snbep"),
+        AddressInfo::msr("IRP0_MSR_PMON_CTL1", "IRP0", 1, 0xA4E, "linux-snbep"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTL0", "IRP1", 0, 0xA6D, "linux-snbep"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTL1", "IRP1", 1, 0xA6E, "linux-snbep"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTL0", "IRP2", 0, 0xA8D, "linux-snbep"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTL1", "IRP2", 1, 0xA8E, "linux-snbep"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTL0", "IRP3", 0, 0xADD, "linux-snbep"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTL1", "IRP3", 1, 0xADE, "linux-snbep"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTL0", "IRP4", 0, 0xAFD, "linux-snbep"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTL1", "IRP4", 1, 0xAFE, "linux-snbep"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTL0", "IRP5", 0, 0xB1D, "linux-snbep"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTL1", "IRP5", 1, 0xB1E, "linux-snbep"),
     ]),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -329,30 +339,27 @@ impl Layout for IrpBoxStatusLayout {
 }
 
 impl IrpBoxStatus {
-    /// `ov` (bits 1:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 1, 0) as u8 }
-    /// This value with `ov` (bits 1:0) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 1, 0, v as u64, "IRP{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 1:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(1, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, IrpBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA4F, "IRP0_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA6F, "IRP1_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA8F, "IRP2_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xADF, "IRP3_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xAFF, "IRP4_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xB1F, "IRP5_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_STATUS: [Msr<IrpBoxStatus>; 6] = [IRP0_MSR_PMON_BOX_STATUS, IRP1_MSR_PMON_BOX_STATUS, IRP2_MSR_PMON_BOX_STATUS, IRP3_MSR_PMON_BOX_STATUS, IRP4_MSR_PMON_BOX_STATUS, IRP5_MSR_PMON_BOX_STATUS];
+/// `IRP{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
+pub const IRP_MSR_PMON_BOX_STATUS: [Msr<IrpBoxStatus>; 6] = [
+    Msr::new(0xA4F, "IRP0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA6F, "IRP1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA8F, "IRP2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xADF, "IRP3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAFF, "IRP4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB1F, "IRP5_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -362,12 +369,12 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the two counters of one IRP box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_BOX_STATUS", instance: "IRP0", index: 0, location: Location::Msr(0xA4F), source: "likwid" },
-        AddressInfo { name: "IRP1_MSR_PMON_BOX_STATUS", instance: "IRP1", index: 0, location: Location::Msr(0xA6F), source: "likwid" },
-        AddressInfo { name: "IRP2_MSR_PMON_BOX_STATUS", instance: "IRP2", index: 0, location: Location::Msr(0xA8F), source: "likwid" },
-        AddressInfo { name: "IRP3_MSR_PMON_BOX_STATUS", instance: "IRP3", index: 0, location: Location::Msr(0xADF), source: "likwid" },
-        AddressInfo { name: "IRP4_MSR_PMON_BOX_STATUS", instance: "IRP4", index: 0, location: Location::Msr(0xAFF), source: "likwid" },
-        AddressInfo { name: "IRP5_MSR_PMON_BOX_STATUS", instance: "IRP5", index: 0, location: Location::Msr(0xB1F), source: "likwid" },
+        AddressInfo::msr("IRP0_MSR_PMON_BOX_STATUS", "IRP0", 0, 0xA4F, "likwid"),
+        AddressInfo::msr("IRP1_MSR_PMON_BOX_STATUS", "IRP1", 0, 0xA6F, "likwid"),
+        AddressInfo::msr("IRP2_MSR_PMON_BOX_STATUS", "IRP2", 0, 0xA8F, "likwid"),
+        AddressInfo::msr("IRP3_MSR_PMON_BOX_STATUS", "IRP3", 0, 0xADF, "likwid"),
+        AddressInfo::msr("IRP4_MSR_PMON_BOX_STATUS", "IRP4", 0, 0xAFF, "likwid"),
+        AddressInfo::msr("IRP5_MSR_PMON_BOX_STATUS", "IRP5", 0, 0xB1F, "likwid"),
     ]),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
@@ -408,30 +415,27 @@ impl Layout for IrpCtrLayout {
 }
 
 impl IrpCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IRP{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
 }
 
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA4B, "IRP0_MSR_PMON_CTR0"), Msr::new(0xA4C, "IRP0_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA6B, "IRP1_MSR_PMON_CTR0"), Msr::new(0xA6C, "IRP1_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA8B, "IRP2_MSR_PMON_CTR0"), Msr::new(0xA8C, "IRP2_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xADB, "IRP3_MSR_PMON_CTR0"), Msr::new(0xADC, "IRP3_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xAFB, "IRP4_MSR_PMON_CTR0"), Msr::new(0xAFC, "IRP4_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xB1B, "IRP5_MSR_PMON_CTR0"), Msr::new(0xB1C, "IRP5_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 6] = [IRP0_MSR_PMON_CTR, IRP1_MSR_PMON_CTR, IRP2_MSR_PMON_CTR, IRP3_MSR_PMON_CTR, IRP4_MSR_PMON_CTR, IRP5_MSR_PMON_CTR];
+/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
+pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 6] = [
+    [Msr::new(0xA4B, "IRP0_MSR_PMON_CTR0"), Msr::new(0xA4C, "IRP0_MSR_PMON_CTR1")],
+    [Msr::new(0xA6B, "IRP1_MSR_PMON_CTR0"), Msr::new(0xA6C, "IRP1_MSR_PMON_CTR1")],
+    [Msr::new(0xA8B, "IRP2_MSR_PMON_CTR0"), Msr::new(0xA8C, "IRP2_MSR_PMON_CTR1")],
+    [Msr::new(0xADB, "IRP3_MSR_PMON_CTR0"), Msr::new(0xADC, "IRP3_MSR_PMON_CTR1")],
+    [Msr::new(0xAFB, "IRP4_MSR_PMON_CTR0"), Msr::new(0xAFC, "IRP4_MSR_PMON_CTR1")],
+    [Msr::new(0xB1B, "IRP5_MSR_PMON_CTR0"), Msr::new(0xB1C, "IRP5_MSR_PMON_CTR1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -441,18 +445,18 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "IRP data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_CTR0", instance: "IRP0", index: 0, location: Location::Msr(0xA4B), source: "linux-snbep" },
-        AddressInfo { name: "IRP0_MSR_PMON_CTR1", instance: "IRP0", index: 1, location: Location::Msr(0xA4C), source: "linux-snbep" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTR0", instance: "IRP1", index: 0, location: Location::Msr(0xA6B), source: "linux-snbep" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTR1", instance: "IRP1", index: 1, location: Location::Msr(0xA6C), source: "linux-snbep" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTR0", instance: "IRP2", index: 0, location: Location::Msr(0xA8B), source: "linux-snbep" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTR1", instance: "IRP2", index: 1, location: Location::Msr(0xA8C), source: "linux-snbep" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTR0", instance: "IRP3", index: 0, location: Location::Msr(0xADB), source: "linux-snbep" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTR1", instance: "IRP3", index: 1, location: Location::Msr(0xADC), source: "linux-snbep" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTR0", instance: "IRP4", index: 0, location: Location::Msr(0xAFB), source: "linux-snbep" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTR1", instance: "IRP4", index: 1, location: Location::Msr(0xAFC), source: "linux-snbep" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTR0", instance: "IRP5", index: 0, location: Location::Msr(0xB1B), source: "linux-snbep" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTR1", instance: "IRP5", index: 1, location: Location::Msr(0xB1C), source: "linux-snbep" },
+        AddressInfo::msr("IRP0_MSR_PMON_CTR0", "IRP0", 0, 0xA4B, "linux-snbep"),
+        AddressInfo::msr("IRP0_MSR_PMON_CTR1", "IRP0", 1, 0xA4C, "linux-snbep"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTR0", "IRP1", 0, 0xA6B, "linux-snbep"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTR1", "IRP1", 1, 0xA6C, "linux-snbep"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTR0", "IRP2", 0, 0xA8B, "linux-snbep"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTR1", "IRP2", 1, 0xA8C, "linux-snbep"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTR0", "IRP3", 0, 0xADB, "linux-snbep"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTR1", "IRP3", 1, 0xADC, "linux-snbep"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTR0", "IRP4", 0, 0xAFB, "linux-snbep"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTR1", "IRP4", 1, 0xAFC, "linux-snbep"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTR0", "IRP5", 0, 0xB1B, "linux-snbep"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTR1", "IRP5", 1, 0xB1C, "linux-snbep"),
     ]),
     fields: IrpCtrLayout::FIELDS,
     notes: &[

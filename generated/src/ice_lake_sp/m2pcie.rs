@@ -72,30 +72,31 @@ impl Layout for M2pcieBoxCtlLayout {
 }
 
 impl M2pcieBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz`: bit 8 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE0.
-pub const M2PCIE0_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xA40, "M2PCIE0_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE1.
-pub const M2PCIE1_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xA60, "M2PCIE1_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE2.
-pub const M2PCIE2_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xA80, "M2PCIE2_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE3.
-pub const M2PCIE3_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xAD0, "M2PCIE3_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE4.
-pub const M2PCIE4_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xAF0, "M2PCIE4_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of instance M2PCIE5.
-pub const M2PCIE5_MSR_PMON_BOX_CTL: Msr<M2pcieBoxCtl> = Msr::new(0xB10, "M2PCIE5_MSR_PMON_BOX_CTL");
-/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const M2PCIE_MSR_PMON_BOX_CTL: [Msr<M2pcieBoxCtl>; 6] = [M2PCIE0_MSR_PMON_BOX_CTL, M2PCIE1_MSR_PMON_BOX_CTL, M2PCIE2_MSR_PMON_BOX_CTL, M2PCIE3_MSR_PMON_BOX_CTL, M2PCIE4_MSR_PMON_BOX_CTL, M2PCIE5_MSR_PMON_BOX_CTL];
+/// `M2PCIE{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+pub const M2PCIE_MSR_PMON_BOX_CTL: [Msr<M2pcieBoxCtl>; 6] = [
+    Msr::new(0xA40, "M2PCIE0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA60, "M2PCIE1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xA80, "M2PCIE2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAD0, "M2PCIE3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xAF0, "M2PCIE4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xB10, "M2PCIE5_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -105,12 +106,12 @@ static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one M2PCIe box: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M2PCIE0_MSR_PMON_BOX_CTL", instance: "M2PCIE0", index: 0, location: Location::Msr(0xA40), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_BOX_CTL", instance: "M2PCIE1", index: 0, location: Location::Msr(0xA60), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_BOX_CTL", instance: "M2PCIE2", index: 0, location: Location::Msr(0xA80), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_BOX_CTL", instance: "M2PCIE3", index: 0, location: Location::Msr(0xAD0), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_BOX_CTL", instance: "M2PCIE4", index: 0, location: Location::Msr(0xAF0), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_BOX_CTL", instance: "M2PCIE5", index: 0, location: Location::Msr(0xB10), source: "linux-snbep" },
+        AddressInfo::msr("M2PCIE0_MSR_PMON_BOX_CTL", "M2PCIE0", 0, 0xA40, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_BOX_CTL", "M2PCIE1", 0, 0xA60, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_BOX_CTL", "M2PCIE2", 0, 0xA80, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_BOX_CTL", "M2PCIE3", 0, 0xAD0, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_BOX_CTL", "M2PCIE4", 0, 0xAF0, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_BOX_CTL", "M2PCIE5", 0, 0xB10, "linux-snbep"),
     ]),
     fields: M2pcieBoxCtlLayout::FIELDS,
     notes: &[
@@ -210,53 +211,62 @@ impl Layout for M2pcieCtlLayout {
 }
 
 impl M2pcieCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> M2pcieCtlInvert { M2pcieCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: M2pcieCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> M2pcieCtlInvert { M2pcieCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: M2pcieCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE0.
-pub const M2PCIE0_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xA46, "M2PCIE0_MSR_PMON_CTL0"), Msr::new(0xA47, "M2PCIE0_MSR_PMON_CTL1"), Msr::new(0xA48, "M2PCIE0_MSR_PMON_CTL2"), Msr::new(0xA49, "M2PCIE0_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE1.
-pub const M2PCIE1_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xA66, "M2PCIE1_MSR_PMON_CTL0"), Msr::new(0xA67, "M2PCIE1_MSR_PMON_CTL1"), Msr::new(0xA68, "M2PCIE1_MSR_PMON_CTL2"), Msr::new(0xA69, "M2PCIE1_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE2.
-pub const M2PCIE2_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xA86, "M2PCIE2_MSR_PMON_CTL0"), Msr::new(0xA87, "M2PCIE2_MSR_PMON_CTL1"), Msr::new(0xA88, "M2PCIE2_MSR_PMON_CTL2"), Msr::new(0xA89, "M2PCIE2_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE3.
-pub const M2PCIE3_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xAD6, "M2PCIE3_MSR_PMON_CTL0"), Msr::new(0xAD7, "M2PCIE3_MSR_PMON_CTL1"), Msr::new(0xAD8, "M2PCIE3_MSR_PMON_CTL2"), Msr::new(0xAD9, "M2PCIE3_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE4.
-pub const M2PCIE4_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xAF6, "M2PCIE4_MSR_PMON_CTL0"), Msr::new(0xAF7, "M2PCIE4_MSR_PMON_CTL1"), Msr::new(0xAF8, "M2PCIE4_MSR_PMON_CTL2"), Msr::new(0xAF9, "M2PCIE4_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of instance M2PCIE5.
-pub const M2PCIE5_MSR_PMON_CTL: [Msr<M2pcieCtl>; 4] = [Msr::new(0xB16, "M2PCIE5_MSR_PMON_CTL0"), Msr::new(0xB17, "M2PCIE5_MSR_PMON_CTL1"), Msr::new(0xB18, "M2PCIE5_MSR_PMON_CTL2"), Msr::new(0xB19, "M2PCIE5_MSR_PMON_CTL3")];
-/// `M2PCIE{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const M2PCIE_MSR_PMON_CTL: [[Msr<M2pcieCtl>; 4]; 6] = [M2PCIE0_MSR_PMON_CTL, M2PCIE1_MSR_PMON_CTL, M2PCIE2_MSR_PMON_CTL, M2PCIE3_MSR_PMON_CTL, M2PCIE4_MSR_PMON_CTL, M2PCIE5_MSR_PMON_CTL];
+/// `M2PCIE{i}_MSR_PMON_CTL{n}` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+pub const M2PCIE_MSR_PMON_CTL: [[Msr<M2pcieCtl>; 4]; 6] = [
+    [Msr::new(0xA46, "M2PCIE0_MSR_PMON_CTL0"), Msr::new(0xA47, "M2PCIE0_MSR_PMON_CTL1"), Msr::new(0xA48, "M2PCIE0_MSR_PMON_CTL2"), Msr::new(0xA49, "M2PCIE0_MSR_PMON_CTL3")],
+    [Msr::new(0xA66, "M2PCIE1_MSR_PMON_CTL0"), Msr::new(0xA67, "M2PCIE1_MSR_PMON_CTL1"), Msr::new(0xA68, "M2PCIE1_MSR_PMON_CTL2"), Msr::new(0xA69, "M2PCIE1_MSR_PMON_CTL3")],
+    [Msr::new(0xA86, "M2PCIE2_MSR_PMON_CTL0"), Msr::new(0xA87, "M2PCIE2_MSR_PMON_CTL1"), Msr::new(0xA88, "M2PCIE2_MSR_PMON_CTL2"), Msr::new(0xA89, "M2PCIE2_MSR_PMON_CTL3")],
+    [Msr::new(0xAD6, "M2PCIE3_MSR_PMON_CTL0"), Msr::new(0xAD7, "M2PCIE3_MSR_PMON_CTL1"), Msr::new(0xAD8, "M2PCIE3_MSR_PMON_CTL2"), Msr::new(0xAD9, "M2PCIE3_MSR_PMON_CTL3")],
+    [Msr::new(0xAF6, "M2PCIE4_MSR_PMON_CTL0"), Msr::new(0xAF7, "M2PCIE4_MSR_PMON_CTL1"), Msr::new(0xAF8, "M2PCIE4_MSR_PMON_CTL2"), Msr::new(0xAF9, "M2PCIE4_MSR_PMON_CTL3")],
+    [Msr::new(0xB16, "M2PCIE5_MSR_PMON_CTL0"), Msr::new(0xB17, "M2PCIE5_MSR_PMON_CTL1"), Msr::new(0xB18, "M2PCIE5_MSR_PMON_CTL2"), Msr::new(0xB19, "M2PCIE5_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -266,30 +276,30 @@ static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M2PCIE0_MSR_PMON_CTL0", instance: "M2PCIE0", index: 0, location: Location::Msr(0xA46), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE0_MSR_PMON_CTL1", instance: "M2PCIE0", index: 1, location: Location::Msr(0xA47), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE0_MSR_PMON_CTL2", instance: "M2PCIE0", index: 2, location: Location::Msr(0xA48), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE0_MSR_PMON_CTL3", instance: "M2PCIE0", index: 3, location: Location::Msr(0xA49), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_CTL0", instance: "M2PCIE1", index: 0, location: Location::Msr(0xA66), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_CTL1", instance: "M2PCIE1", index: 1, location: Location::Msr(0xA67), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_CTL2", instance: "M2PCIE1", index: 2, location: Location::Msr(0xA68), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_CTL3", instance: "M2PCIE1", index: 3, location: Location::Msr(0xA69), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_CTL0", instance: "M2PCIE2", index: 0, location: Location::Msr(0xA86), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_CTL1", instance: "M2PCIE2", index: 1, location: Location::Msr(0xA87), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_CTL2", instance: "M2PCIE2", index: 2, location: Location::Msr(0xA88), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_CTL3", instance: "M2PCIE2", index: 3, location: Location::Msr(0xA89), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_CTL0", instance: "M2PCIE3", index: 0, location: Location::Msr(0xAD6), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_CTL1", instance: "M2PCIE3", index: 1, location: Location::Msr(0xAD7), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_CTL2", instance: "M2PCIE3", index: 2, location: Location::Msr(0xAD8), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_CTL3", instance: "M2PCIE3", index: 3, location: Location::Msr(0xAD9), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_CTL0", instance: "M2PCIE4", index: 0, location: Location::Msr(0xAF6), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_CTL1", instance: "M2PCIE4", index: 1, location: Location::Msr(0xAF7), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_CTL2", instance: "M2PCIE4", index: 2, location: Location::Msr(0xAF8), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_CTL3", instance: "M2PCIE4", index: 3, location: Location::Msr(0xAF9), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_CTL0", instance: "M2PCIE5", index: 0, location: Location::Msr(0xB16), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_CTL1", instance: "M2PCIE5", index: 1, location: Location::Msr(0xB17), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_CTL2", instance: "M2PCIE5", index: 2, location: Location::Msr(0xB18), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_CTL3", instance: "M2PCIE5", index: 3, location: Location::Msr(0xB19), source: "linux-snbep" },
+        AddressInfo::msr("M2PCIE0_MSR_PMON_CTL0", "M2PCIE0", 0, 0xA46, "linux-snbep"),
+        AddressInfo::msr("M2PCIE0_MSR_PMON_CTL1", "M2PCIE0", 1, 0xA47, "linux-snbep"),
+        AddressInfo::msr("M2PCIE0_MSR_PMON_CTL2", "M2PCIE0", 2, 0xA48, "linux-snbep"),
+        AddressInfo::msr("M2PCIE0_MSR_PMON_CTL3", "M2PCIE0", 3, 0xA49, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_CTL0", "M2PCIE1", 0, 0xA66, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_CTL1", "M2PCIE1", 1, 0xA67, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_CTL2", "M2PCIE1", 2, 0xA68, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_CTL3", "M2PCIE1", 3, 0xA69, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_CTL0", "M2PCIE2", 0, 0xA86, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_CTL1", "M2PCIE2", 1, 0xA87, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_CTL2", "M2PCIE2", 2, 0xA88, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_CTL3", "M2PCIE2", 3, 0xA89, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_CTL0", "M2PCIE3", 0, 0xAD6, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_CTL1", "M2PCIE3", 1, 0xAD7, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_CTL2", "M2PCIE3", 2, 0xAD8, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_CTL3", "M2PCIE3", 3, 0xAD9, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_CTL0", "M2PCIE4", 0, 0xAF6, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_CTL1", "M2PCIE4", 1, 0xAF7, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_CTL2", "M2PCIE4", 2, 0xAF8, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_CTL3", "M2PCIE4", 3, 0xAF9, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_CTL0", "M2PCIE5", 0, 0xB16, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_CTL1", "M2PCIE5", 1, 0xB17, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_CTL2", "M2PCIE5", 2, 0xB18, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_CTL3", "M2PCIE5", 3, 0xB19, "linux-snbep"),
     ]),
     fields: M2pcieCtlLayout::FIELDS,
     notes: &[
@@ -337,30 +347,27 @@ impl Layout for M2pcieBoxStatusLayout {
 }
 
 impl M2pcieBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "M2PCIE{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, M2pcieBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE0.
-pub const M2PCIE0_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xA45, "M2PCIE0_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE1.
-pub const M2PCIE1_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xA65, "M2PCIE1_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE2.
-pub const M2PCIE2_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xA85, "M2PCIE2_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE3.
-pub const M2PCIE3_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xAD5, "M2PCIE3_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE4.
-pub const M2PCIE4_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xAF5, "M2PCIE4_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of instance M2PCIE5.
-pub const M2PCIE5_MSR_PMON_BOX_STATUS: Msr<M2pcieBoxStatus> = Msr::new(0xB15, "M2PCIE5_MSR_PMON_BOX_STATUS");
-/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const M2PCIE_MSR_PMON_BOX_STATUS: [Msr<M2pcieBoxStatus>; 6] = [M2PCIE0_MSR_PMON_BOX_STATUS, M2PCIE1_MSR_PMON_BOX_STATUS, M2PCIE2_MSR_PMON_BOX_STATUS, M2PCIE3_MSR_PMON_BOX_STATUS, M2PCIE4_MSR_PMON_BOX_STATUS, M2PCIE5_MSR_PMON_BOX_STATUS];
+/// `M2PCIE{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+pub const M2PCIE_MSR_PMON_BOX_STATUS: [Msr<M2pcieBoxStatus>; 6] = [
+    Msr::new(0xA45, "M2PCIE0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA65, "M2PCIE1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xA85, "M2PCIE2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAD5, "M2PCIE3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xAF5, "M2PCIE4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xB15, "M2PCIE5_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -370,12 +377,12 @@ static M2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four counters of one M2PCIe box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M2PCIE0_MSR_PMON_BOX_STATUS", instance: "M2PCIE0", index: 0, location: Location::Msr(0xA45), source: "likwid" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_BOX_STATUS", instance: "M2PCIE1", index: 0, location: Location::Msr(0xA65), source: "likwid" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_BOX_STATUS", instance: "M2PCIE2", index: 0, location: Location::Msr(0xA85), source: "likwid" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_BOX_STATUS", instance: "M2PCIE3", index: 0, location: Location::Msr(0xAD5), source: "likwid" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_BOX_STATUS", instance: "M2PCIE4", index: 0, location: Location::Msr(0xAF5), source: "likwid" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_BOX_STATUS", instance: "M2PCIE5", index: 0, location: Location::Msr(0xB15), source: "likwid" },
+        AddressInfo::msr("M2PCIE0_MSR_PMON_BOX_STATUS", "M2PCIE0", 0, 0xA45, "likwid"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_BOX_STATUS", "M2PCIE1", 0, 0xA65, "likwid"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_BOX_STATUS", "M2PCIE2", 0, 0xA85, "likwid"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_BOX_STATUS", "M2PCIE3", 0, 0xAD5, "likwid"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_BOX_STATUS", "M2PCIE4", 0, 0xAF5, "likwid"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_BOX_STATUS", "M2PCIE5", 0, 0xB15, "likwid"),
     ]),
     fields: M2pcieBoxStatusLayout::FIELDS,
     notes: &[
@@ -417,30 +424,27 @@ impl Layout for M2pcieCtrLayout {
 }
 
 impl M2pcieCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "M2PCIE{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, M2pcieCtrLayout::NAME, "event_count")) }
 }
 
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE0.
-pub const M2PCIE0_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xA41, "M2PCIE0_MSR_PMON_CTR0"), Msr::new(0xA42, "M2PCIE0_MSR_PMON_CTR1"), Msr::new(0xA43, "M2PCIE0_MSR_PMON_CTR2"), Msr::new(0xA44, "M2PCIE0_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE1.
-pub const M2PCIE1_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xA61, "M2PCIE1_MSR_PMON_CTR0"), Msr::new(0xA62, "M2PCIE1_MSR_PMON_CTR1"), Msr::new(0xA63, "M2PCIE1_MSR_PMON_CTR2"), Msr::new(0xA64, "M2PCIE1_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE2.
-pub const M2PCIE2_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xA81, "M2PCIE2_MSR_PMON_CTR0"), Msr::new(0xA82, "M2PCIE2_MSR_PMON_CTR1"), Msr::new(0xA83, "M2PCIE2_MSR_PMON_CTR2"), Msr::new(0xA84, "M2PCIE2_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE3.
-pub const M2PCIE3_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xAD1, "M2PCIE3_MSR_PMON_CTR0"), Msr::new(0xAD2, "M2PCIE3_MSR_PMON_CTR1"), Msr::new(0xAD3, "M2PCIE3_MSR_PMON_CTR2"), Msr::new(0xAD4, "M2PCIE3_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE4.
-pub const M2PCIE4_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xAF1, "M2PCIE4_MSR_PMON_CTR0"), Msr::new(0xAF2, "M2PCIE4_MSR_PMON_CTR1"), Msr::new(0xAF3, "M2PCIE4_MSR_PMON_CTR2"), Msr::new(0xAF4, "M2PCIE4_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of instance M2PCIE5.
-pub const M2PCIE5_MSR_PMON_CTR: [Msr<M2pcieCtr>; 4] = [Msr::new(0xB11, "M2PCIE5_MSR_PMON_CTR0"), Msr::new(0xB12, "M2PCIE5_MSR_PMON_CTR1"), Msr::new(0xB13, "M2PCIE5_MSR_PMON_CTR2"), Msr::new(0xB14, "M2PCIE5_MSR_PMON_CTR3")];
-/// `M2PCIE{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const M2PCIE_MSR_PMON_CTR: [[Msr<M2pcieCtr>; 4]; 6] = [M2PCIE0_MSR_PMON_CTR, M2PCIE1_MSR_PMON_CTR, M2PCIE2_MSR_PMON_CTR, M2PCIE3_MSR_PMON_CTR, M2PCIE4_MSR_PMON_CTR, M2PCIE5_MSR_PMON_CTR];
+/// `M2PCIE{i}_MSR_PMON_CTR{n}` of every instance, in instance order (M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3, M2PCIE4, M2PCIE5).
+pub const M2PCIE_MSR_PMON_CTR: [[Msr<M2pcieCtr>; 4]; 6] = [
+    [Msr::new(0xA41, "M2PCIE0_MSR_PMON_CTR0"), Msr::new(0xA42, "M2PCIE0_MSR_PMON_CTR1"), Msr::new(0xA43, "M2PCIE0_MSR_PMON_CTR2"), Msr::new(0xA44, "M2PCIE0_MSR_PMON_CTR3")],
+    [Msr::new(0xA61, "M2PCIE1_MSR_PMON_CTR0"), Msr::new(0xA62, "M2PCIE1_MSR_PMON_CTR1"), Msr::new(0xA63, "M2PCIE1_MSR_PMON_CTR2"), Msr::new(0xA64, "M2PCIE1_MSR_PMON_CTR3")],
+    [Msr::new(0xA81, "M2PCIE2_MSR_PMON_CTR0"), Msr::new(0xA82, "M2PCIE2_MSR_PMON_CTR1"), Msr::new(0xA83, "M2PCIE2_MSR_PMON_CTR2"), Msr::new(0xA84, "M2PCIE2_MSR_PMON_CTR3")],
+    [Msr::new(0xAD1, "M2PCIE3_MSR_PMON_CTR0"), Msr::new(0xAD2, "M2PCIE3_MSR_PMON_CTR1"), Msr::new(0xAD3, "M2PCIE3_MSR_PMON_CTR2"), Msr::new(0xAD4, "M2PCIE3_MSR_PMON_CTR3")],
+    [Msr::new(0xAF1, "M2PCIE4_MSR_PMON_CTR0"), Msr::new(0xAF2, "M2PCIE4_MSR_PMON_CTR1"), Msr::new(0xAF3, "M2PCIE4_MSR_PMON_CTR2"), Msr::new(0xAF4, "M2PCIE4_MSR_PMON_CTR3")],
+    [Msr::new(0xB11, "M2PCIE5_MSR_PMON_CTR0"), Msr::new(0xB12, "M2PCIE5_MSR_PMON_CTR1"), Msr::new(0xB13, "M2PCIE5_MSR_PMON_CTR2"), Msr::new(0xB14, "M2PCIE5_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -450,30 +454,30 @@ static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "M2PCIe data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M2PCIE0_MSR_PMON_CTR0", instance: "M2PCIE0", index: 0, location: Location::Msr(0xA41), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE0_MSR_PMON_CTR1", instance: "M2PCIE0", index: 1, location: Location::Msr(0xA42), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE0_MSR_PMON_CTR2", instance: "M2PCIE0", index: 2, location: Location::Msr(0xA43), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE0_MSR_PMON_CTR3", instance: "M2PCIE0", index: 3, location: Location::Msr(0xA44), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_CTR0", instance: "M2PCIE1", index: 0, location: Location::Msr(0xA61), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_CTR1", instance: "M2PCIE1", index: 1, location: Location::Msr(0xA62), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_CTR2", instance: "M2PCIE1", index: 2, location: Location::Msr(0xA63), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE1_MSR_PMON_CTR3", instance: "M2PCIE1", index: 3, location: Location::Msr(0xA64), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_CTR0", instance: "M2PCIE2", index: 0, location: Location::Msr(0xA81), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_CTR1", instance: "M2PCIE2", index: 1, location: Location::Msr(0xA82), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_CTR2", instance: "M2PCIE2", index: 2, location: Location::Msr(0xA83), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE2_MSR_PMON_CTR3", instance: "M2PCIE2", index: 3, location: Location::Msr(0xA84), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_CTR0", instance: "M2PCIE3", index: 0, location: Location::Msr(0xAD1), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_CTR1", instance: "M2PCIE3", index: 1, location: Location::Msr(0xAD2), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_CTR2", instance: "M2PCIE3", index: 2, location: Location::Msr(0xAD3), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE3_MSR_PMON_CTR3", instance: "M2PCIE3", index: 3, location: Location::Msr(0xAD4), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_CTR0", instance: "M2PCIE4", index: 0, location: Location::Msr(0xAF1), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_CTR1", instance: "M2PCIE4", index: 1, location: Location::Msr(0xAF2), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_CTR2", instance: "M2PCIE4", index: 2, location: Location::Msr(0xAF3), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE4_MSR_PMON_CTR3", instance: "M2PCIE4", index: 3, location: Location::Msr(0xAF4), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_CTR0", instance: "M2PCIE5", index: 0, location: Location::Msr(0xB11), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_CTR1", instance: "M2PCIE5", index: 1, location: Location::Msr(0xB12), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_CTR2", instance: "M2PCIE5", index: 2, location: Location::Msr(0xB13), source: "linux-snbep" },
-        AddressInfo { name: "M2PCIE5_MSR_PMON_CTR3", instance: "M2PCIE5", index: 3, location: Location::Msr(0xB14), source: "linux-snbep" },
+        AddressInfo::msr("M2PCIE0_MSR_PMON_CTR0", "M2PCIE0", 0, 0xA41, "linux-snbep"),
+        AddressInfo::msr("M2PCIE0_MSR_PMON_CTR1", "M2PCIE0", 1, 0xA42, "linux-snbep"),
+        AddressInfo::msr("M2PCIE0_MSR_PMON_CTR2", "M2PCIE0", 2, 0xA43, "linux-snbep"),
+        AddressInfo::msr("M2PCIE0_MSR_PMON_CTR3", "M2PCIE0", 3, 0xA44, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_CTR0", "M2PCIE1", 0, 0xA61, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_CTR1", "M2PCIE1", 1, 0xA62, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_CTR2", "M2PCIE1", 2, 0xA63, "linux-snbep"),
+        AddressInfo::msr("M2PCIE1_MSR_PMON_CTR3", "M2PCIE1", 3, 0xA64, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_CTR0", "M2PCIE2", 0, 0xA81, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_CTR1", "M2PCIE2", 1, 0xA82, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_CTR2", "M2PCIE2", 2, 0xA83, "linux-snbep"),
+        AddressInfo::msr("M2PCIE2_MSR_PMON_CTR3", "M2PCIE2", 3, 0xA84, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_CTR0", "M2PCIE3", 0, 0xAD1, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_CTR1", "M2PCIE3", 1, 0xAD2, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_CTR2", "M2PCIE3", 2, 0xAD3, "linux-snbep"),
+        AddressInfo::msr("M2PCIE3_MSR_PMON_CTR3", "M2PCIE3", 3, 0xAD4, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_CTR0", "M2PCIE4", 0, 0xAF1, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_CTR1", "M2PCIE4", 1, 0xAF2, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_CTR2", "M2PCIE4", 2, 0xAF3, "linux-snbep"),
+        AddressInfo::msr("M2PCIE4_MSR_PMON_CTR3", "M2PCIE4", 3, 0xAF4, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_CTR0", "M2PCIE5", 0, 0xB11, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_CTR1", "M2PCIE5", 1, 0xB12, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_CTR2", "M2PCIE5", 2, 0xB13, "linux-snbep"),
+        AddressInfo::msr("M2PCIE5_MSR_PMON_CTR3", "M2PCIE5", 3, 0xB14, "linux-snbep"),
     ]),
     fields: M2pcieCtrLayout::FIELDS,
     notes: &[

@@ -74,24 +74,28 @@ impl Layout for M3upiBoxCtlLayout {
 }
 
 impl M3upiBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz`: bit 8 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x3446, 5, 1, 0x0A0, "M3UPI_L0_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x3446, 6, 1, 0x0A0, "M3UPI_L1_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x3446, 7, 1, 0x0A0, "M3UPI_L2_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_BOX_CTL: [PciRegister<M3upiBoxCtl>; 3] = [M3UPI_L0_PCI_PMON_BOX_CTL, M3UPI_L1_PCI_PMON_BOX_CTL, M3UPI_L2_PCI_PMON_BOX_CTL];
+/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (M3UPI0, M3UPI1, M3UPI2).
+pub const M3UPI_L_PCI_PMON_BOX_CTL: [PciRegister<M3upiBoxCtl>; 3] = [
+    PciRegister::new(0x3446, 5, 1, 0x0A0, "M3UPI_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3446, 6, 1, 0x0A0, "M3UPI_L1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3446, 7, 1, 0x0A0, "M3UPI_L2_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -101,9 +105,9 @@ static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one M3UPI box: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_BOX_CTL", instance: "M3UPI0", index: 0, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_BOX_CTL", instance: "M3UPI1", index: 0, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_BOX_CTL", instance: "M3UPI2", index: 0, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0A0 }, source: "linux-snbep" },
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_BOX_CTL", "M3UPI0", 0, (0x3446, 5, 1, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_BOX_CTL", "M3UPI1", 0, (0x3446, 6, 1, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_BOX_CTL", "M3UPI2", 0, (0x3446, 7, 1, 0x0A0), "linux-snbep"),
     ]),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
@@ -205,47 +209,59 @@ impl Layout for M3upiCtlLayout {
 }
 
 impl M3upiCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> M3upiCtlInvert { M3upiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: M3upiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> M3upiCtlInvert { M3upiCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: M3upiCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 4] = [PciRegister::new(0x3446, 5, 1, 0x0D8, "M3UPI_L0_PCI_PMON_CTL0"), PciRegister::new(0x3446, 5, 1, 0x0DC, "M3UPI_L0_PCI_PMON_CTL1"), PciRegister::new(0x3446, 5, 1, 0x0E0, "M3UPI_L0_PCI_PMON_CTL2"), PciRegister::new(0x3446, 5, 1, 0x0E4, "M3UPI_L0_PCI_PMON_CTL3")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 4] = [PciRegister::new(0x3446, 6, 1, 0x0D8, "M3UPI_L1_PCI_PMON_CTL0"), PciRegister::new(0x3446, 6, 1, 0x0DC, "M3UPI_L1_PCI_PMON_CTL1"), PciRegister::new(0x3446, 6, 1, 0x0E0, "M3UPI_L1_PCI_PMON_CTL2"), PciRegister::new(0x3446, 6, 1, 0x0E4, "M3UPI_L1_PCI_PMON_CTL3")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 4] = [PciRegister::new(0x3446, 7, 1, 0x0D8, "M3UPI_L2_PCI_PMON_CTL0"), PciRegister::new(0x3446, 7, 1, 0x0DC, "M3UPI_L2_PCI_PMON_CTL1"), PciRegister::new(0x3446, 7, 1, 0x0E0, "M3UPI_L2_PCI_PMON_CTL2"), PciRegister::new(0x3446, 7, 1, 0x0E4, "M3UPI_L2_PCI_PMON_CTL3")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_CTL: [[PciRegister<M3upiCtl>; 4]; 3] = [M3UPI_L0_PCI_PMON_CTL, M3UPI_L1_PCI_PMON_CTL, M3UPI_L2_PCI_PMON_CTL];
+/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (M3UPI0, M3UPI1, M3UPI2).
+pub const M3UPI_L_PCI_PMON_CTL: [[PciRegister<M3upiCtl>; 4]; 3] = [
+    [PciRegister::new(0x3446, 5, 1, 0x0D8, "M3UPI_L0_PCI_PMON_CTL0"), PciRegister::new(0x3446, 5, 1, 0x0DC, "M3UPI_L0_PCI_PMON_CTL1"), PciRegister::new(0x3446, 5, 1, 0x0E0, "M3UPI_L0_PCI_PMON_CTL2"), PciRegister::new(0x3446, 5, 1, 0x0E4, "M3UPI_L0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3446, 6, 1, 0x0D8, "M3UPI_L1_PCI_PMON_CTL0"), PciRegister::new(0x3446, 6, 1, 0x0DC, "M3UPI_L1_PCI_PMON_CTL1"), PciRegister::new(0x3446, 6, 1, 0x0E0, "M3UPI_L1_PCI_PMON_CTL2"), PciRegister::new(0x3446, 6, 1, 0x0E4, "M3UPI_L1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3446, 7, 1, 0x0D8, "M3UPI_L2_PCI_PMON_CTL0"), PciRegister::new(0x3446, 7, 1, 0x0DC, "M3UPI_L2_PCI_PMON_CTL1"), PciRegister::new(0x3446, 7, 1, 0x0E0, "M3UPI_L2_PCI_PMON_CTL2"), PciRegister::new(0x3446, 7, 1, 0x0E4, "M3UPI_L2_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -255,18 +271,18 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_CTL0", instance: "M3UPI0", index: 0, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_CTL1", instance: "M3UPI0", index: 1, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_CTL2", instance: "M3UPI0", index: 2, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_CTL3", instance: "M3UPI0", index: 3, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0E4 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_CTL0", instance: "M3UPI1", index: 0, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_CTL1", instance: "M3UPI1", index: 1, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_CTL2", instance: "M3UPI1", index: 2, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_CTL3", instance: "M3UPI1", index: 3, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0E4 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_CTL0", instance: "M3UPI2", index: 0, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_CTL1", instance: "M3UPI2", index: 1, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_CTL2", instance: "M3UPI2", index: 2, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_CTL3", instance: "M3UPI2", index: 3, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0E4 }, source: "linux-snbep" },
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL0", "M3UPI0", 0, (0x3446, 5, 1, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL1", "M3UPI0", 1, (0x3446, 5, 1, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL2", "M3UPI0", 2, (0x3446, 5, 1, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL3", "M3UPI0", 3, (0x3446, 5, 1, 0x0E4), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL0", "M3UPI1", 0, (0x3446, 6, 1, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL1", "M3UPI1", 1, (0x3446, 6, 1, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL2", "M3UPI1", 2, (0x3446, 6, 1, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL3", "M3UPI1", 3, (0x3446, 6, 1, 0x0E4), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL0", "M3UPI2", 0, (0x3446, 7, 1, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL1", "M3UPI2", 1, (0x3446, 7, 1, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL2", "M3UPI2", 2, (0x3446, 7, 1, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL3", "M3UPI2", 3, (0x3446, 7, 1, 0x0E4), "linux-snbep"),
     ]),
     fields: M3upiCtlLayout::FIELDS,
     notes: &[
@@ -319,24 +335,24 @@ impl Layout for M3upiBoxStatusLayout {
 }
 
 impl M3upiBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "M3UPI_L{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, M3upiBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x3446, 5, 1, 0x0F8, "M3UPI_L0_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x3446, 6, 1, 0x0F8, "M3UPI_L1_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x3446, 7, 1, 0x0F8, "M3UPI_L2_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_BOX_STATUS: [PciRegister<M3upiBoxStatus>; 3] = [M3UPI_L0_PCI_PMON_BOX_STATUS, M3UPI_L1_PCI_PMON_BOX_STATUS, M3UPI_L2_PCI_PMON_BOX_STATUS];
+/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (M3UPI0, M3UPI1, M3UPI2).
+pub const M3UPI_L_PCI_PMON_BOX_STATUS: [PciRegister<M3upiBoxStatus>; 3] = [
+    PciRegister::new(0x3446, 5, 1, 0x0F8, "M3UPI_L0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x3446, 6, 1, 0x0F8, "M3UPI_L1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x3446, 7, 1, 0x0F8, "M3UPI_L2_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -346,9 +362,9 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the counters of one M3UPI box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_BOX_STATUS", instance: "M3UPI0", index: 0, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_BOX_STATUS", instance: "M3UPI1", index: 0, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_BOX_STATUS", instance: "M3UPI2", index: 0, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_BOX_STATUS", "M3UPI0", 0, (0x3446, 5, 1, 0x0F8), "likwid"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_BOX_STATUS", "M3UPI1", 0, (0x3446, 6, 1, 0x0F8), "likwid"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_BOX_STATUS", "M3UPI2", 0, (0x3446, 7, 1, 0x0F8), "likwid"),
     ]),
     fields: M3upiBoxStatusLayout::FIELDS,
     notes: &[
@@ -397,24 +413,24 @@ impl Layout for M3upiCtrLayout {
 }
 
 impl M3upiCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "M3UPI_L{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, M3upiCtrLayout::NAME, "event_count")) }
 }
 
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 4] = [PciRegister::new(0x3446, 5, 1, 0x0A8, "M3UPI_L0_PCI_PMON_CTR0"), PciRegister::new(0x3446, 5, 1, 0x0B0, "M3UPI_L0_PCI_PMON_CTR1"), PciRegister::new(0x3446, 5, 1, 0x0B8, "M3UPI_L0_PCI_PMON_CTR2"), PciRegister::new(0x3446, 5, 1, 0x0C0, "M3UPI_L0_PCI_PMON_CTR3")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 4] = [PciRegister::new(0x3446, 6, 1, 0x0A8, "M3UPI_L1_PCI_PMON_CTR0"), PciRegister::new(0x3446, 6, 1, 0x0B0, "M3UPI_L1_PCI_PMON_CTR1"), PciRegister::new(0x3446, 6, 1, 0x0B8, "M3UPI_L1_PCI_PMON_CTR2"), PciRegister::new(0x3446, 6, 1, 0x0C0, "M3UPI_L1_PCI_PMON_CTR3")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 4] = [PciRegister::new(0x3446, 7, 1, 0x0A8, "M3UPI_L2_PCI_PMON_CTR0"), PciRegister::new(0x3446, 7, 1, 0x0B0, "M3UPI_L2_PCI_PMON_CTR1"), PciRegister::new(0x3446, 7, 1, 0x0B8, "M3UPI_L2_PCI_PMON_CTR2"), PciRegister::new(0x3446, 7, 1, 0x0C0, "M3UPI_L2_PCI_PMON_CTR3")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_CTR: [[PciRegister<M3upiCtr>; 4]; 3] = [M3UPI_L0_PCI_PMON_CTR, M3UPI_L1_PCI_PMON_CTR, M3UPI_L2_PCI_PMON_CTR];
+/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (M3UPI0, M3UPI1, M3UPI2).
+pub const M3UPI_L_PCI_PMON_CTR: [[PciRegister<M3upiCtr>; 4]; 3] = [
+    [PciRegister::new(0x3446, 5, 1, 0x0A8, "M3UPI_L0_PCI_PMON_CTR0"), PciRegister::new(0x3446, 5, 1, 0x0B0, "M3UPI_L0_PCI_PMON_CTR1"), PciRegister::new(0x3446, 5, 1, 0x0B8, "M3UPI_L0_PCI_PMON_CTR2"), PciRegister::new(0x3446, 5, 1, 0x0C0, "M3UPI_L0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3446, 6, 1, 0x0A8, "M3UPI_L1_PCI_PMON_CTR0"), PciRegister::new(0x3446, 6, 1, 0x0B0, "M3UPI_L1_PCI_PMON_CTR1"), PciRegister::new(0x3446, 6, 1, 0x0B8, "M3UPI_L1_PCI_PMON_CTR2"), PciRegister::new(0x3446, 6, 1, 0x0C0, "M3UPI_L1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3446, 7, 1, 0x0A8, "M3UPI_L2_PCI_PMON_CTR0"), PciRegister::new(0x3446, 7, 1, 0x0B0, "M3UPI_L2_PCI_PMON_CTR1"), PciRegister::new(0x3446, 7, 1, 0x0B8, "M3UPI_L2_PCI_PMON_CTR2"), PciRegister::new(0x3446, 7, 1, 0x0C0, "M3UPI_L2_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -424,18 +440,18 @@ static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "M3UPI data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_CTR0", instance: "M3UPI0", index: 0, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_CTR1", instance: "M3UPI0", index: 1, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_CTR2", instance: "M3UPI0", index: 2, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L0_PCI_PMON_CTR3", instance: "M3UPI0", index: 3, location: Location::Pci { device_id: 0x3446, device: 5, function: 1, offset: 0x0C0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_CTR0", instance: "M3UPI1", index: 0, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_CTR1", instance: "M3UPI1", index: 1, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_CTR2", instance: "M3UPI1", index: 2, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L1_PCI_PMON_CTR3", instance: "M3UPI1", index: 3, location: Location::Pci { device_id: 0x3446, device: 6, function: 1, offset: 0x0C0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_CTR0", instance: "M3UPI2", index: 0, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_CTR1", instance: "M3UPI2", index: 1, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_CTR2", instance: "M3UPI2", index: 2, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "M3UPI_L2_PCI_PMON_CTR3", instance: "M3UPI2", index: 3, location: Location::Pci { device_id: 0x3446, device: 7, function: 1, offset: 0x0C0 }, source: "linux-snbep" },
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR0", "M3UPI0", 0, (0x3446, 5, 1, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR1", "M3UPI0", 1, (0x3446, 5, 1, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR2", "M3UPI0", 2, (0x3446, 5, 1, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR3", "M3UPI0", 3, (0x3446, 5, 1, 0x0C0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR0", "M3UPI1", 0, (0x3446, 6, 1, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR1", "M3UPI1", 1, (0x3446, 6, 1, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR2", "M3UPI1", 2, (0x3446, 6, 1, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR3", "M3UPI1", 3, (0x3446, 6, 1, 0x0C0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR0", "M3UPI2", 0, (0x3446, 7, 1, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR1", "M3UPI2", 1, (0x3446, 7, 1, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR2", "M3UPI2", 2, (0x3446, 7, 1, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR3", "M3UPI2", 3, (0x3446, 7, 1, 0x0C0), "linux-snbep"),
     ]),
     fields: M3upiCtrLayout::FIELDS,
     notes: &[

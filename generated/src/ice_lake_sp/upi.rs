@@ -80,24 +80,28 @@ impl Layout for UpiBoxCtlLayout {
 }
 
 impl UpiBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz`: bit 8 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI0.
-pub const U_L0_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3441, 2, 1, 0x318, "U_L0_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI1.
-pub const U_L1_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3441, 3, 1, 0x318, "U_L1_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI2.
-pub const U_L2_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x3441, 4, 1, 0x318, "U_L2_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 3] = [U_L0_PCI_PMON_BOX_CTL, U_L1_PCI_PMON_BOX_CTL, U_L2_PCI_PMON_BOX_CTL];
+/// `U_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (UPI0, UPI1, UPI2).
+pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 3] = [
+    PciRegister::new(0x3441, 2, 1, 0x318, "U_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3441, 3, 1, 0x318, "U_L1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3441, 4, 1, 0x318, "U_L2_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -107,9 +111,9 @@ static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_L0_PCI_PMON_BOX_CTL", instance: "UPI0", index: 0, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x318 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_BOX_CTL", instance: "UPI1", index: 0, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x318 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_BOX_CTL", instance: "UPI2", index: 0, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x318 }, source: "linux-snbep" },
+        AddressInfo::pci("U_L0_PCI_PMON_BOX_CTL", "UPI0", 0, (0x3441, 2, 1, 0x318), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_BOX_CTL", "UPI1", 0, (0x3441, 3, 1, 0x318), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_BOX_CTL", "UPI2", 0, (0x3441, 4, 1, 0x318), "linux-snbep"),
     ]),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -225,55 +229,69 @@ impl Layout for UpiCtlLayout {
 }
 
 impl UpiCtl {
-    /// `umask_ext` (bits 55:32, rw, reset 0x0): Unit-mask extension (Intel's UMaskExt): further
+    /// `umask_ext`: bits 55:32 (rw, reset 0x0).
+    pub const UMASK_EXT_BITS: BitRange = BitRange::new(55, 32);
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `umask_ext` ([`Self::UMASK_EXT_BITS`]): Unit-mask extension (Intel's UMaskExt): further
     /// packet-header match bits of the matching events.
-    #[inline] pub const fn umask_ext(self) -> u32 { get_bits(self.raw64(), 55, 32) as u32 }
-    /// This value with `umask_ext` (bits 55:32) set to `v`. Panics if `v` does not fit in 24 bits
-    /// (a compile error in const context); `try_with_umask_ext` returns an error instead.
-    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 32, v as u64)) }
-    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in 24 bits.
-    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 32, v as u64, "U_L{i}_PCI_PMON_CTL{n}", "umask_ext") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn umask_ext(self) -> u32 { Self::UMASK_EXT_BITS.get(self.raw64()) as u32 }
+    /// This value with `umask_ext` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_umask_ext` returns an error instead.
+    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(Self::UMASK_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::UMASK_EXT_BITS.try_set(self.raw64(), v as u64, UpiCtlLayout::NAME, "umask_ext")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> UpiCtlInvert { UpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: UpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> UpiCtlInvert { UpiCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: UpiCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI0.
-pub const U_L0_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3441, 2, 1, 0x350, "U_L0_PCI_PMON_CTL0"), PciRegister::new(0x3441, 2, 1, 0x358, "U_L0_PCI_PMON_CTL1"), PciRegister::new(0x3441, 2, 1, 0x360, "U_L0_PCI_PMON_CTL2"), PciRegister::new(0x3441, 2, 1, 0x368, "U_L0_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI1.
-pub const U_L1_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3441, 3, 1, 0x350, "U_L1_PCI_PMON_CTL0"), PciRegister::new(0x3441, 3, 1, 0x358, "U_L1_PCI_PMON_CTL1"), PciRegister::new(0x3441, 3, 1, 0x360, "U_L1_PCI_PMON_CTL2"), PciRegister::new(0x3441, 3, 1, 0x368, "U_L1_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI2.
-pub const U_L2_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x3441, 4, 1, 0x350, "U_L2_PCI_PMON_CTL0"), PciRegister::new(0x3441, 4, 1, 0x358, "U_L2_PCI_PMON_CTL1"), PciRegister::new(0x3441, 4, 1, 0x360, "U_L2_PCI_PMON_CTL2"), PciRegister::new(0x3441, 4, 1, 0x368, "U_L2_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 3] = [U_L0_PCI_PMON_CTL, U_L1_PCI_PMON_CTL, U_L2_PCI_PMON_CTL];
+/// `U_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (UPI0, UPI1, UPI2).
+pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 3] = [
+    [PciRegister::new(0x3441, 2, 1, 0x350, "U_L0_PCI_PMON_CTL0"), PciRegister::new(0x3441, 2, 1, 0x358, "U_L0_PCI_PMON_CTL1"), PciRegister::new(0x3441, 2, 1, 0x360, "U_L0_PCI_PMON_CTL2"), PciRegister::new(0x3441, 2, 1, 0x368, "U_L0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3441, 3, 1, 0x350, "U_L1_PCI_PMON_CTL0"), PciRegister::new(0x3441, 3, 1, 0x358, "U_L1_PCI_PMON_CTL1"), PciRegister::new(0x3441, 3, 1, 0x360, "U_L1_PCI_PMON_CTL2"), PciRegister::new(0x3441, 3, 1, 0x368, "U_L1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3441, 4, 1, 0x350, "U_L2_PCI_PMON_CTL0"), PciRegister::new(0x3441, 4, 1, 0x358, "U_L2_PCI_PMON_CTL1"), PciRegister::new(0x3441, 4, 1, 0x360, "U_L2_PCI_PMON_CTL2"), PciRegister::new(0x3441, 4, 1, 0x368, "U_L2_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -283,18 +301,18 @@ static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_L0_PCI_PMON_CTL0", instance: "UPI0", index: 0, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x350 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L0_PCI_PMON_CTL1", instance: "UPI0", index: 1, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x358 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L0_PCI_PMON_CTL2", instance: "UPI0", index: 2, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x360 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L0_PCI_PMON_CTL3", instance: "UPI0", index: 3, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x368 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_CTL0", instance: "UPI1", index: 0, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x350 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_CTL1", instance: "UPI1", index: 1, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x358 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_CTL2", instance: "UPI1", index: 2, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x360 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_CTL3", instance: "UPI1", index: 3, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x368 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_CTL0", instance: "UPI2", index: 0, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x350 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_CTL1", instance: "UPI2", index: 1, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x358 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_CTL2", instance: "UPI2", index: 2, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x360 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_CTL3", instance: "UPI2", index: 3, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x368 }, source: "linux-snbep" },
+        AddressInfo::pci("U_L0_PCI_PMON_CTL0", "UPI0", 0, (0x3441, 2, 1, 0x350), "linux-snbep"),
+        AddressInfo::pci("U_L0_PCI_PMON_CTL1", "UPI0", 1, (0x3441, 2, 1, 0x358), "linux-snbep"),
+        AddressInfo::pci("U_L0_PCI_PMON_CTL2", "UPI0", 2, (0x3441, 2, 1, 0x360), "linux-snbep"),
+        AddressInfo::pci("U_L0_PCI_PMON_CTL3", "UPI0", 3, (0x3441, 2, 1, 0x368), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_CTL0", "UPI1", 0, (0x3441, 3, 1, 0x350), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_CTL1", "UPI1", 1, (0x3441, 3, 1, 0x358), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_CTL2", "UPI1", 2, (0x3441, 3, 1, 0x360), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_CTL3", "UPI1", 3, (0x3441, 3, 1, 0x368), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_CTL0", "UPI2", 0, (0x3441, 4, 1, 0x350), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_CTL1", "UPI2", 1, (0x3441, 4, 1, 0x358), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_CTL2", "UPI2", 2, (0x3441, 4, 1, 0x360), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_CTL3", "UPI2", 3, (0x3441, 4, 1, 0x368), "linux-snbep"),
     ]),
     fields: UpiCtlLayout::FIELDS,
     notes: &[
@@ -347,24 +365,24 @@ impl Layout for UpiBoxStatusLayout {
 }
 
 impl UpiBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "U_L{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, UpiBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI0.
-pub const U_L0_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x3441, 2, 1, 0x37C, "U_L0_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI1.
-pub const U_L1_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x3441, 3, 1, 0x37C, "U_L1_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI2.
-pub const U_L2_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x3441, 4, 1, 0x37C, "U_L2_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const U_L_PCI_PMON_BOX_STATUS: [PciRegister<UpiBoxStatus>; 3] = [U_L0_PCI_PMON_BOX_STATUS, U_L1_PCI_PMON_BOX_STATUS, U_L2_PCI_PMON_BOX_STATUS];
+/// `U_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (UPI0, UPI1, UPI2).
+pub const U_L_PCI_PMON_BOX_STATUS: [PciRegister<UpiBoxStatus>; 3] = [
+    PciRegister::new(0x3441, 2, 1, 0x37C, "U_L0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x3441, 3, 1, 0x37C, "U_L1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x3441, 4, 1, 0x37C, "U_L2_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -374,9 +392,9 @@ static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the counters of one UPI box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_L0_PCI_PMON_BOX_STATUS", instance: "UPI0", index: 0, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x37C }, source: "likwid" },
-        AddressInfo { name: "U_L1_PCI_PMON_BOX_STATUS", instance: "UPI1", index: 0, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x37C }, source: "likwid" },
-        AddressInfo { name: "U_L2_PCI_PMON_BOX_STATUS", instance: "UPI2", index: 0, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x37C }, source: "likwid" },
+        AddressInfo::pci("U_L0_PCI_PMON_BOX_STATUS", "UPI0", 0, (0x3441, 2, 1, 0x37C), "likwid"),
+        AddressInfo::pci("U_L1_PCI_PMON_BOX_STATUS", "UPI1", 0, (0x3441, 3, 1, 0x37C), "likwid"),
+        AddressInfo::pci("U_L2_PCI_PMON_BOX_STATUS", "UPI2", 0, (0x3441, 4, 1, 0x37C), "likwid"),
     ]),
     fields: UpiBoxStatusLayout::FIELDS,
     notes: &[
@@ -425,24 +443,24 @@ impl Layout for UpiCtrLayout {
 }
 
 impl UpiCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_L{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI0.
-pub const U_L0_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3441, 2, 1, 0x320, "U_L0_PCI_PMON_CTR0"), PciRegister::new(0x3441, 2, 1, 0x328, "U_L0_PCI_PMON_CTR1"), PciRegister::new(0x3441, 2, 1, 0x330, "U_L0_PCI_PMON_CTR2"), PciRegister::new(0x3441, 2, 1, 0x338, "U_L0_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI1.
-pub const U_L1_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3441, 3, 1, 0x320, "U_L1_PCI_PMON_CTR0"), PciRegister::new(0x3441, 3, 1, 0x328, "U_L1_PCI_PMON_CTR1"), PciRegister::new(0x3441, 3, 1, 0x330, "U_L1_PCI_PMON_CTR2"), PciRegister::new(0x3441, 3, 1, 0x338, "U_L1_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI2.
-pub const U_L2_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x3441, 4, 1, 0x320, "U_L2_PCI_PMON_CTR0"), PciRegister::new(0x3441, 4, 1, 0x328, "U_L2_PCI_PMON_CTR1"), PciRegister::new(0x3441, 4, 1, 0x330, "U_L2_PCI_PMON_CTR2"), PciRegister::new(0x3441, 4, 1, 0x338, "U_L2_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 3] = [U_L0_PCI_PMON_CTR, U_L1_PCI_PMON_CTR, U_L2_PCI_PMON_CTR];
+/// `U_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (UPI0, UPI1, UPI2).
+pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 3] = [
+    [PciRegister::new(0x3441, 2, 1, 0x320, "U_L0_PCI_PMON_CTR0"), PciRegister::new(0x3441, 2, 1, 0x328, "U_L0_PCI_PMON_CTR1"), PciRegister::new(0x3441, 2, 1, 0x330, "U_L0_PCI_PMON_CTR2"), PciRegister::new(0x3441, 2, 1, 0x338, "U_L0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3441, 3, 1, 0x320, "U_L1_PCI_PMON_CTR0"), PciRegister::new(0x3441, 3, 1, 0x328, "U_L1_PCI_PMON_CTR1"), PciRegister::new(0x3441, 3, 1, 0x330, "U_L1_PCI_PMON_CTR2"), PciRegister::new(0x3441, 3, 1, 0x338, "U_L1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3441, 4, 1, 0x320, "U_L2_PCI_PMON_CTR0"), PciRegister::new(0x3441, 4, 1, 0x328, "U_L2_PCI_PMON_CTR1"), PciRegister::new(0x3441, 4, 1, 0x330, "U_L2_PCI_PMON_CTR2"), PciRegister::new(0x3441, 4, 1, 0x338, "U_L2_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -452,18 +470,18 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "UPI data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_L0_PCI_PMON_CTR0", instance: "UPI0", index: 0, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x320 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L0_PCI_PMON_CTR1", instance: "UPI0", index: 1, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x328 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L0_PCI_PMON_CTR2", instance: "UPI0", index: 2, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x330 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L0_PCI_PMON_CTR3", instance: "UPI0", index: 3, location: Location::Pci { device_id: 0x3441, device: 2, function: 1, offset: 0x338 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_CTR0", instance: "UPI1", index: 0, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x320 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_CTR1", instance: "UPI1", index: 1, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x328 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_CTR2", instance: "UPI1", index: 2, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x330 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L1_PCI_PMON_CTR3", instance: "UPI1", index: 3, location: Location::Pci { device_id: 0x3441, device: 3, function: 1, offset: 0x338 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_CTR0", instance: "UPI2", index: 0, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x320 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_CTR1", instance: "UPI2", index: 1, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x328 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_CTR2", instance: "UPI2", index: 2, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x330 }, source: "linux-snbep" },
-        AddressInfo { name: "U_L2_PCI_PMON_CTR3", instance: "UPI2", index: 3, location: Location::Pci { device_id: 0x3441, device: 4, function: 1, offset: 0x338 }, source: "linux-snbep" },
+        AddressInfo::pci("U_L0_PCI_PMON_CTR0", "UPI0", 0, (0x3441, 2, 1, 0x320), "linux-snbep"),
+        AddressInfo::pci("U_L0_PCI_PMON_CTR1", "UPI0", 1, (0x3441, 2, 1, 0x328), "linux-snbep"),
+        AddressInfo::pci("U_L0_PCI_PMON_CTR2", "UPI0", 2, (0x3441, 2, 1, 0x330), "linux-snbep"),
+        AddressInfo::pci("U_L0_PCI_PMON_CTR3", "UPI0", 3, (0x3441, 2, 1, 0x338), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_CTR0", "UPI1", 0, (0x3441, 3, 1, 0x320), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_CTR1", "UPI1", 1, (0x3441, 3, 1, 0x328), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_CTR2", "UPI1", 2, (0x3441, 3, 1, 0x330), "linux-snbep"),
+        AddressInfo::pci("U_L1_PCI_PMON_CTR3", "UPI1", 3, (0x3441, 3, 1, 0x338), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_CTR0", "UPI2", 0, (0x3441, 4, 1, 0x320), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_CTR1", "UPI2", 1, (0x3441, 4, 1, 0x328), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_CTR2", "UPI2", 2, (0x3441, 4, 1, 0x330), "linux-snbep"),
+        AddressInfo::pci("U_L2_PCI_PMON_CTR3", "UPI2", 3, (0x3441, 4, 1, 0x338), "linux-snbep"),
     ]),
     fields: UpiCtrLayout::FIELDS,
     notes: &[

@@ -77,7 +77,7 @@ pub(crate) static PMCR_INFO: RegisterInfo = RegisterInfo {
     description: "Performance Monitors Control Register: enables every counter at once, resets them, selects the cycle counter's divider and the counters' overflow width, and reports how many event counters the core implements.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), "linux-arm64-sysreg"),
     ]),
     fields: PmcrLayout::FIELDS,
     notes: &[
@@ -93,7 +93,7 @@ pub(crate) static PMCNTENSET_INFO: RegisterInfo = RegisterInfo {
     description: "Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter (writing 0 changes nothing).",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCNTENSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCNTENSET_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), "linux-arm64-sysreg"),
     ]),
     fields: PmcntensetLayout::FIELDS,
     notes: &[
@@ -109,7 +109,7 @@ pub(crate) static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo {
     description: "Count Enable Clear: reads which counters are enabled (as PMCNTENSET_EL0); writing 1 to a bit disables that counter.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCNTENCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCNTENCLR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), "linux-arm64-sysreg"),
     ]),
     fields: PmcntenclrLayout::FIELDS,
     notes: &[],
@@ -123,7 +123,7 @@ pub(crate) static PMOVSCLR_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that flag.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMOVSCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMOVSCLR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), "linux-arm64-sysreg"),
     ]),
     fields: PmovsclrLayout::FIELDS,
     notes: &[
@@ -139,7 +139,7 @@ pub(crate) static PMOVSSET_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow Flag Status Set: reads each counter's overflow flag (as PMOVSCLR_EL0); writing 1 to a bit sets that flag, as a hypervisor restoring a guest's state does.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMOVSSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMOVSSET_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), "linux-arm64-sysreg"),
     ]),
     fields: PmovssetLayout::FIELDS,
     notes: &[],
@@ -153,37 +153,37 @@ pub(crate) static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
     description: "Event Type Register n: the event PMEVCNTR{n}_EL0 counts, and the exception levels and security states it counts in. A filter bit set to 1 excludes (P, U, NSK, NSU, M) or includes (NSH) the state it names; with all zero the counter counts at EL0 and EL1 in every security state, not at EL2 or EL3 where the other bits say so.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVTYPER{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMEVTYPER0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER2_EL0", instance: "PMU", index: 2, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER3_EL0", instance: "PMU", index: 3, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER4_EL0", instance: "PMU", index: 4, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER5_EL0", instance: "PMU", index: 5, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER6_EL0", instance: "PMU", index: 6, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER7_EL0", instance: "PMU", index: 7, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER8_EL0", instance: "PMU", index: 8, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER9_EL0", instance: "PMU", index: 9, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER10_EL0", instance: "PMU", index: 10, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER11_EL0", instance: "PMU", index: 11, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER12_EL0", instance: "PMU", index: 12, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER13_EL0", instance: "PMU", index: 13, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER14_EL0", instance: "PMU", index: 14, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER15_EL0", instance: "PMU", index: 15, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER16_EL0", instance: "PMU", index: 16, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER17_EL0", instance: "PMU", index: 17, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER18_EL0", instance: "PMU", index: 18, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER19_EL0", instance: "PMU", index: 19, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER20_EL0", instance: "PMU", index: 20, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER21_EL0", instance: "PMU", index: 21, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER22_EL0", instance: "PMU", index: 22, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER23_EL0", instance: "PMU", index: 23, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER24_EL0", instance: "PMU", index: 24, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER25_EL0", instance: "PMU", index: 25, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER26_EL0", instance: "PMU", index: 26, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER27_EL0", instance: "PMU", index: 27, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER28_EL0", instance: "PMU", index: 28, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER29_EL0", instance: "PMU", index: 29, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER30_EL0", instance: "PMU", index: 30, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 6)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMEVTYPER0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER1_EL0", "PMU", 1, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER2_EL0", "PMU", 2, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER3_EL0", "PMU", 3, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER4_EL0", "PMU", 4, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER5_EL0", "PMU", 5, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER6_EL0", "PMU", 6, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER7_EL0", "PMU", 7, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER8_EL0", "PMU", 8, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER9_EL0", "PMU", 9, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER10_EL0", "PMU", 10, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER11_EL0", "PMU", 11, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER12_EL0", "PMU", 12, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER13_EL0", "PMU", 13, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER14_EL0", "PMU", 14, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER15_EL0", "PMU", 15, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER16_EL0", "PMU", 16, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER17_EL0", "PMU", 17, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER18_EL0", "PMU", 18, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER19_EL0", "PMU", 19, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER20_EL0", "PMU", 20, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER21_EL0", "PMU", 21, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER22_EL0", "PMU", 22, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER23_EL0", "PMU", 23, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER24_EL0", "PMU", 24, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER25_EL0", "PMU", 25, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER26_EL0", "PMU", 26, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER27_EL0", "PMU", 27, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER28_EL0", "PMU", 28, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER29_EL0", "PMU", 29, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER30_EL0", "PMU", 30, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 6)), "linux-arm64-sysreg"),
     ]),
     fields: PmevtyperLayout::FIELDS,
     notes: &[
@@ -200,37 +200,37 @@ pub(crate) static PMEVCNTR_INFO: RegisterInfo = RegisterInfo {
     description: "Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects, 32 bits wide before FEAT_PMUv3p5; its overflow flag is set when it wraps at 32 bits.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVCNTR{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMEVCNTR0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR2_EL0", instance: "PMU", index: 2, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR3_EL0", instance: "PMU", index: 3, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR4_EL0", instance: "PMU", index: 4, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR5_EL0", instance: "PMU", index: 5, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR6_EL0", instance: "PMU", index: 6, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR7_EL0", instance: "PMU", index: 7, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR8_EL0", instance: "PMU", index: 8, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR9_EL0", instance: "PMU", index: 9, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR10_EL0", instance: "PMU", index: 10, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR11_EL0", instance: "PMU", index: 11, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR12_EL0", instance: "PMU", index: 12, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR13_EL0", instance: "PMU", index: 13, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR14_EL0", instance: "PMU", index: 14, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR15_EL0", instance: "PMU", index: 15, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR16_EL0", instance: "PMU", index: 16, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR17_EL0", instance: "PMU", index: 17, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR18_EL0", instance: "PMU", index: 18, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR19_EL0", instance: "PMU", index: 19, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR20_EL0", instance: "PMU", index: 20, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR21_EL0", instance: "PMU", index: 21, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR22_EL0", instance: "PMU", index: 22, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR23_EL0", instance: "PMU", index: 23, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR24_EL0", instance: "PMU", index: 24, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR25_EL0", instance: "PMU", index: 25, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR26_EL0", instance: "PMU", index: 26, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR27_EL0", instance: "PMU", index: 27, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR28_EL0", instance: "PMU", index: 28, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR29_EL0", instance: "PMU", index: 29, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR30_EL0", instance: "PMU", index: 30, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 6)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMEVCNTR0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR1_EL0", "PMU", 1, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR2_EL0", "PMU", 2, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR3_EL0", "PMU", 3, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR4_EL0", "PMU", 4, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR5_EL0", "PMU", 5, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR6_EL0", "PMU", 6, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR7_EL0", "PMU", 7, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR8_EL0", "PMU", 8, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR9_EL0", "PMU", 9, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR10_EL0", "PMU", 10, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR11_EL0", "PMU", 11, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR12_EL0", "PMU", 12, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR13_EL0", "PMU", 13, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR14_EL0", "PMU", 14, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR15_EL0", "PMU", 15, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR16_EL0", "PMU", 16, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR17_EL0", "PMU", 17, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR18_EL0", "PMU", 18, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR19_EL0", "PMU", 19, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR20_EL0", "PMU", 20, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR21_EL0", "PMU", 21, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR22_EL0", "PMU", 22, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR23_EL0", "PMU", 23, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR24_EL0", "PMU", 24, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR25_EL0", "PMU", 25, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR26_EL0", "PMU", 26, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR27_EL0", "PMU", 27, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR28_EL0", "PMU", 28, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR29_EL0", "PMU", 29, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR30_EL0", "PMU", 30, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 6)), "linux-arm64-sysreg"),
     ]),
     fields: PmevcntrLayout::FIELDS,
     notes: &[
@@ -246,7 +246,7 @@ pub(crate) static PMCCFILTR_INFO: RegisterInfo = RegisterInfo {
     description: "Cycle Count Filter Register: the exception levels and security states the cycle counter counts in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no event number.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCCFILTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCCFILTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), "linux-arm64-sysreg"),
     ]),
     fields: PmccfiltrLayout::FIELDS,
     notes: &[
@@ -262,7 +262,7 @@ pub(crate) static PMCCNTR_INFO: RegisterInfo = RegisterInfo {
     description: "Cycle Count Register: counts processor cycles (every 64th with PMCR_EL0.D) in the states PMCCFILTR_EL0 allows; 64 bits wide, its overflow flag set at the 32-bit or 64-bit wrap as PMCR_EL0.LC says.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCCNTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCCNTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), "linux-arm64-sysreg"),
     ]),
     fields: PmccntrLayout::FIELDS,
     notes: &[],
@@ -276,7 +276,7 @@ pub(crate) static PMSWINC_INFO: RegisterInfo = RegisterInfo {
     description: "Software Increment: writing 1 to bit n adds one to event counter n where that counter counts event 0x00, SW_INCR. Write-only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMSWINC_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMSWINC_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 4)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMSWINC_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 4)), "linux-arm64-sysreg"),
     ]),
     fields: PmswincLayout::FIELDS,
     notes: &[
@@ -292,7 +292,7 @@ pub(crate) static PMSELR_INFO: RegisterInfo = RegisterInfo {
     description: "Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMSELR_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMSELR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 5)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMSELR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 5)), "linux-arm64-sysreg"),
     ]),
     fields: PmselrLayout::FIELDS,
     notes: &[
@@ -308,7 +308,7 @@ pub(crate) static PMCEID0_INFO: RegisterInfo = RegisterInfo {
     description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCEID0_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCEID0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCEID0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), "linux-arm64-sysreg"),
     ]),
     fields: Pmceid0Layout::FIELDS,
     notes: &[
@@ -324,7 +324,7 @@ pub(crate) static PMCEID1_INFO: RegisterInfo = RegisterInfo {
     description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCEID1_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCEID1_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCEID1_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), "linux-arm64-sysreg"),
     ]),
     fields: Pmceid1Layout::FIELDS,
     notes: &[],
@@ -338,7 +338,7 @@ pub(crate) static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
     description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMUSERENR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMUSERENR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMUSERENR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), "linux-arm64-sysreg"),
     ]),
     fields: PmuserenrLayout::FIELDS,
     notes: &[
@@ -354,7 +354,7 @@ pub(crate) static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
     description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMINTENSET_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMINTENSET_EL1", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMINTENSET_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), "linux-arm64-sysreg"),
     ]),
     fields: PmintensetLayout::FIELDS,
     notes: &[
@@ -370,7 +370,7 @@ pub(crate) static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
     description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMINTENCLR_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMINTENCLR_EL1", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMINTENCLR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), "linux-arm64-sysreg"),
     ]),
     fields: PmintenclrLayout::FIELDS,
     notes: &[],
@@ -380,9 +380,15 @@ pub(crate) static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
 #[cfg(feature = "events")]
 mod unit_events {
 use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant's doc
-/// gives the counters that may count it (bit n: counter n).
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
@@ -394,459 +400,287 @@ pub struct Event {
 }
 
 impl Event {
-    /// `SW_INCR`: event select 0x00, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const SW_INCR: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
-    /// `L1I_CACHE_REFILL`: event select 0x01, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1I_CACHE_REFILL: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 1 };
-    /// `L1I_TLB_REFILL`: event select 0x02, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1I_TLB_REFILL: Event = Event { code: 0x02, umask: 0x00, ext_sel: false, row: 2 };
-    /// `L1D_CACHE_REFILL`: event select 0x03, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_REFILL: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, row: 3 };
-    /// `L1D_CACHE`: event select 0x04, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1D_CACHE: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 4 };
-    /// `L1D_TLB_REFILL`: event select 0x05, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1D_TLB_REFILL: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 5 };
-    /// `INST_RETIRED`: event select 0x08, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const INST_RETIRED: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, row: 6 };
-    /// `EXC_TAKEN`: event select 0x09, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_TAKEN: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 7 };
-    /// `EXC_RETURN`: event select 0x0a, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_RETURN: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 8 };
-    /// `CID_WRITE_RETIRED`: event select 0x0b, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const CID_WRITE_RETIRED: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, row: 9 };
-    /// `BR_MIS_PRED`: event select 0x10, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BR_MIS_PRED: Event = Event { code: 0x10, umask: 0x00, ext_sel: false, row: 10 };
-    /// `CPU_CYCLES`: event select 0x11, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const CPU_CYCLES: Event = Event { code: 0x11, umask: 0x00, ext_sel: false, row: 11 };
-    /// `BR_PRED`: event select 0x12, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BR_PRED: Event = Event { code: 0x12, umask: 0x00, ext_sel: false, row: 12 };
-    /// `MEM_ACCESS`: event select 0x13, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const MEM_ACCESS: Event = Event { code: 0x13, umask: 0x00, ext_sel: false, row: 13 };
-    /// `L1I_CACHE`: event select 0x14, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1I_CACHE: Event = Event { code: 0x14, umask: 0x00, ext_sel: false, row: 14 };
-    /// `L1D_CACHE_WB`: event select 0x15, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_WB: Event = Event { code: 0x15, umask: 0x00, ext_sel: false, row: 15 };
-    /// `L2D_CACHE`: event select 0x16, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L2D_CACHE: Event = Event { code: 0x16, umask: 0x00, ext_sel: false, row: 16 };
-    /// `L2D_CACHE_REFILL`: event select 0x17, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_REFILL: Event = Event { code: 0x17, umask: 0x00, ext_sel: false, row: 17 };
-    /// `L2D_CACHE_WB`: event select 0x18, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_WB: Event = Event { code: 0x18, umask: 0x00, ext_sel: false, row: 18 };
-    /// `BUS_ACCESS`: event select 0x19, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BUS_ACCESS: Event = Event { code: 0x19, umask: 0x00, ext_sel: false, row: 19 };
-    /// `MEMORY_ERROR`: event select 0x1a, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const MEMORY_ERROR: Event = Event { code: 0x1a, umask: 0x00, ext_sel: false, row: 20 };
-    /// `INST_SPEC`: event select 0x1b, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const INST_SPEC: Event = Event { code: 0x1b, umask: 0x00, ext_sel: false, row: 21 };
-    /// `TTBR_WRITE_RETIRED`: event select 0x1c, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const TTBR_WRITE_RETIRED: Event = Event { code: 0x1c, umask: 0x00, ext_sel: false, row: 22 };
-    /// `BUS_CYCLES`: event select 0x1d, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BUS_CYCLES: Event = Event { code: 0x1d, umask: 0x00, ext_sel: false, row: 23 };
-    /// `CHAIN`: event select 0x1e, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const CHAIN: Event = Event { code: 0x1e, umask: 0x00, ext_sel: false, row: 24 };
-    /// `L2D_CACHE_ALLOCATE`: event select 0x20, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_ALLOCATE: Event = Event { code: 0x20, umask: 0x00, ext_sel: false, row: 25 };
-    /// `BR_RETIRED`: event select 0x21, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BR_RETIRED: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, row: 26 };
-    /// `BR_MIS_PRED_RETIRED`: event select 0x22, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const BR_MIS_PRED_RETIRED: Event = Event { code: 0x22, umask: 0x00, ext_sel: false, row: 27 };
-    /// `STALL_FRONTEND`: event select 0x23, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const STALL_FRONTEND: Event = Event { code: 0x23, umask: 0x00, ext_sel: false, row: 28 };
-    /// `STALL_BACKEND`: event select 0x24, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const STALL_BACKEND: Event = Event { code: 0x24, umask: 0x00, ext_sel: false, row: 29 };
-    /// `L1D_TLB`: event select 0x25, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1D_TLB: Event = Event { code: 0x25, umask: 0x00, ext_sel: false, row: 30 };
-    /// `L1I_TLB`: event select 0x26, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1I_TLB: Event = Event { code: 0x26, umask: 0x00, ext_sel: false, row: 31 };
-    /// `L3D_CACHE_ALLOCATE`: event select 0x29, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L3D_CACHE_ALLOCATE: Event = Event { code: 0x29, umask: 0x00, ext_sel: false, row: 32 };
-    /// `L3D_CACHE_REFILL`: event select 0x2a, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L3D_CACHE_REFILL: Event = Event { code: 0x2a, umask: 0x00, ext_sel: false, row: 33 };
-    /// `L3D_CACHE`: event select 0x2b, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L3D_CACHE: Event = Event { code: 0x2b, umask: 0x00, ext_sel: false, row: 34 };
-    /// `L2D_TLB_REFILL`: event select 0x2d, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L2D_TLB_REFILL: Event = Event { code: 0x2d, umask: 0x00, ext_sel: false, row: 35 };
-    /// `L2D_TLB`: event select 0x2f, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L2D_TLB: Event = Event { code: 0x2f, umask: 0x00, ext_sel: false, row: 36 };
-    /// `REMOTE_ACCESS`: event select 0x31, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const REMOTE_ACCESS: Event = Event { code: 0x31, umask: 0x00, ext_sel: false, row: 37 };
-    /// `DTLB_WALK`: event select 0x34, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const DTLB_WALK: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, row: 38 };
-    /// `ITLB_WALK`: event select 0x35, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const ITLB_WALK: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, row: 39 };
-    /// `LL_CACHE_RD`: event select 0x36, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const LL_CACHE_RD: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, row: 40 };
-    /// `LL_CACHE_MISS_RD`: event select 0x37, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const LL_CACHE_MISS_RD: Event = Event { code: 0x37, umask: 0x00, ext_sel: false, row: 41 };
-    /// `L1D_CACHE_LMISS_RD`: event select 0x39, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_LMISS_RD: Event = Event { code: 0x39, umask: 0x00, ext_sel: false, row: 42 };
-    /// `OP_RETIRED`: event select 0x3a, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const OP_RETIRED: Event = Event { code: 0x3a, umask: 0x00, ext_sel: false, row: 43 };
-    /// `OP_SPEC`: event select 0x3b, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const OP_SPEC: Event = Event { code: 0x3b, umask: 0x00, ext_sel: false, row: 44 };
-    /// `STALL`: event select 0x3c, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const STALL: Event = Event { code: 0x3c, umask: 0x00, ext_sel: false, row: 45 };
-    /// `STALL_SLOT_BACKEND`: event select 0x3d, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const STALL_SLOT_BACKEND: Event = Event { code: 0x3d, umask: 0x00, ext_sel: false, row: 46 };
-    /// `STALL_SLOT_FRONTEND`: event select 0x3e, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const STALL_SLOT_FRONTEND: Event = Event { code: 0x3e, umask: 0x00, ext_sel: false, row: 47 };
-    /// `STALL_SLOT`: event select 0x3f, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const STALL_SLOT: Event = Event { code: 0x3f, umask: 0x00, ext_sel: false, row: 48 };
-    /// `L1D_CACHE_RD`: event select 0x40, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_RD: Event = Event { code: 0x40, umask: 0x00, ext_sel: false, row: 49 };
-    /// `L1D_CACHE_WR`: event select 0x41, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_WR: Event = Event { code: 0x41, umask: 0x00, ext_sel: false, row: 50 };
-    /// `L1D_CACHE_REFILL_RD`: event select 0x42, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_REFILL_RD: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 51 };
-    /// `L1D_CACHE_REFILL_WR`: event select 0x43, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_REFILL_WR: Event = Event { code: 0x43, umask: 0x00, ext_sel: false, row: 52 };
-    /// `L1D_CACHE_REFILL_INNER`: event select 0x44, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_REFILL_INNER: Event = Event { code: 0x44, umask: 0x00, ext_sel: false, row: 53 };
-    /// `L1D_CACHE_REFILL_OUTER`: event select 0x45, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_REFILL_OUTER: Event = Event { code: 0x45, umask: 0x00, ext_sel: false, row: 54 };
-    /// `L1D_CACHE_WB_VICTIM`: event select 0x46, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_WB_VICTIM: Event = Event { code: 0x46, umask: 0x00, ext_sel: false, row: 55 };
-    /// `L1D_CACHE_WB_CLEAN`: event select 0x47, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_WB_CLEAN: Event = Event { code: 0x47, umask: 0x00, ext_sel: false, row: 56 };
-    /// `L1D_CACHE_INVAL`: event select 0x48, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_CACHE_INVAL: Event = Event { code: 0x48, umask: 0x00, ext_sel: false, row: 57 };
-    /// `L1D_TLB_REFILL_RD`: event select 0x4c, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_TLB_REFILL_RD: Event = Event { code: 0x4c, umask: 0x00, ext_sel: false, row: 58 };
-    /// `L1D_TLB_REFILL_WR`: event select 0x4d, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1D_TLB_REFILL_WR: Event = Event { code: 0x4d, umask: 0x00, ext_sel: false, row: 59 };
-    /// `L1D_TLB_RD`: event select 0x4e, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1D_TLB_RD: Event = Event { code: 0x4e, umask: 0x00, ext_sel: false, row: 60 };
-    /// `L1D_TLB_WR`: event select 0x4f, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L1D_TLB_WR: Event = Event { code: 0x4f, umask: 0x00, ext_sel: false, row: 61 };
-    /// `L2D_CACHE_RD`: event select 0x50, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_RD: Event = Event { code: 0x50, umask: 0x00, ext_sel: false, row: 62 };
-    /// `L2D_CACHE_WR`: event select 0x51, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_WR: Event = Event { code: 0x51, umask: 0x00, ext_sel: false, row: 63 };
-    /// `L2D_CACHE_REFILL_RD`: event select 0x52, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_REFILL_RD: Event = Event { code: 0x52, umask: 0x00, ext_sel: false, row: 64 };
-    /// `L2D_CACHE_REFILL_WR`: event select 0x53, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_REFILL_WR: Event = Event { code: 0x53, umask: 0x00, ext_sel: false, row: 65 };
-    /// `L2D_CACHE_WB_VICTIM`: event select 0x56, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_WB_VICTIM: Event = Event { code: 0x56, umask: 0x00, ext_sel: false, row: 66 };
-    /// `L2D_CACHE_WB_CLEAN`: event select 0x57, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_WB_CLEAN: Event = Event { code: 0x57, umask: 0x00, ext_sel: false, row: 67 };
-    /// `L2D_CACHE_INVAL`: event select 0x58, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_INVAL: Event = Event { code: 0x58, umask: 0x00, ext_sel: false, row: 68 };
-    /// `L2D_TLB_REFILL_RD`: event select 0x5c, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_TLB_REFILL_RD: Event = Event { code: 0x5c, umask: 0x00, ext_sel: false, row: 69 };
-    /// `L2D_TLB_REFILL_WR`: event select 0x5d, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_TLB_REFILL_WR: Event = Event { code: 0x5d, umask: 0x00, ext_sel: false, row: 70 };
-    /// `L2D_TLB_RD`: event select 0x5e, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L2D_TLB_RD: Event = Event { code: 0x5e, umask: 0x00, ext_sel: false, row: 71 };
-    /// `L2D_TLB_WR`: event select 0x5f, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L2D_TLB_WR: Event = Event { code: 0x5f, umask: 0x00, ext_sel: false, row: 72 };
-    /// `BUS_ACCESS_RD`: event select 0x60, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BUS_ACCESS_RD: Event = Event { code: 0x60, umask: 0x00, ext_sel: false, row: 73 };
-    /// `BUS_ACCESS_WR`: event select 0x61, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BUS_ACCESS_WR: Event = Event { code: 0x61, umask: 0x00, ext_sel: false, row: 74 };
-    /// `MEM_ACCESS_RD`: event select 0x66, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const MEM_ACCESS_RD: Event = Event { code: 0x66, umask: 0x00, ext_sel: false, row: 75 };
-    /// `MEM_ACCESS_WR`: event select 0x67, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const MEM_ACCESS_WR: Event = Event { code: 0x67, umask: 0x00, ext_sel: false, row: 76 };
-    /// `UNALIGNED_LD_SPEC`: event select 0x68, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const UNALIGNED_LD_SPEC: Event = Event { code: 0x68, umask: 0x00, ext_sel: false, row: 77 };
-    /// `UNALIGNED_ST_SPEC`: event select 0x69, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const UNALIGNED_ST_SPEC: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, row: 78 };
-    /// `UNALIGNED_LDST_SPEC`: event select 0x6a, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const UNALIGNED_LDST_SPEC: Event = Event { code: 0x6a, umask: 0x00, ext_sel: false, row: 79 };
-    /// `LDREX_SPEC`: event select 0x6c, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const LDREX_SPEC: Event = Event { code: 0x6c, umask: 0x00, ext_sel: false, row: 80 };
-    /// `STREX_PASS_SPEC`: event select 0x6d, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const STREX_PASS_SPEC: Event = Event { code: 0x6d, umask: 0x00, ext_sel: false, row: 81 };
-    /// `STREX_FAIL_SPEC`: event select 0x6e, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const STREX_FAIL_SPEC: Event = Event { code: 0x6e, umask: 0x00, ext_sel: false, row: 82 };
-    /// `STREX_SPEC`: event select 0x6f, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const STREX_SPEC: Event = Event { code: 0x6f, umask: 0x00, ext_sel: false, row: 83 };
-    /// `LD_SPEC`: event select 0x70, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const LD_SPEC: Event = Event { code: 0x70, umask: 0x00, ext_sel: false, row: 84 };
-    /// `ST_SPEC`: event select 0x71, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const ST_SPEC: Event = Event { code: 0x71, umask: 0x00, ext_sel: false, row: 85 };
-    /// `DP_SPEC`: event select 0x73, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const DP_SPEC: Event = Event { code: 0x73, umask: 0x00, ext_sel: false, row: 86 };
-    /// `ASE_SPEC`: event select 0x74, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const ASE_SPEC: Event = Event { code: 0x74, umask: 0x00, ext_sel: false, row: 87 };
-    /// `VFP_SPEC`: event select 0x75, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const VFP_SPEC: Event = Event { code: 0x75, umask: 0x00, ext_sel: false, row: 88 };
-    /// `PC_WRITE_SPEC`: event select 0x76, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const PC_WRITE_SPEC: Event = Event { code: 0x76, umask: 0x00, ext_sel: false, row: 89 };
-    /// `CRYPTO_SPEC`: event select 0x77, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const CRYPTO_SPEC: Event = Event { code: 0x77, umask: 0x00, ext_sel: false, row: 90 };
-    /// `BR_IMMED_SPEC`: event select 0x78, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BR_IMMED_SPEC: Event = Event { code: 0x78, umask: 0x00, ext_sel: false, row: 91 };
-    /// `BR_RETURN_SPEC`: event select 0x79, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const BR_RETURN_SPEC: Event = Event { code: 0x79, umask: 0x00, ext_sel: false, row: 92 };
-    /// `BR_INDIRECT_SPEC`: event select 0x7a, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const BR_INDIRECT_SPEC: Event = Event { code: 0x7a, umask: 0x00, ext_sel: false, row: 93 };
-    /// `ISB_SPEC`: event select 0x7c, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const ISB_SPEC: Event = Event { code: 0x7c, umask: 0x00, ext_sel: false, row: 94 };
-    /// `DSB_SPEC`: event select 0x7d, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const DSB_SPEC: Event = Event { code: 0x7d, umask: 0x00, ext_sel: false, row: 95 };
-    /// `DMB_SPEC`: event select 0x7e, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const DMB_SPEC: Event = Event { code: 0x7e, umask: 0x00, ext_sel: false, row: 96 };
-    /// `EXC_UNDEF`: event select 0x81, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_UNDEF: Event = Event { code: 0x81, umask: 0x00, ext_sel: false, row: 97 };
-    /// `EXC_SVC`: event select 0x82, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_SVC: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, row: 98 };
-    /// `EXC_PABORT`: event select 0x83, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_PABORT: Event = Event { code: 0x83, umask: 0x00, ext_sel: false, row: 99 };
-    /// `EXC_DABORT`: event select 0x84, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_DABORT: Event = Event { code: 0x84, umask: 0x00, ext_sel: false, row: 100 };
-    /// `EXC_IRQ`: event select 0x86, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_IRQ: Event = Event { code: 0x86, umask: 0x00, ext_sel: false, row: 101 };
-    /// `EXC_FIQ`: event select 0x87, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_FIQ: Event = Event { code: 0x87, umask: 0x00, ext_sel: false, row: 102 };
-    /// `EXC_SMC`: event select 0x88, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_SMC: Event = Event { code: 0x88, umask: 0x00, ext_sel: false, row: 103 };
-    /// `EXC_HVC`: event select 0x8a, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_HVC: Event = Event { code: 0x8a, umask: 0x00, ext_sel: false, row: 104 };
-    /// `EXC_TRAP_PABORT`: event select 0x8b, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const EXC_TRAP_PABORT: Event = Event { code: 0x8b, umask: 0x00, ext_sel: false, row: 105 };
-    /// `EXC_TRAP_DABORT`: event select 0x8c, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const EXC_TRAP_DABORT: Event = Event { code: 0x8c, umask: 0x00, ext_sel: false, row: 106 };
-    /// `EXC_TRAP_OTHER`: event select 0x8d, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_TRAP_OTHER: Event = Event { code: 0x8d, umask: 0x00, ext_sel: false, row: 107 };
-    /// `EXC_TRAP_IRQ`: event select 0x8e, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_TRAP_IRQ: Event = Event { code: 0x8e, umask: 0x00, ext_sel: false, row: 108 };
-    /// `EXC_TRAP_FIQ`: event select 0x8f, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const EXC_TRAP_FIQ: Event = Event { code: 0x8f, umask: 0x00, ext_sel: false, row: 109 };
-    /// `RC_LD_SPEC`: event select 0x90, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const RC_LD_SPEC: Event = Event { code: 0x90, umask: 0x00, ext_sel: false, row: 110 };
-    /// `RC_ST_SPEC`: event select 0x91, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const RC_ST_SPEC: Event = Event { code: 0x91, umask: 0x00, ext_sel: false, row: 111 };
-    /// `L3D_CACHE_RD`: event select 0xa0, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const L3D_CACHE_RD: Event = Event { code: 0xa0, umask: 0x00, ext_sel: false, row: 112 };
-    /// `SAMPLE_POP`: event select 0x4000, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const SAMPLE_POP: Event = Event { code: 0x4000, umask: 0x00, ext_sel: false, row: 113 };
-    /// `SAMPLE_FEED`: event select 0x4001, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const SAMPLE_FEED: Event = Event { code: 0x4001, umask: 0x00, ext_sel: false, row: 114 };
-    /// `SAMPLE_FILTRATE`: event select 0x4002, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SAMPLE_FILTRATE: Event = Event { code: 0x4002, umask: 0x00, ext_sel: false, row: 115 };
-    /// `SAMPLE_COLLISION`: event select 0x4003, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SAMPLE_COLLISION: Event = Event { code: 0x4003, umask: 0x00, ext_sel: false, row: 116 };
-    /// `CNT_CYCLES`: event select 0x4004, umask 0x00, counters 0b1111111111111111111111111111111.
-    pub const CNT_CYCLES: Event = Event { code: 0x4004, umask: 0x00, ext_sel: false, row: 117 };
-    /// `STALL_BACKEND_MEM`: event select 0x4005, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const STALL_BACKEND_MEM: Event = Event { code: 0x4005, umask: 0x00, ext_sel: false, row: 118 };
-    /// `L1I_CACHE_LMISS`: event select 0x4006, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L1I_CACHE_LMISS: Event = Event { code: 0x4006, umask: 0x00, ext_sel: false, row: 119 };
-    /// `L2D_CACHE_LMISS_RD`: event select 0x4009, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L2D_CACHE_LMISS_RD: Event = Event { code: 0x4009, umask: 0x00, ext_sel: false, row: 120 };
-    /// `L3D_CACHE_LMISS_RD`: event select 0x400b, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const L3D_CACHE_LMISS_RD: Event = Event { code: 0x400b, umask: 0x00, ext_sel: false, row: 121 };
-    /// `ASE_INST_SPEC`: event select 0x8005, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const ASE_INST_SPEC: Event = Event { code: 0x8005, umask: 0x00, ext_sel: false, row: 122 };
-    /// `SVE_INST_SPEC`: event select 0x8006, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SVE_INST_SPEC: Event = Event { code: 0x8006, umask: 0x00, ext_sel: false, row: 123 };
-    /// `SVE_PRED_SPEC`: event select 0x8074, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SVE_PRED_SPEC: Event = Event { code: 0x8074, umask: 0x00, ext_sel: false, row: 124 };
-    /// `SVE_PRED_EMPTY_SPEC`: event select 0x8075, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SVE_PRED_EMPTY_SPEC: Event = Event { code: 0x8075, umask: 0x00, ext_sel: false, row: 125 };
-    /// `SVE_PRED_FULL_SPEC`: event select 0x8076, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SVE_PRED_FULL_SPEC: Event = Event { code: 0x8076, umask: 0x00, ext_sel: false, row: 126 };
-    /// `SVE_PRED_PARTIAL_SPEC`: event select 0x8077, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SVE_PRED_PARTIAL_SPEC: Event = Event { code: 0x8077, umask: 0x00, ext_sel: false, row: 127 };
-    /// `SVE_LDFF_SPEC`: event select 0x80bc, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SVE_LDFF_SPEC: Event = Event { code: 0x80bc, umask: 0x00, ext_sel: false, row: 128 };
-    /// `SVE_LDFF_FAULT_SPEC`: event select 0x80bd, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const SVE_LDFF_FAULT_SPEC: Event = Event { code: 0x80bd, umask: 0x00, ext_sel: false, row: 129 };
-    /// `FP_SCALE_OPS_SPEC`: event select 0x80c0, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const FP_SCALE_OPS_SPEC: Event = Event { code: 0x80c0, umask: 0x00, ext_sel: false, row: 130 };
-    /// `FP_FIXED_OPS_SPEC`: event select 0x80c1, umask 0x00, counters
-    /// 0b1111111111111111111111111111111.
-    pub const FP_FIXED_OPS_SPEC: Event = Event { code: 0x80c1, umask: 0x00, ext_sel: false, row: 131 };
+    /// `SW_INCR`.
+    pub const SW_INCR: Event = Event::row(0);
+    /// `L1I_CACHE_REFILL`.
+    pub const L1I_CACHE_REFILL: Event = Event::row(1);
+    /// `L1I_TLB_REFILL`.
+    pub const L1I_TLB_REFILL: Event = Event::row(2);
+    /// `L1D_CACHE_REFILL`.
+    pub const L1D_CACHE_REFILL: Event = Event::row(3);
+    /// `L1D_CACHE`.
+    pub const L1D_CACHE: Event = Event::row(4);
+    /// `L1D_TLB_REFILL`.
+    pub const L1D_TLB_REFILL: Event = Event::row(5);
+    /// `INST_RETIRED`.
+    pub const INST_RETIRED: Event = Event::row(6);
+    /// `EXC_TAKEN`.
+    pub const EXC_TAKEN: Event = Event::row(7);
+    /// `EXC_RETURN`.
+    pub const EXC_RETURN: Event = Event::row(8);
+    /// `CID_WRITE_RETIRED`.
+    pub const CID_WRITE_RETIRED: Event = Event::row(9);
+    /// `BR_MIS_PRED`.
+    pub const BR_MIS_PRED: Event = Event::row(10);
+    /// `CPU_CYCLES`.
+    pub const CPU_CYCLES: Event = Event::row(11);
+    /// `BR_PRED`.
+    pub const BR_PRED: Event = Event::row(12);
+    /// `MEM_ACCESS`.
+    pub const MEM_ACCESS: Event = Event::row(13);
+    /// `L1I_CACHE`.
+    pub const L1I_CACHE: Event = Event::row(14);
+    /// `L1D_CACHE_WB`.
+    pub const L1D_CACHE_WB: Event = Event::row(15);
+    /// `L2D_CACHE`.
+    pub const L2D_CACHE: Event = Event::row(16);
+    /// `L2D_CACHE_REFILL`.
+    pub const L2D_CACHE_REFILL: Event = Event::row(17);
+    /// `L2D_CACHE_WB`.
+    pub const L2D_CACHE_WB: Event = Event::row(18);
+    /// `BUS_ACCESS`.
+    pub const BUS_ACCESS: Event = Event::row(19);
+    /// `MEMORY_ERROR`.
+    pub const MEMORY_ERROR: Event = Event::row(20);
+    /// `INST_SPEC`.
+    pub const INST_SPEC: Event = Event::row(21);
+    /// `TTBR_WRITE_RETIRED`.
+    pub const TTBR_WRITE_RETIRED: Event = Event::row(22);
+    /// `BUS_CYCLES`.
+    pub const BUS_CYCLES: Event = Event::row(23);
+    /// `CHAIN`.
+    pub const CHAIN: Event = Event::row(24);
+    /// `L2D_CACHE_ALLOCATE`.
+    pub const L2D_CACHE_ALLOCATE: Event = Event::row(25);
+    /// `BR_RETIRED`.
+    pub const BR_RETIRED: Event = Event::row(26);
+    /// `BR_MIS_PRED_RETIRED`.
+    pub const BR_MIS_PRED_RETIRED: Event = Event::row(27);
+    /// `STALL_FRONTEND`.
+    pub const STALL_FRONTEND: Event = Event::row(28);
+    /// `STALL_BACKEND`.
+    pub const STALL_BACKEND: Event = Event::row(29);
+    /// `L1D_TLB`.
+    pub const L1D_TLB: Event = Event::row(30);
+    /// `L1I_TLB`.
+    pub const L1I_TLB: Event = Event::row(31);
+    /// `L3D_CACHE_ALLOCATE`.
+    pub const L3D_CACHE_ALLOCATE: Event = Event::row(32);
+    /// `L3D_CACHE_REFILL`.
+    pub const L3D_CACHE_REFILL: Event = Event::row(33);
+    /// `L3D_CACHE`.
+    pub const L3D_CACHE: Event = Event::row(34);
+    /// `L2D_TLB_REFILL`.
+    pub const L2D_TLB_REFILL: Event = Event::row(35);
+    /// `L2D_TLB`.
+    pub const L2D_TLB: Event = Event::row(36);
+    /// `REMOTE_ACCESS`.
+    pub const REMOTE_ACCESS: Event = Event::row(37);
+    /// `DTLB_WALK`.
+    pub const DTLB_WALK: Event = Event::row(38);
+    /// `ITLB_WALK`.
+    pub const ITLB_WALK: Event = Event::row(39);
+    /// `LL_CACHE_RD`.
+    pub const LL_CACHE_RD: Event = Event::row(40);
+    /// `LL_CACHE_MISS_RD`.
+    pub const LL_CACHE_MISS_RD: Event = Event::row(41);
+    /// `L1D_CACHE_LMISS_RD`.
+    pub const L1D_CACHE_LMISS_RD: Event = Event::row(42);
+    /// `OP_RETIRED`.
+    pub const OP_RETIRED: Event = Event::row(43);
+    /// `OP_SPEC`.
+    pub const OP_SPEC: Event = Event::row(44);
+    /// `STALL`.
+    pub const STALL: Event = Event::row(45);
+    /// `STALL_SLOT_BACKEND`.
+    pub const STALL_SLOT_BACKEND: Event = Event::row(46);
+    /// `STALL_SLOT_FRONTEND`.
+    pub const STALL_SLOT_FRONTEND: Event = Event::row(47);
+    /// `STALL_SLOT`.
+    pub const STALL_SLOT: Event = Event::row(48);
+    /// `L1D_CACHE_RD`.
+    pub const L1D_CACHE_RD: Event = Event::row(49);
+    /// `L1D_CACHE_WR`.
+    pub const L1D_CACHE_WR: Event = Event::row(50);
+    /// `L1D_CACHE_REFILL_RD`.
+    pub const L1D_CACHE_REFILL_RD: Event = Event::row(51);
+    /// `L1D_CACHE_REFILL_WR`.
+    pub const L1D_CACHE_REFILL_WR: Event = Event::row(52);
+    /// `L1D_CACHE_REFILL_INNER`.
+    pub const L1D_CACHE_REFILL_INNER: Event = Event::row(53);
+    /// `L1D_CACHE_REFILL_OUTER`.
+    pub const L1D_CACHE_REFILL_OUTER: Event = Event::row(54);
+    /// `L1D_CACHE_WB_VICTIM`.
+    pub const L1D_CACHE_WB_VICTIM: Event = Event::row(55);
+    /// `L1D_CACHE_WB_CLEAN`.
+    pub const L1D_CACHE_WB_CLEAN: Event = Event::row(56);
+    /// `L1D_CACHE_INVAL`.
+    pub const L1D_CACHE_INVAL: Event = Event::row(57);
+    /// `L1D_TLB_REFILL_RD`.
+    pub const L1D_TLB_REFILL_RD: Event = Event::row(58);
+    /// `L1D_TLB_REFILL_WR`.
+    pub const L1D_TLB_REFILL_WR: Event = Event::row(59);
+    /// `L1D_TLB_RD`.
+    pub const L1D_TLB_RD: Event = Event::row(60);
+    /// `L1D_TLB_WR`.
+    pub const L1D_TLB_WR: Event = Event::row(61);
+    /// `L2D_CACHE_RD`.
+    pub const L2D_CACHE_RD: Event = Event::row(62);
+    /// `L2D_CACHE_WR`.
+    pub const L2D_CACHE_WR: Event = Event::row(63);
+    /// `L2D_CACHE_REFILL_RD`.
+    pub const L2D_CACHE_REFILL_RD: Event = Event::row(64);
+    /// `L2D_CACHE_REFILL_WR`.
+    pub const L2D_CACHE_REFILL_WR: Event = Event::row(65);
+    /// `L2D_CACHE_WB_VICTIM`.
+    pub const L2D_CACHE_WB_VICTIM: Event = Event::row(66);
+    /// `L2D_CACHE_WB_CLEAN`.
+    pub const L2D_CACHE_WB_CLEAN: Event = Event::row(67);
+    /// `L2D_CACHE_INVAL`.
+    pub const L2D_CACHE_INVAL: Event = Event::row(68);
+    /// `L2D_TLB_REFILL_RD`.
+    pub const L2D_TLB_REFILL_RD: Event = Event::row(69);
+    /// `L2D_TLB_REFILL_WR`.
+    pub const L2D_TLB_REFILL_WR: Event = Event::row(70);
+    /// `L2D_TLB_RD`.
+    pub const L2D_TLB_RD: Event = Event::row(71);
+    /// `L2D_TLB_WR`.
+    pub const L2D_TLB_WR: Event = Event::row(72);
+    /// `BUS_ACCESS_RD`.
+    pub const BUS_ACCESS_RD: Event = Event::row(73);
+    /// `BUS_ACCESS_WR`.
+    pub const BUS_ACCESS_WR: Event = Event::row(74);
+    /// `MEM_ACCESS_RD`.
+    pub const MEM_ACCESS_RD: Event = Event::row(75);
+    /// `MEM_ACCESS_WR`.
+    pub const MEM_ACCESS_WR: Event = Event::row(76);
+    /// `UNALIGNED_LD_SPEC`.
+    pub const UNALIGNED_LD_SPEC: Event = Event::row(77);
+    /// `UNALIGNED_ST_SPEC`.
+    pub const UNALIGNED_ST_SPEC: Event = Event::row(78);
+    /// `UNALIGNED_LDST_SPEC`.
+    pub const UNALIGNED_LDST_SPEC: Event = Event::row(79);
+    /// `LDREX_SPEC`.
+    pub const LDREX_SPEC: Event = Event::row(80);
+    /// `STREX_PASS_SPEC`.
+    pub const STREX_PASS_SPEC: Event = Event::row(81);
+    /// `STREX_FAIL_SPEC`.
+    pub const STREX_FAIL_SPEC: Event = Event::row(82);
+    /// `STREX_SPEC`.
+    pub const STREX_SPEC: Event = Event::row(83);
+    /// `LD_SPEC`.
+    pub const LD_SPEC: Event = Event::row(84);
+    /// `ST_SPEC`.
+    pub const ST_SPEC: Event = Event::row(85);
+    /// `DP_SPEC`.
+    pub const DP_SPEC: Event = Event::row(86);
+    /// `ASE_SPEC`.
+    pub const ASE_SPEC: Event = Event::row(87);
+    /// `VFP_SPEC`.
+    pub const VFP_SPEC: Event = Event::row(88);
+    /// `PC_WRITE_SPEC`.
+    pub const PC_WRITE_SPEC: Event = Event::row(89);
+    /// `CRYPTO_SPEC`.
+    pub const CRYPTO_SPEC: Event = Event::row(90);
+    /// `BR_IMMED_SPEC`.
+    pub const BR_IMMED_SPEC: Event = Event::row(91);
+    /// `BR_RETURN_SPEC`.
+    pub const BR_RETURN_SPEC: Event = Event::row(92);
+    /// `BR_INDIRECT_SPEC`.
+    pub const BR_INDIRECT_SPEC: Event = Event::row(93);
+    /// `ISB_SPEC`.
+    pub const ISB_SPEC: Event = Event::row(94);
+    /// `DSB_SPEC`.
+    pub const DSB_SPEC: Event = Event::row(95);
+    /// `DMB_SPEC`.
+    pub const DMB_SPEC: Event = Event::row(96);
+    /// `EXC_UNDEF`.
+    pub const EXC_UNDEF: Event = Event::row(97);
+    /// `EXC_SVC`.
+    pub const EXC_SVC: Event = Event::row(98);
+    /// `EXC_PABORT`.
+    pub const EXC_PABORT: Event = Event::row(99);
+    /// `EXC_DABORT`.
+    pub const EXC_DABORT: Event = Event::row(100);
+    /// `EXC_IRQ`.
+    pub const EXC_IRQ: Event = Event::row(101);
+    /// `EXC_FIQ`.
+    pub const EXC_FIQ: Event = Event::row(102);
+    /// `EXC_SMC`.
+    pub const EXC_SMC: Event = Event::row(103);
+    /// `EXC_HVC`.
+    pub const EXC_HVC: Event = Event::row(104);
+    /// `EXC_TRAP_PABORT`.
+    pub const EXC_TRAP_PABORT: Event = Event::row(105);
+    /// `EXC_TRAP_DABORT`.
+    pub const EXC_TRAP_DABORT: Event = Event::row(106);
+    /// `EXC_TRAP_OTHER`.
+    pub const EXC_TRAP_OTHER: Event = Event::row(107);
+    /// `EXC_TRAP_IRQ`.
+    pub const EXC_TRAP_IRQ: Event = Event::row(108);
+    /// `EXC_TRAP_FIQ`.
+    pub const EXC_TRAP_FIQ: Event = Event::row(109);
+    /// `RC_LD_SPEC`.
+    pub const RC_LD_SPEC: Event = Event::row(110);
+    /// `RC_ST_SPEC`.
+    pub const RC_ST_SPEC: Event = Event::row(111);
+    /// `L3D_CACHE_RD`.
+    pub const L3D_CACHE_RD: Event = Event::row(112);
+    /// `SAMPLE_POP`.
+    pub const SAMPLE_POP: Event = Event::row(113);
+    /// `SAMPLE_FEED`.
+    pub const SAMPLE_FEED: Event = Event::row(114);
+    /// `SAMPLE_FILTRATE`.
+    pub const SAMPLE_FILTRATE: Event = Event::row(115);
+    /// `SAMPLE_COLLISION`.
+    pub const SAMPLE_COLLISION: Event = Event::row(116);
+    /// `CNT_CYCLES`.
+    pub const CNT_CYCLES: Event = Event::row(117);
+    /// `STALL_BACKEND_MEM`.
+    pub const STALL_BACKEND_MEM: Event = Event::row(118);
+    /// `L1I_CACHE_LMISS`.
+    pub const L1I_CACHE_LMISS: Event = Event::row(119);
+    /// `L2D_CACHE_LMISS_RD`.
+    pub const L2D_CACHE_LMISS_RD: Event = Event::row(120);
+    /// `L3D_CACHE_LMISS_RD`.
+    pub const L3D_CACHE_LMISS_RD: Event = Event::row(121);
+    /// `ASE_INST_SPEC`.
+    pub const ASE_INST_SPEC: Event = Event::row(122);
+    /// `SVE_INST_SPEC`.
+    pub const SVE_INST_SPEC: Event = Event::row(123);
+    /// `SVE_PRED_SPEC`.
+    pub const SVE_PRED_SPEC: Event = Event::row(124);
+    /// `SVE_PRED_EMPTY_SPEC`.
+    pub const SVE_PRED_EMPTY_SPEC: Event = Event::row(125);
+    /// `SVE_PRED_FULL_SPEC`.
+    pub const SVE_PRED_FULL_SPEC: Event = Event::row(126);
+    /// `SVE_PRED_PARTIAL_SPEC`.
+    pub const SVE_PRED_PARTIAL_SPEC: Event = Event::row(127);
+    /// `SVE_LDFF_SPEC`.
+    pub const SVE_LDFF_SPEC: Event = Event::row(128);
+    /// `SVE_LDFF_FAULT_SPEC`.
+    pub const SVE_LDFF_FAULT_SPEC: Event = Event::row(129);
+    /// `FP_SCALE_OPS_SPEC`.
+    pub const FP_SCALE_OPS_SPEC: Event = Event::row(130);
+    /// `FP_FIXED_OPS_SPEC`.
+    pub const FP_FIXED_OPS_SPEC: Event = Event::row(131);
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[
-        Event::SW_INCR,
-        Event::L1I_CACHE_REFILL,
-        Event::L1I_TLB_REFILL,
-        Event::L1D_CACHE_REFILL,
-        Event::L1D_CACHE,
-        Event::L1D_TLB_REFILL,
-        Event::INST_RETIRED,
-        Event::EXC_TAKEN,
-        Event::EXC_RETURN,
-        Event::CID_WRITE_RETIRED,
-        Event::BR_MIS_PRED,
-        Event::CPU_CYCLES,
-        Event::BR_PRED,
-        Event::MEM_ACCESS,
-        Event::L1I_CACHE,
-        Event::L1D_CACHE_WB,
-        Event::L2D_CACHE,
-        Event::L2D_CACHE_REFILL,
-        Event::L2D_CACHE_WB,
-        Event::BUS_ACCESS,
-        Event::MEMORY_ERROR,
-        Event::INST_SPEC,
-        Event::TTBR_WRITE_RETIRED,
-        Event::BUS_CYCLES,
-        Event::CHAIN,
-        Event::L2D_CACHE_ALLOCATE,
-        Event::BR_RETIRED,
-        Event::BR_MIS_PRED_RETIRED,
-        Event::STALL_FRONTEND,
-        Event::STALL_BACKEND,
-        Event::L1D_TLB,
-        Event::L1I_TLB,
-        Event::L3D_CACHE_ALLOCATE,
-        Event::L3D_CACHE_REFILL,
-        Event::L3D_CACHE,
-        Event::L2D_TLB_REFILL,
-        Event::L2D_TLB,
-        Event::REMOTE_ACCESS,
-        Event::DTLB_WALK,
-        Event::ITLB_WALK,
-        Event::LL_CACHE_RD,
-        Event::LL_CACHE_MISS_RD,
-        Event::L1D_CACHE_LMISS_RD,
-        Event::OP_RETIRED,
-        Event::OP_SPEC,
-        Event::STALL,
-        Event::STALL_SLOT_BACKEND,
-        Event::STALL_SLOT_FRONTEND,
-        Event::STALL_SLOT,
-        Event::L1D_CACHE_RD,
-        Event::L1D_CACHE_WR,
-        Event::L1D_CACHE_REFILL_RD,
-        Event::L1D_CACHE_REFILL_WR,
-        Event::L1D_CACHE_REFILL_INNER,
-        Event::L1D_CACHE_REFILL_OUTER,
-        Event::L1D_CACHE_WB_VICTIM,
-        Event::L1D_CACHE_WB_CLEAN,
-        Event::L1D_CACHE_INVAL,
-        Event::L1D_TLB_REFILL_RD,
-        Event::L1D_TLB_REFILL_WR,
-        Event::L1D_TLB_RD,
-        Event::L1D_TLB_WR,
-        Event::L2D_CACHE_RD,
-        Event::L2D_CACHE_WR,
-        Event::L2D_CACHE_REFILL_RD,
-        Event::L2D_CACHE_REFILL_WR,
-        Event::L2D_CACHE_WB_VICTIM,
-        Event::L2D_CACHE_WB_CLEAN,
-        Event::L2D_CACHE_INVAL,
-        Event::L2D_TLB_REFILL_RD,
-        Event::L2D_TLB_REFILL_WR,
-        Event::L2D_TLB_RD,
-        Event::L2D_TLB_WR,
-        Event::BUS_ACCESS_RD,
-        Event::BUS_ACCESS_WR,
-        Event::MEM_ACCESS_RD,
-        Event::MEM_ACCESS_WR,
-        Event::UNALIGNED_LD_SPEC,
-        Event::UNALIGNED_ST_SPEC,
-        Event::UNALIGNED_LDST_SPEC,
-        Event::LDREX_SPEC,
-        Event::STREX_PASS_SPEC,
-        Event::STREX_FAIL_SPEC,
-        Event::STREX_SPEC,
-        Event::LD_SPEC,
-        Event::ST_SPEC,
-        Event::DP_SPEC,
-        Event::ASE_SPEC,
-        Event::VFP_SPEC,
-        Event::PC_WRITE_SPEC,
-        Event::CRYPTO_SPEC,
-        Event::BR_IMMED_SPEC,
-        Event::BR_RETURN_SPEC,
-        Event::BR_INDIRECT_SPEC,
-        Event::ISB_SPEC,
-        Event::DSB_SPEC,
-        Event::DMB_SPEC,
-        Event::EXC_UNDEF,
-        Event::EXC_SVC,
-        Event::EXC_PABORT,
-        Event::EXC_DABORT,
-        Event::EXC_IRQ,
-        Event::EXC_FIQ,
-        Event::EXC_SMC,
-        Event::EXC_HVC,
-        Event::EXC_TRAP_PABORT,
-        Event::EXC_TRAP_DABORT,
-        Event::EXC_TRAP_OTHER,
-        Event::EXC_TRAP_IRQ,
-        Event::EXC_TRAP_FIQ,
-        Event::RC_LD_SPEC,
-        Event::RC_ST_SPEC,
-        Event::L3D_CACHE_RD,
-        Event::SAMPLE_POP,
-        Event::SAMPLE_FEED,
-        Event::SAMPLE_FILTRATE,
-        Event::SAMPLE_COLLISION,
-        Event::CNT_CYCLES,
-        Event::STALL_BACKEND_MEM,
-        Event::L1I_CACHE_LMISS,
-        Event::L2D_CACHE_LMISS_RD,
-        Event::L3D_CACHE_LMISS_RD,
-        Event::ASE_INST_SPEC,
-        Event::SVE_INST_SPEC,
-        Event::SVE_PRED_SPEC,
-        Event::SVE_PRED_EMPTY_SPEC,
-        Event::SVE_PRED_FULL_SPEC,
-        Event::SVE_PRED_PARTIAL_SPEC,
-        Event::SVE_LDFF_SPEC,
-        Event::SVE_LDFF_FAULT_SPEC,
-        Event::FP_SCALE_OPS_SPEC,
-        Event::FP_FIXED_OPS_SPEC,
-    ];
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
 
     /// Event select.
     pub const fn code(self) -> u16 {
@@ -877,143 +711,157 @@ impl Event {
     }
 }
 
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("SW_INCR", 0x00, 0x00, 0b1111111111111111111111111111111),
+    ev("L1I_CACHE_REFILL", 0x01, 0x00, 0b1111111111111111111111111111111),
+    ev("L1I_TLB_REFILL", 0x02, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_REFILL", 0x03, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE", 0x04, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_TLB_REFILL", 0x05, 0x00, 0b1111111111111111111111111111111),
+    ev("INST_RETIRED", 0x08, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_TAKEN", 0x09, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_RETURN", 0x0a, 0x00, 0b1111111111111111111111111111111),
+    ev("CID_WRITE_RETIRED", 0x0b, 0x00, 0b1111111111111111111111111111111),
+    ev("BR_MIS_PRED", 0x10, 0x00, 0b1111111111111111111111111111111),
+    ev("CPU_CYCLES", 0x11, 0x00, 0b1111111111111111111111111111111),
+    ev("BR_PRED", 0x12, 0x00, 0b1111111111111111111111111111111),
+    ev("MEM_ACCESS", 0x13, 0x00, 0b1111111111111111111111111111111),
+    ev("L1I_CACHE", 0x14, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_WB", 0x15, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE", 0x16, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_REFILL", 0x17, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_WB", 0x18, 0x00, 0b1111111111111111111111111111111),
+    ev("BUS_ACCESS", 0x19, 0x00, 0b1111111111111111111111111111111),
+    ev("MEMORY_ERROR", 0x1a, 0x00, 0b1111111111111111111111111111111),
+    ev("INST_SPEC", 0x1b, 0x00, 0b1111111111111111111111111111111),
+    ev("TTBR_WRITE_RETIRED", 0x1c, 0x00, 0b1111111111111111111111111111111),
+    ev("BUS_CYCLES", 0x1d, 0x00, 0b1111111111111111111111111111111),
+    ev("CHAIN", 0x1e, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_ALLOCATE", 0x20, 0x00, 0b1111111111111111111111111111111),
+    ev("BR_RETIRED", 0x21, 0x00, 0b1111111111111111111111111111111),
+    ev("BR_MIS_PRED_RETIRED", 0x22, 0x00, 0b1111111111111111111111111111111),
+    ev("STALL_FRONTEND", 0x23, 0x00, 0b1111111111111111111111111111111),
+    ev("STALL_BACKEND", 0x24, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_TLB", 0x25, 0x00, 0b1111111111111111111111111111111),
+    ev("L1I_TLB", 0x26, 0x00, 0b1111111111111111111111111111111),
+    ev("L3D_CACHE_ALLOCATE", 0x29, 0x00, 0b1111111111111111111111111111111),
+    ev("L3D_CACHE_REFILL", 0x2a, 0x00, 0b1111111111111111111111111111111),
+    ev("L3D_CACHE", 0x2b, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_TLB_REFILL", 0x2d, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_TLB", 0x2f, 0x00, 0b1111111111111111111111111111111),
+    ev("REMOTE_ACCESS", 0x31, 0x00, 0b1111111111111111111111111111111),
+    ev("DTLB_WALK", 0x34, 0x00, 0b1111111111111111111111111111111),
+    ev("ITLB_WALK", 0x35, 0x00, 0b1111111111111111111111111111111),
+    ev("LL_CACHE_RD", 0x36, 0x00, 0b1111111111111111111111111111111),
+    ev("LL_CACHE_MISS_RD", 0x37, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_LMISS_RD", 0x39, 0x00, 0b1111111111111111111111111111111),
+    ev("OP_RETIRED", 0x3a, 0x00, 0b1111111111111111111111111111111),
+    ev("OP_SPEC", 0x3b, 0x00, 0b1111111111111111111111111111111),
+    ev("STALL", 0x3c, 0x00, 0b1111111111111111111111111111111),
+    ev("STALL_SLOT_BACKEND", 0x3d, 0x00, 0b1111111111111111111111111111111),
+    ev("STALL_SLOT_FRONTEND", 0x3e, 0x00, 0b1111111111111111111111111111111),
+    ev("STALL_SLOT", 0x3f, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_RD", 0x40, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_WR", 0x41, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_REFILL_RD", 0x42, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_REFILL_WR", 0x43, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_REFILL_INNER", 0x44, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_REFILL_OUTER", 0x45, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_WB_VICTIM", 0x46, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_WB_CLEAN", 0x47, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_CACHE_INVAL", 0x48, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_TLB_REFILL_RD", 0x4c, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_TLB_REFILL_WR", 0x4d, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_TLB_RD", 0x4e, 0x00, 0b1111111111111111111111111111111),
+    ev("L1D_TLB_WR", 0x4f, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_RD", 0x50, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_WR", 0x51, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_REFILL_RD", 0x52, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_REFILL_WR", 0x53, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_WB_VICTIM", 0x56, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_WB_CLEAN", 0x57, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_INVAL", 0x58, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_TLB_REFILL_RD", 0x5c, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_TLB_REFILL_WR", 0x5d, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_TLB_RD", 0x5e, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_TLB_WR", 0x5f, 0x00, 0b1111111111111111111111111111111),
+    ev("BUS_ACCESS_RD", 0x60, 0x00, 0b1111111111111111111111111111111),
+    ev("BUS_ACCESS_WR", 0x61, 0x00, 0b1111111111111111111111111111111),
+    ev("MEM_ACCESS_RD", 0x66, 0x00, 0b1111111111111111111111111111111),
+    ev("MEM_ACCESS_WR", 0x67, 0x00, 0b1111111111111111111111111111111),
+    ev("UNALIGNED_LD_SPEC", 0x68, 0x00, 0b1111111111111111111111111111111),
+    ev("UNALIGNED_ST_SPEC", 0x69, 0x00, 0b1111111111111111111111111111111),
+    ev("UNALIGNED_LDST_SPEC", 0x6a, 0x00, 0b1111111111111111111111111111111),
+    ev("LDREX_SPEC", 0x6c, 0x00, 0b1111111111111111111111111111111),
+    ev("STREX_PASS_SPEC", 0x6d, 0x00, 0b1111111111111111111111111111111),
+    ev("STREX_FAIL_SPEC", 0x6e, 0x00, 0b1111111111111111111111111111111),
+    ev("STREX_SPEC", 0x6f, 0x00, 0b1111111111111111111111111111111),
+    ev("LD_SPEC", 0x70, 0x00, 0b1111111111111111111111111111111),
+    ev("ST_SPEC", 0x71, 0x00, 0b1111111111111111111111111111111),
+    ev("DP_SPEC", 0x73, 0x00, 0b1111111111111111111111111111111),
+    ev("ASE_SPEC", 0x74, 0x00, 0b1111111111111111111111111111111),
+    ev("VFP_SPEC", 0x75, 0x00, 0b1111111111111111111111111111111),
+    ev("PC_WRITE_SPEC", 0x76, 0x00, 0b1111111111111111111111111111111),
+    ev("CRYPTO_SPEC", 0x77, 0x00, 0b1111111111111111111111111111111),
+    ev("BR_IMMED_SPEC", 0x78, 0x00, 0b1111111111111111111111111111111),
+    ev("BR_RETURN_SPEC", 0x79, 0x00, 0b1111111111111111111111111111111),
+    ev("BR_INDIRECT_SPEC", 0x7a, 0x00, 0b1111111111111111111111111111111),
+    ev("ISB_SPEC", 0x7c, 0x00, 0b1111111111111111111111111111111),
+    ev("DSB_SPEC", 0x7d, 0x00, 0b1111111111111111111111111111111),
+    ev("DMB_SPEC", 0x7e, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_UNDEF", 0x81, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_SVC", 0x82, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_PABORT", 0x83, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_DABORT", 0x84, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_IRQ", 0x86, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_FIQ", 0x87, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_SMC", 0x88, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_HVC", 0x8a, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_TRAP_PABORT", 0x8b, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_TRAP_DABORT", 0x8c, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_TRAP_OTHER", 0x8d, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_TRAP_IRQ", 0x8e, 0x00, 0b1111111111111111111111111111111),
+    ev("EXC_TRAP_FIQ", 0x8f, 0x00, 0b1111111111111111111111111111111),
+    ev("RC_LD_SPEC", 0x90, 0x00, 0b1111111111111111111111111111111),
+    ev("RC_ST_SPEC", 0x91, 0x00, 0b1111111111111111111111111111111),
+    ev("L3D_CACHE_RD", 0xa0, 0x00, 0b1111111111111111111111111111111),
+    ev("SAMPLE_POP", 0x4000, 0x00, 0b1111111111111111111111111111111),
+    ev("SAMPLE_FEED", 0x4001, 0x00, 0b1111111111111111111111111111111),
+    ev("SAMPLE_FILTRATE", 0x4002, 0x00, 0b1111111111111111111111111111111),
+    ev("SAMPLE_COLLISION", 0x4003, 0x00, 0b1111111111111111111111111111111),
+    ev("CNT_CYCLES", 0x4004, 0x00, 0b1111111111111111111111111111111),
+    ev("STALL_BACKEND_MEM", 0x4005, 0x00, 0b1111111111111111111111111111111),
+    ev("L1I_CACHE_LMISS", 0x4006, 0x00, 0b1111111111111111111111111111111),
+    ev("L2D_CACHE_LMISS_RD", 0x4009, 0x00, 0b1111111111111111111111111111111),
+    ev("L3D_CACHE_LMISS_RD", 0x400b, 0x00, 0b1111111111111111111111111111111),
+    ev("ASE_INST_SPEC", 0x8005, 0x00, 0b1111111111111111111111111111111),
+    ev("SVE_INST_SPEC", 0x8006, 0x00, 0b1111111111111111111111111111111),
+    ev("SVE_PRED_SPEC", 0x8074, 0x00, 0b1111111111111111111111111111111),
+    ev("SVE_PRED_EMPTY_SPEC", 0x8075, 0x00, 0b1111111111111111111111111111111),
+    ev("SVE_PRED_FULL_SPEC", 0x8076, 0x00, 0b1111111111111111111111111111111),
+    ev("SVE_PRED_PARTIAL_SPEC", 0x8077, 0x00, 0b1111111111111111111111111111111),
+    ev("SVE_LDFF_SPEC", 0x80bc, 0x00, 0b1111111111111111111111111111111),
+    ev("SVE_LDFF_FAULT_SPEC", 0x80bd, 0x00, 0b1111111111111111111111111111111),
+    ev("FP_SCALE_OPS_SPEC", 0x80c0, 0x00, 0b1111111111111111111111111111111),
+    ev("FP_FIXED_OPS_SPEC", 0x80c1, 0x00, 0b1111111111111111111111111111111),
+];
+/// No experimental events.
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<64>(EVENT_ROWS, 0, false),
+    &event_infos::<64>(EVENT_ROWS, 64, false),
+    &event_infos::<4>(EVENT_ROWS, 128, false),
+];
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "SW_INCR", code: 0x00, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I_CACHE_REFILL", code: 0x01, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I_TLB_REFILL", code: 0x02, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_REFILL", code: 0x03, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE", code: 0x04, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_TLB_REFILL", code: 0x05, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED", code: 0x08, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_TAKEN", code: 0x09, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_RETURN", code: 0x0a, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "CID_WRITE_RETIRED", code: 0x0b, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MIS_PRED", code: 0x10, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CYCLES", code: 0x11, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_PRED", code: 0x12, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_ACCESS", code: 0x13, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I_CACHE", code: 0x14, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_WB", code: 0x15, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE", code: 0x16, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_REFILL", code: 0x17, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_WB", code: 0x18, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BUS_ACCESS", code: 0x19, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEMORY_ERROR", code: 0x1a, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_SPEC", code: 0x1b, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "TTBR_WRITE_RETIRED", code: 0x1c, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BUS_CYCLES", code: 0x1d, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "CHAIN", code: 0x1e, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_ALLOCATE", code: 0x20, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_RETIRED", code: 0x21, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MIS_PRED_RETIRED", code: 0x22, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STALL_FRONTEND", code: 0x23, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STALL_BACKEND", code: 0x24, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_TLB", code: 0x25, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I_TLB", code: 0x26, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L3D_CACHE_ALLOCATE", code: 0x29, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L3D_CACHE_REFILL", code: 0x2a, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L3D_CACHE", code: 0x2b, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_TLB_REFILL", code: 0x2d, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_TLB", code: 0x2f, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "REMOTE_ACCESS", code: 0x31, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_WALK", code: 0x34, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_WALK", code: 0x35, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "LL_CACHE_RD", code: 0x36, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "LL_CACHE_MISS_RD", code: 0x37, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_LMISS_RD", code: 0x39, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "OP_RETIRED", code: 0x3a, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "OP_SPEC", code: 0x3b, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STALL", code: 0x3c, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STALL_SLOT_BACKEND", code: 0x3d, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STALL_SLOT_FRONTEND", code: 0x3e, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STALL_SLOT", code: 0x3f, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_RD", code: 0x40, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_WR", code: 0x41, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_REFILL_RD", code: 0x42, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_REFILL_WR", code: 0x43, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_REFILL_INNER", code: 0x44, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_REFILL_OUTER", code: 0x45, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_WB_VICTIM", code: 0x46, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_WB_CLEAN", code: 0x47, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_CACHE_INVAL", code: 0x48, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_TLB_REFILL_RD", code: 0x4c, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_TLB_REFILL_WR", code: 0x4d, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_TLB_RD", code: 0x4e, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_TLB_WR", code: 0x4f, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_RD", code: 0x50, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_WR", code: 0x51, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_REFILL_RD", code: 0x52, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_REFILL_WR", code: 0x53, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_WB_VICTIM", code: 0x56, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_WB_CLEAN", code: 0x57, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_INVAL", code: 0x58, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_TLB_REFILL_RD", code: 0x5c, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_TLB_REFILL_WR", code: 0x5d, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_TLB_RD", code: 0x5e, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_TLB_WR", code: 0x5f, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BUS_ACCESS_RD", code: 0x60, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BUS_ACCESS_WR", code: 0x61, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_ACCESS_RD", code: 0x66, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "MEM_ACCESS_WR", code: 0x67, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "UNALIGNED_LD_SPEC", code: 0x68, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "UNALIGNED_ST_SPEC", code: 0x69, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "UNALIGNED_LDST_SPEC", code: 0x6a, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "LDREX_SPEC", code: 0x6c, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STREX_PASS_SPEC", code: 0x6d, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STREX_FAIL_SPEC", code: 0x6e, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STREX_SPEC", code: 0x6f, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_SPEC", code: 0x70, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "ST_SPEC", code: 0x71, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "DP_SPEC", code: 0x73, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASE_SPEC", code: 0x74, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "VFP_SPEC", code: 0x75, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "PC_WRITE_SPEC", code: 0x76, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "CRYPTO_SPEC", code: 0x77, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_IMMED_SPEC", code: 0x78, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_RETURN_SPEC", code: 0x79, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INDIRECT_SPEC", code: 0x7a, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "ISB_SPEC", code: 0x7c, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB_SPEC", code: 0x7d, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "DMB_SPEC", code: 0x7e, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_UNDEF", code: 0x81, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_SVC", code: 0x82, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_PABORT", code: 0x83, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_DABORT", code: 0x84, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_IRQ", code: 0x86, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_FIQ", code: 0x87, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_SMC", code: 0x88, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_HVC", code: 0x8a, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_TRAP_PABORT", code: 0x8b, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_TRAP_DABORT", code: 0x8c, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_TRAP_OTHER", code: 0x8d, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_TRAP_IRQ", code: 0x8e, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "EXC_TRAP_FIQ", code: 0x8f, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "RC_LD_SPEC", code: 0x90, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "RC_ST_SPEC", code: 0x91, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L3D_CACHE_RD", code: 0xa0, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SAMPLE_POP", code: 0x4000, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SAMPLE_FEED", code: 0x4001, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SAMPLE_FILTRATE", code: 0x4002, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SAMPLE_COLLISION", code: 0x4003, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "CNT_CYCLES", code: 0x4004, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "STALL_BACKEND_MEM", code: 0x4005, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L1I_CACHE_LMISS", code: 0x4006, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L2D_CACHE_LMISS_RD", code: 0x4009, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "L3D_CACHE_LMISS_RD", code: 0x400b, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "ASE_INST_SPEC", code: 0x8005, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SVE_INST_SPEC", code: 0x8006, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SVE_PRED_SPEC", code: 0x8074, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SVE_PRED_EMPTY_SPEC", code: 0x8075, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SVE_PRED_FULL_SPEC", code: 0x8076, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SVE_PRED_PARTIAL_SPEC", code: 0x8077, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SVE_LDFF_SPEC", code: 0x80bc, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "SVE_LDFF_FAULT_SPEC", code: 0x80bd, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_SCALE_OPS_SPEC", code: 0x80c0, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_FIXED_OPS_SPEC", code: 0x80c1, umask: 0x00, counters: 0b1111111111111111111111111111111, ..EventInfo::BASE },
-];
-
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
 
 impl Event {
     /// `ctl` set to count this event: its event select (this box has no unit mask).

@@ -94,47 +94,68 @@ impl Layout for PmcrLayout {
 }
 
 impl Pmcr {
-    /// `imp` (bits 31:24, ro, reset 0x0): Implementer code (deprecated by the architecture in
-    /// favour of MIDR_EL1).
-    #[inline] pub const fn imp(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// `idcode` (bits 23:16, ro, reset 0x0): Identification code (deprecated; read MIDR_EL1).
-    #[inline] pub const fn idcode(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// `n` (bits 15:11, ro, reset 0x0): How many event counters the core implements (0 to 31):
+    /// `imp`: bits 31:24 (ro, reset 0x0).
+    pub const IMP_BITS: BitRange = BitRange::new(31, 24);
+    /// `idcode`: bits 23:16 (ro, reset 0x0).
+    pub const IDCODE_BITS: BitRange = BitRange::new(23, 16);
+    /// `n`: bits 15:11 (ro, reset 0x0).
+    pub const N_BITS: BitRange = BitRange::new(15, 11);
+    /// `lp`: bit 7 (rw, reset 0x0).
+    pub const LP_BITS: BitRange = BitRange::new(7, 7);
+    /// `lc`: bit 6 (rw, reset 0x0).
+    pub const LC_BITS: BitRange = BitRange::new(6, 6);
+    /// `dp`: bit 5 (rw, reset 0x0).
+    pub const DP_BITS: BitRange = BitRange::new(5, 5);
+    /// `x`: bit 4 (rw, reset 0x0).
+    pub const X_BITS: BitRange = BitRange::new(4, 4);
+    /// `d`: bit 3 (rw, reset 0x0).
+    pub const D_BITS: BitRange = BitRange::new(3, 3);
+    /// `c`: bit 2 (wo, reset 0x0).
+    pub const C_BITS: BitRange = BitRange::new(2, 2);
+    /// `p`: bit 1 (wo, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(1, 1);
+    /// `e`: bit 0 (rw, reset 0x0).
+    pub const E_BITS: BitRange = BitRange::new(0, 0);
+    /// `imp` ([`Self::IMP_BITS`]): Implementer code (deprecated by the architecture in favour of
+    /// MIDR_EL1).
+    #[inline] pub const fn imp(self) -> u8 { Self::IMP_BITS.get(self.raw64()) as u8 }
+    /// `idcode` ([`Self::IDCODE_BITS`]): Identification code (deprecated; read MIDR_EL1).
+    #[inline] pub const fn idcode(self) -> u8 { Self::IDCODE_BITS.get(self.raw64()) as u8 }
+    /// `n` ([`Self::N_BITS`]): How many event counters the core implements (0 to 31):
     /// PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value.
-    #[inline] pub const fn n(self) -> u8 { get_bits(self.raw64(), 15, 11) as u8 }
-    /// `lp` (bit 7, rw, reset 0x0): Long event counters: when set, an event counter overflows (sets
+    #[inline] pub const fn n(self) -> u8 { Self::N_BITS.get(self.raw64()) as u8 }
+    /// `lp` ([`Self::LP_BITS`]): Long event counters: when set, an event counter overflows (sets
     /// its overflow flag) when it wraps at 64 bits; when clear, at 32 bits. (FEAT_PMUv3p5.)
-    #[inline] pub const fn lp(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
-    /// This value with `lp` (bit 7) set to `v`.
-    #[inline] pub const fn with_lp(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
-    /// `lc` (bit 6, rw, reset 0x0): Long cycle counter: when set, the cycle counter overflows when
-    /// it wraps at 64 bits; when clear, at 32 bits.
-    #[inline] pub const fn lc(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
-    /// This value with `lc` (bit 6) set to `v`.
-    #[inline] pub const fn with_lc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
-    /// `dp` (bit 5, rw, reset 0x0): Stop the cycle counter while event counting is prohibited (in a
+    #[inline] pub const fn lp(self) -> bool { Self::LP_BITS.is_set(self.raw64()) }
+    /// This value with `lp` set to `v`.
+    #[inline] pub const fn with_lp(self, v: bool) -> Self { self.with_raw64(Self::LP_BITS.set(self.raw64(), v as u64)) }
+    /// `lc` ([`Self::LC_BITS`]): Long cycle counter: when set, the cycle counter overflows when it
+    /// wraps at 64 bits; when clear, at 32 bits.
+    #[inline] pub const fn lc(self) -> bool { Self::LC_BITS.is_set(self.raw64()) }
+    /// This value with `lc` set to `v`.
+    #[inline] pub const fn with_lc(self, v: bool) -> Self { self.with_raw64(Self::LC_BITS.set(self.raw64(), v as u64)) }
+    /// `dp` ([`Self::DP_BITS`]): Stop the cycle counter while event counting is prohibited (in a
     /// state where the filters or the debug authentication say not to count).
-    #[inline] pub const fn dp(self) -> bool { get_bits(self.raw64(), 5, 5) != 0 }
-    /// This value with `dp` (bit 5) set to `v`.
-    #[inline] pub const fn with_dp(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 5, v as u64)) }
-    /// `x` (bit 4, rw, reset 0x0): Export the events to an external monitor (the trace unit).
-    #[inline] pub const fn x(self) -> bool { get_bits(self.raw64(), 4, 4) != 0 }
-    /// This value with `x` (bit 4) set to `v`.
-    #[inline] pub const fn with_x(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 4, v as u64)) }
-    /// `d` (bit 3, rw, reset 0x0): Clock divider: when set, the cycle counter advances once every
-    /// 64 cycles.
-    #[inline] pub const fn d(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `d` (bit 3) set to `v`.
-    #[inline] pub const fn with_d(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// This value with `c` (bit 2) set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// This value with `p` (bit 1) set to `v`.
-    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `e` (bit 0, rw, reset 0x0): Enable: no counter counts while clear, whatever PMCNTENSET_EL0
-    /// says.
-    #[inline] pub const fn e(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `e` (bit 0) set to `v`.
-    #[inline] pub const fn with_e(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn dp(self) -> bool { Self::DP_BITS.is_set(self.raw64()) }
+    /// This value with `dp` set to `v`.
+    #[inline] pub const fn with_dp(self, v: bool) -> Self { self.with_raw64(Self::DP_BITS.set(self.raw64(), v as u64)) }
+    /// `x` ([`Self::X_BITS`]): Export the events to an external monitor (the trace unit).
+    #[inline] pub const fn x(self) -> bool { Self::X_BITS.is_set(self.raw64()) }
+    /// This value with `x` set to `v`.
+    #[inline] pub const fn with_x(self, v: bool) -> Self { self.with_raw64(Self::X_BITS.set(self.raw64(), v as u64)) }
+    /// `d` ([`Self::D_BITS`]): Clock divider: when set, the cycle counter advances once every 64
+    /// cycles.
+    #[inline] pub const fn d(self) -> bool { Self::D_BITS.is_set(self.raw64()) }
+    /// This value with `d` set to `v`.
+    #[inline] pub const fn with_d(self, v: bool) -> Self { self.with_raw64(Self::D_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `c` set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`.
+    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// `e` ([`Self::E_BITS`]): Enable: no counter counts while clear, whatever PMCNTENSET_EL0 says.
+    #[inline] pub const fn e(self) -> bool { Self::E_BITS.is_set(self.raw64()) }
+    /// This value with `e` set to `v`.
+    #[inline] pub const fn with_e(self, v: bool) -> Self { self.with_raw64(Self::E_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PMCR_EL0` of instance PMU.
@@ -148,7 +169,7 @@ static PMCR_INFO: RegisterInfo = RegisterInfo {
     description: "Performance Monitors Control Register: enables every counter at once, resets them, selects the cycle counter's divider and the counters' overflow width, and reports how many event counters the core implements.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), "linux-arm64-sysreg"),
     ]),
     fields: PmcrLayout::FIELDS,
     notes: &[
@@ -208,17 +229,21 @@ impl Layout for PmcntensetLayout {
 }
 
 impl Pmcntenset {
-    /// `c` (bit 31, rw, reset 0x0): The cycle counter PMCCNTR_EL0 is enabled.
-    #[inline] pub const fn c(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `c` (bit 31) set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `p` (bits 30:0, rw, reset 0x0): Bit n: event counter PMEVCNTR{n}_EL0 is enabled.
-    #[inline] pub const fn p(self) -> u32 { get_bits(self.raw64(), 30, 0) as u32 }
-    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
-    /// error in const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
-    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMCNTENSET_EL0", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `c`: bit 31 (rw, reset 0x0).
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
+    /// `p`: bits 30:0 (rw, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// `c` ([`Self::C_BITS`]): The cycle counter PMCCNTR_EL0 is enabled.
+    #[inline] pub const fn c(self) -> bool { Self::C_BITS.is_set(self.raw64()) }
+    /// This value with `c` set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// `p` ([`Self::P_BITS`]): Bit n: event counter PMEVCNTR{n}_EL0 is enabled.
+    #[inline] pub const fn p(self) -> u32 { Self::P_BITS.get(self.raw64()) as u32 }
+    /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmcntensetLayout::NAME, "p")) }
 }
 
 /// `PMCNTENSET_EL0` of instance PMU.
@@ -232,7 +257,7 @@ static PMCNTENSET_INFO: RegisterInfo = RegisterInfo {
     description: "Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter (writing 0 changes nothing).",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCNTENSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCNTENSET_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), "linux-arm64-sysreg"),
     ]),
     fields: PmcntensetLayout::FIELDS,
     notes: &[
@@ -287,13 +312,17 @@ impl Layout for PmcntenclrLayout {
 }
 
 impl Pmcntenclr {
-    /// This value with `c` (bit 31) set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
-    /// error in const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
-    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMCNTENCLR_EL0", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `c`: bit 31 (w1c, reset 0x0).
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
+    /// `p`: bits 30:0 (w1c, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// This value with `c` set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmcntenclrLayout::NAME, "p")) }
 }
 
 /// `PMCNTENCLR_EL0` of instance PMU.
@@ -307,7 +336,7 @@ static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo {
     description: "Count Enable Clear: reads which counters are enabled (as PMCNTENSET_EL0); writing 1 to a bit disables that counter.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCNTENCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCNTENCLR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), "linux-arm64-sysreg"),
     ]),
     fields: PmcntenclrLayout::FIELDS,
     notes: &[],
@@ -363,13 +392,17 @@ impl Layout for PmovsclrLayout {
 }
 
 impl Pmovsclr {
-    /// This value with `c` (bit 31) set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
-    /// error in const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
-    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMOVSCLR_EL0", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `c`: bit 31 (w1c, reset 0x0).
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
+    /// `p`: bits 30:0 (w1c, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// This value with `c` set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmovsclrLayout::NAME, "p")) }
 }
 
 /// `PMOVSCLR_EL0` of instance PMU.
@@ -383,7 +416,7 @@ static PMOVSCLR_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that flag.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMOVSCLR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMOVSCLR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), "linux-arm64-sysreg"),
     ]),
     fields: PmovsclrLayout::FIELDS,
     notes: &[
@@ -437,19 +470,22 @@ impl Layout for PmovssetLayout {
 }
 
 impl Pmovsset {
-    /// `c` (bit 31, rw-v, reset 0x0): The cycle counter overflowed (set by hardware, or by writing
+    /// `c`: bit 31 (rw-v, reset 0x0).
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
+    /// `p`: bits 30:0 (rw-v, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// `c` ([`Self::C_BITS`]): The cycle counter overflowed (set by hardware, or by writing 1).
+    #[inline] pub const fn c(self) -> bool { Self::C_BITS.is_set(self.raw64()) }
+    /// This value with `c` set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// `p` ([`Self::P_BITS`]): Bit n: event counter n overflowed (set by hardware, or by writing
     /// 1).
-    #[inline] pub const fn c(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `c` (bit 31) set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `p` (bits 30:0, rw-v, reset 0x0): Bit n: event counter n overflowed (set by hardware, or by
-    /// writing 1).
-    #[inline] pub const fn p(self) -> u32 { get_bits(self.raw64(), 30, 0) as u32 }
-    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
-    /// error in const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
-    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMOVSSET_EL0", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn p(self) -> u32 { Self::P_BITS.get(self.raw64()) as u32 }
+    /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmovssetLayout::NAME, "p")) }
 }
 
 /// `PMOVSSET_EL0` of instance PMU.
@@ -463,7 +499,7 @@ static PMOVSSET_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow Flag Status Set: reads each counter's overflow flag (as PMOVSCLR_EL0); writing 1 to a bit sets that flag, as a hypervisor restoring a guest's state does.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMOVSSET_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMOVSSET_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), "linux-arm64-sysreg"),
     ]),
     fields: PmovssetLayout::FIELDS,
     notes: &[],
@@ -549,46 +585,61 @@ impl Layout for PmevtyperLayout {
 }
 
 impl Pmevtyper {
-    /// `p` (bit 31, rw, reset 0x0): Privileged filter: when set, events at EL1 are not counted.
-    #[inline] pub const fn p(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `p` (bit 31) set to `v`.
-    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `u` (bit 30, rw, reset 0x0): User filter: when set, events at EL0 are not counted.
-    #[inline] pub const fn u(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `u` (bit 30) set to `v`.
-    #[inline] pub const fn with_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `nsk` (bit 29, rw, reset 0x0): Non-secure EL1 filter: when it differs from p, events at
+    /// `p`: bit 31 (rw, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(31, 31);
+    /// `u`: bit 30 (rw, reset 0x0).
+    pub const U_BITS: BitRange = BitRange::new(30, 30);
+    /// `nsk`: bit 29 (rw, reset 0x0).
+    pub const NSK_BITS: BitRange = BitRange::new(29, 29);
+    /// `nsu`: bit 28 (rw, reset 0x0).
+    pub const NSU_BITS: BitRange = BitRange::new(28, 28);
+    /// `nsh`: bit 27 (rw, reset 0x0).
+    pub const NSH_BITS: BitRange = BitRange::new(27, 27);
+    /// `m`: bit 26 (rw, reset 0x0).
+    pub const M_BITS: BitRange = BitRange::new(26, 26);
+    /// `sh`: bit 24 (rw, reset 0x0).
+    pub const SH_BITS: BitRange = BitRange::new(24, 24);
+    /// `ev_sel`: bits 15:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(15, 0);
+    /// `p` ([`Self::P_BITS`]): Privileged filter: when set, events at EL1 are not counted.
+    #[inline] pub const fn p(self) -> bool { Self::P_BITS.is_set(self.raw64()) }
+    /// This value with `p` set to `v`.
+    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// `u` ([`Self::U_BITS`]): User filter: when set, events at EL0 are not counted.
+    #[inline] pub const fn u(self) -> bool { Self::U_BITS.is_set(self.raw64()) }
+    /// This value with `u` set to `v`.
+    #[inline] pub const fn with_u(self, v: bool) -> Self { self.with_raw64(Self::U_BITS.set(self.raw64(), v as u64)) }
+    /// `nsk` ([`Self::NSK_BITS`]): Non-secure EL1 filter: when it differs from p, events at
     /// Non-secure EL1 are not counted.
-    #[inline] pub const fn nsk(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `nsk` (bit 29) set to `v`.
-    #[inline] pub const fn with_nsk(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `nsu` (bit 28, rw, reset 0x0): Non-secure EL0 filter: when it differs from u, events at
+    #[inline] pub const fn nsk(self) -> bool { Self::NSK_BITS.is_set(self.raw64()) }
+    /// This value with `nsk` set to `v`.
+    #[inline] pub const fn with_nsk(self, v: bool) -> Self { self.with_raw64(Self::NSK_BITS.set(self.raw64(), v as u64)) }
+    /// `nsu` ([`Self::NSU_BITS`]): Non-secure EL0 filter: when it differs from u, events at
     /// Non-secure EL0 are not counted.
-    #[inline] pub const fn nsu(self) -> bool { get_bits(self.raw64(), 28, 28) != 0 }
-    /// This value with `nsu` (bit 28) set to `v`.
-    #[inline] pub const fn with_nsu(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 28, v as u64)) }
-    /// `nsh` (bit 27, rw, reset 0x0): Non-secure EL2 filter: when set, events at (Non-secure) EL2
-    /// are counted.
-    #[inline] pub const fn nsh(self) -> bool { get_bits(self.raw64(), 27, 27) != 0 }
-    /// This value with `nsh` (bit 27) set to `v`.
-    #[inline] pub const fn with_nsh(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 27, 27, v as u64)) }
-    /// `m` (bit 26, rw, reset 0x0): EL3 filter: when it differs from p, events at EL3 are not
+    #[inline] pub const fn nsu(self) -> bool { Self::NSU_BITS.is_set(self.raw64()) }
+    /// This value with `nsu` set to `v`.
+    #[inline] pub const fn with_nsu(self, v: bool) -> Self { self.with_raw64(Self::NSU_BITS.set(self.raw64(), v as u64)) }
+    /// `nsh` ([`Self::NSH_BITS`]): Non-secure EL2 filter: when set, events at (Non-secure) EL2 are
     /// counted.
-    #[inline] pub const fn m(self) -> bool { get_bits(self.raw64(), 26, 26) != 0 }
-    /// This value with `m` (bit 26) set to `v`.
-    #[inline] pub const fn with_m(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 26, v as u64)) }
-    /// `sh` (bit 24, rw, reset 0x0): Secure EL2 filter: when it differs from nsh, events at Secure
-    /// EL2 are counted.
-    #[inline] pub const fn sh(self) -> bool { get_bits(self.raw64(), 24, 24) != 0 }
-    /// This value with `sh` (bit 24) set to `v`.
-    #[inline] pub const fn with_sh(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 24, 24, v as u64)) }
-    /// `ev_sel` (bits 15:0, rw, reset 0x0): The event number, the architecture's evtCount (named
+    #[inline] pub const fn nsh(self) -> bool { Self::NSH_BITS.is_set(self.raw64()) }
+    /// This value with `nsh` set to `v`.
+    #[inline] pub const fn with_nsh(self, v: bool) -> Self { self.with_raw64(Self::NSH_BITS.set(self.raw64(), v as u64)) }
+    /// `m` ([`Self::M_BITS`]): EL3 filter: when it differs from p, events at EL3 are not counted.
+    #[inline] pub const fn m(self) -> bool { Self::M_BITS.is_set(self.raw64()) }
+    /// This value with `m` set to `v`.
+    #[inline] pub const fn with_m(self, v: bool) -> Self { self.with_raw64(Self::M_BITS.set(self.raw64(), v as u64)) }
+    /// `sh` ([`Self::SH_BITS`]): Secure EL2 filter: when it differs from nsh, events at Secure EL2
+    /// are counted.
+    #[inline] pub const fn sh(self) -> bool { Self::SH_BITS.is_set(self.raw64()) }
+    /// This value with `sh` set to `v`.
+    #[inline] pub const fn with_sh(self, v: bool) -> Self { self.with_raw64(Self::SH_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): The event number, the architecture's evtCount (named
     /// ev_sel as every event select of this spec is, which the event lists and tools look up): the
     /// architecture's common events below 0x4000 and their extension from 0x4000, the core's own
     /// from 0x40 and 0x8000 up, as Arm's event list for this core gives them.
-    #[inline] pub const fn ev_sel(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
-    /// This value with `ev_sel` (bits 15:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 0, v as u64)) }
+    #[inline] pub const fn ev_sel(self) -> u16 { Self::EV_SEL_BITS.get(self.raw64()) as u16 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u16) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PMEVTYPER{n}_EL0` of instance PMU.
@@ -602,37 +653,37 @@ static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
     description: "Event Type Register n: the event PMEVCNTR{n}_EL0 counts, and the exception levels and security states it counts in. A filter bit set to 1 excludes (P, U, NSK, NSU, M) or includes (NSH, SH) the state it names; with all zero the counter counts at EL0 and EL1 in every security state, not at EL2 or EL3 where the other bits say so.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMEVTYPER0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER2_EL0", instance: "PMU", index: 2, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER3_EL0", instance: "PMU", index: 3, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER4_EL0", instance: "PMU", index: 4, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER5_EL0", instance: "PMU", index: 5, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER6_EL0", instance: "PMU", index: 6, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER7_EL0", instance: "PMU", index: 7, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER8_EL0", instance: "PMU", index: 8, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER9_EL0", instance: "PMU", index: 9, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER10_EL0", instance: "PMU", index: 10, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER11_EL0", instance: "PMU", index: 11, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER12_EL0", instance: "PMU", index: 12, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER13_EL0", instance: "PMU", index: 13, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER14_EL0", instance: "PMU", index: 14, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER15_EL0", instance: "PMU", index: 15, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER16_EL0", instance: "PMU", index: 16, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER17_EL0", instance: "PMU", index: 17, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER18_EL0", instance: "PMU", index: 18, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER19_EL0", instance: "PMU", index: 19, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER20_EL0", instance: "PMU", index: 20, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER21_EL0", instance: "PMU", index: 21, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER22_EL0", instance: "PMU", index: 22, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER23_EL0", instance: "PMU", index: 23, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER24_EL0", instance: "PMU", index: 24, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER25_EL0", instance: "PMU", index: 25, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER26_EL0", instance: "PMU", index: 26, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER27_EL0", instance: "PMU", index: 27, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER28_EL0", instance: "PMU", index: 28, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER29_EL0", instance: "PMU", index: 29, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVTYPER30_EL0", instance: "PMU", index: 30, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 6)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMEVTYPER0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER1_EL0", "PMU", 1, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER2_EL0", "PMU", 2, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER3_EL0", "PMU", 3, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER4_EL0", "PMU", 4, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER5_EL0", "PMU", 5, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER6_EL0", "PMU", 6, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER7_EL0", "PMU", 7, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER8_EL0", "PMU", 8, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER9_EL0", "PMU", 9, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER10_EL0", "PMU", 10, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER11_EL0", "PMU", 11, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER12_EL0", "PMU", 12, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER13_EL0", "PMU", 13, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER14_EL0", "PMU", 14, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER15_EL0", "PMU", 15, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER16_EL0", "PMU", 16, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER17_EL0", "PMU", 17, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER18_EL0", "PMU", 18, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER19_EL0", "PMU", 19, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER20_EL0", "PMU", 20, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER21_EL0", "PMU", 21, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER22_EL0", "PMU", 22, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER23_EL0", "PMU", 23, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER24_EL0", "PMU", 24, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER25_EL0", "PMU", 25, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER26_EL0", "PMU", 26, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER27_EL0", "PMU", 27, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER28_EL0", "PMU", 28, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER29_EL0", "PMU", 29, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVTYPER30_EL0", "PMU", 30, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 6)), "linux-arm64-sysreg"),
     ]),
     fields: PmevtyperLayout::FIELDS,
     notes: &[
@@ -689,10 +740,12 @@ impl Layout for PmevcntrLayout {
 }
 
 impl Pmevcntr {
-    /// `count` (bits 63:0, rw-v, reset 0x0): Event count.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Event count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `PMEVCNTR{n}_EL0` of instance PMU.
@@ -706,37 +759,37 @@ static PMEVCNTR_INFO: RegisterInfo = RegisterInfo {
     description: "Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects. With FEAT_PMUv3p5 it is 64 bits wide, and PMCR_EL0.LP says whether its overflow flag is set at the 32-bit or the 64-bit wrap.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMEVCNTR0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR1_EL0", instance: "PMU", index: 1, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR2_EL0", instance: "PMU", index: 2, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR3_EL0", instance: "PMU", index: 3, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR4_EL0", instance: "PMU", index: 4, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR5_EL0", instance: "PMU", index: 5, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR6_EL0", instance: "PMU", index: 6, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR7_EL0", instance: "PMU", index: 7, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR8_EL0", instance: "PMU", index: 8, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR9_EL0", instance: "PMU", index: 9, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR10_EL0", instance: "PMU", index: 10, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR11_EL0", instance: "PMU", index: 11, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR12_EL0", instance: "PMU", index: 12, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR13_EL0", instance: "PMU", index: 13, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR14_EL0", instance: "PMU", index: 14, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR15_EL0", instance: "PMU", index: 15, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR16_EL0", instance: "PMU", index: 16, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR17_EL0", instance: "PMU", index: 17, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR18_EL0", instance: "PMU", index: 18, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR19_EL0", instance: "PMU", index: 19, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR20_EL0", instance: "PMU", index: 20, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR21_EL0", instance: "PMU", index: 21, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR22_EL0", instance: "PMU", index: 22, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 6)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR23_EL0", instance: "PMU", index: 23, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 7)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR24_EL0", instance: "PMU", index: 24, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 0)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR25_EL0", instance: "PMU", index: 25, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 1)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR26_EL0", instance: "PMU", index: 26, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 2)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR27_EL0", instance: "PMU", index: 27, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 3)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR28_EL0", instance: "PMU", index: 28, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 4)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR29_EL0", instance: "PMU", index: 29, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 5)), source: "linux-arm64-sysreg" },
-        AddressInfo { name: "PMEVCNTR30_EL0", instance: "PMU", index: 30, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 6)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMEVCNTR0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR1_EL0", "PMU", 1, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR2_EL0", "PMU", 2, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR3_EL0", "PMU", 3, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR4_EL0", "PMU", 4, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR5_EL0", "PMU", 5, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR6_EL0", "PMU", 6, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR7_EL0", "PMU", 7, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR8_EL0", "PMU", 8, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR9_EL0", "PMU", 9, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR10_EL0", "PMU", 10, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR11_EL0", "PMU", 11, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR12_EL0", "PMU", 12, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR13_EL0", "PMU", 13, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR14_EL0", "PMU", 14, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR15_EL0", "PMU", 15, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR16_EL0", "PMU", 16, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR17_EL0", "PMU", 17, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR18_EL0", "PMU", 18, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR19_EL0", "PMU", 19, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR20_EL0", "PMU", 20, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR21_EL0", "PMU", 21, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR22_EL0", "PMU", 22, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 6)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR23_EL0", "PMU", 23, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 7)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR24_EL0", "PMU", 24, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 0)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR25_EL0", "PMU", 25, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 1)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR26_EL0", "PMU", 26, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 2)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR27_EL0", "PMU", 27, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 3)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR28_EL0", "PMU", 28, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 4)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR29_EL0", "PMU", 29, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 5)), "linux-arm64-sysreg"),
+        AddressInfo::new("PMEVCNTR30_EL0", "PMU", 30, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 6)), "linux-arm64-sysreg"),
     ]),
     fields: PmevcntrLayout::FIELDS,
     notes: &[
@@ -810,36 +863,50 @@ impl Layout for PmccfiltrLayout {
 }
 
 impl Pmccfiltr {
-    /// `p` (bit 31, rw, reset 0x0): When set, cycles at EL1 are not counted.
-    #[inline] pub const fn p(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `p` (bit 31) set to `v`.
-    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `u` (bit 30, rw, reset 0x0): When set, cycles at EL0 are not counted.
-    #[inline] pub const fn u(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `u` (bit 30) set to `v`.
-    #[inline] pub const fn with_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `nsk` (bit 29, rw, reset 0x0): When it differs from p, cycles at Non-secure EL1 are not
+    /// `p`: bit 31 (rw, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(31, 31);
+    /// `u`: bit 30 (rw, reset 0x0).
+    pub const U_BITS: BitRange = BitRange::new(30, 30);
+    /// `nsk`: bit 29 (rw, reset 0x0).
+    pub const NSK_BITS: BitRange = BitRange::new(29, 29);
+    /// `nsu`: bit 28 (rw, reset 0x0).
+    pub const NSU_BITS: BitRange = BitRange::new(28, 28);
+    /// `nsh`: bit 27 (rw, reset 0x0).
+    pub const NSH_BITS: BitRange = BitRange::new(27, 27);
+    /// `m`: bit 26 (rw, reset 0x0).
+    pub const M_BITS: BitRange = BitRange::new(26, 26);
+    /// `sh`: bit 24 (rw, reset 0x0).
+    pub const SH_BITS: BitRange = BitRange::new(24, 24);
+    /// `p` ([`Self::P_BITS`]): When set, cycles at EL1 are not counted.
+    #[inline] pub const fn p(self) -> bool { Self::P_BITS.is_set(self.raw64()) }
+    /// This value with `p` set to `v`.
+    #[inline] pub const fn with_p(self, v: bool) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// `u` ([`Self::U_BITS`]): When set, cycles at EL0 are not counted.
+    #[inline] pub const fn u(self) -> bool { Self::U_BITS.is_set(self.raw64()) }
+    /// This value with `u` set to `v`.
+    #[inline] pub const fn with_u(self, v: bool) -> Self { self.with_raw64(Self::U_BITS.set(self.raw64(), v as u64)) }
+    /// `nsk` ([`Self::NSK_BITS`]): When it differs from p, cycles at Non-secure EL1 are not
     /// counted.
-    #[inline] pub const fn nsk(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `nsk` (bit 29) set to `v`.
-    #[inline] pub const fn with_nsk(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `nsu` (bit 28, rw, reset 0x0): When it differs from u, cycles at Non-secure EL0 are not
+    #[inline] pub const fn nsk(self) -> bool { Self::NSK_BITS.is_set(self.raw64()) }
+    /// This value with `nsk` set to `v`.
+    #[inline] pub const fn with_nsk(self, v: bool) -> Self { self.with_raw64(Self::NSK_BITS.set(self.raw64(), v as u64)) }
+    /// `nsu` ([`Self::NSU_BITS`]): When it differs from u, cycles at Non-secure EL0 are not
     /// counted.
-    #[inline] pub const fn nsu(self) -> bool { get_bits(self.raw64(), 28, 28) != 0 }
-    /// This value with `nsu` (bit 28) set to `v`.
-    #[inline] pub const fn with_nsu(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 28, v as u64)) }
-    /// `nsh` (bit 27, rw, reset 0x0): When set, cycles at (Non-secure) EL2 are counted.
-    #[inline] pub const fn nsh(self) -> bool { get_bits(self.raw64(), 27, 27) != 0 }
-    /// This value with `nsh` (bit 27) set to `v`.
-    #[inline] pub const fn with_nsh(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 27, 27, v as u64)) }
-    /// `m` (bit 26, rw, reset 0x0): When it differs from p, cycles at EL3 are not counted.
-    #[inline] pub const fn m(self) -> bool { get_bits(self.raw64(), 26, 26) != 0 }
-    /// This value with `m` (bit 26) set to `v`.
-    #[inline] pub const fn with_m(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 26, v as u64)) }
-    /// `sh` (bit 24, rw, reset 0x0): When it differs from nsh, cycles at Secure EL2 are counted.
-    #[inline] pub const fn sh(self) -> bool { get_bits(self.raw64(), 24, 24) != 0 }
-    /// This value with `sh` (bit 24) set to `v`.
-    #[inline] pub const fn with_sh(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 24, 24, v as u64)) }
+    #[inline] pub const fn nsu(self) -> bool { Self::NSU_BITS.is_set(self.raw64()) }
+    /// This value with `nsu` set to `v`.
+    #[inline] pub const fn with_nsu(self, v: bool) -> Self { self.with_raw64(Self::NSU_BITS.set(self.raw64(), v as u64)) }
+    /// `nsh` ([`Self::NSH_BITS`]): When set, cycles at (Non-secure) EL2 are counted.
+    #[inline] pub const fn nsh(self) -> bool { Self::NSH_BITS.is_set(self.raw64()) }
+    /// This value with `nsh` set to `v`.
+    #[inline] pub const fn with_nsh(self, v: bool) -> Self { self.with_raw64(Self::NSH_BITS.set(self.raw64(), v as u64)) }
+    /// `m` ([`Self::M_BITS`]): When it differs from p, cycles at EL3 are not counted.
+    #[inline] pub const fn m(self) -> bool { Self::M_BITS.is_set(self.raw64()) }
+    /// This value with `m` set to `v`.
+    #[inline] pub const fn with_m(self, v: bool) -> Self { self.with_raw64(Self::M_BITS.set(self.raw64(), v as u64)) }
+    /// `sh` ([`Self::SH_BITS`]): When it differs from nsh, cycles at Secure EL2 are counted.
+    #[inline] pub const fn sh(self) -> bool { Self::SH_BITS.is_set(self.raw64()) }
+    /// This value with `sh` set to `v`.
+    #[inline] pub const fn with_sh(self, v: bool) -> Self { self.with_raw64(Self::SH_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PMCCFILTR_EL0` of instance PMU.
@@ -853,7 +920,7 @@ static PMCCFILTR_INFO: RegisterInfo = RegisterInfo {
     description: "Cycle Count Filter Register: the exception levels and security states the cycle counter counts in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no event number.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCCFILTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCCFILTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), "linux-arm64-sysreg"),
     ]),
     fields: PmccfiltrLayout::FIELDS,
     notes: &[
@@ -905,10 +972,12 @@ impl Layout for PmccntrLayout {
 }
 
 impl Pmccntr {
-    /// `count` (bits 63:0, rw-v, reset 0x0): Cycle count.
-    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `count`: bits 63:0 (rw-v, reset 0x0).
+    pub const COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `count` ([`Self::COUNT_BITS`]): Cycle count.
+    #[inline] pub const fn count(self) -> u64 { Self::COUNT_BITS.get(self.raw64()) }
+    /// This value with `count` set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(Self::COUNT_BITS.set(self.raw64(), v)) }
 }
 
 /// `PMCCNTR_EL0` of instance PMU.
@@ -922,7 +991,7 @@ static PMCCNTR_INFO: RegisterInfo = RegisterInfo {
     description: "Cycle Count Register: counts processor cycles (every 64th with PMCR_EL0.D) in the states PMCCFILTR_EL0 allows; 64 bits wide, its overflow flag set at the 32-bit or 64-bit wrap as PMCR_EL0.LC says.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCCNTR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCCNTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), "linux-arm64-sysreg"),
     ]),
     fields: PmccntrLayout::FIELDS,
     notes: &[],
@@ -975,11 +1044,13 @@ impl Layout for PmswincLayout {
 }
 
 impl Pmswinc {
-    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
-    /// error in const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
-    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMSWINC_EL0", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `p`: bits 30:0 (wo, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmswincLayout::NAME, "p")) }
 }
 
 /// `PMSWINC_EL0` of instance PMU.
@@ -993,7 +1064,7 @@ static PMSWINC_INFO: RegisterInfo = RegisterInfo {
     description: "Software Increment: writing 1 to bit n adds one to event counter n where that counter counts event 0x00, SW_INCR. Write-only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMSWINC_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 4)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMSWINC_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 4)), "linux-arm64-sysreg"),
     ]),
     fields: PmswincLayout::FIELDS,
     notes: &[
@@ -1050,14 +1121,16 @@ impl Layout for PmselrLayout {
 }
 
 impl Pmselr {
-    /// `sel` (bits 4:0, rw, reset 0x0): The counter number: 0 to 30 an event counter (below
-    /// PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0.
-    #[inline] pub const fn sel(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
-    /// This value with `sel` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a compile
-    /// error in const context); `try_with_sel` returns an error instead.
-    #[inline] pub const fn with_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
-    /// This value with `sel` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "PMSELR_EL0", "sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `sel`: bits 4:0 (rw, reset 0x0).
+    pub const SEL_BITS: BitRange = BitRange::new(4, 0);
+    /// `sel` ([`Self::SEL_BITS`]): The counter number: 0 to 30 an event counter (below PMCR_EL0.N),
+    /// 31 the cycle counter's filter PMCCFILTR_EL0.
+    #[inline] pub const fn sel(self) -> u8 { Self::SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `sel` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_sel` returns an error instead.
+    #[inline] pub const fn with_sel(self, v: u8) -> Self { self.with_raw64(Self::SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SEL_BITS.try_set(self.raw64(), v as u64, PmselrLayout::NAME, "sel")) }
 }
 
 /// `PMSELR_EL0` of instance PMU.
@@ -1071,7 +1144,7 @@ static PMSELR_INFO: RegisterInfo = RegisterInfo {
     description: "Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMSELR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 5)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMSELR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 5)), "linux-arm64-sysreg"),
     ]),
     fields: PmselrLayout::FIELDS,
     notes: &[
@@ -1129,10 +1202,14 @@ impl Layout for Pmceid0Layout {
 }
 
 impl Pmceid0 {
-    /// `idhi` (bits 63:32, ro, reset 0x0): Bit n: common event 0x4000 + n is implemented.
-    #[inline] pub const fn idhi(self) -> u32 { get_bits(self.raw64(), 63, 32) as u32 }
-    /// `id` (bits 31:0, ro, reset 0x0): Bit n: common event n (0x00 to 0x1F) is implemented.
-    #[inline] pub const fn id(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+    /// `idhi`: bits 63:32 (ro, reset 0x0).
+    pub const IDHI_BITS: BitRange = BitRange::new(63, 32);
+    /// `id`: bits 31:0 (ro, reset 0x0).
+    pub const ID_BITS: BitRange = BitRange::new(31, 0);
+    /// `idhi` ([`Self::IDHI_BITS`]): Bit n: common event 0x4000 + n is implemented.
+    #[inline] pub const fn idhi(self) -> u32 { Self::IDHI_BITS.get(self.raw64()) as u32 }
+    /// `id` ([`Self::ID_BITS`]): Bit n: common event n (0x00 to 0x1F) is implemented.
+    #[inline] pub const fn id(self) -> u32 { Self::ID_BITS.get(self.raw64()) as u32 }
 }
 
 /// `PMCEID0_EL0` of instance PMU.
@@ -1146,7 +1223,7 @@ static PMCEID0_INFO: RegisterInfo = RegisterInfo {
     description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCEID0_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCEID0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), "linux-arm64-sysreg"),
     ]),
     fields: Pmceid0Layout::FIELDS,
     notes: &[
@@ -1199,10 +1276,14 @@ impl Layout for Pmceid1Layout {
 }
 
 impl Pmceid1 {
-    /// `idhi` (bits 63:32, ro, reset 0x0): Bit n: common event 0x4020 + n is implemented.
-    #[inline] pub const fn idhi(self) -> u32 { get_bits(self.raw64(), 63, 32) as u32 }
-    /// `id` (bits 31:0, ro, reset 0x0): Bit n: common event 0x20 + n is implemented.
-    #[inline] pub const fn id(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+    /// `idhi`: bits 63:32 (ro, reset 0x0).
+    pub const IDHI_BITS: BitRange = BitRange::new(63, 32);
+    /// `id`: bits 31:0 (ro, reset 0x0).
+    pub const ID_BITS: BitRange = BitRange::new(31, 0);
+    /// `idhi` ([`Self::IDHI_BITS`]): Bit n: common event 0x4020 + n is implemented.
+    #[inline] pub const fn idhi(self) -> u32 { Self::IDHI_BITS.get(self.raw64()) as u32 }
+    /// `id` ([`Self::ID_BITS`]): Bit n: common event 0x20 + n is implemented.
+    #[inline] pub const fn id(self) -> u32 { Self::ID_BITS.get(self.raw64()) as u32 }
 }
 
 /// `PMCEID1_EL0` of instance PMU.
@@ -1216,7 +1297,7 @@ static PMCEID1_INFO: RegisterInfo = RegisterInfo {
     description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMCEID1_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMCEID1_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), "linux-arm64-sysreg"),
     ]),
     fields: Pmceid1Layout::FIELDS,
     notes: &[],
@@ -1281,24 +1362,32 @@ impl Layout for PmuserenrLayout {
 }
 
 impl Pmuserenr {
-    /// `er` (bit 3, rw, reset 0x0): EL0 may read the event counters (PMEVCNTR{n}_EL0,
-    /// PMXEVCNTR_EL0) and write PMSELR_EL0.
-    #[inline] pub const fn er(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `er` (bit 3) set to `v`.
-    #[inline] pub const fn with_er(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// `cr` (bit 2, rw, reset 0x0): EL0 may read the cycle counter PMCCNTR_EL0.
-    #[inline] pub const fn cr(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// This value with `cr` (bit 2) set to `v`.
-    #[inline] pub const fn with_cr(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// `sw` (bit 1, rw, reset 0x0): EL0 may write PMSWINC_EL0.
-    #[inline] pub const fn sw(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `sw` (bit 1) set to `v`.
-    #[inline] pub const fn with_sw(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `en` (bit 0, rw, reset 0x0): EL0 may reach every PMU register EL0 can name (reads and
-    /// writes), whatever the bits above say.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `en` (bit 0) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `er`: bit 3 (rw, reset 0x0).
+    pub const ER_BITS: BitRange = BitRange::new(3, 3);
+    /// `cr`: bit 2 (rw, reset 0x0).
+    pub const CR_BITS: BitRange = BitRange::new(2, 2);
+    /// `sw`: bit 1 (rw, reset 0x0).
+    pub const SW_BITS: BitRange = BitRange::new(1, 1);
+    /// `en`: bit 0 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `er` ([`Self::ER_BITS`]): EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0)
+    /// and write PMSELR_EL0.
+    #[inline] pub const fn er(self) -> bool { Self::ER_BITS.is_set(self.raw64()) }
+    /// This value with `er` set to `v`.
+    #[inline] pub const fn with_er(self, v: bool) -> Self { self.with_raw64(Self::ER_BITS.set(self.raw64(), v as u64)) }
+    /// `cr` ([`Self::CR_BITS`]): EL0 may read the cycle counter PMCCNTR_EL0.
+    #[inline] pub const fn cr(self) -> bool { Self::CR_BITS.is_set(self.raw64()) }
+    /// This value with `cr` set to `v`.
+    #[inline] pub const fn with_cr(self, v: bool) -> Self { self.with_raw64(Self::CR_BITS.set(self.raw64(), v as u64)) }
+    /// `sw` ([`Self::SW_BITS`]): EL0 may write PMSWINC_EL0.
+    #[inline] pub const fn sw(self) -> bool { Self::SW_BITS.is_set(self.raw64()) }
+    /// This value with `sw` set to `v`.
+    #[inline] pub const fn with_sw(self, v: bool) -> Self { self.with_raw64(Self::SW_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): EL0 may reach every PMU register EL0 can name (reads and writes),
+    /// whatever the bits above say.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PMUSERENR_EL0` of instance PMU.
@@ -1312,7 +1401,7 @@ static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
     description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMUSERENR_EL0", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMUSERENR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), "linux-arm64-sysreg"),
     ]),
     fields: PmuserenrLayout::FIELDS,
     notes: &[
@@ -1372,17 +1461,21 @@ impl Layout for PmintensetLayout {
 }
 
 impl Pmintenset {
-    /// `c` (bit 31, rw, reset 0x0): The cycle counter's overflow raises the interrupt.
-    #[inline] pub const fn c(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `c` (bit 31) set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `p` (bits 30:0, rw, reset 0x0): Bit n: event counter n's overflow raises the interrupt.
-    #[inline] pub const fn p(self) -> u32 { get_bits(self.raw64(), 30, 0) as u32 }
-    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
-    /// error in const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
-    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMINTENSET_EL1", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `c`: bit 31 (rw, reset 0x0).
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
+    /// `p`: bits 30:0 (rw, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// `c` ([`Self::C_BITS`]): The cycle counter's overflow raises the interrupt.
+    #[inline] pub const fn c(self) -> bool { Self::C_BITS.is_set(self.raw64()) }
+    /// This value with `c` set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// `p` ([`Self::P_BITS`]): Bit n: event counter n's overflow raises the interrupt.
+    #[inline] pub const fn p(self) -> u32 { Self::P_BITS.get(self.raw64()) as u32 }
+    /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmintensetLayout::NAME, "p")) }
 }
 
 /// `PMINTENSET_EL1` of instance PMU.
@@ -1396,7 +1489,7 @@ static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
     description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMINTENSET_EL1", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMINTENSET_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), "linux-arm64-sysreg"),
     ]),
     fields: PmintensetLayout::FIELDS,
     notes: &[
@@ -1451,13 +1544,17 @@ impl Layout for PmintenclrLayout {
 }
 
 impl Pmintenclr {
-    /// This value with `c` (bit 31) set to `v`.
-    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// This value with `p` (bits 30:0) set to `v`. Panics if `v` does not fit in 31 bits (a compile
-    /// error in const context); `try_with_p` returns an error instead.
-    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 0, v as u64)) }
-    /// This value with `p` set to `v`, or an error if `v` does not fit in 31 bits.
-    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 0, v as u64, "PMINTENCLR_EL1", "p") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `c`: bit 31 (w1c, reset 0x0).
+    pub const C_BITS: BitRange = BitRange::new(31, 31);
+    /// `p`: bits 30:0 (w1c, reset 0x0).
+    pub const P_BITS: BitRange = BitRange::new(30, 0);
+    /// This value with `c` set to `v`.
+    #[inline] pub const fn with_c(self, v: bool) -> Self { self.with_raw64(Self::C_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_p` returns an error instead.
+    #[inline] pub const fn with_p(self, v: u32) -> Self { self.with_raw64(Self::P_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `p` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_p(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::P_BITS.try_set(self.raw64(), v as u64, PmintenclrLayout::NAME, "p")) }
 }
 
 /// `PMINTENCLR_EL1` of instance PMU.
@@ -1471,7 +1568,7 @@ static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
     description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
     sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PMINTENCLR_EL1", instance: "PMU", index: 0, location: Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), source: "linux-arm64-sysreg" },
+        AddressInfo::new("PMINTENCLR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), "linux-arm64-sysreg"),
     ]),
     fields: PmintenclrLayout::FIELDS,
     notes: &[],

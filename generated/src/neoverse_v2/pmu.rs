@@ -119,9 +119,9 @@ pub static GLOBAL: GlobalInfo = GlobalInfo {
     status: Pmovsset::INFO,
     overflow_clear: Some(Pmovsclr::INFO),
 };
-/// `PMEVCNTR_EL0.count` (bits 63:0).
+/// `PMEVCNTR_EL0.count`.
 const PMEVCNTR_COUNT: &FieldInfo = Pmevcntr::INFO.field_named("count");
-/// `PMCCNTR_EL0.count` (bits 63:0).
+/// `PMCCNTR_EL0.count`.
 const PMCCNTR_COUNT: &FieldInfo = Pmccntr::INFO.field_named("count");
 /// The `armv8-pmuv3` perf driver's format (`armv8_pmuv3_format_attrs`, Linux kernel,
 /// drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long

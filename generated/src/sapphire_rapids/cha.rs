@@ -70,138 +70,85 @@ impl Layout for ChaBoxCtlLayout {
 }
 
 impl ChaBoxCtl {
-    /// This value with `rst_ctrs` (bit 9) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// This value with `rst_ctrl` (bit 8) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `frz` (bit 0, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `frz` (bit 0) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `rst_ctrs`: bit 9 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(9, 9);
+    /// `rst_ctrl`: bit 8 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(8, 8);
+    /// `frz`: bit 0 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2000, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2010, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2020, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2030, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2040, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2050, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2060, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2070, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2080, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2090, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20A0, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20B0, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20C0, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20D0, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20E0, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x20F0, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2100, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2110, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA18.
-pub const C18_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2120, "C18_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA19.
-pub const C19_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2130, "C19_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA20.
-pub const C20_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2140, "C20_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA21.
-pub const C21_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2150, "C21_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA22.
-pub const C22_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2160, "C22_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA23.
-pub const C23_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2170, "C23_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA24.
-pub const C24_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2180, "C24_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA25.
-pub const C25_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2190, "C25_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA26.
-pub const C26_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21A0, "C26_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA27.
-pub const C27_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21B0, "C27_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA28.
-pub const C28_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21C0, "C28_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA29.
-pub const C29_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21D0, "C29_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA30.
-pub const C30_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21E0, "C30_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA31.
-pub const C31_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x21F0, "C31_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA32.
-pub const C32_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2200, "C32_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA33.
-pub const C33_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2210, "C33_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA34.
-pub const C34_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2220, "C34_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA35.
-pub const C35_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2230, "C35_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA36.
-pub const C36_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2240, "C36_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA37.
-pub const C37_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2250, "C37_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA38.
-pub const C38_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2260, "C38_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA39.
-pub const C39_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2270, "C39_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA40.
-pub const C40_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2280, "C40_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA41.
-pub const C41_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2290, "C41_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA42.
-pub const C42_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22A0, "C42_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA43.
-pub const C43_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22B0, "C43_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA44.
-pub const C44_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22C0, "C44_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA45.
-pub const C45_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22D0, "C45_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA46.
-pub const C46_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22E0, "C46_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA47.
-pub const C47_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x22F0, "C47_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA48.
-pub const C48_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2300, "C48_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA49.
-pub const C49_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2310, "C49_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA50.
-pub const C50_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2320, "C50_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA51.
-pub const C51_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2330, "C51_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA52.
-pub const C52_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2340, "C52_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA53.
-pub const C53_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2350, "C53_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA54.
-pub const C54_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2360, "C54_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA55.
-pub const C55_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2370, "C55_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA56.
-pub const C56_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2380, "C56_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA57.
-pub const C57_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x2390, "C57_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA58.
-pub const C58_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23A0, "C58_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA59.
-pub const C59_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0x23B0, "C59_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 60] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL, C18_MSR_PMON_BOX_CTL, C19_MSR_PMON_BOX_CTL, C20_MSR_PMON_BOX_CTL, C21_MSR_PMON_BOX_CTL, C22_MSR_PMON_BOX_CTL, C23_MSR_PMON_BOX_CTL, C24_MSR_PMON_BOX_CTL, C25_MSR_PMON_BOX_CTL, C26_MSR_PMON_BOX_CTL, C27_MSR_PMON_BOX_CTL, C28_MSR_PMON_BOX_CTL, C29_MSR_PMON_BOX_CTL, C30_MSR_PMON_BOX_CTL, C31_MSR_PMON_BOX_CTL, C32_MSR_PMON_BOX_CTL, C33_MSR_PMON_BOX_CTL, C34_MSR_PMON_BOX_CTL, C35_MSR_PMON_BOX_CTL, C36_MSR_PMON_BOX_CTL, C37_MSR_PMON_BOX_CTL, C38_MSR_PMON_BOX_CTL, C39_MSR_PMON_BOX_CTL, C40_MSR_PMON_BOX_CTL, C41_MSR_PMON_BOX_CTL, C42_MSR_PMON_BOX_CTL, C43_MSR_PMON_BOX_CTL, C44_MSR_PMON_BOX_CTL, C45_MSR_PMON_BOX_CTL, C46_MSR_PMON_BOX_CTL, C47_MSR_PMON_BOX_CTL, C48_MSR_PMON_BOX_CTL, C49_MSR_PMON_BOX_CTL, C50_MSR_PMON_BOX_CTL, C51_MSR_PMON_BOX_CTL, C52_MSR_PMON_BOX_CTL, C53_MSR_PMON_BOX_CTL, C54_MSR_PMON_BOX_CTL, C55_MSR_PMON_BOX_CTL, C56_MSR_PMON_BOX_CTL, C57_MSR_PMON_BOX_CTL, C58_MSR_PMON_BOX_CTL, C59_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
+pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 60] = [
+    Msr::new(0x2000, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2010, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2020, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2030, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2040, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2050, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2060, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2070, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2080, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2090, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20A0, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20B0, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20C0, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20D0, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20E0, "C14_MSR_PMON_BOX_CTL"),
+    Msr::new(0x20F0, "C15_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2100, "C16_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2110, "C17_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2120, "C18_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2130, "C19_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2140, "C20_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2150, "C21_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2160, "C22_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2170, "C23_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2180, "C24_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2190, "C25_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21A0, "C26_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21B0, "C27_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21C0, "C28_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21D0, "C29_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21E0, "C30_MSR_PMON_BOX_CTL"),
+    Msr::new(0x21F0, "C31_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2200, "C32_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2210, "C33_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2220, "C34_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2230, "C35_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2240, "C36_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2250, "C37_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2260, "C38_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2270, "C39_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2280, "C40_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2290, "C41_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22A0, "C42_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22B0, "C43_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22C0, "C44_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22D0, "C45_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22E0, "C46_MSR_PMON_BOX_CTL"),
+    Msr::new(0x22F0, "C47_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2300, "C48_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2310, "C49_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2320, "C50_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2330, "C51_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2340, "C52_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2350, "C53_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2360, "C54_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2370, "C55_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2380, "C56_MSR_PMON_BOX_CTL"),
+    Msr::new(0x2390, "C57_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23A0, "C58_MSR_PMON_BOX_CTL"),
+    Msr::new(0x23B0, "C59_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -211,66 +158,66 @@ static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_CTL", instance: "CHA0", index: 0, location: Location::Msr(0x2000), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_CTL", instance: "CHA1", index: 0, location: Location::Msr(0x2010), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_CTL", instance: "CHA2", index: 0, location: Location::Msr(0x2020), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_CTL", instance: "CHA3", index: 0, location: Location::Msr(0x2030), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_CTL", instance: "CHA4", index: 0, location: Location::Msr(0x2040), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_CTL", instance: "CHA5", index: 0, location: Location::Msr(0x2050), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_CTL", instance: "CHA6", index: 0, location: Location::Msr(0x2060), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_CTL", instance: "CHA7", index: 0, location: Location::Msr(0x2070), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_CTL", instance: "CHA8", index: 0, location: Location::Msr(0x2080), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_CTL", instance: "CHA9", index: 0, location: Location::Msr(0x2090), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_CTL", instance: "CHA10", index: 0, location: Location::Msr(0x20A0), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_CTL", instance: "CHA11", index: 0, location: Location::Msr(0x20B0), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_CTL", instance: "CHA12", index: 0, location: Location::Msr(0x20C0), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_CTL", instance: "CHA13", index: 0, location: Location::Msr(0x20D0), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_CTL", instance: "CHA14", index: 0, location: Location::Msr(0x20E0), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_CTL", instance: "CHA15", index: 0, location: Location::Msr(0x20F0), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_CTL", instance: "CHA16", index: 0, location: Location::Msr(0x2100), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_CTL", instance: "CHA17", index: 0, location: Location::Msr(0x2110), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_CTL", instance: "CHA18", index: 0, location: Location::Msr(0x2120), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_CTL", instance: "CHA19", index: 0, location: Location::Msr(0x2130), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_CTL", instance: "CHA20", index: 0, location: Location::Msr(0x2140), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_CTL", instance: "CHA21", index: 0, location: Location::Msr(0x2150), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_CTL", instance: "CHA22", index: 0, location: Location::Msr(0x2160), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_CTL", instance: "CHA23", index: 0, location: Location::Msr(0x2170), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_CTL", instance: "CHA24", index: 0, location: Location::Msr(0x2180), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_CTL", instance: "CHA25", index: 0, location: Location::Msr(0x2190), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_CTL", instance: "CHA26", index: 0, location: Location::Msr(0x21A0), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_CTL", instance: "CHA27", index: 0, location: Location::Msr(0x21B0), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_BOX_CTL", instance: "CHA28", index: 0, location: Location::Msr(0x21C0), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_BOX_CTL", instance: "CHA29", index: 0, location: Location::Msr(0x21D0), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_BOX_CTL", instance: "CHA30", index: 0, location: Location::Msr(0x21E0), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_BOX_CTL", instance: "CHA31", index: 0, location: Location::Msr(0x21F0), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_BOX_CTL", instance: "CHA32", index: 0, location: Location::Msr(0x2200), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_BOX_CTL", instance: "CHA33", index: 0, location: Location::Msr(0x2210), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_BOX_CTL", instance: "CHA34", index: 0, location: Location::Msr(0x2220), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_BOX_CTL", instance: "CHA35", index: 0, location: Location::Msr(0x2230), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_BOX_CTL", instance: "CHA36", index: 0, location: Location::Msr(0x2240), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_BOX_CTL", instance: "CHA37", index: 0, location: Location::Msr(0x2250), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_BOX_CTL", instance: "CHA38", index: 0, location: Location::Msr(0x2260), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_BOX_CTL", instance: "CHA39", index: 0, location: Location::Msr(0x2270), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_BOX_CTL", instance: "CHA40", index: 0, location: Location::Msr(0x2280), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_BOX_CTL", instance: "CHA41", index: 0, location: Location::Msr(0x2290), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_BOX_CTL", instance: "CHA42", index: 0, location: Location::Msr(0x22A0), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_BOX_CTL", instance: "CHA43", index: 0, location: Location::Msr(0x22B0), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_BOX_CTL", instance: "CHA44", index: 0, location: Location::Msr(0x22C0), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_BOX_CTL", instance: "CHA45", index: 0, location: Location::Msr(0x22D0), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_BOX_CTL", instance: "CHA46", index: 0, location: Location::Msr(0x22E0), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_BOX_CTL", instance: "CHA47", index: 0, location: Location::Msr(0x22F0), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_BOX_CTL", instance: "CHA48", index: 0, location: Location::Msr(0x2300), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_BOX_CTL", instance: "CHA49", index: 0, location: Location::Msr(0x2310), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_BOX_CTL", instance: "CHA50", index: 0, location: Location::Msr(0x2320), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_BOX_CTL", instance: "CHA51", index: 0, location: Location::Msr(0x2330), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_BOX_CTL", instance: "CHA52", index: 0, location: Location::Msr(0x2340), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_BOX_CTL", instance: "CHA53", index: 0, location: Location::Msr(0x2350), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_BOX_CTL", instance: "CHA54", index: 0, location: Location::Msr(0x2360), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_BOX_CTL", instance: "CHA55", index: 0, location: Location::Msr(0x2370), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_BOX_CTL", instance: "CHA56", index: 0, location: Location::Msr(0x2380), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_BOX_CTL", instance: "CHA57", index: 0, location: Location::Msr(0x2390), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_BOX_CTL", instance: "CHA58", index: 0, location: Location::Msr(0x23A0), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_BOX_CTL", instance: "CHA59", index: 0, location: Location::Msr(0x23B0), source: "intel-pcm" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "CHA0", 0, 0x2000, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "CHA1", 0, 0x2010, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "CHA2", 0, 0x2020, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "CHA3", 0, 0x2030, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "CHA4", 0, 0x2040, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "CHA5", 0, 0x2050, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "CHA6", 0, 0x2060, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "CHA7", 0, 0x2070, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_CTL", "CHA8", 0, 0x2080, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_CTL", "CHA9", 0, 0x2090, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_CTL", "CHA10", 0, 0x20A0, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_CTL", "CHA11", 0, 0x20B0, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_CTL", "CHA12", 0, 0x20C0, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_CTL", "CHA13", 0, 0x20D0, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_CTL", "CHA14", 0, 0x20E0, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_CTL", "CHA15", 0, 0x20F0, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_CTL", "CHA16", 0, 0x2100, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_CTL", "CHA17", 0, 0x2110, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_CTL", "CHA18", 0, 0x2120, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_CTL", "CHA19", 0, 0x2130, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_CTL", "CHA20", 0, 0x2140, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_CTL", "CHA21", 0, 0x2150, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_CTL", "CHA22", 0, 0x2160, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_CTL", "CHA23", 0, 0x2170, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_CTL", "CHA24", 0, 0x2180, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_CTL", "CHA25", 0, 0x2190, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_CTL", "CHA26", 0, 0x21A0, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_CTL", "CHA27", 0, 0x21B0, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_BOX_CTL", "CHA28", 0, 0x21C0, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_BOX_CTL", "CHA29", 0, 0x21D0, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_BOX_CTL", "CHA30", 0, 0x21E0, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_BOX_CTL", "CHA31", 0, 0x21F0, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_BOX_CTL", "CHA32", 0, 0x2200, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_BOX_CTL", "CHA33", 0, 0x2210, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_BOX_CTL", "CHA34", 0, 0x2220, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_BOX_CTL", "CHA35", 0, 0x2230, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_BOX_CTL", "CHA36", 0, 0x2240, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_BOX_CTL", "CHA37", 0, 0x2250, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_BOX_CTL", "CHA38", 0, 0x2260, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_BOX_CTL", "CHA39", 0, 0x2270, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_BOX_CTL", "CHA40", 0, 0x2280, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_BOX_CTL", "CHA41", 0, 0x2290, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_BOX_CTL", "CHA42", 0, 0x22A0, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_BOX_CTL", "CHA43", 0, 0x22B0, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_BOX_CTL", "CHA44", 0, 0x22C0, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_BOX_CTL", "CHA45", 0, 0x22D0, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_BOX_CTL", "CHA46", 0, 0x22E0, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_BOX_CTL", "CHA47", 0, 0x22F0, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_BOX_CTL", "CHA48", 0, 0x2300, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_BOX_CTL", "CHA49", 0, 0x2310, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_BOX_CTL", "CHA50", 0, 0x2320, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_BOX_CTL", "CHA51", 0, 0x2330, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_BOX_CTL", "CHA52", 0, 0x2340, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_BOX_CTL", "CHA53", 0, 0x2350, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_BOX_CTL", "CHA54", 0, 0x2360, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_BOX_CTL", "CHA55", 0, 0x2370, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_BOX_CTL", "CHA56", 0, 0x2380, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_BOX_CTL", "CHA57", 0, 0x2390, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_BOX_CTL", "CHA58", 0, 0x23A0, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_BOX_CTL", "CHA59", 0, 0x23B0, "intel-pcm"),
     ]),
     fields: ChaBoxCtlLayout::FIELDS,
     notes: &[
@@ -372,170 +319,127 @@ impl Layout for ChaCtlLayout {
 }
 
 impl ChaCtl {
-    /// `umask_ext` (bits 63:32, rw, reset 0x0): Unit mask extension: further sub-event selection
+    /// `umask_ext`: bits 63:32 (rw, reset 0x0).
+    pub const UMASK_EXT_BITS: BitRange = BitRange::new(63, 32);
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `tid_en`: bit 16 (rw, reset 0x0).
+    pub const TID_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `umask_ext` ([`Self::UMASK_EXT_BITS`]): Unit mask extension: further sub-event selection
     /// bits of the CHA events (Intel's UMaskExt); perf's umask format carries it in config bits
     /// 32-63.
-    #[inline] pub const fn umask_ext(self) -> u32 { get_bits(self.raw64(), 63, 32) as u32 }
-    /// This value with `umask_ext` (bits 63:32) set to `v`.
-    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 32, v as u64)) }
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn umask_ext(self) -> u32 { Self::UMASK_EXT_BITS.get(self.raw64()) as u32 }
+    /// This value with `umask_ext` set to `v`.
+    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(Self::UMASK_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> ChaCtlInvert { ChaCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ChaCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `tid_en` (bit 16, rw, reset 0x0): Thread-id filter enable: with 1, the counter counts only
+    #[inline] pub const fn invert(self) -> ChaCtlInvert { ChaCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: ChaCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: with 1, the counter counts only
     /// the events that match C{i}_MSR_PMON_BOX_FILTER0.tid.
-    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `tid_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
+    /// This value with `tid_en` set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2002, "C0_MSR_PMON_CTL0"), Msr::new(0x2003, "C0_MSR_PMON_CTL1"), Msr::new(0x2004, "C0_MSR_PMON_CTL2"), Msr::new(0x2005, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2012, "C1_MSR_PMON_CTL0"), Msr::new(0x2013, "C1_MSR_PMON_CTL1"), Msr::new(0x2014, "C1_MSR_PMON_CTL2"), Msr::new(0x2015, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2022, "C2_MSR_PMON_CTL0"), Msr::new(0x2023, "C2_MSR_PMON_CTL1"), Msr::new(0x2024, "C2_MSR_PMON_CTL2"), Msr::new(0x2025, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2032, "C3_MSR_PMON_CTL0"), Msr::new(0x2033, "C3_MSR_PMON_CTL1"), Msr::new(0x2034, "C3_MSR_PMON_CTL2"), Msr::new(0x2035, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2042, "C4_MSR_PMON_CTL0"), Msr::new(0x2043, "C4_MSR_PMON_CTL1"), Msr::new(0x2044, "C4_MSR_PMON_CTL2"), Msr::new(0x2045, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2052, "C5_MSR_PMON_CTL0"), Msr::new(0x2053, "C5_MSR_PMON_CTL1"), Msr::new(0x2054, "C5_MSR_PMON_CTL2"), Msr::new(0x2055, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2062, "C6_MSR_PMON_CTL0"), Msr::new(0x2063, "C6_MSR_PMON_CTL1"), Msr::new(0x2064, "C6_MSR_PMON_CTL2"), Msr::new(0x2065, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2072, "C7_MSR_PMON_CTL0"), Msr::new(0x2073, "C7_MSR_PMON_CTL1"), Msr::new(0x2074, "C7_MSR_PMON_CTL2"), Msr::new(0x2075, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2082, "C8_MSR_PMON_CTL0"), Msr::new(0x2083, "C8_MSR_PMON_CTL1"), Msr::new(0x2084, "C8_MSR_PMON_CTL2"), Msr::new(0x2085, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2092, "C9_MSR_PMON_CTL0"), Msr::new(0x2093, "C9_MSR_PMON_CTL1"), Msr::new(0x2094, "C9_MSR_PMON_CTL2"), Msr::new(0x2095, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20A2, "C10_MSR_PMON_CTL0"), Msr::new(0x20A3, "C10_MSR_PMON_CTL1"), Msr::new(0x20A4, "C10_MSR_PMON_CTL2"), Msr::new(0x20A5, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20B2, "C11_MSR_PMON_CTL0"), Msr::new(0x20B3, "C11_MSR_PMON_CTL1"), Msr::new(0x20B4, "C11_MSR_PMON_CTL2"), Msr::new(0x20B5, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20C2, "C12_MSR_PMON_CTL0"), Msr::new(0x20C3, "C12_MSR_PMON_CTL1"), Msr::new(0x20C4, "C12_MSR_PMON_CTL2"), Msr::new(0x20C5, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20D2, "C13_MSR_PMON_CTL0"), Msr::new(0x20D3, "C13_MSR_PMON_CTL1"), Msr::new(0x20D4, "C13_MSR_PMON_CTL2"), Msr::new(0x20D5, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20E2, "C14_MSR_PMON_CTL0"), Msr::new(0x20E3, "C14_MSR_PMON_CTL1"), Msr::new(0x20E4, "C14_MSR_PMON_CTL2"), Msr::new(0x20E5, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x20F2, "C15_MSR_PMON_CTL0"), Msr::new(0x20F3, "C15_MSR_PMON_CTL1"), Msr::new(0x20F4, "C15_MSR_PMON_CTL2"), Msr::new(0x20F5, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2102, "C16_MSR_PMON_CTL0"), Msr::new(0x2103, "C16_MSR_PMON_CTL1"), Msr::new(0x2104, "C16_MSR_PMON_CTL2"), Msr::new(0x2105, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2112, "C17_MSR_PMON_CTL0"), Msr::new(0x2113, "C17_MSR_PMON_CTL1"), Msr::new(0x2114, "C17_MSR_PMON_CTL2"), Msr::new(0x2115, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2122, "C18_MSR_PMON_CTL0"), Msr::new(0x2123, "C18_MSR_PMON_CTL1"), Msr::new(0x2124, "C18_MSR_PMON_CTL2"), Msr::new(0x2125, "C18_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2132, "C19_MSR_PMON_CTL0"), Msr::new(0x2133, "C19_MSR_PMON_CTL1"), Msr::new(0x2134, "C19_MSR_PMON_CTL2"), Msr::new(0x2135, "C19_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2142, "C20_MSR_PMON_CTL0"), Msr::new(0x2143, "C20_MSR_PMON_CTL1"), Msr::new(0x2144, "C20_MSR_PMON_CTL2"), Msr::new(0x2145, "C20_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2152, "C21_MSR_PMON_CTL0"), Msr::new(0x2153, "C21_MSR_PMON_CTL1"), Msr::new(0x2154, "C21_MSR_PMON_CTL2"), Msr::new(0x2155, "C21_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2162, "C22_MSR_PMON_CTL0"), Msr::new(0x2163, "C22_MSR_PMON_CTL1"), Msr::new(0x2164, "C22_MSR_PMON_CTL2"), Msr::new(0x2165, "C22_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2172, "C23_MSR_PMON_CTL0"), Msr::new(0x2173, "C23_MSR_PMON_CTL1"), Msr::new(0x2174, "C23_MSR_PMON_CTL2"), Msr::new(0x2175, "C23_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2182, "C24_MSR_PMON_CTL0"), Msr::new(0x2183, "C24_MSR_PMON_CTL1"), Msr::new(0x2184, "C24_MSR_PMON_CTL2"), Msr::new(0x2185, "C24_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2192, "C25_MSR_PMON_CTL0"), Msr::new(0x2193, "C25_MSR_PMON_CTL1"), Msr::new(0x2194, "C25_MSR_PMON_CTL2"), Msr::new(0x2195, "C25_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21A2, "C26_MSR_PMON_CTL0"), Msr::new(0x21A3, "C26_MSR_PMON_CTL1"), Msr::new(0x21A4, "C26_MSR_PMON_CTL2"), Msr::new(0x21A5, "C26_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21B2, "C27_MSR_PMON_CTL0"), Msr::new(0x21B3, "C27_MSR_PMON_CTL1"), Msr::new(0x21B4, "C27_MSR_PMON_CTL2"), Msr::new(0x21B5, "C27_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21C2, "C28_MSR_PMON_CTL0"), Msr::new(0x21C3, "C28_MSR_PMON_CTL1"), Msr::new(0x21C4, "C28_MSR_PMON_CTL2"), Msr::new(0x21C5, "C28_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21D2, "C29_MSR_PMON_CTL0"), Msr::new(0x21D3, "C29_MSR_PMON_CTL1"), Msr::new(0x21D4, "C29_MSR_PMON_CTL2"), Msr::new(0x21D5, "C29_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21E2, "C30_MSR_PMON_CTL0"), Msr::new(0x21E3, "C30_MSR_PMON_CTL1"), Msr::new(0x21E4, "C30_MSR_PMON_CTL2"), Msr::new(0x21E5, "C30_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x21F2, "C31_MSR_PMON_CTL0"), Msr::new(0x21F3, "C31_MSR_PMON_CTL1"), Msr::new(0x21F4, "C31_MSR_PMON_CTL2"), Msr::new(0x21F5, "C31_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2202, "C32_MSR_PMON_CTL0"), Msr::new(0x2203, "C32_MSR_PMON_CTL1"), Msr::new(0x2204, "C32_MSR_PMON_CTL2"), Msr::new(0x2205, "C32_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2212, "C33_MSR_PMON_CTL0"), Msr::new(0x2213, "C33_MSR_PMON_CTL1"), Msr::new(0x2214, "C33_MSR_PMON_CTL2"), Msr::new(0x2215, "C33_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2222, "C34_MSR_PMON_CTL0"), Msr::new(0x2223, "C34_MSR_PMON_CTL1"), Msr::new(0x2224, "C34_MSR_PMON_CTL2"), Msr::new(0x2225, "C34_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2232, "C35_MSR_PMON_CTL0"), Msr::new(0x2233, "C35_MSR_PMON_CTL1"), Msr::new(0x2234, "C35_MSR_PMON_CTL2"), Msr::new(0x2235, "C35_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2242, "C36_MSR_PMON_CTL0"), Msr::new(0x2243, "C36_MSR_PMON_CTL1"), Msr::new(0x2244, "C36_MSR_PMON_CTL2"), Msr::new(0x2245, "C36_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2252, "C37_MSR_PMON_CTL0"), Msr::new(0x2253, "C37_MSR_PMON_CTL1"), Msr::new(0x2254, "C37_MSR_PMON_CTL2"), Msr::new(0x2255, "C37_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2262, "C38_MSR_PMON_CTL0"), Msr::new(0x2263, "C38_MSR_PMON_CTL1"), Msr::new(0x2264, "C38_MSR_PMON_CTL2"), Msr::new(0x2265, "C38_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2272, "C39_MSR_PMON_CTL0"), Msr::new(0x2273, "C39_MSR_PMON_CTL1"), Msr::new(0x2274, "C39_MSR_PMON_CTL2"), Msr::new(0x2275, "C39_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA40.
-pub const C40_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2282, "C40_MSR_PMON_CTL0"), Msr::new(0x2283, "C40_MSR_PMON_CTL1"), Msr::new(0x2284, "C40_MSR_PMON_CTL2"), Msr::new(0x2285, "C40_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA41.
-pub const C41_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2292, "C41_MSR_PMON_CTL0"), Msr::new(0x2293, "C41_MSR_PMON_CTL1"), Msr::new(0x2294, "C41_MSR_PMON_CTL2"), Msr::new(0x2295, "C41_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA42.
-pub const C42_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22A2, "C42_MSR_PMON_CTL0"), Msr::new(0x22A3, "C42_MSR_PMON_CTL1"), Msr::new(0x22A4, "C42_MSR_PMON_CTL2"), Msr::new(0x22A5, "C42_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA43.
-pub const C43_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22B2, "C43_MSR_PMON_CTL0"), Msr::new(0x22B3, "C43_MSR_PMON_CTL1"), Msr::new(0x22B4, "C43_MSR_PMON_CTL2"), Msr::new(0x22B5, "C43_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA44.
-pub const C44_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22C2, "C44_MSR_PMON_CTL0"), Msr::new(0x22C3, "C44_MSR_PMON_CTL1"), Msr::new(0x22C4, "C44_MSR_PMON_CTL2"), Msr::new(0x22C5, "C44_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA45.
-pub const C45_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22D2, "C45_MSR_PMON_CTL0"), Msr::new(0x22D3, "C45_MSR_PMON_CTL1"), Msr::new(0x22D4, "C45_MSR_PMON_CTL2"), Msr::new(0x22D5, "C45_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA46.
-pub const C46_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22E2, "C46_MSR_PMON_CTL0"), Msr::new(0x22E3, "C46_MSR_PMON_CTL1"), Msr::new(0x22E4, "C46_MSR_PMON_CTL2"), Msr::new(0x22E5, "C46_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA47.
-pub const C47_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x22F2, "C47_MSR_PMON_CTL0"), Msr::new(0x22F3, "C47_MSR_PMON_CTL1"), Msr::new(0x22F4, "C47_MSR_PMON_CTL2"), Msr::new(0x22F5, "C47_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA48.
-pub const C48_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2302, "C48_MSR_PMON_CTL0"), Msr::new(0x2303, "C48_MSR_PMON_CTL1"), Msr::new(0x2304, "C48_MSR_PMON_CTL2"), Msr::new(0x2305, "C48_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA49.
-pub const C49_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2312, "C49_MSR_PMON_CTL0"), Msr::new(0x2313, "C49_MSR_PMON_CTL1"), Msr::new(0x2314, "C49_MSR_PMON_CTL2"), Msr::new(0x2315, "C49_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA50.
-pub const C50_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2322, "C50_MSR_PMON_CTL0"), Msr::new(0x2323, "C50_MSR_PMON_CTL1"), Msr::new(0x2324, "C50_MSR_PMON_CTL2"), Msr::new(0x2325, "C50_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA51.
-pub const C51_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2332, "C51_MSR_PMON_CTL0"), Msr::new(0x2333, "C51_MSR_PMON_CTL1"), Msr::new(0x2334, "C51_MSR_PMON_CTL2"), Msr::new(0x2335, "C51_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA52.
-pub const C52_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2342, "C52_MSR_PMON_CTL0"), Msr::new(0x2343, "C52_MSR_PMON_CTL1"), Msr::new(0x2344, "C52_MSR_PMON_CTL2"), Msr::new(0x2345, "C52_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA53.
-pub const C53_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2352, "C53_MSR_PMON_CTL0"), Msr::new(0x2353, "C53_MSR_PMON_CTL1"), Msr::new(0x2354, "C53_MSR_PMON_CTL2"), Msr::new(0x2355, "C53_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA54.
-pub const C54_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2362, "C54_MSR_PMON_CTL0"), Msr::new(0x2363, "C54_MSR_PMON_CTL1"), Msr::new(0x2364, "C54_MSR_PMON_CTL2"), Msr::new(0x2365, "C54_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA55.
-pub const C55_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2372, "C55_MSR_PMON_CTL0"), Msr::new(0x2373, "C55_MSR_PMON_CTL1"), Msr::new(0x2374, "C55_MSR_PMON_CTL2"), Msr::new(0x2375, "C55_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA56.
-pub const C56_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2382, "C56_MSR_PMON_CTL0"), Msr::new(0x2383, "C56_MSR_PMON_CTL1"), Msr::new(0x2384, "C56_MSR_PMON_CTL2"), Msr::new(0x2385, "C56_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA57.
-pub const C57_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x2392, "C57_MSR_PMON_CTL0"), Msr::new(0x2393, "C57_MSR_PMON_CTL1"), Msr::new(0x2394, "C57_MSR_PMON_CTL2"), Msr::new(0x2395, "C57_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA58.
-pub const C58_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23A2, "C58_MSR_PMON_CTL0"), Msr::new(0x23A3, "C58_MSR_PMON_CTL1"), Msr::new(0x23A4, "C58_MSR_PMON_CTL2"), Msr::new(0x23A5, "C58_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA59.
-pub const C59_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0x23B2, "C59_MSR_PMON_CTL0"), Msr::new(0x23B3, "C59_MSR_PMON_CTL1"), Msr::new(0x23B4, "C59_MSR_PMON_CTL2"), Msr::new(0x23B5, "C59_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 60] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL, C18_MSR_PMON_CTL, C19_MSR_PMON_CTL, C20_MSR_PMON_CTL, C21_MSR_PMON_CTL, C22_MSR_PMON_CTL, C23_MSR_PMON_CTL, C24_MSR_PMON_CTL, C25_MSR_PMON_CTL, C26_MSR_PMON_CTL, C27_MSR_PMON_CTL, C28_MSR_PMON_CTL, C29_MSR_PMON_CTL, C30_MSR_PMON_CTL, C31_MSR_PMON_CTL, C32_MSR_PMON_CTL, C33_MSR_PMON_CTL, C34_MSR_PMON_CTL, C35_MSR_PMON_CTL, C36_MSR_PMON_CTL, C37_MSR_PMON_CTL, C38_MSR_PMON_CTL, C39_MSR_PMON_CTL, C40_MSR_PMON_CTL, C41_MSR_PMON_CTL, C42_MSR_PMON_CTL, C43_MSR_PMON_CTL, C44_MSR_PMON_CTL, C45_MSR_PMON_CTL, C46_MSR_PMON_CTL, C47_MSR_PMON_CTL, C48_MSR_PMON_CTL, C49_MSR_PMON_CTL, C50_MSR_PMON_CTL, C51_MSR_PMON_CTL, C52_MSR_PMON_CTL, C53_MSR_PMON_CTL, C54_MSR_PMON_CTL, C55_MSR_PMON_CTL, C56_MSR_PMON_CTL, C57_MSR_PMON_CTL, C58_MSR_PMON_CTL, C59_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
+pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 60] = [
+    [Msr::new(0x2002, "C0_MSR_PMON_CTL0"), Msr::new(0x2003, "C0_MSR_PMON_CTL1"), Msr::new(0x2004, "C0_MSR_PMON_CTL2"), Msr::new(0x2005, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0x2012, "C1_MSR_PMON_CTL0"), Msr::new(0x2013, "C1_MSR_PMON_CTL1"), Msr::new(0x2014, "C1_MSR_PMON_CTL2"), Msr::new(0x2015, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0x2022, "C2_MSR_PMON_CTL0"), Msr::new(0x2023, "C2_MSR_PMON_CTL1"), Msr::new(0x2024, "C2_MSR_PMON_CTL2"), Msr::new(0x2025, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0x2032, "C3_MSR_PMON_CTL0"), Msr::new(0x2033, "C3_MSR_PMON_CTL1"), Msr::new(0x2034, "C3_MSR_PMON_CTL2"), Msr::new(0x2035, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0x2042, "C4_MSR_PMON_CTL0"), Msr::new(0x2043, "C4_MSR_PMON_CTL1"), Msr::new(0x2044, "C4_MSR_PMON_CTL2"), Msr::new(0x2045, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0x2052, "C5_MSR_PMON_CTL0"), Msr::new(0x2053, "C5_MSR_PMON_CTL1"), Msr::new(0x2054, "C5_MSR_PMON_CTL2"), Msr::new(0x2055, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0x2062, "C6_MSR_PMON_CTL0"), Msr::new(0x2063, "C6_MSR_PMON_CTL1"), Msr::new(0x2064, "C6_MSR_PMON_CTL2"), Msr::new(0x2065, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0x2072, "C7_MSR_PMON_CTL0"), Msr::new(0x2073, "C7_MSR_PMON_CTL1"), Msr::new(0x2074, "C7_MSR_PMON_CTL2"), Msr::new(0x2075, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0x2082, "C8_MSR_PMON_CTL0"), Msr::new(0x2083, "C8_MSR_PMON_CTL1"), Msr::new(0x2084, "C8_MSR_PMON_CTL2"), Msr::new(0x2085, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0x2092, "C9_MSR_PMON_CTL0"), Msr::new(0x2093, "C9_MSR_PMON_CTL1"), Msr::new(0x2094, "C9_MSR_PMON_CTL2"), Msr::new(0x2095, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0x20A2, "C10_MSR_PMON_CTL0"), Msr::new(0x20A3, "C10_MSR_PMON_CTL1"), Msr::new(0x20A4, "C10_MSR_PMON_CTL2"), Msr::new(0x20A5, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0x20B2, "C11_MSR_PMON_CTL0"), Msr::new(0x20B3, "C11_MSR_PMON_CTL1"), Msr::new(0x20B4, "C11_MSR_PMON_CTL2"), Msr::new(0x20B5, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0x20C2, "C12_MSR_PMON_CTL0"), Msr::new(0x20C3, "C12_MSR_PMON_CTL1"), Msr::new(0x20C4, "C12_MSR_PMON_CTL2"), Msr::new(0x20C5, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0x20D2, "C13_MSR_PMON_CTL0"), Msr::new(0x20D3, "C13_MSR_PMON_CTL1"), Msr::new(0x20D4, "C13_MSR_PMON_CTL2"), Msr::new(0x20D5, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0x20E2, "C14_MSR_PMON_CTL0"), Msr::new(0x20E3, "C14_MSR_PMON_CTL1"), Msr::new(0x20E4, "C14_MSR_PMON_CTL2"), Msr::new(0x20E5, "C14_MSR_PMON_CTL3")],
+    [Msr::new(0x20F2, "C15_MSR_PMON_CTL0"), Msr::new(0x20F3, "C15_MSR_PMON_CTL1"), Msr::new(0x20F4, "C15_MSR_PMON_CTL2"), Msr::new(0x20F5, "C15_MSR_PMON_CTL3")],
+    [Msr::new(0x2102, "C16_MSR_PMON_CTL0"), Msr::new(0x2103, "C16_MSR_PMON_CTL1"), Msr::new(0x2104, "C16_MSR_PMON_CTL2"), Msr::new(0x2105, "C16_MSR_PMON_CTL3")],
+    [Msr::new(0x2112, "C17_MSR_PMON_CTL0"), Msr::new(0x2113, "C17_MSR_PMON_CTL1"), Msr::new(0x2114, "C17_MSR_PMON_CTL2"), Msr::new(0x2115, "C17_MSR_PMON_CTL3")],
+    [Msr::new(0x2122, "C18_MSR_PMON_CTL0"), Msr::new(0x2123, "C18_MSR_PMON_CTL1"), Msr::new(0x2124, "C18_MSR_PMON_CTL2"), Msr::new(0x2125, "C18_MSR_PMON_CTL3")],
+    [Msr::new(0x2132, "C19_MSR_PMON_CTL0"), Msr::new(0x2133, "C19_MSR_PMON_CTL1"), Msr::new(0x2134, "C19_MSR_PMON_CTL2"), Msr::new(0x2135, "C19_MSR_PMON_CTL3")],
+    [Msr::new(0x2142, "C20_MSR_PMON_CTL0"), Msr::new(0x2143, "C20_MSR_PMON_CTL1"), Msr::new(0x2144, "C20_MSR_PMON_CTL2"), Msr::new(0x2145, "C20_MSR_PMON_CTL3")],
+    [Msr::new(0x2152, "C21_MSR_PMON_CTL0"), Msr::new(0x2153, "C21_MSR_PMON_CTL1"), Msr::new(0x2154, "C21_MSR_PMON_CTL2"), Msr::new(0x2155, "C21_MSR_PMON_CTL3")],
+    [Msr::new(0x2162, "C22_MSR_PMON_CTL0"), Msr::new(0x2163, "C22_MSR_PMON_CTL1"), Msr::new(0x2164, "C22_MSR_PMON_CTL2"), Msr::new(0x2165, "C22_MSR_PMON_CTL3")],
+    [Msr::new(0x2172, "C23_MSR_PMON_CTL0"), Msr::new(0x2173, "C23_MSR_PMON_CTL1"), Msr::new(0x2174, "C23_MSR_PMON_CTL2"), Msr::new(0x2175, "C23_MSR_PMON_CTL3")],
+    [Msr::new(0x2182, "C24_MSR_PMON_CTL0"), Msr::new(0x2183, "C24_MSR_PMON_CTL1"), Msr::new(0x2184, "C24_MSR_PMON_CTL2"), Msr::new(0x2185, "C24_MSR_PMON_CTL3")],
+    [Msr::new(0x2192, "C25_MSR_PMON_CTL0"), Msr::new(0x2193, "C25_MSR_PMON_CTL1"), Msr::new(0x2194, "C25_MSR_PMON_CTL2"), Msr::new(0x2195, "C25_MSR_PMON_CTL3")],
+    [Msr::new(0x21A2, "C26_MSR_PMON_CTL0"), Msr::new(0x21A3, "C26_MSR_PMON_CTL1"), Msr::new(0x21A4, "C26_MSR_PMON_CTL2"), Msr::new(0x21A5, "C26_MSR_PMON_CTL3")],
+    [Msr::new(0x21B2, "C27_MSR_PMON_CTL0"), Msr::new(0x21B3, "C27_MSR_PMON_CTL1"), Msr::new(0x21B4, "C27_MSR_PMON_CTL2"), Msr::new(0x21B5, "C27_MSR_PMON_CTL3")],
+    [Msr::new(0x21C2, "C28_MSR_PMON_CTL0"), Msr::new(0x21C3, "C28_MSR_PMON_CTL1"), Msr::new(0x21C4, "C28_MSR_PMON_CTL2"), Msr::new(0x21C5, "C28_MSR_PMON_CTL3")],
+    [Msr::new(0x21D2, "C29_MSR_PMON_CTL0"), Msr::new(0x21D3, "C29_MSR_PMON_CTL1"), Msr::new(0x21D4, "C29_MSR_PMON_CTL2"), Msr::new(0x21D5, "C29_MSR_PMON_CTL3")],
+    [Msr::new(0x21E2, "C30_MSR_PMON_CTL0"), Msr::new(0x21E3, "C30_MSR_PMON_CTL1"), Msr::new(0x21E4, "C30_MSR_PMON_CTL2"), Msr::new(0x21E5, "C30_MSR_PMON_CTL3")],
+    [Msr::new(0x21F2, "C31_MSR_PMON_CTL0"), Msr::new(0x21F3, "C31_MSR_PMON_CTL1"), Msr::new(0x21F4, "C31_MSR_PMON_CTL2"), Msr::new(0x21F5, "C31_MSR_PMON_CTL3")],
+    [Msr::new(0x2202, "C32_MSR_PMON_CTL0"), Msr::new(0x2203, "C32_MSR_PMON_CTL1"), Msr::new(0x2204, "C32_MSR_PMON_CTL2"), Msr::new(0x2205, "C32_MSR_PMON_CTL3")],
+    [Msr::new(0x2212, "C33_MSR_PMON_CTL0"), Msr::new(0x2213, "C33_MSR_PMON_CTL1"), Msr::new(0x2214, "C33_MSR_PMON_CTL2"), Msr::new(0x2215, "C33_MSR_PMON_CTL3")],
+    [Msr::new(0x2222, "C34_MSR_PMON_CTL0"), Msr::new(0x2223, "C34_MSR_PMON_CTL1"), Msr::new(0x2224, "C34_MSR_PMON_CTL2"), Msr::new(0x2225, "C34_MSR_PMON_CTL3")],
+    [Msr::new(0x2232, "C35_MSR_PMON_CTL0"), Msr::new(0x2233, "C35_MSR_PMON_CTL1"), Msr::new(0x2234, "C35_MSR_PMON_CTL2"), Msr::new(0x2235, "C35_MSR_PMON_CTL3")],
+    [Msr::new(0x2242, "C36_MSR_PMON_CTL0"), Msr::new(0x2243, "C36_MSR_PMON_CTL1"), Msr::new(0x2244, "C36_MSR_PMON_CTL2"), Msr::new(0x2245, "C36_MSR_PMON_CTL3")],
+    [Msr::new(0x2252, "C37_MSR_PMON_CTL0"), Msr::new(0x2253, "C37_MSR_PMON_CTL1"), Msr::new(0x2254, "C37_MSR_PMON_CTL2"), Msr::new(0x2255, "C37_MSR_PMON_CTL3")],
+    [Msr::new(0x2262, "C38_MSR_PMON_CTL0"), Msr::new(0x2263, "C38_MSR_PMON_CTL1"), Msr::new(0x2264, "C38_MSR_PMON_CTL2"), Msr::new(0x2265, "C38_MSR_PMON_CTL3")],
+    [Msr::new(0x2272, "C39_MSR_PMON_CTL0"), Msr::new(0x2273, "C39_MSR_PMON_CTL1"), Msr::new(0x2274, "C39_MSR_PMON_CTL2"), Msr::new(0x2275, "C39_MSR_PMON_CTL3")],
+    [Msr::new(0x2282, "C40_MSR_PMON_CTL0"), Msr::new(0x2283, "C40_MSR_PMON_CTL1"), Msr::new(0x2284, "C40_MSR_PMON_CTL2"), Msr::new(0x2285, "C40_MSR_PMON_CTL3")],
+    [Msr::new(0x2292, "C41_MSR_PMON_CTL0"), Msr::new(0x2293, "C41_MSR_PMON_CTL1"), Msr::new(0x2294, "C41_MSR_PMON_CTL2"), Msr::new(0x2295, "C41_MSR_PMON_CTL3")],
+    [Msr::new(0x22A2, "C42_MSR_PMON_CTL0"), Msr::new(0x22A3, "C42_MSR_PMON_CTL1"), Msr::new(0x22A4, "C42_MSR_PMON_CTL2"), Msr::new(0x22A5, "C42_MSR_PMON_CTL3")],
+    [Msr::new(0x22B2, "C43_MSR_PMON_CTL0"), Msr::new(0x22B3, "C43_MSR_PMON_CTL1"), Msr::new(0x22B4, "C43_MSR_PMON_CTL2"), Msr::new(0x22B5, "C43_MSR_PMON_CTL3")],
+    [Msr::new(0x22C2, "C44_MSR_PMON_CTL0"), Msr::new(0x22C3, "C44_MSR_PMON_CTL1"), Msr::new(0x22C4, "C44_MSR_PMON_CTL2"), Msr::new(0x22C5, "C44_MSR_PMON_CTL3")],
+    [Msr::new(0x22D2, "C45_MSR_PMON_CTL0"), Msr::new(0x22D3, "C45_MSR_PMON_CTL1"), Msr::new(0x22D4, "C45_MSR_PMON_CTL2"), Msr::new(0x22D5, "C45_MSR_PMON_CTL3")],
+    [Msr::new(0x22E2, "C46_MSR_PMON_CTL0"), Msr::new(0x22E3, "C46_MSR_PMON_CTL1"), Msr::new(0x22E4, "C46_MSR_PMON_CTL2"), Msr::new(0x22E5, "C46_MSR_PMON_CTL3")],
+    [Msr::new(0x22F2, "C47_MSR_PMON_CTL0"), Msr::new(0x22F3, "C47_MSR_PMON_CTL1"), Msr::new(0x22F4, "C47_MSR_PMON_CTL2"), Msr::new(0x22F5, "C47_MSR_PMON_CTL3")],
+    [Msr::new(0x2302, "C48_MSR_PMON_CTL0"), Msr::new(0x2303, "C48_MSR_PMON_CTL1"), Msr::new(0x2304, "C48_MSR_PMON_CTL2"), Msr::new(0x2305, "C48_MSR_PMON_CTL3")],
+    [Msr::new(0x2312, "C49_MSR_PMON_CTL0"), Msr::new(0x2313, "C49_MSR_PMON_CTL1"), Msr::new(0x2314, "C49_MSR_PMON_CTL2"), Msr::new(0x2315, "C49_MSR_PMON_CTL3")],
+    [Msr::new(0x2322, "C50_MSR_PMON_CTL0"), Msr::new(0x2323, "C50_MSR_PMON_CTL1"), Msr::new(0x2324, "C50_MSR_PMON_CTL2"), Msr::new(0x2325, "C50_MSR_PMON_CTL3")],
+    [Msr::new(0x2332, "C51_MSR_PMON_CTL0"), Msr::new(0x2333, "C51_MSR_PMON_CTL1"), Msr::new(0x2334, "C51_MSR_PMON_CTL2"), Msr::new(0x2335, "C51_MSR_PMON_CTL3")],
+    [Msr::new(0x2342, "C52_MSR_PMON_CTL0"), Msr::new(0x2343, "C52_MSR_PMON_CTL1"), Msr::new(0x2344, "C52_MSR_PMON_CTL2"), Msr::new(0x2345, "C52_MSR_PMON_CTL3")],
+    [Msr::new(0x2352, "C53_MSR_PMON_CTL0"), Msr::new(0x2353, "C53_MSR_PMON_CTL1"), Msr::new(0x2354, "C53_MSR_PMON_CTL2"), Msr::new(0x2355, "C53_MSR_PMON_CTL3")],
+    [Msr::new(0x2362, "C54_MSR_PMON_CTL0"), Msr::new(0x2363, "C54_MSR_PMON_CTL1"), Msr::new(0x2364, "C54_MSR_PMON_CTL2"), Msr::new(0x2365, "C54_MSR_PMON_CTL3")],
+    [Msr::new(0x2372, "C55_MSR_PMON_CTL0"), Msr::new(0x2373, "C55_MSR_PMON_CTL1"), Msr::new(0x2374, "C55_MSR_PMON_CTL2"), Msr::new(0x2375, "C55_MSR_PMON_CTL3")],
+    [Msr::new(0x2382, "C56_MSR_PMON_CTL0"), Msr::new(0x2383, "C56_MSR_PMON_CTL1"), Msr::new(0x2384, "C56_MSR_PMON_CTL2"), Msr::new(0x2385, "C56_MSR_PMON_CTL3")],
+    [Msr::new(0x2392, "C57_MSR_PMON_CTL0"), Msr::new(0x2393, "C57_MSR_PMON_CTL1"), Msr::new(0x2394, "C57_MSR_PMON_CTL2"), Msr::new(0x2395, "C57_MSR_PMON_CTL3")],
+    [Msr::new(0x23A2, "C58_MSR_PMON_CTL0"), Msr::new(0x23A3, "C58_MSR_PMON_CTL1"), Msr::new(0x23A4, "C58_MSR_PMON_CTL2"), Msr::new(0x23A5, "C58_MSR_PMON_CTL3")],
+    [Msr::new(0x23B2, "C59_MSR_PMON_CTL0"), Msr::new(0x23B3, "C59_MSR_PMON_CTL1"), Msr::new(0x23B4, "C59_MSR_PMON_CTL2"), Msr::new(0x23B5, "C59_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -545,246 +449,246 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: event, 40-bit unit mask (8 bits and a 32-bit extension), thread-id filter enable, enable, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTL0", instance: "CHA0", index: 0, location: Location::Msr(0x2002), source: "intel-pcm" },
-        AddressInfo { name: "C0_MSR_PMON_CTL1", instance: "CHA0", index: 1, location: Location::Msr(0x2003), source: "intel-pcm" },
-        AddressInfo { name: "C0_MSR_PMON_CTL2", instance: "CHA0", index: 2, location: Location::Msr(0x2004), source: "intel-pcm" },
-        AddressInfo { name: "C0_MSR_PMON_CTL3", instance: "CHA0", index: 3, location: Location::Msr(0x2005), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_CTL0", instance: "CHA1", index: 0, location: Location::Msr(0x2012), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_CTL1", instance: "CHA1", index: 1, location: Location::Msr(0x2013), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_CTL2", instance: "CHA1", index: 2, location: Location::Msr(0x2014), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_CTL3", instance: "CHA1", index: 3, location: Location::Msr(0x2015), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_CTL0", instance: "CHA2", index: 0, location: Location::Msr(0x2022), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_CTL1", instance: "CHA2", index: 1, location: Location::Msr(0x2023), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_CTL2", instance: "CHA2", index: 2, location: Location::Msr(0x2024), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_CTL3", instance: "CHA2", index: 3, location: Location::Msr(0x2025), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_CTL0", instance: "CHA3", index: 0, location: Location::Msr(0x2032), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_CTL1", instance: "CHA3", index: 1, location: Location::Msr(0x2033), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_CTL2", instance: "CHA3", index: 2, location: Location::Msr(0x2034), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_CTL3", instance: "CHA3", index: 3, location: Location::Msr(0x2035), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_CTL0", instance: "CHA4", index: 0, location: Location::Msr(0x2042), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_CTL1", instance: "CHA4", index: 1, location: Location::Msr(0x2043), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_CTL2", instance: "CHA4", index: 2, location: Location::Msr(0x2044), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_CTL3", instance: "CHA4", index: 3, location: Location::Msr(0x2045), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_CTL0", instance: "CHA5", index: 0, location: Location::Msr(0x2052), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_CTL1", instance: "CHA5", index: 1, location: Location::Msr(0x2053), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_CTL2", instance: "CHA5", index: 2, location: Location::Msr(0x2054), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_CTL3", instance: "CHA5", index: 3, location: Location::Msr(0x2055), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_CTL0", instance: "CHA6", index: 0, location: Location::Msr(0x2062), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_CTL1", instance: "CHA6", index: 1, location: Location::Msr(0x2063), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_CTL2", instance: "CHA6", index: 2, location: Location::Msr(0x2064), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_CTL3", instance: "CHA6", index: 3, location: Location::Msr(0x2065), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_CTL0", instance: "CHA7", index: 0, location: Location::Msr(0x2072), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_CTL1", instance: "CHA7", index: 1, location: Location::Msr(0x2073), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_CTL2", instance: "CHA7", index: 2, location: Location::Msr(0x2074), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_CTL3", instance: "CHA7", index: 3, location: Location::Msr(0x2075), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_CTL0", instance: "CHA8", index: 0, location: Location::Msr(0x2082), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_CTL1", instance: "CHA8", index: 1, location: Location::Msr(0x2083), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_CTL2", instance: "CHA8", index: 2, location: Location::Msr(0x2084), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_CTL3", instance: "CHA8", index: 3, location: Location::Msr(0x2085), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_CTL0", instance: "CHA9", index: 0, location: Location::Msr(0x2092), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_CTL1", instance: "CHA9", index: 1, location: Location::Msr(0x2093), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_CTL2", instance: "CHA9", index: 2, location: Location::Msr(0x2094), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_CTL3", instance: "CHA9", index: 3, location: Location::Msr(0x2095), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_CTL0", instance: "CHA10", index: 0, location: Location::Msr(0x20A2), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_CTL1", instance: "CHA10", index: 1, location: Location::Msr(0x20A3), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_CTL2", instance: "CHA10", index: 2, location: Location::Msr(0x20A4), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_CTL3", instance: "CHA10", index: 3, location: Location::Msr(0x20A5), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_CTL0", instance: "CHA11", index: 0, location: Location::Msr(0x20B2), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_CTL1", instance: "CHA11", index: 1, location: Location::Msr(0x20B3), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_CTL2", instance: "CHA11", index: 2, location: Location::Msr(0x20B4), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_CTL3", instance: "CHA11", index: 3, location: Location::Msr(0x20B5), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_CTL0", instance: "CHA12", index: 0, location: Location::Msr(0x20C2), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_CTL1", instance: "CHA12", index: 1, location: Location::Msr(0x20C3), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_CTL2", instance: "CHA12", index: 2, location: Location::Msr(0x20C4), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_CTL3", instance: "CHA12", index: 3, location: Location::Msr(0x20C5), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_CTL0", instance: "CHA13", index: 0, location: Location::Msr(0x20D2), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_CTL1", instance: "CHA13", index: 1, location: Location::Msr(0x20D3), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_CTL2", instance: "CHA13", index: 2, location: Location::Msr(0x20D4), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_CTL3", instance: "CHA13", index: 3, location: Location::Msr(0x20D5), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_CTL0", instance: "CHA14", index: 0, location: Location::Msr(0x20E2), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_CTL1", instance: "CHA14", index: 1, location: Location::Msr(0x20E3), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_CTL2", instance: "CHA14", index: 2, location: Location::Msr(0x20E4), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_CTL3", instance: "CHA14", index: 3, location: Location::Msr(0x20E5), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_CTL0", instance: "CHA15", index: 0, location: Location::Msr(0x20F2), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_CTL1", instance: "CHA15", index: 1, location: Location::Msr(0x20F3), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_CTL2", instance: "CHA15", index: 2, location: Location::Msr(0x20F4), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_CTL3", instance: "CHA15", index: 3, location: Location::Msr(0x20F5), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_CTL0", instance: "CHA16", index: 0, location: Location::Msr(0x2102), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_CTL1", instance: "CHA16", index: 1, location: Location::Msr(0x2103), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_CTL2", instance: "CHA16", index: 2, location: Location::Msr(0x2104), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_CTL3", instance: "CHA16", index: 3, location: Location::Msr(0x2105), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_CTL0", instance: "CHA17", index: 0, location: Location::Msr(0x2112), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_CTL1", instance: "CHA17", index: 1, location: Location::Msr(0x2113), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_CTL2", instance: "CHA17", index: 2, location: Location::Msr(0x2114), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_CTL3", instance: "CHA17", index: 3, location: Location::Msr(0x2115), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_CTL0", instance: "CHA18", index: 0, location: Location::Msr(0x2122), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_CTL1", instance: "CHA18", index: 1, location: Location::Msr(0x2123), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_CTL2", instance: "CHA18", index: 2, location: Location::Msr(0x2124), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_CTL3", instance: "CHA18", index: 3, location: Location::Msr(0x2125), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_CTL0", instance: "CHA19", index: 0, location: Location::Msr(0x2132), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_CTL1", instance: "CHA19", index: 1, location: Location::Msr(0x2133), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_CTL2", instance: "CHA19", index: 2, location: Location::Msr(0x2134), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_CTL3", instance: "CHA19", index: 3, location: Location::Msr(0x2135), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_CTL0", instance: "CHA20", index: 0, location: Location::Msr(0x2142), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_CTL1", instance: "CHA20", index: 1, location: Location::Msr(0x2143), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_CTL2", instance: "CHA20", index: 2, location: Location::Msr(0x2144), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_CTL3", instance: "CHA20", index: 3, location: Location::Msr(0x2145), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_CTL0", instance: "CHA21", index: 0, location: Location::Msr(0x2152), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_CTL1", instance: "CHA21", index: 1, location: Location::Msr(0x2153), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_CTL2", instance: "CHA21", index: 2, location: Location::Msr(0x2154), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_CTL3", instance: "CHA21", index: 3, location: Location::Msr(0x2155), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_CTL0", instance: "CHA22", index: 0, location: Location::Msr(0x2162), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_CTL1", instance: "CHA22", index: 1, location: Location::Msr(0x2163), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_CTL2", instance: "CHA22", index: 2, location: Location::Msr(0x2164), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_CTL3", instance: "CHA22", index: 3, location: Location::Msr(0x2165), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_CTL0", instance: "CHA23", index: 0, location: Location::Msr(0x2172), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_CTL1", instance: "CHA23", index: 1, location: Location::Msr(0x2173), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_CTL2", instance: "CHA23", index: 2, location: Location::Msr(0x2174), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_CTL3", instance: "CHA23", index: 3, location: Location::Msr(0x2175), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_CTL0", instance: "CHA24", index: 0, location: Location::Msr(0x2182), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_CTL1", instance: "CHA24", index: 1, location: Location::Msr(0x2183), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_CTL2", instance: "CHA24", index: 2, location: Location::Msr(0x2184), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_CTL3", instance: "CHA24", index: 3, location: Location::Msr(0x2185), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_CTL0", instance: "CHA25", index: 0, location: Location::Msr(0x2192), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_CTL1", instance: "CHA25", index: 1, location: Location::Msr(0x2193), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_CTL2", instance: "CHA25", index: 2, location: Location::Msr(0x2194), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_CTL3", instance: "CHA25", index: 3, location: Location::Msr(0x2195), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_CTL0", instance: "CHA26", index: 0, location: Location::Msr(0x21A2), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_CTL1", instance: "CHA26", index: 1, location: Location::Msr(0x21A3), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_CTL2", instance: "CHA26", index: 2, location: Location::Msr(0x21A4), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_CTL3", instance: "CHA26", index: 3, location: Location::Msr(0x21A5), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_CTL0", instance: "CHA27", index: 0, location: Location::Msr(0x21B2), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_CTL1", instance: "CHA27", index: 1, location: Location::Msr(0x21B3), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_CTL2", instance: "CHA27", index: 2, location: Location::Msr(0x21B4), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_CTL3", instance: "CHA27", index: 3, location: Location::Msr(0x21B5), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_CTL0", instance: "CHA28", index: 0, location: Location::Msr(0x21C2), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_CTL1", instance: "CHA28", index: 1, location: Location::Msr(0x21C3), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_CTL2", instance: "CHA28", index: 2, location: Location::Msr(0x21C4), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_CTL3", instance: "CHA28", index: 3, location: Location::Msr(0x21C5), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_CTL0", instance: "CHA29", index: 0, location: Location::Msr(0x21D2), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_CTL1", instance: "CHA29", index: 1, location: Location::Msr(0x21D3), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_CTL2", instance: "CHA29", index: 2, location: Location::Msr(0x21D4), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_CTL3", instance: "CHA29", index: 3, location: Location::Msr(0x21D5), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_CTL0", instance: "CHA30", index: 0, location: Location::Msr(0x21E2), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_CTL1", instance: "CHA30", index: 1, location: Location::Msr(0x21E3), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_CTL2", instance: "CHA30", index: 2, location: Location::Msr(0x21E4), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_CTL3", instance: "CHA30", index: 3, location: Location::Msr(0x21E5), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_CTL0", instance: "CHA31", index: 0, location: Location::Msr(0x21F2), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_CTL1", instance: "CHA31", index: 1, location: Location::Msr(0x21F3), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_CTL2", instance: "CHA31", index: 2, location: Location::Msr(0x21F4), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_CTL3", instance: "CHA31", index: 3, location: Location::Msr(0x21F5), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_CTL0", instance: "CHA32", index: 0, location: Location::Msr(0x2202), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_CTL1", instance: "CHA32", index: 1, location: Location::Msr(0x2203), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_CTL2", instance: "CHA32", index: 2, location: Location::Msr(0x2204), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_CTL3", instance: "CHA32", index: 3, location: Location::Msr(0x2205), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_CTL0", instance: "CHA33", index: 0, location: Location::Msr(0x2212), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_CTL1", instance: "CHA33", index: 1, location: Location::Msr(0x2213), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_CTL2", instance: "CHA33", index: 2, location: Location::Msr(0x2214), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_CTL3", instance: "CHA33", index: 3, location: Location::Msr(0x2215), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_CTL0", instance: "CHA34", index: 0, location: Location::Msr(0x2222), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_CTL1", instance: "CHA34", index: 1, location: Location::Msr(0x2223), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_CTL2", instance: "CHA34", index: 2, location: Location::Msr(0x2224), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_CTL3", instance: "CHA34", index: 3, location: Location::Msr(0x2225), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_CTL0", instance: "CHA35", index: 0, location: Location::Msr(0x2232), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_CTL1", instance: "CHA35", index: 1, location: Location::Msr(0x2233), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_CTL2", instance: "CHA35", index: 2, location: Location::Msr(0x2234), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_CTL3", instance: "CHA35", index: 3, location: Location::Msr(0x2235), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_CTL0", instance: "CHA36", index: 0, location: Location::Msr(0x2242), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_CTL1", instance: "CHA36", index: 1, location: Location::Msr(0x2243), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_CTL2", instance: "CHA36", index: 2, location: Location::Msr(0x2244), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_CTL3", instance: "CHA36", index: 3, location: Location::Msr(0x2245), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_CTL0", instance: "CHA37", index: 0, location: Location::Msr(0x2252), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_CTL1", instance: "CHA37", index: 1, location: Location::Msr(0x2253), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_CTL2", instance: "CHA37", index: 2, location: Location::Msr(0x2254), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_CTL3", instance: "CHA37", index: 3, location: Location::Msr(0x2255), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_CTL0", instance: "CHA38", index: 0, location: Location::Msr(0x2262), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_CTL1", instance: "CHA38", index: 1, location: Location::Msr(0x2263), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_CTL2", instance: "CHA38", index: 2, location: Location::Msr(0x2264), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_CTL3", instance: "CHA38", index: 3, location: Location::Msr(0x2265), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_CTL0", instance: "CHA39", index: 0, location: Location::Msr(0x2272), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_CTL1", instance: "CHA39", index: 1, location: Location::Msr(0x2273), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_CTL2", instance: "CHA39", index: 2, location: Location::Msr(0x2274), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_CTL3", instance: "CHA39", index: 3, location: Location::Msr(0x2275), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_CTL0", instance: "CHA40", index: 0, location: Location::Msr(0x2282), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_CTL1", instance: "CHA40", index: 1, location: Location::Msr(0x2283), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_CTL2", instance: "CHA40", index: 2, location: Location::Msr(0x2284), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_CTL3", instance: "CHA40", index: 3, location: Location::Msr(0x2285), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_CTL0", instance: "CHA41", index: 0, location: Location::Msr(0x2292), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_CTL1", instance: "CHA41", index: 1, location: Location::Msr(0x2293), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_CTL2", instance: "CHA41", index: 2, location: Location::Msr(0x2294), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_CTL3", instance: "CHA41", index: 3, location: Location::Msr(0x2295), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_CTL0", instance: "CHA42", index: 0, location: Location::Msr(0x22A2), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_CTL1", instance: "CHA42", index: 1, location: Location::Msr(0x22A3), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_CTL2", instance: "CHA42", index: 2, location: Location::Msr(0x22A4), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_CTL3", instance: "CHA42", index: 3, location: Location::Msr(0x22A5), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_CTL0", instance: "CHA43", index: 0, location: Location::Msr(0x22B2), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_CTL1", instance: "CHA43", index: 1, location: Location::Msr(0x22B3), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_CTL2", instance: "CHA43", index: 2, location: Location::Msr(0x22B4), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_CTL3", instance: "CHA43", index: 3, location: Location::Msr(0x22B5), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_CTL0", instance: "CHA44", index: 0, location: Location::Msr(0x22C2), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_CTL1", instance: "CHA44", index: 1, location: Location::Msr(0x22C3), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_CTL2", instance: "CHA44", index: 2, location: Location::Msr(0x22C4), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_CTL3", instance: "CHA44", index: 3, location: Location::Msr(0x22C5), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_CTL0", instance: "CHA45", index: 0, location: Location::Msr(0x22D2), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_CTL1", instance: "CHA45", index: 1, location: Location::Msr(0x22D3), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_CTL2", instance: "CHA45", index: 2, location: Location::Msr(0x22D4), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_CTL3", instance: "CHA45", index: 3, location: Location::Msr(0x22D5), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_CTL0", instance: "CHA46", index: 0, location: Location::Msr(0x22E2), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_CTL1", instance: "CHA46", index: 1, location: Location::Msr(0x22E3), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_CTL2", instance: "CHA46", index: 2, location: Location::Msr(0x22E4), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_CTL3", instance: "CHA46", index: 3, location: Location::Msr(0x22E5), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_CTL0", instance: "CHA47", index: 0, location: Location::Msr(0x22F2), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_CTL1", instance: "CHA47", index: 1, location: Location::Msr(0x22F3), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_CTL2", instance: "CHA47", index: 2, location: Location::Msr(0x22F4), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_CTL3", instance: "CHA47", index: 3, location: Location::Msr(0x22F5), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_CTL0", instance: "CHA48", index: 0, location: Location::Msr(0x2302), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_CTL1", instance: "CHA48", index: 1, location: Location::Msr(0x2303), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_CTL2", instance: "CHA48", index: 2, location: Location::Msr(0x2304), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_CTL3", instance: "CHA48", index: 3, location: Location::Msr(0x2305), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_CTL0", instance: "CHA49", index: 0, location: Location::Msr(0x2312), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_CTL1", instance: "CHA49", index: 1, location: Location::Msr(0x2313), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_CTL2", instance: "CHA49", index: 2, location: Location::Msr(0x2314), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_CTL3", instance: "CHA49", index: 3, location: Location::Msr(0x2315), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_CTL0", instance: "CHA50", index: 0, location: Location::Msr(0x2322), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_CTL1", instance: "CHA50", index: 1, location: Location::Msr(0x2323), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_CTL2", instance: "CHA50", index: 2, location: Location::Msr(0x2324), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_CTL3", instance: "CHA50", index: 3, location: Location::Msr(0x2325), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_CTL0", instance: "CHA51", index: 0, location: Location::Msr(0x2332), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_CTL1", instance: "CHA51", index: 1, location: Location::Msr(0x2333), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_CTL2", instance: "CHA51", index: 2, location: Location::Msr(0x2334), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_CTL3", instance: "CHA51", index: 3, location: Location::Msr(0x2335), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_CTL0", instance: "CHA52", index: 0, location: Location::Msr(0x2342), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_CTL1", instance: "CHA52", index: 1, location: Location::Msr(0x2343), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_CTL2", instance: "CHA52", index: 2, location: Location::Msr(0x2344), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_CTL3", instance: "CHA52", index: 3, location: Location::Msr(0x2345), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_CTL0", instance: "CHA53", index: 0, location: Location::Msr(0x2352), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_CTL1", instance: "CHA53", index: 1, location: Location::Msr(0x2353), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_CTL2", instance: "CHA53", index: 2, location: Location::Msr(0x2354), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_CTL3", instance: "CHA53", index: 3, location: Location::Msr(0x2355), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_CTL0", instance: "CHA54", index: 0, location: Location::Msr(0x2362), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_CTL1", instance: "CHA54", index: 1, location: Location::Msr(0x2363), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_CTL2", instance: "CHA54", index: 2, location: Location::Msr(0x2364), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_CTL3", instance: "CHA54", index: 3, location: Location::Msr(0x2365), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_CTL0", instance: "CHA55", index: 0, location: Location::Msr(0x2372), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_CTL1", instance: "CHA55", index: 1, location: Location::Msr(0x2373), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_CTL2", instance: "CHA55", index: 2, location: Location::Msr(0x2374), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_CTL3", instance: "CHA55", index: 3, location: Location::Msr(0x2375), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_CTL0", instance: "CHA56", index: 0, location: Location::Msr(0x2382), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_CTL1", instance: "CHA56", index: 1, location: Location::Msr(0x2383), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_CTL2", instance: "CHA56", index: 2, location: Location::Msr(0x2384), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_CTL3", instance: "CHA56", index: 3, location: Location::Msr(0x2385), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_CTL0", instance: "CHA57", index: 0, location: Location::Msr(0x2392), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_CTL1", instance: "CHA57", index: 1, location: Location::Msr(0x2393), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_CTL2", instance: "CHA57", index: 2, location: Location::Msr(0x2394), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_CTL3", instance: "CHA57", index: 3, location: Location::Msr(0x2395), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_CTL0", instance: "CHA58", index: 0, location: Location::Msr(0x23A2), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_CTL1", instance: "CHA58", index: 1, location: Location::Msr(0x23A3), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_CTL2", instance: "CHA58", index: 2, location: Location::Msr(0x23A4), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_CTL3", instance: "CHA58", index: 3, location: Location::Msr(0x23A5), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_CTL0", instance: "CHA59", index: 0, location: Location::Msr(0x23B2), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_CTL1", instance: "CHA59", index: 1, location: Location::Msr(0x23B3), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_CTL2", instance: "CHA59", index: 2, location: Location::Msr(0x23B4), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_CTL3", instance: "CHA59", index: 3, location: Location::Msr(0x23B5), source: "intel-pcm" },
+        AddressInfo::msr("C0_MSR_PMON_CTL0", "CHA0", 0, 0x2002, "intel-pcm"),
+        AddressInfo::msr("C0_MSR_PMON_CTL1", "CHA0", 1, 0x2003, "intel-pcm"),
+        AddressInfo::msr("C0_MSR_PMON_CTL2", "CHA0", 2, 0x2004, "intel-pcm"),
+        AddressInfo::msr("C0_MSR_PMON_CTL3", "CHA0", 3, 0x2005, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_CTL0", "CHA1", 0, 0x2012, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_CTL1", "CHA1", 1, 0x2013, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_CTL2", "CHA1", 2, 0x2014, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_CTL3", "CHA1", 3, 0x2015, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_CTL0", "CHA2", 0, 0x2022, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_CTL1", "CHA2", 1, 0x2023, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_CTL2", "CHA2", 2, 0x2024, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_CTL3", "CHA2", 3, 0x2025, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_CTL0", "CHA3", 0, 0x2032, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_CTL1", "CHA3", 1, 0x2033, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_CTL2", "CHA3", 2, 0x2034, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_CTL3", "CHA3", 3, 0x2035, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_CTL0", "CHA4", 0, 0x2042, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_CTL1", "CHA4", 1, 0x2043, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_CTL2", "CHA4", 2, 0x2044, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_CTL3", "CHA4", 3, 0x2045, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_CTL0", "CHA5", 0, 0x2052, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_CTL1", "CHA5", 1, 0x2053, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_CTL2", "CHA5", 2, 0x2054, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_CTL3", "CHA5", 3, 0x2055, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_CTL0", "CHA6", 0, 0x2062, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_CTL1", "CHA6", 1, 0x2063, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_CTL2", "CHA6", 2, 0x2064, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_CTL3", "CHA6", 3, 0x2065, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_CTL0", "CHA7", 0, 0x2072, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_CTL1", "CHA7", 1, 0x2073, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_CTL2", "CHA7", 2, 0x2074, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_CTL3", "CHA7", 3, 0x2075, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_CTL0", "CHA8", 0, 0x2082, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_CTL1", "CHA8", 1, 0x2083, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_CTL2", "CHA8", 2, 0x2084, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_CTL3", "CHA8", 3, 0x2085, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_CTL0", "CHA9", 0, 0x2092, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_CTL1", "CHA9", 1, 0x2093, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_CTL2", "CHA9", 2, 0x2094, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_CTL3", "CHA9", 3, 0x2095, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_CTL0", "CHA10", 0, 0x20A2, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_CTL1", "CHA10", 1, 0x20A3, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_CTL2", "CHA10", 2, 0x20A4, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_CTL3", "CHA10", 3, 0x20A5, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_CTL0", "CHA11", 0, 0x20B2, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_CTL1", "CHA11", 1, 0x20B3, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_CTL2", "CHA11", 2, 0x20B4, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_CTL3", "CHA11", 3, 0x20B5, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_CTL0", "CHA12", 0, 0x20C2, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_CTL1", "CHA12", 1, 0x20C3, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_CTL2", "CHA12", 2, 0x20C4, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_CTL3", "CHA12", 3, 0x20C5, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_CTL0", "CHA13", 0, 0x20D2, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_CTL1", "CHA13", 1, 0x20D3, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_CTL2", "CHA13", 2, 0x20D4, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_CTL3", "CHA13", 3, 0x20D5, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_CTL0", "CHA14", 0, 0x20E2, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_CTL1", "CHA14", 1, 0x20E3, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_CTL2", "CHA14", 2, 0x20E4, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_CTL3", "CHA14", 3, 0x20E5, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_CTL0", "CHA15", 0, 0x20F2, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_CTL1", "CHA15", 1, 0x20F3, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_CTL2", "CHA15", 2, 0x20F4, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_CTL3", "CHA15", 3, 0x20F5, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_CTL0", "CHA16", 0, 0x2102, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_CTL1", "CHA16", 1, 0x2103, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_CTL2", "CHA16", 2, 0x2104, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_CTL3", "CHA16", 3, 0x2105, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_CTL0", "CHA17", 0, 0x2112, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_CTL1", "CHA17", 1, 0x2113, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_CTL2", "CHA17", 2, 0x2114, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_CTL3", "CHA17", 3, 0x2115, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_CTL0", "CHA18", 0, 0x2122, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_CTL1", "CHA18", 1, 0x2123, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_CTL2", "CHA18", 2, 0x2124, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_CTL3", "CHA18", 3, 0x2125, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_CTL0", "CHA19", 0, 0x2132, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_CTL1", "CHA19", 1, 0x2133, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_CTL2", "CHA19", 2, 0x2134, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_CTL3", "CHA19", 3, 0x2135, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_CTL0", "CHA20", 0, 0x2142, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_CTL1", "CHA20", 1, 0x2143, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_CTL2", "CHA20", 2, 0x2144, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_CTL3", "CHA20", 3, 0x2145, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_CTL0", "CHA21", 0, 0x2152, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_CTL1", "CHA21", 1, 0x2153, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_CTL2", "CHA21", 2, 0x2154, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_CTL3", "CHA21", 3, 0x2155, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_CTL0", "CHA22", 0, 0x2162, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_CTL1", "CHA22", 1, 0x2163, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_CTL2", "CHA22", 2, 0x2164, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_CTL3", "CHA22", 3, 0x2165, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_CTL0", "CHA23", 0, 0x2172, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_CTL1", "CHA23", 1, 0x2173, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_CTL2", "CHA23", 2, 0x2174, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_CTL3", "CHA23", 3, 0x2175, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_CTL0", "CHA24", 0, 0x2182, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_CTL1", "CHA24", 1, 0x2183, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_CTL2", "CHA24", 2, 0x2184, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_CTL3", "CHA24", 3, 0x2185, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_CTL0", "CHA25", 0, 0x2192, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_CTL1", "CHA25", 1, 0x2193, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_CTL2", "CHA25", 2, 0x2194, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_CTL3", "CHA25", 3, 0x2195, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_CTL0", "CHA26", 0, 0x21A2, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_CTL1", "CHA26", 1, 0x21A3, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_CTL2", "CHA26", 2, 0x21A4, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_CTL3", "CHA26", 3, 0x21A5, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_CTL0", "CHA27", 0, 0x21B2, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_CTL1", "CHA27", 1, 0x21B3, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_CTL2", "CHA27", 2, 0x21B4, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_CTL3", "CHA27", 3, 0x21B5, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_CTL0", "CHA28", 0, 0x21C2, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_CTL1", "CHA28", 1, 0x21C3, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_CTL2", "CHA28", 2, 0x21C4, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_CTL3", "CHA28", 3, 0x21C5, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_CTL0", "CHA29", 0, 0x21D2, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_CTL1", "CHA29", 1, 0x21D3, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_CTL2", "CHA29", 2, 0x21D4, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_CTL3", "CHA29", 3, 0x21D5, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_CTL0", "CHA30", 0, 0x21E2, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_CTL1", "CHA30", 1, 0x21E3, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_CTL2", "CHA30", 2, 0x21E4, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_CTL3", "CHA30", 3, 0x21E5, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_CTL0", "CHA31", 0, 0x21F2, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_CTL1", "CHA31", 1, 0x21F3, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_CTL2", "CHA31", 2, 0x21F4, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_CTL3", "CHA31", 3, 0x21F5, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_CTL0", "CHA32", 0, 0x2202, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_CTL1", "CHA32", 1, 0x2203, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_CTL2", "CHA32", 2, 0x2204, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_CTL3", "CHA32", 3, 0x2205, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_CTL0", "CHA33", 0, 0x2212, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_CTL1", "CHA33", 1, 0x2213, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_CTL2", "CHA33", 2, 0x2214, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_CTL3", "CHA33", 3, 0x2215, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_CTL0", "CHA34", 0, 0x2222, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_CTL1", "CHA34", 1, 0x2223, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_CTL2", "CHA34", 2, 0x2224, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_CTL3", "CHA34", 3, 0x2225, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_CTL0", "CHA35", 0, 0x2232, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_CTL1", "CHA35", 1, 0x2233, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_CTL2", "CHA35", 2, 0x2234, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_CTL3", "CHA35", 3, 0x2235, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_CTL0", "CHA36", 0, 0x2242, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_CTL1", "CHA36", 1, 0x2243, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_CTL2", "CHA36", 2, 0x2244, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_CTL3", "CHA36", 3, 0x2245, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_CTL0", "CHA37", 0, 0x2252, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_CTL1", "CHA37", 1, 0x2253, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_CTL2", "CHA37", 2, 0x2254, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_CTL3", "CHA37", 3, 0x2255, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_CTL0", "CHA38", 0, 0x2262, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_CTL1", "CHA38", 1, 0x2263, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_CTL2", "CHA38", 2, 0x2264, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_CTL3", "CHA38", 3, 0x2265, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_CTL0", "CHA39", 0, 0x2272, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_CTL1", "CHA39", 1, 0x2273, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_CTL2", "CHA39", 2, 0x2274, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_CTL3", "CHA39", 3, 0x2275, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_CTL0", "CHA40", 0, 0x2282, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_CTL1", "CHA40", 1, 0x2283, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_CTL2", "CHA40", 2, 0x2284, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_CTL3", "CHA40", 3, 0x2285, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_CTL0", "CHA41", 0, 0x2292, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_CTL1", "CHA41", 1, 0x2293, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_CTL2", "CHA41", 2, 0x2294, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_CTL3", "CHA41", 3, 0x2295, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_CTL0", "CHA42", 0, 0x22A2, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_CTL1", "CHA42", 1, 0x22A3, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_CTL2", "CHA42", 2, 0x22A4, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_CTL3", "CHA42", 3, 0x22A5, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_CTL0", "CHA43", 0, 0x22B2, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_CTL1", "CHA43", 1, 0x22B3, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_CTL2", "CHA43", 2, 0x22B4, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_CTL3", "CHA43", 3, 0x22B5, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_CTL0", "CHA44", 0, 0x22C2, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_CTL1", "CHA44", 1, 0x22C3, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_CTL2", "CHA44", 2, 0x22C4, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_CTL3", "CHA44", 3, 0x22C5, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_CTL0", "CHA45", 0, 0x22D2, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_CTL1", "CHA45", 1, 0x22D3, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_CTL2", "CHA45", 2, 0x22D4, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_CTL3", "CHA45", 3, 0x22D5, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_CTL0", "CHA46", 0, 0x22E2, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_CTL1", "CHA46", 1, 0x22E3, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_CTL2", "CHA46", 2, 0x22E4, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_CTL3", "CHA46", 3, 0x22E5, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_CTL0", "CHA47", 0, 0x22F2, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_CTL1", "CHA47", 1, 0x22F3, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_CTL2", "CHA47", 2, 0x22F4, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_CTL3", "CHA47", 3, 0x22F5, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_CTL0", "CHA48", 0, 0x2302, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_CTL1", "CHA48", 1, 0x2303, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_CTL2", "CHA48", 2, 0x2304, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_CTL3", "CHA48", 3, 0x2305, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_CTL0", "CHA49", 0, 0x2312, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_CTL1", "CHA49", 1, 0x2313, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_CTL2", "CHA49", 2, 0x2314, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_CTL3", "CHA49", 3, 0x2315, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_CTL0", "CHA50", 0, 0x2322, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_CTL1", "CHA50", 1, 0x2323, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_CTL2", "CHA50", 2, 0x2324, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_CTL3", "CHA50", 3, 0x2325, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_CTL0", "CHA51", 0, 0x2332, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_CTL1", "CHA51", 1, 0x2333, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_CTL2", "CHA51", 2, 0x2334, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_CTL3", "CHA51", 3, 0x2335, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_CTL0", "CHA52", 0, 0x2342, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_CTL1", "CHA52", 1, 0x2343, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_CTL2", "CHA52", 2, 0x2344, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_CTL3", "CHA52", 3, 0x2345, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_CTL0", "CHA53", 0, 0x2352, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_CTL1", "CHA53", 1, 0x2353, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_CTL2", "CHA53", 2, 0x2354, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_CTL3", "CHA53", 3, 0x2355, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_CTL0", "CHA54", 0, 0x2362, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_CTL1", "CHA54", 1, 0x2363, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_CTL2", "CHA54", 2, 0x2364, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_CTL3", "CHA54", 3, 0x2365, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_CTL0", "CHA55", 0, 0x2372, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_CTL1", "CHA55", 1, 0x2373, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_CTL2", "CHA55", 2, 0x2374, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_CTL3", "CHA55", 3, 0x2375, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_CTL0", "CHA56", 0, 0x2382, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_CTL1", "CHA56", 1, 0x2383, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_CTL2", "CHA56", 2, 0x2384, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_CTL3", "CHA56", 3, 0x2385, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_CTL0", "CHA57", 0, 0x2392, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_CTL1", "CHA57", 1, 0x2393, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_CTL2", "CHA57", 2, 0x2394, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_CTL3", "CHA57", 3, 0x2395, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_CTL0", "CHA58", 0, 0x23A2, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_CTL1", "CHA58", 1, 0x23A3, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_CTL2", "CHA58", 2, 0x23A4, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_CTL3", "CHA58", 3, 0x23A5, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_CTL0", "CHA59", 0, 0x23B2, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_CTL1", "CHA59", 1, 0x23B3, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_CTL2", "CHA59", 2, 0x23B4, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_CTL3", "CHA59", 3, 0x23B5, "intel-pcm"),
     ]),
     fields: ChaCtlLayout::FIELDS,
     notes: &[
@@ -831,138 +735,81 @@ impl Layout for ChaCtrLayout {
 }
 
 impl ChaCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ChaCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2008, "C0_MSR_PMON_CTR0"), Msr::new(0x2009, "C0_MSR_PMON_CTR1"), Msr::new(0x200A, "C0_MSR_PMON_CTR2"), Msr::new(0x200B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2018, "C1_MSR_PMON_CTR0"), Msr::new(0x2019, "C1_MSR_PMON_CTR1"), Msr::new(0x201A, "C1_MSR_PMON_CTR2"), Msr::new(0x201B, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2028, "C2_MSR_PMON_CTR0"), Msr::new(0x2029, "C2_MSR_PMON_CTR1"), Msr::new(0x202A, "C2_MSR_PMON_CTR2"), Msr::new(0x202B, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2038, "C3_MSR_PMON_CTR0"), Msr::new(0x2039, "C3_MSR_PMON_CTR1"), Msr::new(0x203A, "C3_MSR_PMON_CTR2"), Msr::new(0x203B, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2048, "C4_MSR_PMON_CTR0"), Msr::new(0x2049, "C4_MSR_PMON_CTR1"), Msr::new(0x204A, "C4_MSR_PMON_CTR2"), Msr::new(0x204B, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2058, "C5_MSR_PMON_CTR0"), Msr::new(0x2059, "C5_MSR_PMON_CTR1"), Msr::new(0x205A, "C5_MSR_PMON_CTR2"), Msr::new(0x205B, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2068, "C6_MSR_PMON_CTR0"), Msr::new(0x2069, "C6_MSR_PMON_CTR1"), Msr::new(0x206A, "C6_MSR_PMON_CTR2"), Msr::new(0x206B, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2078, "C7_MSR_PMON_CTR0"), Msr::new(0x2079, "C7_MSR_PMON_CTR1"), Msr::new(0x207A, "C7_MSR_PMON_CTR2"), Msr::new(0x207B, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2088, "C8_MSR_PMON_CTR0"), Msr::new(0x2089, "C8_MSR_PMON_CTR1"), Msr::new(0x208A, "C8_MSR_PMON_CTR2"), Msr::new(0x208B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2098, "C9_MSR_PMON_CTR0"), Msr::new(0x2099, "C9_MSR_PMON_CTR1"), Msr::new(0x209A, "C9_MSR_PMON_CTR2"), Msr::new(0x209B, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20A8, "C10_MSR_PMON_CTR0"), Msr::new(0x20A9, "C10_MSR_PMON_CTR1"), Msr::new(0x20AA, "C10_MSR_PMON_CTR2"), Msr::new(0x20AB, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20B8, "C11_MSR_PMON_CTR0"), Msr::new(0x20B9, "C11_MSR_PMON_CTR1"), Msr::new(0x20BA, "C11_MSR_PMON_CTR2"), Msr::new(0x20BB, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20C8, "C12_MSR_PMON_CTR0"), Msr::new(0x20C9, "C12_MSR_PMON_CTR1"), Msr::new(0x20CA, "C12_MSR_PMON_CTR2"), Msr::new(0x20CB, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20D8, "C13_MSR_PMON_CTR0"), Msr::new(0x20D9, "C13_MSR_PMON_CTR1"), Msr::new(0x20DA, "C13_MSR_PMON_CTR2"), Msr::new(0x20DB, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20E8, "C14_MSR_PMON_CTR0"), Msr::new(0x20E9, "C14_MSR_PMON_CTR1"), Msr::new(0x20EA, "C14_MSR_PMON_CTR2"), Msr::new(0x20EB, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x20F8, "C15_MSR_PMON_CTR0"), Msr::new(0x20F9, "C15_MSR_PMON_CTR1"), Msr::new(0x20FA, "C15_MSR_PMON_CTR2"), Msr::new(0x20FB, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2108, "C16_MSR_PMON_CTR0"), Msr::new(0x2109, "C16_MSR_PMON_CTR1"), Msr::new(0x210A, "C16_MSR_PMON_CTR2"), Msr::new(0x210B, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2118, "C17_MSR_PMON_CTR0"), Msr::new(0x2119, "C17_MSR_PMON_CTR1"), Msr::new(0x211A, "C17_MSR_PMON_CTR2"), Msr::new(0x211B, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2128, "C18_MSR_PMON_CTR0"), Msr::new(0x2129, "C18_MSR_PMON_CTR1"), Msr::new(0x212A, "C18_MSR_PMON_CTR2"), Msr::new(0x212B, "C18_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2138, "C19_MSR_PMON_CTR0"), Msr::new(0x2139, "C19_MSR_PMON_CTR1"), Msr::new(0x213A, "C19_MSR_PMON_CTR2"), Msr::new(0x213B, "C19_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2148, "C20_MSR_PMON_CTR0"), Msr::new(0x2149, "C20_MSR_PMON_CTR1"), Msr::new(0x214A, "C20_MSR_PMON_CTR2"), Msr::new(0x214B, "C20_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2158, "C21_MSR_PMON_CTR0"), Msr::new(0x2159, "C21_MSR_PMON_CTR1"), Msr::new(0x215A, "C21_MSR_PMON_CTR2"), Msr::new(0x215B, "C21_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2168, "C22_MSR_PMON_CTR0"), Msr::new(0x2169, "C22_MSR_PMON_CTR1"), Msr::new(0x216A, "C22_MSR_PMON_CTR2"), Msr::new(0x216B, "C22_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2178, "C23_MSR_PMON_CTR0"), Msr::new(0x2179, "C23_MSR_PMON_CTR1"), Msr::new(0x217A, "C23_MSR_PMON_CTR2"), Msr::new(0x217B, "C23_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2188, "C24_MSR_PMON_CTR0"), Msr::new(0x2189, "C24_MSR_PMON_CTR1"), Msr::new(0x218A, "C24_MSR_PMON_CTR2"), Msr::new(0x218B, "C24_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2198, "C25_MSR_PMON_CTR0"), Msr::new(0x2199, "C25_MSR_PMON_CTR1"), Msr::new(0x219A, "C25_MSR_PMON_CTR2"), Msr::new(0x219B, "C25_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21A8, "C26_MSR_PMON_CTR0"), Msr::new(0x21A9, "C26_MSR_PMON_CTR1"), Msr::new(0x21AA, "C26_MSR_PMON_CTR2"), Msr::new(0x21AB, "C26_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21B8, "C27_MSR_PMON_CTR0"), Msr::new(0x21B9, "C27_MSR_PMON_CTR1"), Msr::new(0x21BA, "C27_MSR_PMON_CTR2"), Msr::new(0x21BB, "C27_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA28.
-pub const C28_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21C8, "C28_MSR_PMON_CTR0"), Msr::new(0x21C9, "C28_MSR_PMON_CTR1"), Msr::new(0x21CA, "C28_MSR_PMON_CTR2"), Msr::new(0x21CB, "C28_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA29.
-pub const C29_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21D8, "C29_MSR_PMON_CTR0"), Msr::new(0x21D9, "C29_MSR_PMON_CTR1"), Msr::new(0x21DA, "C29_MSR_PMON_CTR2"), Msr::new(0x21DB, "C29_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA30.
-pub const C30_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21E8, "C30_MSR_PMON_CTR0"), Msr::new(0x21E9, "C30_MSR_PMON_CTR1"), Msr::new(0x21EA, "C30_MSR_PMON_CTR2"), Msr::new(0x21EB, "C30_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA31.
-pub const C31_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x21F8, "C31_MSR_PMON_CTR0"), Msr::new(0x21F9, "C31_MSR_PMON_CTR1"), Msr::new(0x21FA, "C31_MSR_PMON_CTR2"), Msr::new(0x21FB, "C31_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA32.
-pub const C32_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2208, "C32_MSR_PMON_CTR0"), Msr::new(0x2209, "C32_MSR_PMON_CTR1"), Msr::new(0x220A, "C32_MSR_PMON_CTR2"), Msr::new(0x220B, "C32_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA33.
-pub const C33_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2218, "C33_MSR_PMON_CTR0"), Msr::new(0x2219, "C33_MSR_PMON_CTR1"), Msr::new(0x221A, "C33_MSR_PMON_CTR2"), Msr::new(0x221B, "C33_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA34.
-pub const C34_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2228, "C34_MSR_PMON_CTR0"), Msr::new(0x2229, "C34_MSR_PMON_CTR1"), Msr::new(0x222A, "C34_MSR_PMON_CTR2"), Msr::new(0x222B, "C34_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA35.
-pub const C35_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2238, "C35_MSR_PMON_CTR0"), Msr::new(0x2239, "C35_MSR_PMON_CTR1"), Msr::new(0x223A, "C35_MSR_PMON_CTR2"), Msr::new(0x223B, "C35_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA36.
-pub const C36_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2248, "C36_MSR_PMON_CTR0"), Msr::new(0x2249, "C36_MSR_PMON_CTR1"), Msr::new(0x224A, "C36_MSR_PMON_CTR2"), Msr::new(0x224B, "C36_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA37.
-pub const C37_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2258, "C37_MSR_PMON_CTR0"), Msr::new(0x2259, "C37_MSR_PMON_CTR1"), Msr::new(0x225A, "C37_MSR_PMON_CTR2"), Msr::new(0x225B, "C37_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA38.
-pub const C38_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2268, "C38_MSR_PMON_CTR0"), Msr::new(0x2269, "C38_MSR_PMON_CTR1"), Msr::new(0x226A, "C38_MSR_PMON_CTR2"), Msr::new(0x226B, "C38_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA39.
-pub const C39_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2278, "C39_MSR_PMON_CTR0"), Msr::new(0x2279, "C39_MSR_PMON_CTR1"), Msr::new(0x227A, "C39_MSR_PMON_CTR2"), Msr::new(0x227B, "C39_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA40.
-pub const C40_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2288, "C40_MSR_PMON_CTR0"), Msr::new(0x2289, "C40_MSR_PMON_CTR1"), Msr::new(0x228A, "C40_MSR_PMON_CTR2"), Msr::new(0x228B, "C40_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA41.
-pub const C41_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2298, "C41_MSR_PMON_CTR0"), Msr::new(0x2299, "C41_MSR_PMON_CTR1"), Msr::new(0x229A, "C41_MSR_PMON_CTR2"), Msr::new(0x229B, "C41_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA42.
-pub const C42_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22A8, "C42_MSR_PMON_CTR0"), Msr::new(0x22A9, "C42_MSR_PMON_CTR1"), Msr::new(0x22AA, "C42_MSR_PMON_CTR2"), Msr::new(0x22AB, "C42_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA43.
-pub const C43_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22B8, "C43_MSR_PMON_CTR0"), Msr::new(0x22B9, "C43_MSR_PMON_CTR1"), Msr::new(0x22BA, "C43_MSR_PMON_CTR2"), Msr::new(0x22BB, "C43_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA44.
-pub const C44_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22C8, "C44_MSR_PMON_CTR0"), Msr::new(0x22C9, "C44_MSR_PMON_CTR1"), Msr::new(0x22CA, "C44_MSR_PMON_CTR2"), Msr::new(0x22CB, "C44_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA45.
-pub const C45_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22D8, "C45_MSR_PMON_CTR0"), Msr::new(0x22D9, "C45_MSR_PMON_CTR1"), Msr::new(0x22DA, "C45_MSR_PMON_CTR2"), Msr::new(0x22DB, "C45_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA46.
-pub const C46_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22E8, "C46_MSR_PMON_CTR0"), Msr::new(0x22E9, "C46_MSR_PMON_CTR1"), Msr::new(0x22EA, "C46_MSR_PMON_CTR2"), Msr::new(0x22EB, "C46_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA47.
-pub const C47_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x22F8, "C47_MSR_PMON_CTR0"), Msr::new(0x22F9, "C47_MSR_PMON_CTR1"), Msr::new(0x22FA, "C47_MSR_PMON_CTR2"), Msr::new(0x22FB, "C47_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA48.
-pub const C48_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2308, "C48_MSR_PMON_CTR0"), Msr::new(0x2309, "C48_MSR_PMON_CTR1"), Msr::new(0x230A, "C48_MSR_PMON_CTR2"), Msr::new(0x230B, "C48_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA49.
-pub const C49_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2318, "C49_MSR_PMON_CTR0"), Msr::new(0x2319, "C49_MSR_PMON_CTR1"), Msr::new(0x231A, "C49_MSR_PMON_CTR2"), Msr::new(0x231B, "C49_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA50.
-pub const C50_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2328, "C50_MSR_PMON_CTR0"), Msr::new(0x2329, "C50_MSR_PMON_CTR1"), Msr::new(0x232A, "C50_MSR_PMON_CTR2"), Msr::new(0x232B, "C50_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA51.
-pub const C51_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2338, "C51_MSR_PMON_CTR0"), Msr::new(0x2339, "C51_MSR_PMON_CTR1"), Msr::new(0x233A, "C51_MSR_PMON_CTR2"), Msr::new(0x233B, "C51_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA52.
-pub const C52_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2348, "C52_MSR_PMON_CTR0"), Msr::new(0x2349, "C52_MSR_PMON_CTR1"), Msr::new(0x234A, "C52_MSR_PMON_CTR2"), Msr::new(0x234B, "C52_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA53.
-pub const C53_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2358, "C53_MSR_PMON_CTR0"), Msr::new(0x2359, "C53_MSR_PMON_CTR1"), Msr::new(0x235A, "C53_MSR_PMON_CTR2"), Msr::new(0x235B, "C53_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA54.
-pub const C54_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2368, "C54_MSR_PMON_CTR0"), Msr::new(0x2369, "C54_MSR_PMON_CTR1"), Msr::new(0x236A, "C54_MSR_PMON_CTR2"), Msr::new(0x236B, "C54_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA55.
-pub const C55_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2378, "C55_MSR_PMON_CTR0"), Msr::new(0x2379, "C55_MSR_PMON_CTR1"), Msr::new(0x237A, "C55_MSR_PMON_CTR2"), Msr::new(0x237B, "C55_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA56.
-pub const C56_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2388, "C56_MSR_PMON_CTR0"), Msr::new(0x2389, "C56_MSR_PMON_CTR1"), Msr::new(0x238A, "C56_MSR_PMON_CTR2"), Msr::new(0x238B, "C56_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA57.
-pub const C57_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x2398, "C57_MSR_PMON_CTR0"), Msr::new(0x2399, "C57_MSR_PMON_CTR1"), Msr::new(0x239A, "C57_MSR_PMON_CTR2"), Msr::new(0x239B, "C57_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA58.
-pub const C58_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23A8, "C58_MSR_PMON_CTR0"), Msr::new(0x23A9, "C58_MSR_PMON_CTR1"), Msr::new(0x23AA, "C58_MSR_PMON_CTR2"), Msr::new(0x23AB, "C58_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA59.
-pub const C59_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0x23B8, "C59_MSR_PMON_CTR0"), Msr::new(0x23B9, "C59_MSR_PMON_CTR1"), Msr::new(0x23BA, "C59_MSR_PMON_CTR2"), Msr::new(0x23BB, "C59_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 60] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR, C18_MSR_PMON_CTR, C19_MSR_PMON_CTR, C20_MSR_PMON_CTR, C21_MSR_PMON_CTR, C22_MSR_PMON_CTR, C23_MSR_PMON_CTR, C24_MSR_PMON_CTR, C25_MSR_PMON_CTR, C26_MSR_PMON_CTR, C27_MSR_PMON_CTR, C28_MSR_PMON_CTR, C29_MSR_PMON_CTR, C30_MSR_PMON_CTR, C31_MSR_PMON_CTR, C32_MSR_PMON_CTR, C33_MSR_PMON_CTR, C34_MSR_PMON_CTR, C35_MSR_PMON_CTR, C36_MSR_PMON_CTR, C37_MSR_PMON_CTR, C38_MSR_PMON_CTR, C39_MSR_PMON_CTR, C40_MSR_PMON_CTR, C41_MSR_PMON_CTR, C42_MSR_PMON_CTR, C43_MSR_PMON_CTR, C44_MSR_PMON_CTR, C45_MSR_PMON_CTR, C46_MSR_PMON_CTR, C47_MSR_PMON_CTR, C48_MSR_PMON_CTR, C49_MSR_PMON_CTR, C50_MSR_PMON_CTR, C51_MSR_PMON_CTR, C52_MSR_PMON_CTR, C53_MSR_PMON_CTR, C54_MSR_PMON_CTR, C55_MSR_PMON_CTR, C56_MSR_PMON_CTR, C57_MSR_PMON_CTR, C58_MSR_PMON_CTR, C59_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
+pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 60] = [
+    [Msr::new(0x2008, "C0_MSR_PMON_CTR0"), Msr::new(0x2009, "C0_MSR_PMON_CTR1"), Msr::new(0x200A, "C0_MSR_PMON_CTR2"), Msr::new(0x200B, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0x2018, "C1_MSR_PMON_CTR0"), Msr::new(0x2019, "C1_MSR_PMON_CTR1"), Msr::new(0x201A, "C1_MSR_PMON_CTR2"), Msr::new(0x201B, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0x2028, "C2_MSR_PMON_CTR0"), Msr::new(0x2029, "C2_MSR_PMON_CTR1"), Msr::new(0x202A, "C2_MSR_PMON_CTR2"), Msr::new(0x202B, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0x2038, "C3_MSR_PMON_CTR0"), Msr::new(0x2039, "C3_MSR_PMON_CTR1"), Msr::new(0x203A, "C3_MSR_PMON_CTR2"), Msr::new(0x203B, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0x2048, "C4_MSR_PMON_CTR0"), Msr::new(0x2049, "C4_MSR_PMON_CTR1"), Msr::new(0x204A, "C4_MSR_PMON_CTR2"), Msr::new(0x204B, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0x2058, "C5_MSR_PMON_CTR0"), Msr::new(0x2059, "C5_MSR_PMON_CTR1"), Msr::new(0x205A, "C5_MSR_PMON_CTR2"), Msr::new(0x205B, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0x2068, "C6_MSR_PMON_CTR0"), Msr::new(0x2069, "C6_MSR_PMON_CTR1"), Msr::new(0x206A, "C6_MSR_PMON_CTR2"), Msr::new(0x206B, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0x2078, "C7_MSR_PMON_CTR0"), Msr::new(0x2079, "C7_MSR_PMON_CTR1"), Msr::new(0x207A, "C7_MSR_PMON_CTR2"), Msr::new(0x207B, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0x2088, "C8_MSR_PMON_CTR0"), Msr::new(0x2089, "C8_MSR_PMON_CTR1"), Msr::new(0x208A, "C8_MSR_PMON_CTR2"), Msr::new(0x208B, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0x2098, "C9_MSR_PMON_CTR0"), Msr::new(0x2099, "C9_MSR_PMON_CTR1"), Msr::new(0x209A, "C9_MSR_PMON_CTR2"), Msr::new(0x209B, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0x20A8, "C10_MSR_PMON_CTR0"), Msr::new(0x20A9, "C10_MSR_PMON_CTR1"), Msr::new(0x20AA, "C10_MSR_PMON_CTR2"), Msr::new(0x20AB, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0x20B8, "C11_MSR_PMON_CTR0"), Msr::new(0x20B9, "C11_MSR_PMON_CTR1"), Msr::new(0x20BA, "C11_MSR_PMON_CTR2"), Msr::new(0x20BB, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0x20C8, "C12_MSR_PMON_CTR0"), Msr::new(0x20C9, "C12_MSR_PMON_CTR1"), Msr::new(0x20CA, "C12_MSR_PMON_CTR2"), Msr::new(0x20CB, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0x20D8, "C13_MSR_PMON_CTR0"), Msr::new(0x20D9, "C13_MSR_PMON_CTR1"), Msr::new(0x20DA, "C13_MSR_PMON_CTR2"), Msr::new(0x20DB, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0x20E8, "C14_MSR_PMON_CTR0"), Msr::new(0x20E9, "C14_MSR_PMON_CTR1"), Msr::new(0x20EA, "C14_MSR_PMON_CTR2"), Msr::new(0x20EB, "C14_MSR_PMON_CTR3")],
+    [Msr::new(0x20F8, "C15_MSR_PMON_CTR0"), Msr::new(0x20F9, "C15_MSR_PMON_CTR1"), Msr::new(0x20FA, "C15_MSR_PMON_CTR2"), Msr::new(0x20FB, "C15_MSR_PMON_CTR3")],
+    [Msr::new(0x2108, "C16_MSR_PMON_CTR0"), Msr::new(0x2109, "C16_MSR_PMON_CTR1"), Msr::new(0x210A, "C16_MSR_PMON_CTR2"), Msr::new(0x210B, "C16_MSR_PMON_CTR3")],
+    [Msr::new(0x2118, "C17_MSR_PMON_CTR0"), Msr::new(0x2119, "C17_MSR_PMON_CTR1"), Msr::new(0x211A, "C17_MSR_PMON_CTR2"), Msr::new(0x211B, "C17_MSR_PMON_CTR3")],
+    [Msr::new(0x2128, "C18_MSR_PMON_CTR0"), Msr::new(0x2129, "C18_MSR_PMON_CTR1"), Msr::new(0x212A, "C18_MSR_PMON_CTR2"), Msr::new(0x212B, "C18_MSR_PMON_CTR3")],
+    [Msr::new(0x2138, "C19_MSR_PMON_CTR0"), Msr::new(0x2139, "C19_MSR_PMON_CTR1"), Msr::new(0x213A, "C19_MSR_PMON_CTR2"), Msr::new(0x213B, "C19_MSR_PMON_CTR3")],
+    [Msr::new(0x2148, "C20_MSR_PMON_CTR0"), Msr::new(0x2149, "C20_MSR_PMON_CTR1"), Msr::new(0x214A, "C20_MSR_PMON_CTR2"), Msr::new(0x214B, "C20_MSR_PMON_CTR3")],
+    [Msr::new(0x2158, "C21_MSR_PMON_CTR0"), Msr::new(0x2159, "C21_MSR_PMON_CTR1"), Msr::new(0x215A, "C21_MSR_PMON_CTR2"), Msr::new(0x215B, "C21_MSR_PMON_CTR3")],
+    [Msr::new(0x2168, "C22_MSR_PMON_CTR0"), Msr::new(0x2169, "C22_MSR_PMON_CTR1"), Msr::new(0x216A, "C22_MSR_PMON_CTR2"), Msr::new(0x216B, "C22_MSR_PMON_CTR3")],
+    [Msr::new(0x2178, "C23_MSR_PMON_CTR0"), Msr::new(0x2179, "C23_MSR_PMON_CTR1"), Msr::new(0x217A, "C23_MSR_PMON_CTR2"), Msr::new(0x217B, "C23_MSR_PMON_CTR3")],
+    [Msr::new(0x2188, "C24_MSR_PMON_CTR0"), Msr::new(0x2189, "C24_MSR_PMON_CTR1"), Msr::new(0x218A, "C24_MSR_PMON_CTR2"), Msr::new(0x218B, "C24_MSR_PMON_CTR3")],
+    [Msr::new(0x2198, "C25_MSR_PMON_CTR0"), Msr::new(0x2199, "C25_MSR_PMON_CTR1"), Msr::new(0x219A, "C25_MSR_PMON_CTR2"), Msr::new(0x219B, "C25_MSR_PMON_CTR3")],
+    [Msr::new(0x21A8, "C26_MSR_PMON_CTR0"), Msr::new(0x21A9, "C26_MSR_PMON_CTR1"), Msr::new(0x21AA, "C26_MSR_PMON_CTR2"), Msr::new(0x21AB, "C26_MSR_PMON_CTR3")],
+    [Msr::new(0x21B8, "C27_MSR_PMON_CTR0"), Msr::new(0x21B9, "C27_MSR_PMON_CTR1"), Msr::new(0x21BA, "C27_MSR_PMON_CTR2"), Msr::new(0x21BB, "C27_MSR_PMON_CTR3")],
+    [Msr::new(0x21C8, "C28_MSR_PMON_CTR0"), Msr::new(0x21C9, "C28_MSR_PMON_CTR1"), Msr::new(0x21CA, "C28_MSR_PMON_CTR2"), Msr::new(0x21CB, "C28_MSR_PMON_CTR3")],
+    [Msr::new(0x21D8, "C29_MSR_PMON_CTR0"), Msr::new(0x21D9, "C29_MSR_PMON_CTR1"), Msr::new(0x21DA, "C29_MSR_PMON_CTR2"), Msr::new(0x21DB, "C29_MSR_PMON_CTR3")],
+    [Msr::new(0x21E8, "C30_MSR_PMON_CTR0"), Msr::new(0x21E9, "C30_MSR_PMON_CTR1"), Msr::new(0x21EA, "C30_MSR_PMON_CTR2"), Msr::new(0x21EB, "C30_MSR_PMON_CTR3")],
+    [Msr::new(0x21F8, "C31_MSR_PMON_CTR0"), Msr::new(0x21F9, "C31_MSR_PMON_CTR1"), Msr::new(0x21FA, "C31_MSR_PMON_CTR2"), Msr::new(0x21FB, "C31_MSR_PMON_CTR3")],
+    [Msr::new(0x2208, "C32_MSR_PMON_CTR0"), Msr::new(0x2209, "C32_MSR_PMON_CTR1"), Msr::new(0x220A, "C32_MSR_PMON_CTR2"), Msr::new(0x220B, "C32_MSR_PMON_CTR3")],
+    [Msr::new(0x2218, "C33_MSR_PMON_CTR0"), Msr::new(0x2219, "C33_MSR_PMON_CTR1"), Msr::new(0x221A, "C33_MSR_PMON_CTR2"), Msr::new(0x221B, "C33_MSR_PMON_CTR3")],
+    [Msr::new(0x2228, "C34_MSR_PMON_CTR0"), Msr::new(0x2229, "C34_MSR_PMON_CTR1"), Msr::new(0x222A, "C34_MSR_PMON_CTR2"), Msr::new(0x222B, "C34_MSR_PMON_CTR3")],
+    [Msr::new(0x2238, "C35_MSR_PMON_CTR0"), Msr::new(0x2239, "C35_MSR_PMON_CTR1"), Msr::new(0x223A, "C35_MSR_PMON_CTR2"), Msr::new(0x223B, "C35_MSR_PMON_CTR3")],
+    [Msr::new(0x2248, "C36_MSR_PMON_CTR0"), Msr::new(0x2249, "C36_MSR_PMON_CTR1"), Msr::new(0x224A, "C36_MSR_PMON_CTR2"), Msr::new(0x224B, "C36_MSR_PMON_CTR3")],
+    [Msr::new(0x2258, "C37_MSR_PMON_CTR0"), Msr::new(0x2259, "C37_MSR_PMON_CTR1"), Msr::new(0x225A, "C37_MSR_PMON_CTR2"), Msr::new(0x225B, "C37_MSR_PMON_CTR3")],
+    [Msr::new(0x2268, "C38_MSR_PMON_CTR0"), Msr::new(0x2269, "C38_MSR_PMON_CTR1"), Msr::new(0x226A, "C38_MSR_PMON_CTR2"), Msr::new(0x226B, "C38_MSR_PMON_CTR3")],
+    [Msr::new(0x2278, "C39_MSR_PMON_CTR0"), Msr::new(0x2279, "C39_MSR_PMON_CTR1"), Msr::new(0x227A, "C39_MSR_PMON_CTR2"), Msr::new(0x227B, "C39_MSR_PMON_CTR3")],
+    [Msr::new(0x2288, "C40_MSR_PMON_CTR0"), Msr::new(0x2289, "C40_MSR_PMON_CTR1"), Msr::new(0x228A, "C40_MSR_PMON_CTR2"), Msr::new(0x228B, "C40_MSR_PMON_CTR3")],
+    [Msr::new(0x2298, "C41_MSR_PMON_CTR0"), Msr::new(0x2299, "C41_MSR_PMON_CTR1"), Msr::new(0x229A, "C41_MSR_PMON_CTR2"), Msr::new(0x229B, "C41_MSR_PMON_CTR3")],
+    [Msr::new(0x22A8, "C42_MSR_PMON_CTR0"), Msr::new(0x22A9, "C42_MSR_PMON_CTR1"), Msr::new(0x22AA, "C42_MSR_PMON_CTR2"), Msr::new(0x22AB, "C42_MSR_PMON_CTR3")],
+    [Msr::new(0x22B8, "C43_MSR_PMON_CTR0"), Msr::new(0x22B9, "C43_MSR_PMON_CTR1"), Msr::new(0x22BA, "C43_MSR_PMON_CTR2"), Msr::new(0x22BB, "C43_MSR_PMON_CTR3")],
+    [Msr::new(0x22C8, "C44_MSR_PMON_CTR0"), Msr::new(0x22C9, "C44_MSR_PMON_CTR1"), Msr::new(0x22CA, "C44_MSR_PMON_CTR2"), Msr::new(0x22CB, "C44_MSR_PMON_CTR3")],
+    [Msr::new(0x22D8, "C45_MSR_PMON_CTR0"), Msr::new(0x22D9, "C45_MSR_PMON_CTR1"), Msr::new(0x22DA, "C45_MSR_PMON_CTR2"), Msr::new(0x22DB, "C45_MSR_PMON_CTR3")],
+    [Msr::new(0x22E8, "C46_MSR_PMON_CTR0"), Msr::new(0x22E9, "C46_MSR_PMON_CTR1"), Msr::new(0x22EA, "C46_MSR_PMON_CTR2"), Msr::new(0x22EB, "C46_MSR_PMON_CTR3")],
+    [Msr::new(0x22F8, "C47_MSR_PMON_CTR0"), Msr::new(0x22F9, "C47_MSR_PMON_CTR1"), Msr::new(0x22FA, "C47_MSR_PMON_CTR2"), Msr::new(0x22FB, "C47_MSR_PMON_CTR3")],
+    [Msr::new(0x2308, "C48_MSR_PMON_CTR0"), Msr::new(0x2309, "C48_MSR_PMON_CTR1"), Msr::new(0x230A, "C48_MSR_PMON_CTR2"), Msr::new(0x230B, "C48_MSR_PMON_CTR3")],
+    [Msr::new(0x2318, "C49_MSR_PMON_CTR0"), Msr::new(0x2319, "C49_MSR_PMON_CTR1"), Msr::new(0x231A, "C49_MSR_PMON_CTR2"), Msr::new(0x231B, "C49_MSR_PMON_CTR3")],
+    [Msr::new(0x2328, "C50_MSR_PMON_CTR0"), Msr::new(0x2329, "C50_MSR_PMON_CTR1"), Msr::new(0x232A, "C50_MSR_PMON_CTR2"), Msr::new(0x232B, "C50_MSR_PMON_CTR3")],
+    [Msr::new(0x2338, "C51_MSR_PMON_CTR0"), Msr::new(0x2339, "C51_MSR_PMON_CTR1"), Msr::new(0x233A, "C51_MSR_PMON_CTR2"), Msr::new(0x233B, "C51_MSR_PMON_CTR3")],
+    [Msr::new(0x2348, "C52_MSR_PMON_CTR0"), Msr::new(0x2349, "C52_MSR_PMON_CTR1"), Msr::new(0x234A, "C52_MSR_PMON_CTR2"), Msr::new(0x234B, "C52_MSR_PMON_CTR3")],
+    [Msr::new(0x2358, "C53_MSR_PMON_CTR0"), Msr::new(0x2359, "C53_MSR_PMON_CTR1"), Msr::new(0x235A, "C53_MSR_PMON_CTR2"), Msr::new(0x235B, "C53_MSR_PMON_CTR3")],
+    [Msr::new(0x2368, "C54_MSR_PMON_CTR0"), Msr::new(0x2369, "C54_MSR_PMON_CTR1"), Msr::new(0x236A, "C54_MSR_PMON_CTR2"), Msr::new(0x236B, "C54_MSR_PMON_CTR3")],
+    [Msr::new(0x2378, "C55_MSR_PMON_CTR0"), Msr::new(0x2379, "C55_MSR_PMON_CTR1"), Msr::new(0x237A, "C55_MSR_PMON_CTR2"), Msr::new(0x237B, "C55_MSR_PMON_CTR3")],
+    [Msr::new(0x2388, "C56_MSR_PMON_CTR0"), Msr::new(0x2389, "C56_MSR_PMON_CTR1"), Msr::new(0x238A, "C56_MSR_PMON_CTR2"), Msr::new(0x238B, "C56_MSR_PMON_CTR3")],
+    [Msr::new(0x2398, "C57_MSR_PMON_CTR0"), Msr::new(0x2399, "C57_MSR_PMON_CTR1"), Msr::new(0x239A, "C57_MSR_PMON_CTR2"), Msr::new(0x239B, "C57_MSR_PMON_CTR3")],
+    [Msr::new(0x23A8, "C58_MSR_PMON_CTR0"), Msr::new(0x23A9, "C58_MSR_PMON_CTR1"), Msr::new(0x23AA, "C58_MSR_PMON_CTR2"), Msr::new(0x23AB, "C58_MSR_PMON_CTR3")],
+    [Msr::new(0x23B8, "C59_MSR_PMON_CTR0"), Msr::new(0x23B9, "C59_MSR_PMON_CTR1"), Msr::new(0x23BA, "C59_MSR_PMON_CTR2"), Msr::new(0x23BB, "C59_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -972,246 +819,246 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "CHA0", index: 0, location: Location::Msr(0x2008), source: "intel-pcm" },
-        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "CHA0", index: 1, location: Location::Msr(0x2009), source: "intel-pcm" },
-        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "CHA0", index: 2, location: Location::Msr(0x200A), source: "intel-pcm" },
-        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "CHA0", index: 3, location: Location::Msr(0x200B), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "CHA1", index: 0, location: Location::Msr(0x2018), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "CHA1", index: 1, location: Location::Msr(0x2019), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "CHA1", index: 2, location: Location::Msr(0x201A), source: "intel-pcm" },
-        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "CHA1", index: 3, location: Location::Msr(0x201B), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "CHA2", index: 0, location: Location::Msr(0x2028), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "CHA2", index: 1, location: Location::Msr(0x2029), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "CHA2", index: 2, location: Location::Msr(0x202A), source: "intel-pcm" },
-        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "CHA2", index: 3, location: Location::Msr(0x202B), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "CHA3", index: 0, location: Location::Msr(0x2038), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "CHA3", index: 1, location: Location::Msr(0x2039), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "CHA3", index: 2, location: Location::Msr(0x203A), source: "intel-pcm" },
-        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "CHA3", index: 3, location: Location::Msr(0x203B), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "CHA4", index: 0, location: Location::Msr(0x2048), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "CHA4", index: 1, location: Location::Msr(0x2049), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "CHA4", index: 2, location: Location::Msr(0x204A), source: "intel-pcm" },
-        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "CHA4", index: 3, location: Location::Msr(0x204B), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "CHA5", index: 0, location: Location::Msr(0x2058), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "CHA5", index: 1, location: Location::Msr(0x2059), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "CHA5", index: 2, location: Location::Msr(0x205A), source: "intel-pcm" },
-        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "CHA5", index: 3, location: Location::Msr(0x205B), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "CHA6", index: 0, location: Location::Msr(0x2068), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "CHA6", index: 1, location: Location::Msr(0x2069), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "CHA6", index: 2, location: Location::Msr(0x206A), source: "intel-pcm" },
-        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "CHA6", index: 3, location: Location::Msr(0x206B), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "CHA7", index: 0, location: Location::Msr(0x2078), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "CHA7", index: 1, location: Location::Msr(0x2079), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "CHA7", index: 2, location: Location::Msr(0x207A), source: "intel-pcm" },
-        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "CHA7", index: 3, location: Location::Msr(0x207B), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_CTR0", instance: "CHA8", index: 0, location: Location::Msr(0x2088), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_CTR1", instance: "CHA8", index: 1, location: Location::Msr(0x2089), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_CTR2", instance: "CHA8", index: 2, location: Location::Msr(0x208A), source: "intel-pcm" },
-        AddressInfo { name: "C8_MSR_PMON_CTR3", instance: "CHA8", index: 3, location: Location::Msr(0x208B), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_CTR0", instance: "CHA9", index: 0, location: Location::Msr(0x2098), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_CTR1", instance: "CHA9", index: 1, location: Location::Msr(0x2099), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_CTR2", instance: "CHA9", index: 2, location: Location::Msr(0x209A), source: "intel-pcm" },
-        AddressInfo { name: "C9_MSR_PMON_CTR3", instance: "CHA9", index: 3, location: Location::Msr(0x209B), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_CTR0", instance: "CHA10", index: 0, location: Location::Msr(0x20A8), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_CTR1", instance: "CHA10", index: 1, location: Location::Msr(0x20A9), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_CTR2", instance: "CHA10", index: 2, location: Location::Msr(0x20AA), source: "intel-pcm" },
-        AddressInfo { name: "C10_MSR_PMON_CTR3", instance: "CHA10", index: 3, location: Location::Msr(0x20AB), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_CTR0", instance: "CHA11", index: 0, location: Location::Msr(0x20B8), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_CTR1", instance: "CHA11", index: 1, location: Location::Msr(0x20B9), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_CTR2", instance: "CHA11", index: 2, location: Location::Msr(0x20BA), source: "intel-pcm" },
-        AddressInfo { name: "C11_MSR_PMON_CTR3", instance: "CHA11", index: 3, location: Location::Msr(0x20BB), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_CTR0", instance: "CHA12", index: 0, location: Location::Msr(0x20C8), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_CTR1", instance: "CHA12", index: 1, location: Location::Msr(0x20C9), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_CTR2", instance: "CHA12", index: 2, location: Location::Msr(0x20CA), source: "intel-pcm" },
-        AddressInfo { name: "C12_MSR_PMON_CTR3", instance: "CHA12", index: 3, location: Location::Msr(0x20CB), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_CTR0", instance: "CHA13", index: 0, location: Location::Msr(0x20D8), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_CTR1", instance: "CHA13", index: 1, location: Location::Msr(0x20D9), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_CTR2", instance: "CHA13", index: 2, location: Location::Msr(0x20DA), source: "intel-pcm" },
-        AddressInfo { name: "C13_MSR_PMON_CTR3", instance: "CHA13", index: 3, location: Location::Msr(0x20DB), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_CTR0", instance: "CHA14", index: 0, location: Location::Msr(0x20E8), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_CTR1", instance: "CHA14", index: 1, location: Location::Msr(0x20E9), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_CTR2", instance: "CHA14", index: 2, location: Location::Msr(0x20EA), source: "intel-pcm" },
-        AddressInfo { name: "C14_MSR_PMON_CTR3", instance: "CHA14", index: 3, location: Location::Msr(0x20EB), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_CTR0", instance: "CHA15", index: 0, location: Location::Msr(0x20F8), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_CTR1", instance: "CHA15", index: 1, location: Location::Msr(0x20F9), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_CTR2", instance: "CHA15", index: 2, location: Location::Msr(0x20FA), source: "intel-pcm" },
-        AddressInfo { name: "C15_MSR_PMON_CTR3", instance: "CHA15", index: 3, location: Location::Msr(0x20FB), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_CTR0", instance: "CHA16", index: 0, location: Location::Msr(0x2108), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_CTR1", instance: "CHA16", index: 1, location: Location::Msr(0x2109), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_CTR2", instance: "CHA16", index: 2, location: Location::Msr(0x210A), source: "intel-pcm" },
-        AddressInfo { name: "C16_MSR_PMON_CTR3", instance: "CHA16", index: 3, location: Location::Msr(0x210B), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_CTR0", instance: "CHA17", index: 0, location: Location::Msr(0x2118), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_CTR1", instance: "CHA17", index: 1, location: Location::Msr(0x2119), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_CTR2", instance: "CHA17", index: 2, location: Location::Msr(0x211A), source: "intel-pcm" },
-        AddressInfo { name: "C17_MSR_PMON_CTR3", instance: "CHA17", index: 3, location: Location::Msr(0x211B), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_CTR0", instance: "CHA18", index: 0, location: Location::Msr(0x2128), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_CTR1", instance: "CHA18", index: 1, location: Location::Msr(0x2129), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_CTR2", instance: "CHA18", index: 2, location: Location::Msr(0x212A), source: "intel-pcm" },
-        AddressInfo { name: "C18_MSR_PMON_CTR3", instance: "CHA18", index: 3, location: Location::Msr(0x212B), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_CTR0", instance: "CHA19", index: 0, location: Location::Msr(0x2138), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_CTR1", instance: "CHA19", index: 1, location: Location::Msr(0x2139), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_CTR2", instance: "CHA19", index: 2, location: Location::Msr(0x213A), source: "intel-pcm" },
-        AddressInfo { name: "C19_MSR_PMON_CTR3", instance: "CHA19", index: 3, location: Location::Msr(0x213B), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_CTR0", instance: "CHA20", index: 0, location: Location::Msr(0x2148), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_CTR1", instance: "CHA20", index: 1, location: Location::Msr(0x2149), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_CTR2", instance: "CHA20", index: 2, location: Location::Msr(0x214A), source: "intel-pcm" },
-        AddressInfo { name: "C20_MSR_PMON_CTR3", instance: "CHA20", index: 3, location: Location::Msr(0x214B), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_CTR0", instance: "CHA21", index: 0, location: Location::Msr(0x2158), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_CTR1", instance: "CHA21", index: 1, location: Location::Msr(0x2159), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_CTR2", instance: "CHA21", index: 2, location: Location::Msr(0x215A), source: "intel-pcm" },
-        AddressInfo { name: "C21_MSR_PMON_CTR3", instance: "CHA21", index: 3, location: Location::Msr(0x215B), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_CTR0", instance: "CHA22", index: 0, location: Location::Msr(0x2168), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_CTR1", instance: "CHA22", index: 1, location: Location::Msr(0x2169), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_CTR2", instance: "CHA22", index: 2, location: Location::Msr(0x216A), source: "intel-pcm" },
-        AddressInfo { name: "C22_MSR_PMON_CTR3", instance: "CHA22", index: 3, location: Location::Msr(0x216B), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_CTR0", instance: "CHA23", index: 0, location: Location::Msr(0x2178), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_CTR1", instance: "CHA23", index: 1, location: Location::Msr(0x2179), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_CTR2", instance: "CHA23", index: 2, location: Location::Msr(0x217A), source: "intel-pcm" },
-        AddressInfo { name: "C23_MSR_PMON_CTR3", instance: "CHA23", index: 3, location: Location::Msr(0x217B), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_CTR0", instance: "CHA24", index: 0, location: Location::Msr(0x2188), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_CTR1", instance: "CHA24", index: 1, location: Location::Msr(0x2189), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_CTR2", instance: "CHA24", index: 2, location: Location::Msr(0x218A), source: "intel-pcm" },
-        AddressInfo { name: "C24_MSR_PMON_CTR3", instance: "CHA24", index: 3, location: Location::Msr(0x218B), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_CTR0", instance: "CHA25", index: 0, location: Location::Msr(0x2198), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_CTR1", instance: "CHA25", index: 1, location: Location::Msr(0x2199), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_CTR2", instance: "CHA25", index: 2, location: Location::Msr(0x219A), source: "intel-pcm" },
-        AddressInfo { name: "C25_MSR_PMON_CTR3", instance: "CHA25", index: 3, location: Location::Msr(0x219B), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_CTR0", instance: "CHA26", index: 0, location: Location::Msr(0x21A8), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_CTR1", instance: "CHA26", index: 1, location: Location::Msr(0x21A9), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_CTR2", instance: "CHA26", index: 2, location: Location::Msr(0x21AA), source: "intel-pcm" },
-        AddressInfo { name: "C26_MSR_PMON_CTR3", instance: "CHA26", index: 3, location: Location::Msr(0x21AB), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_CTR0", instance: "CHA27", index: 0, location: Location::Msr(0x21B8), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_CTR1", instance: "CHA27", index: 1, location: Location::Msr(0x21B9), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_CTR2", instance: "CHA27", index: 2, location: Location::Msr(0x21BA), source: "intel-pcm" },
-        AddressInfo { name: "C27_MSR_PMON_CTR3", instance: "CHA27", index: 3, location: Location::Msr(0x21BB), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_CTR0", instance: "CHA28", index: 0, location: Location::Msr(0x21C8), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_CTR1", instance: "CHA28", index: 1, location: Location::Msr(0x21C9), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_CTR2", instance: "CHA28", index: 2, location: Location::Msr(0x21CA), source: "intel-pcm" },
-        AddressInfo { name: "C28_MSR_PMON_CTR3", instance: "CHA28", index: 3, location: Location::Msr(0x21CB), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_CTR0", instance: "CHA29", index: 0, location: Location::Msr(0x21D8), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_CTR1", instance: "CHA29", index: 1, location: Location::Msr(0x21D9), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_CTR2", instance: "CHA29", index: 2, location: Location::Msr(0x21DA), source: "intel-pcm" },
-        AddressInfo { name: "C29_MSR_PMON_CTR3", instance: "CHA29", index: 3, location: Location::Msr(0x21DB), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_CTR0", instance: "CHA30", index: 0, location: Location::Msr(0x21E8), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_CTR1", instance: "CHA30", index: 1, location: Location::Msr(0x21E9), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_CTR2", instance: "CHA30", index: 2, location: Location::Msr(0x21EA), source: "intel-pcm" },
-        AddressInfo { name: "C30_MSR_PMON_CTR3", instance: "CHA30", index: 3, location: Location::Msr(0x21EB), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_CTR0", instance: "CHA31", index: 0, location: Location::Msr(0x21F8), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_CTR1", instance: "CHA31", index: 1, location: Location::Msr(0x21F9), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_CTR2", instance: "CHA31", index: 2, location: Location::Msr(0x21FA), source: "intel-pcm" },
-        AddressInfo { name: "C31_MSR_PMON_CTR3", instance: "CHA31", index: 3, location: Location::Msr(0x21FB), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_CTR0", instance: "CHA32", index: 0, location: Location::Msr(0x2208), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_CTR1", instance: "CHA32", index: 1, location: Location::Msr(0x2209), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_CTR2", instance: "CHA32", index: 2, location: Location::Msr(0x220A), source: "intel-pcm" },
-        AddressInfo { name: "C32_MSR_PMON_CTR3", instance: "CHA32", index: 3, location: Location::Msr(0x220B), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_CTR0", instance: "CHA33", index: 0, location: Location::Msr(0x2218), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_CTR1", instance: "CHA33", index: 1, location: Location::Msr(0x2219), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_CTR2", instance: "CHA33", index: 2, location: Location::Msr(0x221A), source: "intel-pcm" },
-        AddressInfo { name: "C33_MSR_PMON_CTR3", instance: "CHA33", index: 3, location: Location::Msr(0x221B), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_CTR0", instance: "CHA34", index: 0, location: Location::Msr(0x2228), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_CTR1", instance: "CHA34", index: 1, location: Location::Msr(0x2229), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_CTR2", instance: "CHA34", index: 2, location: Location::Msr(0x222A), source: "intel-pcm" },
-        AddressInfo { name: "C34_MSR_PMON_CTR3", instance: "CHA34", index: 3, location: Location::Msr(0x222B), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_CTR0", instance: "CHA35", index: 0, location: Location::Msr(0x2238), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_CTR1", instance: "CHA35", index: 1, location: Location::Msr(0x2239), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_CTR2", instance: "CHA35", index: 2, location: Location::Msr(0x223A), source: "intel-pcm" },
-        AddressInfo { name: "C35_MSR_PMON_CTR3", instance: "CHA35", index: 3, location: Location::Msr(0x223B), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_CTR0", instance: "CHA36", index: 0, location: Location::Msr(0x2248), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_CTR1", instance: "CHA36", index: 1, location: Location::Msr(0x2249), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_CTR2", instance: "CHA36", index: 2, location: Location::Msr(0x224A), source: "intel-pcm" },
-        AddressInfo { name: "C36_MSR_PMON_CTR3", instance: "CHA36", index: 3, location: Location::Msr(0x224B), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_CTR0", instance: "CHA37", index: 0, location: Location::Msr(0x2258), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_CTR1", instance: "CHA37", index: 1, location: Location::Msr(0x2259), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_CTR2", instance: "CHA37", index: 2, location: Location::Msr(0x225A), source: "intel-pcm" },
-        AddressInfo { name: "C37_MSR_PMON_CTR3", instance: "CHA37", index: 3, location: Location::Msr(0x225B), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_CTR0", instance: "CHA38", index: 0, location: Location::Msr(0x2268), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_CTR1", instance: "CHA38", index: 1, location: Location::Msr(0x2269), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_CTR2", instance: "CHA38", index: 2, location: Location::Msr(0x226A), source: "intel-pcm" },
-        AddressInfo { name: "C38_MSR_PMON_CTR3", instance: "CHA38", index: 3, location: Location::Msr(0x226B), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_CTR0", instance: "CHA39", index: 0, location: Location::Msr(0x2278), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_CTR1", instance: "CHA39", index: 1, location: Location::Msr(0x2279), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_CTR2", instance: "CHA39", index: 2, location: Location::Msr(0x227A), source: "intel-pcm" },
-        AddressInfo { name: "C39_MSR_PMON_CTR3", instance: "CHA39", index: 3, location: Location::Msr(0x227B), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_CTR0", instance: "CHA40", index: 0, location: Location::Msr(0x2288), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_CTR1", instance: "CHA40", index: 1, location: Location::Msr(0x2289), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_CTR2", instance: "CHA40", index: 2, location: Location::Msr(0x228A), source: "intel-pcm" },
-        AddressInfo { name: "C40_MSR_PMON_CTR3", instance: "CHA40", index: 3, location: Location::Msr(0x228B), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_CTR0", instance: "CHA41", index: 0, location: Location::Msr(0x2298), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_CTR1", instance: "CHA41", index: 1, location: Location::Msr(0x2299), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_CTR2", instance: "CHA41", index: 2, location: Location::Msr(0x229A), source: "intel-pcm" },
-        AddressInfo { name: "C41_MSR_PMON_CTR3", instance: "CHA41", index: 3, location: Location::Msr(0x229B), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_CTR0", instance: "CHA42", index: 0, location: Location::Msr(0x22A8), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_CTR1", instance: "CHA42", index: 1, location: Location::Msr(0x22A9), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_CTR2", instance: "CHA42", index: 2, location: Location::Msr(0x22AA), source: "intel-pcm" },
-        AddressInfo { name: "C42_MSR_PMON_CTR3", instance: "CHA42", index: 3, location: Location::Msr(0x22AB), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_CTR0", instance: "CHA43", index: 0, location: Location::Msr(0x22B8), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_CTR1", instance: "CHA43", index: 1, location: Location::Msr(0x22B9), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_CTR2", instance: "CHA43", index: 2, location: Location::Msr(0x22BA), source: "intel-pcm" },
-        AddressInfo { name: "C43_MSR_PMON_CTR3", instance: "CHA43", index: 3, location: Location::Msr(0x22BB), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_CTR0", instance: "CHA44", index: 0, location: Location::Msr(0x22C8), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_CTR1", instance: "CHA44", index: 1, location: Location::Msr(0x22C9), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_CTR2", instance: "CHA44", index: 2, location: Location::Msr(0x22CA), source: "intel-pcm" },
-        AddressInfo { name: "C44_MSR_PMON_CTR3", instance: "CHA44", index: 3, location: Location::Msr(0x22CB), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_CTR0", instance: "CHA45", index: 0, location: Location::Msr(0x22D8), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_CTR1", instance: "CHA45", index: 1, location: Location::Msr(0x22D9), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_CTR2", instance: "CHA45", index: 2, location: Location::Msr(0x22DA), source: "intel-pcm" },
-        AddressInfo { name: "C45_MSR_PMON_CTR3", instance: "CHA45", index: 3, location: Location::Msr(0x22DB), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_CTR0", instance: "CHA46", index: 0, location: Location::Msr(0x22E8), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_CTR1", instance: "CHA46", index: 1, location: Location::Msr(0x22E9), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_CTR2", instance: "CHA46", index: 2, location: Location::Msr(0x22EA), source: "intel-pcm" },
-        AddressInfo { name: "C46_MSR_PMON_CTR3", instance: "CHA46", index: 3, location: Location::Msr(0x22EB), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_CTR0", instance: "CHA47", index: 0, location: Location::Msr(0x22F8), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_CTR1", instance: "CHA47", index: 1, location: Location::Msr(0x22F9), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_CTR2", instance: "CHA47", index: 2, location: Location::Msr(0x22FA), source: "intel-pcm" },
-        AddressInfo { name: "C47_MSR_PMON_CTR3", instance: "CHA47", index: 3, location: Location::Msr(0x22FB), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_CTR0", instance: "CHA48", index: 0, location: Location::Msr(0x2308), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_CTR1", instance: "CHA48", index: 1, location: Location::Msr(0x2309), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_CTR2", instance: "CHA48", index: 2, location: Location::Msr(0x230A), source: "intel-pcm" },
-        AddressInfo { name: "C48_MSR_PMON_CTR3", instance: "CHA48", index: 3, location: Location::Msr(0x230B), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_CTR0", instance: "CHA49", index: 0, location: Location::Msr(0x2318), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_CTR1", instance: "CHA49", index: 1, location: Location::Msr(0x2319), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_CTR2", instance: "CHA49", index: 2, location: Location::Msr(0x231A), source: "intel-pcm" },
-        AddressInfo { name: "C49_MSR_PMON_CTR3", instance: "CHA49", index: 3, location: Location::Msr(0x231B), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_CTR0", instance: "CHA50", index: 0, location: Location::Msr(0x2328), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_CTR1", instance: "CHA50", index: 1, location: Location::Msr(0x2329), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_CTR2", instance: "CHA50", index: 2, location: Location::Msr(0x232A), source: "intel-pcm" },
-        AddressInfo { name: "C50_MSR_PMON_CTR3", instance: "CHA50", index: 3, location: Location::Msr(0x232B), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_CTR0", instance: "CHA51", index: 0, location: Location::Msr(0x2338), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_CTR1", instance: "CHA51", index: 1, location: Location::Msr(0x2339), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_CTR2", instance: "CHA51", index: 2, location: Location::Msr(0x233A), source: "intel-pcm" },
-        AddressInfo { name: "C51_MSR_PMON_CTR3", instance: "CHA51", index: 3, location: Location::Msr(0x233B), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_CTR0", instance: "CHA52", index: 0, location: Location::Msr(0x2348), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_CTR1", instance: "CHA52", index: 1, location: Location::Msr(0x2349), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_CTR2", instance: "CHA52", index: 2, location: Location::Msr(0x234A), source: "intel-pcm" },
-        AddressInfo { name: "C52_MSR_PMON_CTR3", instance: "CHA52", index: 3, location: Location::Msr(0x234B), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_CTR0", instance: "CHA53", index: 0, location: Location::Msr(0x2358), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_CTR1", instance: "CHA53", index: 1, location: Location::Msr(0x2359), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_CTR2", instance: "CHA53", index: 2, location: Location::Msr(0x235A), source: "intel-pcm" },
-        AddressInfo { name: "C53_MSR_PMON_CTR3", instance: "CHA53", index: 3, location: Location::Msr(0x235B), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_CTR0", instance: "CHA54", index: 0, location: Location::Msr(0x2368), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_CTR1", instance: "CHA54", index: 1, location: Location::Msr(0x2369), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_CTR2", instance: "CHA54", index: 2, location: Location::Msr(0x236A), source: "intel-pcm" },
-        AddressInfo { name: "C54_MSR_PMON_CTR3", instance: "CHA54", index: 3, location: Location::Msr(0x236B), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_CTR0", instance: "CHA55", index: 0, location: Location::Msr(0x2378), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_CTR1", instance: "CHA55", index: 1, location: Location::Msr(0x2379), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_CTR2", instance: "CHA55", index: 2, location: Location::Msr(0x237A), source: "intel-pcm" },
-        AddressInfo { name: "C55_MSR_PMON_CTR3", instance: "CHA55", index: 3, location: Location::Msr(0x237B), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_CTR0", instance: "CHA56", index: 0, location: Location::Msr(0x2388), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_CTR1", instance: "CHA56", index: 1, location: Location::Msr(0x2389), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_CTR2", instance: "CHA56", index: 2, location: Location::Msr(0x238A), source: "intel-pcm" },
-        AddressInfo { name: "C56_MSR_PMON_CTR3", instance: "CHA56", index: 3, location: Location::Msr(0x238B), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_CTR0", instance: "CHA57", index: 0, location: Location::Msr(0x2398), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_CTR1", instance: "CHA57", index: 1, location: Location::Msr(0x2399), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_CTR2", instance: "CHA57", index: 2, location: Location::Msr(0x239A), source: "intel-pcm" },
-        AddressInfo { name: "C57_MSR_PMON_CTR3", instance: "CHA57", index: 3, location: Location::Msr(0x239B), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_CTR0", instance: "CHA58", index: 0, location: Location::Msr(0x23A8), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_CTR1", instance: "CHA58", index: 1, location: Location::Msr(0x23A9), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_CTR2", instance: "CHA58", index: 2, location: Location::Msr(0x23AA), source: "intel-pcm" },
-        AddressInfo { name: "C58_MSR_PMON_CTR3", instance: "CHA58", index: 3, location: Location::Msr(0x23AB), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_CTR0", instance: "CHA59", index: 0, location: Location::Msr(0x23B8), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_CTR1", instance: "CHA59", index: 1, location: Location::Msr(0x23B9), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_CTR2", instance: "CHA59", index: 2, location: Location::Msr(0x23BA), source: "intel-pcm" },
-        AddressInfo { name: "C59_MSR_PMON_CTR3", instance: "CHA59", index: 3, location: Location::Msr(0x23BB), source: "intel-pcm" },
+        AddressInfo::msr("C0_MSR_PMON_CTR0", "CHA0", 0, 0x2008, "intel-pcm"),
+        AddressInfo::msr("C0_MSR_PMON_CTR1", "CHA0", 1, 0x2009, "intel-pcm"),
+        AddressInfo::msr("C0_MSR_PMON_CTR2", "CHA0", 2, 0x200A, "intel-pcm"),
+        AddressInfo::msr("C0_MSR_PMON_CTR3", "CHA0", 3, 0x200B, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_CTR0", "CHA1", 0, 0x2018, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_CTR1", "CHA1", 1, 0x2019, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_CTR2", "CHA1", 2, 0x201A, "intel-pcm"),
+        AddressInfo::msr("C1_MSR_PMON_CTR3", "CHA1", 3, 0x201B, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_CTR0", "CHA2", 0, 0x2028, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_CTR1", "CHA2", 1, 0x2029, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_CTR2", "CHA2", 2, 0x202A, "intel-pcm"),
+        AddressInfo::msr("C2_MSR_PMON_CTR3", "CHA2", 3, 0x202B, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_CTR0", "CHA3", 0, 0x2038, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_CTR1", "CHA3", 1, 0x2039, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_CTR2", "CHA3", 2, 0x203A, "intel-pcm"),
+        AddressInfo::msr("C3_MSR_PMON_CTR3", "CHA3", 3, 0x203B, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_CTR0", "CHA4", 0, 0x2048, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_CTR1", "CHA4", 1, 0x2049, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_CTR2", "CHA4", 2, 0x204A, "intel-pcm"),
+        AddressInfo::msr("C4_MSR_PMON_CTR3", "CHA4", 3, 0x204B, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_CTR0", "CHA5", 0, 0x2058, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_CTR1", "CHA5", 1, 0x2059, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_CTR2", "CHA5", 2, 0x205A, "intel-pcm"),
+        AddressInfo::msr("C5_MSR_PMON_CTR3", "CHA5", 3, 0x205B, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_CTR0", "CHA6", 0, 0x2068, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_CTR1", "CHA6", 1, 0x2069, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_CTR2", "CHA6", 2, 0x206A, "intel-pcm"),
+        AddressInfo::msr("C6_MSR_PMON_CTR3", "CHA6", 3, 0x206B, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_CTR0", "CHA7", 0, 0x2078, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_CTR1", "CHA7", 1, 0x2079, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_CTR2", "CHA7", 2, 0x207A, "intel-pcm"),
+        AddressInfo::msr("C7_MSR_PMON_CTR3", "CHA7", 3, 0x207B, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_CTR0", "CHA8", 0, 0x2088, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_CTR1", "CHA8", 1, 0x2089, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_CTR2", "CHA8", 2, 0x208A, "intel-pcm"),
+        AddressInfo::msr("C8_MSR_PMON_CTR3", "CHA8", 3, 0x208B, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_CTR0", "CHA9", 0, 0x2098, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_CTR1", "CHA9", 1, 0x2099, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_CTR2", "CHA9", 2, 0x209A, "intel-pcm"),
+        AddressInfo::msr("C9_MSR_PMON_CTR3", "CHA9", 3, 0x209B, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_CTR0", "CHA10", 0, 0x20A8, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_CTR1", "CHA10", 1, 0x20A9, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_CTR2", "CHA10", 2, 0x20AA, "intel-pcm"),
+        AddressInfo::msr("C10_MSR_PMON_CTR3", "CHA10", 3, 0x20AB, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_CTR0", "CHA11", 0, 0x20B8, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_CTR1", "CHA11", 1, 0x20B9, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_CTR2", "CHA11", 2, 0x20BA, "intel-pcm"),
+        AddressInfo::msr("C11_MSR_PMON_CTR3", "CHA11", 3, 0x20BB, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_CTR0", "CHA12", 0, 0x20C8, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_CTR1", "CHA12", 1, 0x20C9, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_CTR2", "CHA12", 2, 0x20CA, "intel-pcm"),
+        AddressInfo::msr("C12_MSR_PMON_CTR3", "CHA12", 3, 0x20CB, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_CTR0", "CHA13", 0, 0x20D8, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_CTR1", "CHA13", 1, 0x20D9, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_CTR2", "CHA13", 2, 0x20DA, "intel-pcm"),
+        AddressInfo::msr("C13_MSR_PMON_CTR3", "CHA13", 3, 0x20DB, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_CTR0", "CHA14", 0, 0x20E8, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_CTR1", "CHA14", 1, 0x20E9, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_CTR2", "CHA14", 2, 0x20EA, "intel-pcm"),
+        AddressInfo::msr("C14_MSR_PMON_CTR3", "CHA14", 3, 0x20EB, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_CTR0", "CHA15", 0, 0x20F8, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_CTR1", "CHA15", 1, 0x20F9, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_CTR2", "CHA15", 2, 0x20FA, "intel-pcm"),
+        AddressInfo::msr("C15_MSR_PMON_CTR3", "CHA15", 3, 0x20FB, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_CTR0", "CHA16", 0, 0x2108, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_CTR1", "CHA16", 1, 0x2109, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_CTR2", "CHA16", 2, 0x210A, "intel-pcm"),
+        AddressInfo::msr("C16_MSR_PMON_CTR3", "CHA16", 3, 0x210B, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_CTR0", "CHA17", 0, 0x2118, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_CTR1", "CHA17", 1, 0x2119, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_CTR2", "CHA17", 2, 0x211A, "intel-pcm"),
+        AddressInfo::msr("C17_MSR_PMON_CTR3", "CHA17", 3, 0x211B, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_CTR0", "CHA18", 0, 0x2128, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_CTR1", "CHA18", 1, 0x2129, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_CTR2", "CHA18", 2, 0x212A, "intel-pcm"),
+        AddressInfo::msr("C18_MSR_PMON_CTR3", "CHA18", 3, 0x212B, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_CTR0", "CHA19", 0, 0x2138, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_CTR1", "CHA19", 1, 0x2139, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_CTR2", "CHA19", 2, 0x213A, "intel-pcm"),
+        AddressInfo::msr("C19_MSR_PMON_CTR3", "CHA19", 3, 0x213B, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_CTR0", "CHA20", 0, 0x2148, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_CTR1", "CHA20", 1, 0x2149, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_CTR2", "CHA20", 2, 0x214A, "intel-pcm"),
+        AddressInfo::msr("C20_MSR_PMON_CTR3", "CHA20", 3, 0x214B, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_CTR0", "CHA21", 0, 0x2158, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_CTR1", "CHA21", 1, 0x2159, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_CTR2", "CHA21", 2, 0x215A, "intel-pcm"),
+        AddressInfo::msr("C21_MSR_PMON_CTR3", "CHA21", 3, 0x215B, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_CTR0", "CHA22", 0, 0x2168, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_CTR1", "CHA22", 1, 0x2169, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_CTR2", "CHA22", 2, 0x216A, "intel-pcm"),
+        AddressInfo::msr("C22_MSR_PMON_CTR3", "CHA22", 3, 0x216B, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_CTR0", "CHA23", 0, 0x2178, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_CTR1", "CHA23", 1, 0x2179, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_CTR2", "CHA23", 2, 0x217A, "intel-pcm"),
+        AddressInfo::msr("C23_MSR_PMON_CTR3", "CHA23", 3, 0x217B, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_CTR0", "CHA24", 0, 0x2188, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_CTR1", "CHA24", 1, 0x2189, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_CTR2", "CHA24", 2, 0x218A, "intel-pcm"),
+        AddressInfo::msr("C24_MSR_PMON_CTR3", "CHA24", 3, 0x218B, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_CTR0", "CHA25", 0, 0x2198, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_CTR1", "CHA25", 1, 0x2199, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_CTR2", "CHA25", 2, 0x219A, "intel-pcm"),
+        AddressInfo::msr("C25_MSR_PMON_CTR3", "CHA25", 3, 0x219B, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_CTR0", "CHA26", 0, 0x21A8, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_CTR1", "CHA26", 1, 0x21A9, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_CTR2", "CHA26", 2, 0x21AA, "intel-pcm"),
+        AddressInfo::msr("C26_MSR_PMON_CTR3", "CHA26", 3, 0x21AB, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_CTR0", "CHA27", 0, 0x21B8, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_CTR1", "CHA27", 1, 0x21B9, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_CTR2", "CHA27", 2, 0x21BA, "intel-pcm"),
+        AddressInfo::msr("C27_MSR_PMON_CTR3", "CHA27", 3, 0x21BB, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_CTR0", "CHA28", 0, 0x21C8, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_CTR1", "CHA28", 1, 0x21C9, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_CTR2", "CHA28", 2, 0x21CA, "intel-pcm"),
+        AddressInfo::msr("C28_MSR_PMON_CTR3", "CHA28", 3, 0x21CB, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_CTR0", "CHA29", 0, 0x21D8, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_CTR1", "CHA29", 1, 0x21D9, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_CTR2", "CHA29", 2, 0x21DA, "intel-pcm"),
+        AddressInfo::msr("C29_MSR_PMON_CTR3", "CHA29", 3, 0x21DB, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_CTR0", "CHA30", 0, 0x21E8, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_CTR1", "CHA30", 1, 0x21E9, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_CTR2", "CHA30", 2, 0x21EA, "intel-pcm"),
+        AddressInfo::msr("C30_MSR_PMON_CTR3", "CHA30", 3, 0x21EB, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_CTR0", "CHA31", 0, 0x21F8, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_CTR1", "CHA31", 1, 0x21F9, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_CTR2", "CHA31", 2, 0x21FA, "intel-pcm"),
+        AddressInfo::msr("C31_MSR_PMON_CTR3", "CHA31", 3, 0x21FB, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_CTR0", "CHA32", 0, 0x2208, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_CTR1", "CHA32", 1, 0x2209, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_CTR2", "CHA32", 2, 0x220A, "intel-pcm"),
+        AddressInfo::msr("C32_MSR_PMON_CTR3", "CHA32", 3, 0x220B, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_CTR0", "CHA33", 0, 0x2218, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_CTR1", "CHA33", 1, 0x2219, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_CTR2", "CHA33", 2, 0x221A, "intel-pcm"),
+        AddressInfo::msr("C33_MSR_PMON_CTR3", "CHA33", 3, 0x221B, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_CTR0", "CHA34", 0, 0x2228, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_CTR1", "CHA34", 1, 0x2229, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_CTR2", "CHA34", 2, 0x222A, "intel-pcm"),
+        AddressInfo::msr("C34_MSR_PMON_CTR3", "CHA34", 3, 0x222B, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_CTR0", "CHA35", 0, 0x2238, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_CTR1", "CHA35", 1, 0x2239, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_CTR2", "CHA35", 2, 0x223A, "intel-pcm"),
+        AddressInfo::msr("C35_MSR_PMON_CTR3", "CHA35", 3, 0x223B, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_CTR0", "CHA36", 0, 0x2248, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_CTR1", "CHA36", 1, 0x2249, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_CTR2", "CHA36", 2, 0x224A, "intel-pcm"),
+        AddressInfo::msr("C36_MSR_PMON_CTR3", "CHA36", 3, 0x224B, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_CTR0", "CHA37", 0, 0x2258, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_CTR1", "CHA37", 1, 0x2259, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_CTR2", "CHA37", 2, 0x225A, "intel-pcm"),
+        AddressInfo::msr("C37_MSR_PMON_CTR3", "CHA37", 3, 0x225B, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_CTR0", "CHA38", 0, 0x2268, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_CTR1", "CHA38", 1, 0x2269, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_CTR2", "CHA38", 2, 0x226A, "intel-pcm"),
+        AddressInfo::msr("C38_MSR_PMON_CTR3", "CHA38", 3, 0x226B, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_CTR0", "CHA39", 0, 0x2278, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_CTR1", "CHA39", 1, 0x2279, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_CTR2", "CHA39", 2, 0x227A, "intel-pcm"),
+        AddressInfo::msr("C39_MSR_PMON_CTR3", "CHA39", 3, 0x227B, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_CTR0", "CHA40", 0, 0x2288, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_CTR1", "CHA40", 1, 0x2289, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_CTR2", "CHA40", 2, 0x228A, "intel-pcm"),
+        AddressInfo::msr("C40_MSR_PMON_CTR3", "CHA40", 3, 0x228B, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_CTR0", "CHA41", 0, 0x2298, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_CTR1", "CHA41", 1, 0x2299, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_CTR2", "CHA41", 2, 0x229A, "intel-pcm"),
+        AddressInfo::msr("C41_MSR_PMON_CTR3", "CHA41", 3, 0x229B, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_CTR0", "CHA42", 0, 0x22A8, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_CTR1", "CHA42", 1, 0x22A9, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_CTR2", "CHA42", 2, 0x22AA, "intel-pcm"),
+        AddressInfo::msr("C42_MSR_PMON_CTR3", "CHA42", 3, 0x22AB, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_CTR0", "CHA43", 0, 0x22B8, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_CTR1", "CHA43", 1, 0x22B9, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_CTR2", "CHA43", 2, 0x22BA, "intel-pcm"),
+        AddressInfo::msr("C43_MSR_PMON_CTR3", "CHA43", 3, 0x22BB, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_CTR0", "CHA44", 0, 0x22C8, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_CTR1", "CHA44", 1, 0x22C9, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_CTR2", "CHA44", 2, 0x22CA, "intel-pcm"),
+        AddressInfo::msr("C44_MSR_PMON_CTR3", "CHA44", 3, 0x22CB, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_CTR0", "CHA45", 0, 0x22D8, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_CTR1", "CHA45", 1, 0x22D9, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_CTR2", "CHA45", 2, 0x22DA, "intel-pcm"),
+        AddressInfo::msr("C45_MSR_PMON_CTR3", "CHA45", 3, 0x22DB, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_CTR0", "CHA46", 0, 0x22E8, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_CTR1", "CHA46", 1, 0x22E9, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_CTR2", "CHA46", 2, 0x22EA, "intel-pcm"),
+        AddressInfo::msr("C46_MSR_PMON_CTR3", "CHA46", 3, 0x22EB, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_CTR0", "CHA47", 0, 0x22F8, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_CTR1", "CHA47", 1, 0x22F9, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_CTR2", "CHA47", 2, 0x22FA, "intel-pcm"),
+        AddressInfo::msr("C47_MSR_PMON_CTR3", "CHA47", 3, 0x22FB, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_CTR0", "CHA48", 0, 0x2308, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_CTR1", "CHA48", 1, 0x2309, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_CTR2", "CHA48", 2, 0x230A, "intel-pcm"),
+        AddressInfo::msr("C48_MSR_PMON_CTR3", "CHA48", 3, 0x230B, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_CTR0", "CHA49", 0, 0x2318, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_CTR1", "CHA49", 1, 0x2319, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_CTR2", "CHA49", 2, 0x231A, "intel-pcm"),
+        AddressInfo::msr("C49_MSR_PMON_CTR3", "CHA49", 3, 0x231B, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_CTR0", "CHA50", 0, 0x2328, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_CTR1", "CHA50", 1, 0x2329, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_CTR2", "CHA50", 2, 0x232A, "intel-pcm"),
+        AddressInfo::msr("C50_MSR_PMON_CTR3", "CHA50", 3, 0x232B, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_CTR0", "CHA51", 0, 0x2338, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_CTR1", "CHA51", 1, 0x2339, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_CTR2", "CHA51", 2, 0x233A, "intel-pcm"),
+        AddressInfo::msr("C51_MSR_PMON_CTR3", "CHA51", 3, 0x233B, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_CTR0", "CHA52", 0, 0x2348, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_CTR1", "CHA52", 1, 0x2349, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_CTR2", "CHA52", 2, 0x234A, "intel-pcm"),
+        AddressInfo::msr("C52_MSR_PMON_CTR3", "CHA52", 3, 0x234B, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_CTR0", "CHA53", 0, 0x2358, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_CTR1", "CHA53", 1, 0x2359, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_CTR2", "CHA53", 2, 0x235A, "intel-pcm"),
+        AddressInfo::msr("C53_MSR_PMON_CTR3", "CHA53", 3, 0x235B, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_CTR0", "CHA54", 0, 0x2368, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_CTR1", "CHA54", 1, 0x2369, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_CTR2", "CHA54", 2, 0x236A, "intel-pcm"),
+        AddressInfo::msr("C54_MSR_PMON_CTR3", "CHA54", 3, 0x236B, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_CTR0", "CHA55", 0, 0x2378, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_CTR1", "CHA55", 1, 0x2379, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_CTR2", "CHA55", 2, 0x237A, "intel-pcm"),
+        AddressInfo::msr("C55_MSR_PMON_CTR3", "CHA55", 3, 0x237B, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_CTR0", "CHA56", 0, 0x2388, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_CTR1", "CHA56", 1, 0x2389, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_CTR2", "CHA56", 2, 0x238A, "intel-pcm"),
+        AddressInfo::msr("C56_MSR_PMON_CTR3", "CHA56", 3, 0x238B, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_CTR0", "CHA57", 0, 0x2398, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_CTR1", "CHA57", 1, 0x2399, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_CTR2", "CHA57", 2, 0x239A, "intel-pcm"),
+        AddressInfo::msr("C57_MSR_PMON_CTR3", "CHA57", 3, 0x239B, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_CTR0", "CHA58", 0, 0x23A8, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_CTR1", "CHA58", 1, 0x23A9, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_CTR2", "CHA58", 2, 0x23AA, "intel-pcm"),
+        AddressInfo::msr("C58_MSR_PMON_CTR3", "CHA58", 3, 0x23AB, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_CTR0", "CHA59", 0, 0x23B8, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_CTR1", "CHA59", 1, 0x23B9, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_CTR2", "CHA59", 2, 0x23BA, "intel-pcm"),
+        AddressInfo::msr("C59_MSR_PMON_CTR3", "CHA59", 3, 0x23BB, "intel-pcm"),
     ]),
     fields: ChaCtrLayout::FIELDS,
     notes: &[
@@ -1257,138 +1104,81 @@ impl Layout for ChaBoxFilter0Layout {
 }
 
 impl ChaBoxFilter0 {
-    /// `tid` (bits 9:0, rw, reset 0x0): Thread id: which core and hardware thread the tid_en
-    /// counters follow.
-    #[inline] pub const fn tid(self) -> u16 { get_bits(self.raw64(), 9, 0) as u16 }
-    /// This value with `tid` (bits 9:0) set to `v`. Panics if `v` does not fit in 10 bits (a
-    /// compile error in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 0, v as u64)) }
-    /// This value with `tid` set to `v`, or an error if `v` does not fit in 10 bits.
-    #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 9, 0, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "tid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `tid`: bits 9:0 (rw, reset 0x0).
+    pub const TID_BITS: BitRange = BitRange::new(9, 0);
+    /// `tid` ([`Self::TID_BITS`]): Thread id: which core and hardware thread the tid_en counters
+    /// follow.
+    #[inline] pub const fn tid(self) -> u16 { Self::TID_BITS.get(self.raw64()) as u16 }
+    /// This value with `tid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_tid` returns an error instead.
+    #[inline] pub const fn with_tid(self, v: u16) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `tid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x200E, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x201E, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x202E, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x203E, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x204E, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x205E, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x206E, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x207E, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x208E, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x209E, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20AE, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20BE, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20CE, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20DE, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20EE, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x20FE, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x210E, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x211E, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x212E, "C18_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x213E, "C19_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x214E, "C20_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x215E, "C21_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x216E, "C22_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x217E, "C23_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x218E, "C24_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x219E, "C25_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21AE, "C26_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21BE, "C27_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA28.
-pub const C28_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21CE, "C28_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA29.
-pub const C29_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21DE, "C29_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA30.
-pub const C30_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21EE, "C30_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA31.
-pub const C31_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x21FE, "C31_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA32.
-pub const C32_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x220E, "C32_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA33.
-pub const C33_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x221E, "C33_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA34.
-pub const C34_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x222E, "C34_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA35.
-pub const C35_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x223E, "C35_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA36.
-pub const C36_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x224E, "C36_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA37.
-pub const C37_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x225E, "C37_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA38.
-pub const C38_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x226E, "C38_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA39.
-pub const C39_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x227E, "C39_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA40.
-pub const C40_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x228E, "C40_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA41.
-pub const C41_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x229E, "C41_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA42.
-pub const C42_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22AE, "C42_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA43.
-pub const C43_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22BE, "C43_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA44.
-pub const C44_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22CE, "C44_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA45.
-pub const C45_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22DE, "C45_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA46.
-pub const C46_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22EE, "C46_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA47.
-pub const C47_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x22FE, "C47_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA48.
-pub const C48_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x230E, "C48_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA49.
-pub const C49_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x231E, "C49_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA50.
-pub const C50_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x232E, "C50_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA51.
-pub const C51_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x233E, "C51_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA52.
-pub const C52_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x234E, "C52_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA53.
-pub const C53_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x235E, "C53_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA54.
-pub const C54_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x236E, "C54_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA55.
-pub const C55_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x237E, "C55_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA56.
-pub const C56_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x238E, "C56_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA57.
-pub const C57_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x239E, "C57_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA58.
-pub const C58_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23AE, "C58_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA59.
-pub const C59_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0x23BE, "C59_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 60] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0, C18_MSR_PMON_BOX_FILTER0, C19_MSR_PMON_BOX_FILTER0, C20_MSR_PMON_BOX_FILTER0, C21_MSR_PMON_BOX_FILTER0, C22_MSR_PMON_BOX_FILTER0, C23_MSR_PMON_BOX_FILTER0, C24_MSR_PMON_BOX_FILTER0, C25_MSR_PMON_BOX_FILTER0, C26_MSR_PMON_BOX_FILTER0, C27_MSR_PMON_BOX_FILTER0, C28_MSR_PMON_BOX_FILTER0, C29_MSR_PMON_BOX_FILTER0, C30_MSR_PMON_BOX_FILTER0, C31_MSR_PMON_BOX_FILTER0, C32_MSR_PMON_BOX_FILTER0, C33_MSR_PMON_BOX_FILTER0, C34_MSR_PMON_BOX_FILTER0, C35_MSR_PMON_BOX_FILTER0, C36_MSR_PMON_BOX_FILTER0, C37_MSR_PMON_BOX_FILTER0, C38_MSR_PMON_BOX_FILTER0, C39_MSR_PMON_BOX_FILTER0, C40_MSR_PMON_BOX_FILTER0, C41_MSR_PMON_BOX_FILTER0, C42_MSR_PMON_BOX_FILTER0, C43_MSR_PMON_BOX_FILTER0, C44_MSR_PMON_BOX_FILTER0, C45_MSR_PMON_BOX_FILTER0, C46_MSR_PMON_BOX_FILTER0, C47_MSR_PMON_BOX_FILTER0, C48_MSR_PMON_BOX_FILTER0, C49_MSR_PMON_BOX_FILTER0, C50_MSR_PMON_BOX_FILTER0, C51_MSR_PMON_BOX_FILTER0, C52_MSR_PMON_BOX_FILTER0, C53_MSR_PMON_BOX_FILTER0, C54_MSR_PMON_BOX_FILTER0, C55_MSR_PMON_BOX_FILTER0, C56_MSR_PMON_BOX_FILTER0, C57_MSR_PMON_BOX_FILTER0, C58_MSR_PMON_BOX_FILTER0, C59_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39, CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52, CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 60] = [
+    Msr::new(0x200E, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x201E, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x202E, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x203E, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x204E, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x205E, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x206E, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x207E, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x208E, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x209E, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20AE, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20BE, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20CE, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20DE, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20EE, "C14_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x20FE, "C15_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x210E, "C16_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x211E, "C17_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x212E, "C18_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x213E, "C19_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x214E, "C20_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x215E, "C21_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x216E, "C22_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x217E, "C23_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x218E, "C24_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x219E, "C25_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21AE, "C26_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21BE, "C27_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21CE, "C28_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21DE, "C29_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21EE, "C30_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x21FE, "C31_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x220E, "C32_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x221E, "C33_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x222E, "C34_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x223E, "C35_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x224E, "C36_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x225E, "C37_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x226E, "C38_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x227E, "C39_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x228E, "C40_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x229E, "C41_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22AE, "C42_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22BE, "C43_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22CE, "C44_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22DE, "C45_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22EE, "C46_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x22FE, "C47_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x230E, "C48_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x231E, "C49_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x232E, "C50_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x233E, "C51_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x234E, "C52_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x235E, "C53_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x236E, "C54_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x237E, "C55_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x238E, "C56_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x239E, "C57_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23AE, "C58_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0x23BE, "C59_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
@@ -1398,66 +1188,66 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     description: "Thread filter: with a control's tid_en set, the counter counts only the events of the core and thread this names.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER0", instance: "CHA0", index: 0, location: Location::Msr(0x200E), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER0", instance: "CHA1", index: 0, location: Location::Msr(0x201E), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER0", instance: "CHA2", index: 0, location: Location::Msr(0x202E), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER0", instance: "CHA3", index: 0, location: Location::Msr(0x203E), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER0", instance: "CHA4", index: 0, location: Location::Msr(0x204E), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER0", instance: "CHA5", index: 0, location: Location::Msr(0x205E), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER0", instance: "CHA6", index: 0, location: Location::Msr(0x206E), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER0", instance: "CHA7", index: 0, location: Location::Msr(0x207E), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_FILTER0", instance: "CHA8", index: 0, location: Location::Msr(0x208E), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_FILTER0", instance: "CHA9", index: 0, location: Location::Msr(0x209E), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_FILTER0", instance: "CHA10", index: 0, location: Location::Msr(0x20AE), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_FILTER0", instance: "CHA11", index: 0, location: Location::Msr(0x20BE), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_FILTER0", instance: "CHA12", index: 0, location: Location::Msr(0x20CE), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_FILTER0", instance: "CHA13", index: 0, location: Location::Msr(0x20DE), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_FILTER0", instance: "CHA14", index: 0, location: Location::Msr(0x20EE), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_FILTER0", instance: "CHA15", index: 0, location: Location::Msr(0x20FE), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_FILTER0", instance: "CHA16", index: 0, location: Location::Msr(0x210E), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_FILTER0", instance: "CHA17", index: 0, location: Location::Msr(0x211E), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_FILTER0", instance: "CHA18", index: 0, location: Location::Msr(0x212E), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_FILTER0", instance: "CHA19", index: 0, location: Location::Msr(0x213E), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_FILTER0", instance: "CHA20", index: 0, location: Location::Msr(0x214E), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_FILTER0", instance: "CHA21", index: 0, location: Location::Msr(0x215E), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_FILTER0", instance: "CHA22", index: 0, location: Location::Msr(0x216E), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_FILTER0", instance: "CHA23", index: 0, location: Location::Msr(0x217E), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_FILTER0", instance: "CHA24", index: 0, location: Location::Msr(0x218E), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_FILTER0", instance: "CHA25", index: 0, location: Location::Msr(0x219E), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_FILTER0", instance: "CHA26", index: 0, location: Location::Msr(0x21AE), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_FILTER0", instance: "CHA27", index: 0, location: Location::Msr(0x21BE), source: "linux-snbep" },
-        AddressInfo { name: "C28_MSR_PMON_BOX_FILTER0", instance: "CHA28", index: 0, location: Location::Msr(0x21CE), source: "linux-snbep" },
-        AddressInfo { name: "C29_MSR_PMON_BOX_FILTER0", instance: "CHA29", index: 0, location: Location::Msr(0x21DE), source: "linux-snbep" },
-        AddressInfo { name: "C30_MSR_PMON_BOX_FILTER0", instance: "CHA30", index: 0, location: Location::Msr(0x21EE), source: "linux-snbep" },
-        AddressInfo { name: "C31_MSR_PMON_BOX_FILTER0", instance: "CHA31", index: 0, location: Location::Msr(0x21FE), source: "linux-snbep" },
-        AddressInfo { name: "C32_MSR_PMON_BOX_FILTER0", instance: "CHA32", index: 0, location: Location::Msr(0x220E), source: "linux-snbep" },
-        AddressInfo { name: "C33_MSR_PMON_BOX_FILTER0", instance: "CHA33", index: 0, location: Location::Msr(0x221E), source: "linux-snbep" },
-        AddressInfo { name: "C34_MSR_PMON_BOX_FILTER0", instance: "CHA34", index: 0, location: Location::Msr(0x222E), source: "linux-snbep" },
-        AddressInfo { name: "C35_MSR_PMON_BOX_FILTER0", instance: "CHA35", index: 0, location: Location::Msr(0x223E), source: "linux-snbep" },
-        AddressInfo { name: "C36_MSR_PMON_BOX_FILTER0", instance: "CHA36", index: 0, location: Location::Msr(0x224E), source: "linux-snbep" },
-        AddressInfo { name: "C37_MSR_PMON_BOX_FILTER0", instance: "CHA37", index: 0, location: Location::Msr(0x225E), source: "linux-snbep" },
-        AddressInfo { name: "C38_MSR_PMON_BOX_FILTER0", instance: "CHA38", index: 0, location: Location::Msr(0x226E), source: "linux-snbep" },
-        AddressInfo { name: "C39_MSR_PMON_BOX_FILTER0", instance: "CHA39", index: 0, location: Location::Msr(0x227E), source: "linux-snbep" },
-        AddressInfo { name: "C40_MSR_PMON_BOX_FILTER0", instance: "CHA40", index: 0, location: Location::Msr(0x228E), source: "linux-snbep" },
-        AddressInfo { name: "C41_MSR_PMON_BOX_FILTER0", instance: "CHA41", index: 0, location: Location::Msr(0x229E), source: "linux-snbep" },
-        AddressInfo { name: "C42_MSR_PMON_BOX_FILTER0", instance: "CHA42", index: 0, location: Location::Msr(0x22AE), source: "linux-snbep" },
-        AddressInfo { name: "C43_MSR_PMON_BOX_FILTER0", instance: "CHA43", index: 0, location: Location::Msr(0x22BE), source: "linux-snbep" },
-        AddressInfo { name: "C44_MSR_PMON_BOX_FILTER0", instance: "CHA44", index: 0, location: Location::Msr(0x22CE), source: "linux-snbep" },
-        AddressInfo { name: "C45_MSR_PMON_BOX_FILTER0", instance: "CHA45", index: 0, location: Location::Msr(0x22DE), source: "linux-snbep" },
-        AddressInfo { name: "C46_MSR_PMON_BOX_FILTER0", instance: "CHA46", index: 0, location: Location::Msr(0x22EE), source: "linux-snbep" },
-        AddressInfo { name: "C47_MSR_PMON_BOX_FILTER0", instance: "CHA47", index: 0, location: Location::Msr(0x22FE), source: "linux-snbep" },
-        AddressInfo { name: "C48_MSR_PMON_BOX_FILTER0", instance: "CHA48", index: 0, location: Location::Msr(0x230E), source: "linux-snbep" },
-        AddressInfo { name: "C49_MSR_PMON_BOX_FILTER0", instance: "CHA49", index: 0, location: Location::Msr(0x231E), source: "linux-snbep" },
-        AddressInfo { name: "C50_MSR_PMON_BOX_FILTER0", instance: "CHA50", index: 0, location: Location::Msr(0x232E), source: "linux-snbep" },
-        AddressInfo { name: "C51_MSR_PMON_BOX_FILTER0", instance: "CHA51", index: 0, location: Location::Msr(0x233E), source: "linux-snbep" },
-        AddressInfo { name: "C52_MSR_PMON_BOX_FILTER0", instance: "CHA52", index: 0, location: Location::Msr(0x234E), source: "linux-snbep" },
-        AddressInfo { name: "C53_MSR_PMON_BOX_FILTER0", instance: "CHA53", index: 0, location: Location::Msr(0x235E), source: "linux-snbep" },
-        AddressInfo { name: "C54_MSR_PMON_BOX_FILTER0", instance: "CHA54", index: 0, location: Location::Msr(0x236E), source: "linux-snbep" },
-        AddressInfo { name: "C55_MSR_PMON_BOX_FILTER0", instance: "CHA55", index: 0, location: Location::Msr(0x237E), source: "linux-snbep" },
-        AddressInfo { name: "C56_MSR_PMON_BOX_FILTER0", instance: "CHA56", index: 0, location: Location::Msr(0x238E), source: "linux-snbep" },
-        AddressInfo { name: "C57_MSR_PMON_BOX_FILTER0", instance: "CHA57", index: 0, location: Location::Msr(0x239E), source: "linux-snbep" },
-        AddressInfo { name: "C58_MSR_PMON_BOX_FILTER0", instance: "CHA58", index: 0, location: Location::Msr(0x23AE), source: "linux-snbep" },
-        AddressInfo { name: "C59_MSR_PMON_BOX_FILTER0", instance: "CHA59", index: 0, location: Location::Msr(0x23BE), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER0", "CHA0", 0, 0x200E, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER0", "CHA1", 0, 0x201E, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER0", "CHA2", 0, 0x202E, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER0", "CHA3", 0, 0x203E, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER0", "CHA4", 0, 0x204E, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER0", "CHA5", 0, 0x205E, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER0", "CHA6", 0, 0x206E, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER0", "CHA7", 0, 0x207E, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER0", "CHA8", 0, 0x208E, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER0", "CHA9", 0, 0x209E, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER0", "CHA10", 0, 0x20AE, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER0", "CHA11", 0, 0x20BE, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER0", "CHA12", 0, 0x20CE, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER0", "CHA13", 0, 0x20DE, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER0", "CHA14", 0, 0x20EE, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER0", "CHA15", 0, 0x20FE, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER0", "CHA16", 0, 0x210E, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER0", "CHA17", 0, 0x211E, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_FILTER0", "CHA18", 0, 0x212E, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_FILTER0", "CHA19", 0, 0x213E, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_FILTER0", "CHA20", 0, 0x214E, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_FILTER0", "CHA21", 0, 0x215E, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_FILTER0", "CHA22", 0, 0x216E, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_FILTER0", "CHA23", 0, 0x217E, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_FILTER0", "CHA24", 0, 0x218E, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_FILTER0", "CHA25", 0, 0x219E, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_FILTER0", "CHA26", 0, 0x21AE, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_FILTER0", "CHA27", 0, 0x21BE, "linux-snbep"),
+        AddressInfo::msr("C28_MSR_PMON_BOX_FILTER0", "CHA28", 0, 0x21CE, "linux-snbep"),
+        AddressInfo::msr("C29_MSR_PMON_BOX_FILTER0", "CHA29", 0, 0x21DE, "linux-snbep"),
+        AddressInfo::msr("C30_MSR_PMON_BOX_FILTER0", "CHA30", 0, 0x21EE, "linux-snbep"),
+        AddressInfo::msr("C31_MSR_PMON_BOX_FILTER0", "CHA31", 0, 0x21FE, "linux-snbep"),
+        AddressInfo::msr("C32_MSR_PMON_BOX_FILTER0", "CHA32", 0, 0x220E, "linux-snbep"),
+        AddressInfo::msr("C33_MSR_PMON_BOX_FILTER0", "CHA33", 0, 0x221E, "linux-snbep"),
+        AddressInfo::msr("C34_MSR_PMON_BOX_FILTER0", "CHA34", 0, 0x222E, "linux-snbep"),
+        AddressInfo::msr("C35_MSR_PMON_BOX_FILTER0", "CHA35", 0, 0x223E, "linux-snbep"),
+        AddressInfo::msr("C36_MSR_PMON_BOX_FILTER0", "CHA36", 0, 0x224E, "linux-snbep"),
+        AddressInfo::msr("C37_MSR_PMON_BOX_FILTER0", "CHA37", 0, 0x225E, "linux-snbep"),
+        AddressInfo::msr("C38_MSR_PMON_BOX_FILTER0", "CHA38", 0, 0x226E, "linux-snbep"),
+        AddressInfo::msr("C39_MSR_PMON_BOX_FILTER0", "CHA39", 0, 0x227E, "linux-snbep"),
+        AddressInfo::msr("C40_MSR_PMON_BOX_FILTER0", "CHA40", 0, 0x228E, "linux-snbep"),
+        AddressInfo::msr("C41_MSR_PMON_BOX_FILTER0", "CHA41", 0, 0x229E, "linux-snbep"),
+        AddressInfo::msr("C42_MSR_PMON_BOX_FILTER0", "CHA42", 0, 0x22AE, "linux-snbep"),
+        AddressInfo::msr("C43_MSR_PMON_BOX_FILTER0", "CHA43", 0, 0x22BE, "linux-snbep"),
+        AddressInfo::msr("C44_MSR_PMON_BOX_FILTER0", "CHA44", 0, 0x22CE, "linux-snbep"),
+        AddressInfo::msr("C45_MSR_PMON_BOX_FILTER0", "CHA45", 0, 0x22DE, "linux-snbep"),
+        AddressInfo::msr("C46_MSR_PMON_BOX_FILTER0", "CHA46", 0, 0x22EE, "linux-snbep"),
+        AddressInfo::msr("C47_MSR_PMON_BOX_FILTER0", "CHA47", 0, 0x22FE, "linux-snbep"),
+        AddressInfo::msr("C48_MSR_PMON_BOX_FILTER0", "CHA48", 0, 0x230E, "linux-snbep"),
+        AddressInfo::msr("C49_MSR_PMON_BOX_FILTER0", "CHA49", 0, 0x231E, "linux-snbep"),
+        AddressInfo::msr("C50_MSR_PMON_BOX_FILTER0", "CHA50", 0, 0x232E, "linux-snbep"),
+        AddressInfo::msr("C51_MSR_PMON_BOX_FILTER0", "CHA51", 0, 0x233E, "linux-snbep"),
+        AddressInfo::msr("C52_MSR_PMON_BOX_FILTER0", "CHA52", 0, 0x234E, "linux-snbep"),
+        AddressInfo::msr("C53_MSR_PMON_BOX_FILTER0", "CHA53", 0, 0x235E, "linux-snbep"),
+        AddressInfo::msr("C54_MSR_PMON_BOX_FILTER0", "CHA54", 0, 0x236E, "linux-snbep"),
+        AddressInfo::msr("C55_MSR_PMON_BOX_FILTER0", "CHA55", 0, 0x237E, "linux-snbep"),
+        AddressInfo::msr("C56_MSR_PMON_BOX_FILTER0", "CHA56", 0, 0x238E, "linux-snbep"),
+        AddressInfo::msr("C57_MSR_PMON_BOX_FILTER0", "CHA57", 0, 0x239E, "linux-snbep"),
+        AddressInfo::msr("C58_MSR_PMON_BOX_FILTER0", "CHA58", 0, 0x23AE, "linux-snbep"),
+        AddressInfo::msr("C59_MSR_PMON_BOX_FILTER0", "CHA59", 0, 0x23BE, "linux-snbep"),
     ]),
     fields: ChaBoxFilter0Layout::FIELDS,
     notes: &[

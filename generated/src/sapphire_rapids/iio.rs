@@ -64,42 +64,37 @@ impl Layout for IioBoxCtlLayout {
 }
 
 impl IioBoxCtl {
-    /// This value with `rst_ctrs` (bit 9) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// This value with `rst_ctrl` (bit 8) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `frz` (bit 0, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `frz` (bit 0) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `rst_ctrs`: bit 9 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(9, 9);
+    /// `rst_ctrl`: bit 8 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(8, 8);
+    /// `frz`: bit 0 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3000, "IIO0_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3010, "IIO1_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3020, "IIO2_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3030, "IIO3_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3040, "IIO4_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3050, "IIO5_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO6.
-pub const IIO6_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3060, "IIO6_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO7.
-pub const IIO7_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3070, "IIO7_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO8.
-pub const IIO8_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3080, "IIO8_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO9.
-pub const IIO9_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x3090, "IIO9_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO10.
-pub const IIO10_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x30A0, "IIO10_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO11.
-pub const IIO11_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0x30B0, "IIO11_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 12] = [IIO0_MSR_PMON_BOX_CTL, IIO1_MSR_PMON_BOX_CTL, IIO2_MSR_PMON_BOX_CTL, IIO3_MSR_PMON_BOX_CTL, IIO4_MSR_PMON_BOX_CTL, IIO5_MSR_PMON_BOX_CTL, IIO6_MSR_PMON_BOX_CTL, IIO7_MSR_PMON_BOX_CTL, IIO8_MSR_PMON_BOX_CTL, IIO9_MSR_PMON_BOX_CTL, IIO10_MSR_PMON_BOX_CTL, IIO11_MSR_PMON_BOX_CTL];
+/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11).
+pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 12] = [
+    Msr::new(0x3000, "IIO0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3010, "IIO1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3020, "IIO2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3030, "IIO3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3040, "IIO4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3050, "IIO5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3060, "IIO6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3070, "IIO7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3080, "IIO8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3090, "IIO9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x30A0, "IIO10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x30B0, "IIO11_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -109,18 +104,18 @@ static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_BOX_CTL", instance: "IIO0", index: 0, location: Location::Msr(0x3000), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_BOX_CTL", instance: "IIO1", index: 0, location: Location::Msr(0x3010), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_BOX_CTL", instance: "IIO2", index: 0, location: Location::Msr(0x3020), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_BOX_CTL", instance: "IIO3", index: 0, location: Location::Msr(0x3030), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_BOX_CTL", instance: "IIO4", index: 0, location: Location::Msr(0x3040), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_BOX_CTL", instance: "IIO5", index: 0, location: Location::Msr(0x3050), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_BOX_CTL", instance: "IIO6", index: 0, location: Location::Msr(0x3060), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_BOX_CTL", instance: "IIO7", index: 0, location: Location::Msr(0x3070), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_BOX_CTL", instance: "IIO8", index: 0, location: Location::Msr(0x3080), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_BOX_CTL", instance: "IIO9", index: 0, location: Location::Msr(0x3090), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_BOX_CTL", instance: "IIO10", index: 0, location: Location::Msr(0x30A0), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_BOX_CTL", instance: "IIO11", index: 0, location: Location::Msr(0x30B0), source: "intel-pcm" },
+        AddressInfo::msr("IIO0_MSR_PMON_BOX_CTL", "IIO0", 0, 0x3000, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_BOX_CTL", "IIO1", 0, 0x3010, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_BOX_CTL", "IIO2", 0, 0x3020, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_BOX_CTL", "IIO3", 0, 0x3030, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_BOX_CTL", "IIO4", 0, 0x3040, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_BOX_CTL", "IIO5", 0, 0x3050, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_BOX_CTL", "IIO6", 0, 0x3060, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_BOX_CTL", "IIO7", 0, 0x3070, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_BOX_CTL", "IIO8", 0, 0x3080, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_BOX_CTL", "IIO9", 0, 0x3090, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_BOX_CTL", "IIO10", 0, 0x30A0, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_BOX_CTL", "IIO11", 0, 0x30B0, "intel-pcm"),
     ]),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
@@ -223,82 +218,87 @@ impl Layout for IioCtlLayout {
 }
 
 impl IioCtl {
-    /// `fc_mask` (bits 50:48, rw, reset 0x0): Traffic-class (flow-control) mask of the IIO events
-    /// that take one (Intel's FCMask).
-    #[inline] pub const fn fc_mask(self) -> u8 { get_bits(self.raw64(), 50, 48) as u8 }
-    /// This value with `fc_mask` (bits 50:48) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_fc_mask` returns an error instead.
-    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 50, 48, v as u64)) }
-    /// This value with `fc_mask` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 50, 48, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "fc_mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `ch_mask` (bits 47:36, rw, reset 0x0): Port (channel) mask of the IIO events that take one
+    /// `fc_mask`: bits 50:48 (rw, reset 0x0).
+    pub const FC_MASK_BITS: BitRange = BitRange::new(50, 48);
+    /// `ch_mask`: bits 47:36 (rw, reset 0x0).
+    pub const CH_MASK_BITS: BitRange = BitRange::new(47, 36);
+    /// `thresh`: bits 35:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(35, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `fc_mask` ([`Self::FC_MASK_BITS`]): Traffic-class (flow-control) mask of the IIO events that
+    /// take one (Intel's FCMask).
+    #[inline] pub const fn fc_mask(self) -> u8 { Self::FC_MASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `fc_mask` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_fc_mask` returns an error instead.
+    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(Self::FC_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `fc_mask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FC_MASK_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "fc_mask")) }
+    /// `ch_mask` ([`Self::CH_MASK_BITS`]): Port (channel) mask of the IIO events that take one
     /// (Intel's PortMask).
-    #[inline] pub const fn ch_mask(self) -> u16 { get_bits(self.raw64(), 47, 36) as u16 }
-    /// This value with `ch_mask` (bits 47:36) set to `v`. Panics if `v` does not fit in 12 bits (a
-    /// compile error in const context); `try_with_ch_mask` returns an error instead.
-    #[inline] pub const fn with_ch_mask(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 36, v as u64)) }
-    /// This value with `ch_mask` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_ch_mask(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 36, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "ch_mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 35:24, rw, reset 0x0): Threshold (12 bits): when non-zero, a cycle is counted
+    #[inline] pub const fn ch_mask(self) -> u16 { Self::CH_MASK_BITS.get(self.raw64()) as u16 }
+    /// This value with `ch_mask` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ch_mask` returns an error instead.
+    #[inline] pub const fn with_ch_mask(self, v: u16) -> Self { self.with_raw64(Self::CH_MASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ch_mask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ch_mask(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CH_MASK_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "ch_mask")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (12 bits): when non-zero, a cycle is counted
     /// only if that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u16 { get_bits(self.raw64(), 35, 24) as u16 }
-    /// This value with `thresh` (bits 35:24) set to `v`. Panics if `v` does not fit in 12 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 35, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 35, 24, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn thresh(self) -> u16 { Self::THRESH_BITS.get(self.raw64()) as u16 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, IioCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3002, "IIO0_MSR_PMON_CTL0"), Msr::new(0x3003, "IIO0_MSR_PMON_CTL1"), Msr::new(0x3004, "IIO0_MSR_PMON_CTL2"), Msr::new(0x3005, "IIO0_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3012, "IIO1_MSR_PMON_CTL0"), Msr::new(0x3013, "IIO1_MSR_PMON_CTL1"), Msr::new(0x3014, "IIO1_MSR_PMON_CTL2"), Msr::new(0x3015, "IIO1_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3022, "IIO2_MSR_PMON_CTL0"), Msr::new(0x3023, "IIO2_MSR_PMON_CTL1"), Msr::new(0x3024, "IIO2_MSR_PMON_CTL2"), Msr::new(0x3025, "IIO2_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3032, "IIO3_MSR_PMON_CTL0"), Msr::new(0x3033, "IIO3_MSR_PMON_CTL1"), Msr::new(0x3034, "IIO3_MSR_PMON_CTL2"), Msr::new(0x3035, "IIO3_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3042, "IIO4_MSR_PMON_CTL0"), Msr::new(0x3043, "IIO4_MSR_PMON_CTL1"), Msr::new(0x3044, "IIO4_MSR_PMON_CTL2"), Msr::new(0x3045, "IIO4_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3052, "IIO5_MSR_PMON_CTL0"), Msr::new(0x3053, "IIO5_MSR_PMON_CTL1"), Msr::new(0x3054, "IIO5_MSR_PMON_CTL2"), Msr::new(0x3055, "IIO5_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO6.
-pub const IIO6_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3062, "IIO6_MSR_PMON_CTL0"), Msr::new(0x3063, "IIO6_MSR_PMON_CTL1"), Msr::new(0x3064, "IIO6_MSR_PMON_CTL2"), Msr::new(0x3065, "IIO6_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO7.
-pub const IIO7_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3072, "IIO7_MSR_PMON_CTL0"), Msr::new(0x3073, "IIO7_MSR_PMON_CTL1"), Msr::new(0x3074, "IIO7_MSR_PMON_CTL2"), Msr::new(0x3075, "IIO7_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO8.
-pub const IIO8_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3082, "IIO8_MSR_PMON_CTL0"), Msr::new(0x3083, "IIO8_MSR_PMON_CTL1"), Msr::new(0x3084, "IIO8_MSR_PMON_CTL2"), Msr::new(0x3085, "IIO8_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO9.
-pub const IIO9_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x3092, "IIO9_MSR_PMON_CTL0"), Msr::new(0x3093, "IIO9_MSR_PMON_CTL1"), Msr::new(0x3094, "IIO9_MSR_PMON_CTL2"), Msr::new(0x3095, "IIO9_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO10.
-pub const IIO10_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x30A2, "IIO10_MSR_PMON_CTL0"), Msr::new(0x30A3, "IIO10_MSR_PMON_CTL1"), Msr::new(0x30A4, "IIO10_MSR_PMON_CTL2"), Msr::new(0x30A5, "IIO10_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO11.
-pub const IIO11_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0x30B2, "IIO11_MSR_PMON_CTL0"), Msr::new(0x30B3, "IIO11_MSR_PMON_CTL1"), Msr::new(0x30B4, "IIO11_MSR_PMON_CTL2"), Msr::new(0x30B5, "IIO11_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 12] = [IIO0_MSR_PMON_CTL, IIO1_MSR_PMON_CTL, IIO2_MSR_PMON_CTL, IIO3_MSR_PMON_CTL, IIO4_MSR_PMON_CTL, IIO5_MSR_PMON_CTL, IIO6_MSR_PMON_CTL, IIO7_MSR_PMON_CTL, IIO8_MSR_PMON_CTL, IIO9_MSR_PMON_CTL, IIO10_MSR_PMON_CTL, IIO11_MSR_PMON_CTL];
+/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11).
+pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 12] = [
+    [Msr::new(0x3002, "IIO0_MSR_PMON_CTL0"), Msr::new(0x3003, "IIO0_MSR_PMON_CTL1"), Msr::new(0x3004, "IIO0_MSR_PMON_CTL2"), Msr::new(0x3005, "IIO0_MSR_PMON_CTL3")],
+    [Msr::new(0x3012, "IIO1_MSR_PMON_CTL0"), Msr::new(0x3013, "IIO1_MSR_PMON_CTL1"), Msr::new(0x3014, "IIO1_MSR_PMON_CTL2"), Msr::new(0x3015, "IIO1_MSR_PMON_CTL3")],
+    [Msr::new(0x3022, "IIO2_MSR_PMON_CTL0"), Msr::new(0x3023, "IIO2_MSR_PMON_CTL1"), Msr::new(0x3024, "IIO2_MSR_PMON_CTL2"), Msr::new(0x3025, "IIO2_MSR_PMON_CTL3")],
+    [Msr::new(0x3032, "IIO3_MSR_PMON_CTL0"), Msr::new(0x3033, "IIO3_MSR_PMON_CTL1"), Msr::new(0x3034, "IIO3_MSR_PMON_CTL2"), Msr::new(0x3035, "IIO3_MSR_PMON_CTL3")],
+    [Msr::new(0x3042, "IIO4_MSR_PMON_CTL0"), Msr::new(0x3043, "IIO4_MSR_PMON_CTL1"), Msr::new(0x3044, "IIO4_MSR_PMON_CTL2"), Msr::new(0x3045, "IIO4_MSR_PMON_CTL3")],
+    [Msr::new(0x3052, "IIO5_MSR_PMON_CTL0"), Msr::new(0x3053, "IIO5_MSR_PMON_CTL1"), Msr::new(0x3054, "IIO5_MSR_PMON_CTL2"), Msr::new(0x3055, "IIO5_MSR_PMON_CTL3")],
+    [Msr::new(0x3062, "IIO6_MSR_PMON_CTL0"), Msr::new(0x3063, "IIO6_MSR_PMON_CTL1"), Msr::new(0x3064, "IIO6_MSR_PMON_CTL2"), Msr::new(0x3065, "IIO6_MSR_PMON_CTL3")],
+    [Msr::new(0x3072, "IIO7_MSR_PMON_CTL0"), Msr::new(0x3073, "IIO7_MSR_PMON_CTL1"), Msr::new(0x3074, "IIO7_MSR_PMON_CTL2"), Msr::new(0x3075, "IIO7_MSR_PMON_CTL3")],
+    [Msr::new(0x3082, "IIO8_MSR_PMON_CTL0"), Msr::new(0x3083, "IIO8_MSR_PMON_CTL1"), Msr::new(0x3084, "IIO8_MSR_PMON_CTL2"), Msr::new(0x3085, "IIO8_MSR_PMON_CTL3")],
+    [Msr::new(0x3092, "IIO9_MSR_PMON_CTL0"), Msr::new(0x3093, "IIO9_MSR_PMON_CTL1"), Msr::new(0x3094, "IIO9_MSR_PMON_CTL2"), Msr::new(0x3095, "IIO9_MSR_PMON_CTL3")],
+    [Msr::new(0x30A2, "IIO10_MSR_PMON_CTL0"), Msr::new(0x30A3, "IIO10_MSR_PMON_CTL1"), Msr::new(0x30A4, "IIO10_MSR_PMON_CTL2"), Msr::new(0x30A5, "IIO10_MSR_PMON_CTL3")],
+    [Msr::new(0x30B2, "IIO11_MSR_PMON_CTL0"), Msr::new(0x30B3, "IIO11_MSR_PMON_CTL1"), Msr::new(0x30B4, "IIO11_MSR_PMON_CTL2"), Msr::new(0x30B5, "IIO11_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -308,54 +308,54 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: event, unit mask, enable, a 12-bit threshold with inversion and edge detection, and port and traffic-class masks.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_CTL0", instance: "IIO0", index: 0, location: Location::Msr(0x3002), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL1", instance: "IIO0", index: 1, location: Location::Msr(0x3003), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL2", instance: "IIO0", index: 2, location: Location::Msr(0x3004), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTL3", instance: "IIO0", index: 3, location: Location::Msr(0x3005), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL0", instance: "IIO1", index: 0, location: Location::Msr(0x3012), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL1", instance: "IIO1", index: 1, location: Location::Msr(0x3013), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL2", instance: "IIO1", index: 2, location: Location::Msr(0x3014), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTL3", instance: "IIO1", index: 3, location: Location::Msr(0x3015), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL0", instance: "IIO2", index: 0, location: Location::Msr(0x3022), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL1", instance: "IIO2", index: 1, location: Location::Msr(0x3023), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL2", instance: "IIO2", index: 2, location: Location::Msr(0x3024), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTL3", instance: "IIO2", index: 3, location: Location::Msr(0x3025), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL0", instance: "IIO3", index: 0, location: Location::Msr(0x3032), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL1", instance: "IIO3", index: 1, location: Location::Msr(0x3033), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL2", instance: "IIO3", index: 2, location: Location::Msr(0x3034), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTL3", instance: "IIO3", index: 3, location: Location::Msr(0x3035), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL0", instance: "IIO4", index: 0, location: Location::Msr(0x3042), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL1", instance: "IIO4", index: 1, location: Location::Msr(0x3043), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL2", instance: "IIO4", index: 2, location: Location::Msr(0x3044), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTL3", instance: "IIO4", index: 3, location: Location::Msr(0x3045), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL0", instance: "IIO5", index: 0, location: Location::Msr(0x3052), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL1", instance: "IIO5", index: 1, location: Location::Msr(0x3053), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL2", instance: "IIO5", index: 2, location: Location::Msr(0x3054), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTL3", instance: "IIO5", index: 3, location: Location::Msr(0x3055), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTL0", instance: "IIO6", index: 0, location: Location::Msr(0x3062), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTL1", instance: "IIO6", index: 1, location: Location::Msr(0x3063), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTL2", instance: "IIO6", index: 2, location: Location::Msr(0x3064), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTL3", instance: "IIO6", index: 3, location: Location::Msr(0x3065), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTL0", instance: "IIO7", index: 0, location: Location::Msr(0x3072), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTL1", instance: "IIO7", index: 1, location: Location::Msr(0x3073), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTL2", instance: "IIO7", index: 2, location: Location::Msr(0x3074), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTL3", instance: "IIO7", index: 3, location: Location::Msr(0x3075), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTL0", instance: "IIO8", index: 0, location: Location::Msr(0x3082), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTL1", instance: "IIO8", index: 1, location: Location::Msr(0x3083), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTL2", instance: "IIO8", index: 2, location: Location::Msr(0x3084), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTL3", instance: "IIO8", index: 3, location: Location::Msr(0x3085), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTL0", instance: "IIO9", index: 0, location: Location::Msr(0x3092), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTL1", instance: "IIO9", index: 1, location: Location::Msr(0x3093), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTL2", instance: "IIO9", index: 2, location: Location::Msr(0x3094), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTL3", instance: "IIO9", index: 3, location: Location::Msr(0x3095), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTL0", instance: "IIO10", index: 0, location: Location::Msr(0x30A2), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTL1", instance: "IIO10", index: 1, location: Location::Msr(0x30A3), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTL2", instance: "IIO10", index: 2, location: Location::Msr(0x30A4), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTL3", instance: "IIO10", index: 3, location: Location::Msr(0x30A5), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTL0", instance: "IIO11", index: 0, location: Location::Msr(0x30B2), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTL1", instance: "IIO11", index: 1, location: Location::Msr(0x30B3), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTL2", instance: "IIO11", index: 2, location: Location::Msr(0x30B4), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTL3", instance: "IIO11", index: 3, location: Location::Msr(0x30B5), source: "intel-pcm" },
+        AddressInfo::msr("IIO0_MSR_PMON_CTL0", "IIO0", 0, 0x3002, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL1", "IIO0", 1, 0x3003, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL2", "IIO0", 2, 0x3004, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTL3", "IIO0", 3, 0x3005, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL0", "IIO1", 0, 0x3012, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL1", "IIO1", 1, 0x3013, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL2", "IIO1", 2, 0x3014, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTL3", "IIO1", 3, 0x3015, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL0", "IIO2", 0, 0x3022, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL1", "IIO2", 1, 0x3023, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL2", "IIO2", 2, 0x3024, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTL3", "IIO2", 3, 0x3025, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL0", "IIO3", 0, 0x3032, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL1", "IIO3", 1, 0x3033, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL2", "IIO3", 2, 0x3034, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTL3", "IIO3", 3, 0x3035, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL0", "IIO4", 0, 0x3042, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL1", "IIO4", 1, 0x3043, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL2", "IIO4", 2, 0x3044, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTL3", "IIO4", 3, 0x3045, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL0", "IIO5", 0, 0x3052, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL1", "IIO5", 1, 0x3053, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL2", "IIO5", 2, 0x3054, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTL3", "IIO5", 3, 0x3055, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTL0", "IIO6", 0, 0x3062, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTL1", "IIO6", 1, 0x3063, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTL2", "IIO6", 2, 0x3064, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTL3", "IIO6", 3, 0x3065, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTL0", "IIO7", 0, 0x3072, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTL1", "IIO7", 1, 0x3073, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTL2", "IIO7", 2, 0x3074, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTL3", "IIO7", 3, 0x3075, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTL0", "IIO8", 0, 0x3082, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTL1", "IIO8", 1, 0x3083, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTL2", "IIO8", 2, 0x3084, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTL3", "IIO8", 3, 0x3085, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTL0", "IIO9", 0, 0x3092, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTL1", "IIO9", 1, 0x3093, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTL2", "IIO9", 2, 0x3094, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTL3", "IIO9", 3, 0x3095, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTL0", "IIO10", 0, 0x30A2, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTL1", "IIO10", 1, 0x30A3, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTL2", "IIO10", 2, 0x30A4, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTL3", "IIO10", 3, 0x30A5, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTL0", "IIO11", 0, 0x30B2, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTL1", "IIO11", 1, 0x30B3, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTL2", "IIO11", 2, 0x30B4, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTL3", "IIO11", 3, 0x30B5, "intel-pcm"),
     ]),
     fields: IioCtlLayout::FIELDS,
     notes: &[
@@ -401,42 +401,33 @@ impl Layout for IioCtrLayout {
 }
 
 impl IioCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IIO{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IioCtrLayout::NAME, "event_count")) }
 }
 
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3008, "IIO0_MSR_PMON_CTR0"), Msr::new(0x3009, "IIO0_MSR_PMON_CTR1"), Msr::new(0x300A, "IIO0_MSR_PMON_CTR2"), Msr::new(0x300B, "IIO0_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3018, "IIO1_MSR_PMON_CTR0"), Msr::new(0x3019, "IIO1_MSR_PMON_CTR1"), Msr::new(0x301A, "IIO1_MSR_PMON_CTR2"), Msr::new(0x301B, "IIO1_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3028, "IIO2_MSR_PMON_CTR0"), Msr::new(0x3029, "IIO2_MSR_PMON_CTR1"), Msr::new(0x302A, "IIO2_MSR_PMON_CTR2"), Msr::new(0x302B, "IIO2_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3038, "IIO3_MSR_PMON_CTR0"), Msr::new(0x3039, "IIO3_MSR_PMON_CTR1"), Msr::new(0x303A, "IIO3_MSR_PMON_CTR2"), Msr::new(0x303B, "IIO3_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3048, "IIO4_MSR_PMON_CTR0"), Msr::new(0x3049, "IIO4_MSR_PMON_CTR1"), Msr::new(0x304A, "IIO4_MSR_PMON_CTR2"), Msr::new(0x304B, "IIO4_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3058, "IIO5_MSR_PMON_CTR0"), Msr::new(0x3059, "IIO5_MSR_PMON_CTR1"), Msr::new(0x305A, "IIO5_MSR_PMON_CTR2"), Msr::new(0x305B, "IIO5_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO6.
-pub const IIO6_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3068, "IIO6_MSR_PMON_CTR0"), Msr::new(0x3069, "IIO6_MSR_PMON_CTR1"), Msr::new(0x306A, "IIO6_MSR_PMON_CTR2"), Msr::new(0x306B, "IIO6_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO7.
-pub const IIO7_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3078, "IIO7_MSR_PMON_CTR0"), Msr::new(0x3079, "IIO7_MSR_PMON_CTR1"), Msr::new(0x307A, "IIO7_MSR_PMON_CTR2"), Msr::new(0x307B, "IIO7_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO8.
-pub const IIO8_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3088, "IIO8_MSR_PMON_CTR0"), Msr::new(0x3089, "IIO8_MSR_PMON_CTR1"), Msr::new(0x308A, "IIO8_MSR_PMON_CTR2"), Msr::new(0x308B, "IIO8_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO9.
-pub const IIO9_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x3098, "IIO9_MSR_PMON_CTR0"), Msr::new(0x3099, "IIO9_MSR_PMON_CTR1"), Msr::new(0x309A, "IIO9_MSR_PMON_CTR2"), Msr::new(0x309B, "IIO9_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO10.
-pub const IIO10_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x30A8, "IIO10_MSR_PMON_CTR0"), Msr::new(0x30A9, "IIO10_MSR_PMON_CTR1"), Msr::new(0x30AA, "IIO10_MSR_PMON_CTR2"), Msr::new(0x30AB, "IIO10_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO11.
-pub const IIO11_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0x30B8, "IIO11_MSR_PMON_CTR0"), Msr::new(0x30B9, "IIO11_MSR_PMON_CTR1"), Msr::new(0x30BA, "IIO11_MSR_PMON_CTR2"), Msr::new(0x30BB, "IIO11_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 12] = [IIO0_MSR_PMON_CTR, IIO1_MSR_PMON_CTR, IIO2_MSR_PMON_CTR, IIO3_MSR_PMON_CTR, IIO4_MSR_PMON_CTR, IIO5_MSR_PMON_CTR, IIO6_MSR_PMON_CTR, IIO7_MSR_PMON_CTR, IIO8_MSR_PMON_CTR, IIO9_MSR_PMON_CTR, IIO10_MSR_PMON_CTR, IIO11_MSR_PMON_CTR];
+/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11).
+pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 12] = [
+    [Msr::new(0x3008, "IIO0_MSR_PMON_CTR0"), Msr::new(0x3009, "IIO0_MSR_PMON_CTR1"), Msr::new(0x300A, "IIO0_MSR_PMON_CTR2"), Msr::new(0x300B, "IIO0_MSR_PMON_CTR3")],
+    [Msr::new(0x3018, "IIO1_MSR_PMON_CTR0"), Msr::new(0x3019, "IIO1_MSR_PMON_CTR1"), Msr::new(0x301A, "IIO1_MSR_PMON_CTR2"), Msr::new(0x301B, "IIO1_MSR_PMON_CTR3")],
+    [Msr::new(0x3028, "IIO2_MSR_PMON_CTR0"), Msr::new(0x3029, "IIO2_MSR_PMON_CTR1"), Msr::new(0x302A, "IIO2_MSR_PMON_CTR2"), Msr::new(0x302B, "IIO2_MSR_PMON_CTR3")],
+    [Msr::new(0x3038, "IIO3_MSR_PMON_CTR0"), Msr::new(0x3039, "IIO3_MSR_PMON_CTR1"), Msr::new(0x303A, "IIO3_MSR_PMON_CTR2"), Msr::new(0x303B, "IIO3_MSR_PMON_CTR3")],
+    [Msr::new(0x3048, "IIO4_MSR_PMON_CTR0"), Msr::new(0x3049, "IIO4_MSR_PMON_CTR1"), Msr::new(0x304A, "IIO4_MSR_PMON_CTR2"), Msr::new(0x304B, "IIO4_MSR_PMON_CTR3")],
+    [Msr::new(0x3058, "IIO5_MSR_PMON_CTR0"), Msr::new(0x3059, "IIO5_MSR_PMON_CTR1"), Msr::new(0x305A, "IIO5_MSR_PMON_CTR2"), Msr::new(0x305B, "IIO5_MSR_PMON_CTR3")],
+    [Msr::new(0x3068, "IIO6_MSR_PMON_CTR0"), Msr::new(0x3069, "IIO6_MSR_PMON_CTR1"), Msr::new(0x306A, "IIO6_MSR_PMON_CTR2"), Msr::new(0x306B, "IIO6_MSR_PMON_CTR3")],
+    [Msr::new(0x3078, "IIO7_MSR_PMON_CTR0"), Msr::new(0x3079, "IIO7_MSR_PMON_CTR1"), Msr::new(0x307A, "IIO7_MSR_PMON_CTR2"), Msr::new(0x307B, "IIO7_MSR_PMON_CTR3")],
+    [Msr::new(0x3088, "IIO8_MSR_PMON_CTR0"), Msr::new(0x3089, "IIO8_MSR_PMON_CTR1"), Msr::new(0x308A, "IIO8_MSR_PMON_CTR2"), Msr::new(0x308B, "IIO8_MSR_PMON_CTR3")],
+    [Msr::new(0x3098, "IIO9_MSR_PMON_CTR0"), Msr::new(0x3099, "IIO9_MSR_PMON_CTR1"), Msr::new(0x309A, "IIO9_MSR_PMON_CTR2"), Msr::new(0x309B, "IIO9_MSR_PMON_CTR3")],
+    [Msr::new(0x30A8, "IIO10_MSR_PMON_CTR0"), Msr::new(0x30A9, "IIO10_MSR_PMON_CTR1"), Msr::new(0x30AA, "IIO10_MSR_PMON_CTR2"), Msr::new(0x30AB, "IIO10_MSR_PMON_CTR3")],
+    [Msr::new(0x30B8, "IIO11_MSR_PMON_CTR0"), Msr::new(0x30B9, "IIO11_MSR_PMON_CTR1"), Msr::new(0x30BA, "IIO11_MSR_PMON_CTR2"), Msr::new(0x30BB, "IIO11_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -446,54 +437,54 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO0_MSR_PMON_CTR0", instance: "IIO0", index: 0, location: Location::Msr(0x3008), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR1", instance: "IIO0", index: 1, location: Location::Msr(0x3009), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR2", instance: "IIO0", index: 2, location: Location::Msr(0x300A), source: "intel-pcm" },
-        AddressInfo { name: "IIO0_MSR_PMON_CTR3", instance: "IIO0", index: 3, location: Location::Msr(0x300B), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR0", instance: "IIO1", index: 0, location: Location::Msr(0x3018), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR1", instance: "IIO1", index: 1, location: Location::Msr(0x3019), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR2", instance: "IIO1", index: 2, location: Location::Msr(0x301A), source: "intel-pcm" },
-        AddressInfo { name: "IIO1_MSR_PMON_CTR3", instance: "IIO1", index: 3, location: Location::Msr(0x301B), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR0", instance: "IIO2", index: 0, location: Location::Msr(0x3028), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR1", instance: "IIO2", index: 1, location: Location::Msr(0x3029), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR2", instance: "IIO2", index: 2, location: Location::Msr(0x302A), source: "intel-pcm" },
-        AddressInfo { name: "IIO2_MSR_PMON_CTR3", instance: "IIO2", index: 3, location: Location::Msr(0x302B), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR0", instance: "IIO3", index: 0, location: Location::Msr(0x3038), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR1", instance: "IIO3", index: 1, location: Location::Msr(0x3039), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR2", instance: "IIO3", index: 2, location: Location::Msr(0x303A), source: "intel-pcm" },
-        AddressInfo { name: "IIO3_MSR_PMON_CTR3", instance: "IIO3", index: 3, location: Location::Msr(0x303B), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR0", instance: "IIO4", index: 0, location: Location::Msr(0x3048), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR1", instance: "IIO4", index: 1, location: Location::Msr(0x3049), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR2", instance: "IIO4", index: 2, location: Location::Msr(0x304A), source: "intel-pcm" },
-        AddressInfo { name: "IIO4_MSR_PMON_CTR3", instance: "IIO4", index: 3, location: Location::Msr(0x304B), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR0", instance: "IIO5", index: 0, location: Location::Msr(0x3058), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR1", instance: "IIO5", index: 1, location: Location::Msr(0x3059), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR2", instance: "IIO5", index: 2, location: Location::Msr(0x305A), source: "intel-pcm" },
-        AddressInfo { name: "IIO5_MSR_PMON_CTR3", instance: "IIO5", index: 3, location: Location::Msr(0x305B), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTR0", instance: "IIO6", index: 0, location: Location::Msr(0x3068), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTR1", instance: "IIO6", index: 1, location: Location::Msr(0x3069), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTR2", instance: "IIO6", index: 2, location: Location::Msr(0x306A), source: "intel-pcm" },
-        AddressInfo { name: "IIO6_MSR_PMON_CTR3", instance: "IIO6", index: 3, location: Location::Msr(0x306B), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTR0", instance: "IIO7", index: 0, location: Location::Msr(0x3078), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTR1", instance: "IIO7", index: 1, location: Location::Msr(0x3079), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTR2", instance: "IIO7", index: 2, location: Location::Msr(0x307A), source: "intel-pcm" },
-        AddressInfo { name: "IIO7_MSR_PMON_CTR3", instance: "IIO7", index: 3, location: Location::Msr(0x307B), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTR0", instance: "IIO8", index: 0, location: Location::Msr(0x3088), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTR1", instance: "IIO8", index: 1, location: Location::Msr(0x3089), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTR2", instance: "IIO8", index: 2, location: Location::Msr(0x308A), source: "intel-pcm" },
-        AddressInfo { name: "IIO8_MSR_PMON_CTR3", instance: "IIO8", index: 3, location: Location::Msr(0x308B), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTR0", instance: "IIO9", index: 0, location: Location::Msr(0x3098), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTR1", instance: "IIO9", index: 1, location: Location::Msr(0x3099), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTR2", instance: "IIO9", index: 2, location: Location::Msr(0x309A), source: "intel-pcm" },
-        AddressInfo { name: "IIO9_MSR_PMON_CTR3", instance: "IIO9", index: 3, location: Location::Msr(0x309B), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTR0", instance: "IIO10", index: 0, location: Location::Msr(0x30A8), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTR1", instance: "IIO10", index: 1, location: Location::Msr(0x30A9), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTR2", instance: "IIO10", index: 2, location: Location::Msr(0x30AA), source: "intel-pcm" },
-        AddressInfo { name: "IIO10_MSR_PMON_CTR3", instance: "IIO10", index: 3, location: Location::Msr(0x30AB), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTR0", instance: "IIO11", index: 0, location: Location::Msr(0x30B8), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTR1", instance: "IIO11", index: 1, location: Location::Msr(0x30B9), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTR2", instance: "IIO11", index: 2, location: Location::Msr(0x30BA), source: "intel-pcm" },
-        AddressInfo { name: "IIO11_MSR_PMON_CTR3", instance: "IIO11", index: 3, location: Location::Msr(0x30BB), source: "intel-pcm" },
+        AddressInfo::msr("IIO0_MSR_PMON_CTR0", "IIO0", 0, 0x3008, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR1", "IIO0", 1, 0x3009, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR2", "IIO0", 2, 0x300A, "intel-pcm"),
+        AddressInfo::msr("IIO0_MSR_PMON_CTR3", "IIO0", 3, 0x300B, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR0", "IIO1", 0, 0x3018, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR1", "IIO1", 1, 0x3019, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR2", "IIO1", 2, 0x301A, "intel-pcm"),
+        AddressInfo::msr("IIO1_MSR_PMON_CTR3", "IIO1", 3, 0x301B, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR0", "IIO2", 0, 0x3028, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR1", "IIO2", 1, 0x3029, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR2", "IIO2", 2, 0x302A, "intel-pcm"),
+        AddressInfo::msr("IIO2_MSR_PMON_CTR3", "IIO2", 3, 0x302B, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR0", "IIO3", 0, 0x3038, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR1", "IIO3", 1, 0x3039, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR2", "IIO3", 2, 0x303A, "intel-pcm"),
+        AddressInfo::msr("IIO3_MSR_PMON_CTR3", "IIO3", 3, 0x303B, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR0", "IIO4", 0, 0x3048, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR1", "IIO4", 1, 0x3049, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR2", "IIO4", 2, 0x304A, "intel-pcm"),
+        AddressInfo::msr("IIO4_MSR_PMON_CTR3", "IIO4", 3, 0x304B, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR0", "IIO5", 0, 0x3058, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR1", "IIO5", 1, 0x3059, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR2", "IIO5", 2, 0x305A, "intel-pcm"),
+        AddressInfo::msr("IIO5_MSR_PMON_CTR3", "IIO5", 3, 0x305B, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTR0", "IIO6", 0, 0x3068, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTR1", "IIO6", 1, 0x3069, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTR2", "IIO6", 2, 0x306A, "intel-pcm"),
+        AddressInfo::msr("IIO6_MSR_PMON_CTR3", "IIO6", 3, 0x306B, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTR0", "IIO7", 0, 0x3078, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTR1", "IIO7", 1, 0x3079, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTR2", "IIO7", 2, 0x307A, "intel-pcm"),
+        AddressInfo::msr("IIO7_MSR_PMON_CTR3", "IIO7", 3, 0x307B, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTR0", "IIO8", 0, 0x3088, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTR1", "IIO8", 1, 0x3089, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTR2", "IIO8", 2, 0x308A, "intel-pcm"),
+        AddressInfo::msr("IIO8_MSR_PMON_CTR3", "IIO8", 3, 0x308B, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTR0", "IIO9", 0, 0x3098, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTR1", "IIO9", 1, 0x3099, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTR2", "IIO9", 2, 0x309A, "intel-pcm"),
+        AddressInfo::msr("IIO9_MSR_PMON_CTR3", "IIO9", 3, 0x309B, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTR0", "IIO10", 0, 0x30A8, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTR1", "IIO10", 1, 0x30A9, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTR2", "IIO10", 2, 0x30AA, "intel-pcm"),
+        AddressInfo::msr("IIO10_MSR_PMON_CTR3", "IIO10", 3, 0x30AB, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTR0", "IIO11", 0, 0x30B8, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTR1", "IIO11", 1, 0x30B9, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTR2", "IIO11", 2, 0x30BA, "intel-pcm"),
+        AddressInfo::msr("IIO11_MSR_PMON_CTR3", "IIO11", 3, 0x30BB, "intel-pcm"),
     ]),
     fields: IioCtrLayout::FIELDS,
     notes: &[

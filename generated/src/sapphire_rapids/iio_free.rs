@@ -47,37 +47,28 @@ impl Layout for IioFreeIoclkLayout {
 }
 
 impl IioFreeIoclk {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): I/O clock cycles of the stack since reset; wraps
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): I/O clock cycles of the stack since reset; wraps
     /// at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x340E, "IIO_FREE0_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x341E, "IIO_FREE1_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x342E, "IIO_FREE2_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x343E, "IIO_FREE3_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x344E, "IIO_FREE4_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x345E, "IIO_FREE5_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x346E, "IIO_FREE6_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x347E, "IIO_FREE7_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x348E, "IIO_FREE8_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x349E, "IIO_FREE9_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x34AE, "IIO_FREE10_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0x34BE, "IIO_FREE11_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order.
-pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 12] = [IIO_FREE0_MSR_IOCLK, IIO_FREE1_MSR_IOCLK, IIO_FREE2_MSR_IOCLK, IIO_FREE3_MSR_IOCLK, IIO_FREE4_MSR_IOCLK, IIO_FREE5_MSR_IOCLK, IIO_FREE6_MSR_IOCLK, IIO_FREE7_MSR_IOCLK, IIO_FREE8_MSR_IOCLK, IIO_FREE9_MSR_IOCLK, IIO_FREE10_MSR_IOCLK, IIO_FREE11_MSR_IOCLK];
+/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11).
+pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 12] = [
+    Msr::new(0x340E, "IIO_FREE0_MSR_IOCLK"),
+    Msr::new(0x341E, "IIO_FREE1_MSR_IOCLK"),
+    Msr::new(0x342E, "IIO_FREE2_MSR_IOCLK"),
+    Msr::new(0x343E, "IIO_FREE3_MSR_IOCLK"),
+    Msr::new(0x344E, "IIO_FREE4_MSR_IOCLK"),
+    Msr::new(0x345E, "IIO_FREE5_MSR_IOCLK"),
+    Msr::new(0x346E, "IIO_FREE6_MSR_IOCLK"),
+    Msr::new(0x347E, "IIO_FREE7_MSR_IOCLK"),
+    Msr::new(0x348E, "IIO_FREE8_MSR_IOCLK"),
+    Msr::new(0x349E, "IIO_FREE9_MSR_IOCLK"),
+    Msr::new(0x34AE, "IIO_FREE10_MSR_IOCLK"),
+    Msr::new(0x34BE, "IIO_FREE11_MSR_IOCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
@@ -87,18 +78,18 @@ static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     description: "The stack's free-running I/O clock counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_IOCLK", instance: "IIO_FREE0", index: 0, location: Location::Msr(0x340E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_IOCLK", instance: "IIO_FREE1", index: 0, location: Location::Msr(0x341E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_IOCLK", instance: "IIO_FREE2", index: 0, location: Location::Msr(0x342E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_IOCLK", instance: "IIO_FREE3", index: 0, location: Location::Msr(0x343E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_IOCLK", instance: "IIO_FREE4", index: 0, location: Location::Msr(0x344E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_IOCLK", instance: "IIO_FREE5", index: 0, location: Location::Msr(0x345E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_IOCLK", instance: "IIO_FREE6", index: 0, location: Location::Msr(0x346E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_IOCLK", instance: "IIO_FREE7", index: 0, location: Location::Msr(0x347E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_IOCLK", instance: "IIO_FREE8", index: 0, location: Location::Msr(0x348E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_IOCLK", instance: "IIO_FREE9", index: 0, location: Location::Msr(0x349E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_IOCLK", instance: "IIO_FREE10", index: 0, location: Location::Msr(0x34AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_IOCLK", instance: "IIO_FREE11", index: 0, location: Location::Msr(0x34BE), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_IOCLK", "IIO_FREE0", 0, 0x340E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_IOCLK", "IIO_FREE1", 0, 0x341E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_IOCLK", "IIO_FREE2", 0, 0x342E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_IOCLK", "IIO_FREE3", 0, 0x343E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_IOCLK", "IIO_FREE4", 0, 0x344E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_IOCLK", "IIO_FREE5", 0, 0x345E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_IOCLK", "IIO_FREE6", 0, 0x346E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_IOCLK", "IIO_FREE7", 0, 0x347E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_IOCLK", "IIO_FREE8", 0, 0x348E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_IOCLK", "IIO_FREE9", 0, 0x349E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_IOCLK", "IIO_FREE10", 0, 0x34AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_IOCLK", "IIO_FREE11", 0, 0x34BE, "linux-snbep"),
     ]),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
@@ -140,37 +131,28 @@ impl Layout for IioFreeBwInLayout {
 }
 
 impl IioFreeBwIn {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): 32-byte units of data in from the port since
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 32-byte units of data in from the port since
     /// reset; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3800, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0x3801, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0x3802, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0x3803, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0x3804, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0x3805, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0x3806, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0x3807, "IIO_FREE0_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3810, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0x3811, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0x3812, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0x3813, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0x3814, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0x3815, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0x3816, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0x3817, "IIO_FREE1_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3820, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0x3821, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0x3822, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0x3823, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0x3824, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0x3825, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0x3826, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0x3827, "IIO_FREE2_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3830, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0x3831, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0x3832, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0x3833, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0x3834, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0x3835, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0x3836, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0x3837, "IIO_FREE3_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3840, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0x3841, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0x3842, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0x3843, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0x3844, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0x3845, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0x3846, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0x3847, "IIO_FREE4_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3850, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0x3851, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0x3852, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0x3853, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0x3854, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0x3855, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0x3856, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0x3857, "IIO_FREE5_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3860, "IIO_FREE6_MSR_BW_IN0"), Msr::new(0x3861, "IIO_FREE6_MSR_BW_IN1"), Msr::new(0x3862, "IIO_FREE6_MSR_BW_IN2"), Msr::new(0x3863, "IIO_FREE6_MSR_BW_IN3"), Msr::new(0x3864, "IIO_FREE6_MSR_BW_IN4"), Msr::new(0x3865, "IIO_FREE6_MSR_BW_IN5"), Msr::new(0x3866, "IIO_FREE6_MSR_BW_IN6"), Msr::new(0x3867, "IIO_FREE6_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3870, "IIO_FREE7_MSR_BW_IN0"), Msr::new(0x3871, "IIO_FREE7_MSR_BW_IN1"), Msr::new(0x3872, "IIO_FREE7_MSR_BW_IN2"), Msr::new(0x3873, "IIO_FREE7_MSR_BW_IN3"), Msr::new(0x3874, "IIO_FREE7_MSR_BW_IN4"), Msr::new(0x3875, "IIO_FREE7_MSR_BW_IN5"), Msr::new(0x3876, "IIO_FREE7_MSR_BW_IN6"), Msr::new(0x3877, "IIO_FREE7_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3880, "IIO_FREE8_MSR_BW_IN0"), Msr::new(0x3881, "IIO_FREE8_MSR_BW_IN1"), Msr::new(0x3882, "IIO_FREE8_MSR_BW_IN2"), Msr::new(0x3883, "IIO_FREE8_MSR_BW_IN3"), Msr::new(0x3884, "IIO_FREE8_MSR_BW_IN4"), Msr::new(0x3885, "IIO_FREE8_MSR_BW_IN5"), Msr::new(0x3886, "IIO_FREE8_MSR_BW_IN6"), Msr::new(0x3887, "IIO_FREE8_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x3890, "IIO_FREE9_MSR_BW_IN0"), Msr::new(0x3891, "IIO_FREE9_MSR_BW_IN1"), Msr::new(0x3892, "IIO_FREE9_MSR_BW_IN2"), Msr::new(0x3893, "IIO_FREE9_MSR_BW_IN3"), Msr::new(0x3894, "IIO_FREE9_MSR_BW_IN4"), Msr::new(0x3895, "IIO_FREE9_MSR_BW_IN5"), Msr::new(0x3896, "IIO_FREE9_MSR_BW_IN6"), Msr::new(0x3897, "IIO_FREE9_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x38A0, "IIO_FREE10_MSR_BW_IN0"), Msr::new(0x38A1, "IIO_FREE10_MSR_BW_IN1"), Msr::new(0x38A2, "IIO_FREE10_MSR_BW_IN2"), Msr::new(0x38A3, "IIO_FREE10_MSR_BW_IN3"), Msr::new(0x38A4, "IIO_FREE10_MSR_BW_IN4"), Msr::new(0x38A5, "IIO_FREE10_MSR_BW_IN5"), Msr::new(0x38A6, "IIO_FREE10_MSR_BW_IN6"), Msr::new(0x38A7, "IIO_FREE10_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_BW_IN: [Msr<IioFreeBwIn>; 8] = [Msr::new(0x38B0, "IIO_FREE11_MSR_BW_IN0"), Msr::new(0x38B1, "IIO_FREE11_MSR_BW_IN1"), Msr::new(0x38B2, "IIO_FREE11_MSR_BW_IN2"), Msr::new(0x38B3, "IIO_FREE11_MSR_BW_IN3"), Msr::new(0x38B4, "IIO_FREE11_MSR_BW_IN4"), Msr::new(0x38B5, "IIO_FREE11_MSR_BW_IN5"), Msr::new(0x38B6, "IIO_FREE11_MSR_BW_IN6"), Msr::new(0x38B7, "IIO_FREE11_MSR_BW_IN7")];
-/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 12] = [IIO_FREE0_MSR_BW_IN, IIO_FREE1_MSR_BW_IN, IIO_FREE2_MSR_BW_IN, IIO_FREE3_MSR_BW_IN, IIO_FREE4_MSR_BW_IN, IIO_FREE5_MSR_BW_IN, IIO_FREE6_MSR_BW_IN, IIO_FREE7_MSR_BW_IN, IIO_FREE8_MSR_BW_IN, IIO_FREE9_MSR_BW_IN, IIO_FREE10_MSR_BW_IN, IIO_FREE11_MSR_BW_IN];
+/// `IIO_FREE{i}_MSR_BW_IN{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11).
+pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 12] = [
+    [Msr::new(0x3800, "IIO_FREE0_MSR_BW_IN0"), Msr::new(0x3801, "IIO_FREE0_MSR_BW_IN1"), Msr::new(0x3802, "IIO_FREE0_MSR_BW_IN2"), Msr::new(0x3803, "IIO_FREE0_MSR_BW_IN3"), Msr::new(0x3804, "IIO_FREE0_MSR_BW_IN4"), Msr::new(0x3805, "IIO_FREE0_MSR_BW_IN5"), Msr::new(0x3806, "IIO_FREE0_MSR_BW_IN6"), Msr::new(0x3807, "IIO_FREE0_MSR_BW_IN7")],
+    [Msr::new(0x3810, "IIO_FREE1_MSR_BW_IN0"), Msr::new(0x3811, "IIO_FREE1_MSR_BW_IN1"), Msr::new(0x3812, "IIO_FREE1_MSR_BW_IN2"), Msr::new(0x3813, "IIO_FREE1_MSR_BW_IN3"), Msr::new(0x3814, "IIO_FREE1_MSR_BW_IN4"), Msr::new(0x3815, "IIO_FREE1_MSR_BW_IN5"), Msr::new(0x3816, "IIO_FREE1_MSR_BW_IN6"), Msr::new(0x3817, "IIO_FREE1_MSR_BW_IN7")],
+    [Msr::new(0x3820, "IIO_FREE2_MSR_BW_IN0"), Msr::new(0x3821, "IIO_FREE2_MSR_BW_IN1"), Msr::new(0x3822, "IIO_FREE2_MSR_BW_IN2"), Msr::new(0x3823, "IIO_FREE2_MSR_BW_IN3"), Msr::new(0x3824, "IIO_FREE2_MSR_BW_IN4"), Msr::new(0x3825, "IIO_FREE2_MSR_BW_IN5"), Msr::new(0x3826, "IIO_FREE2_MSR_BW_IN6"), Msr::new(0x3827, "IIO_FREE2_MSR_BW_IN7")],
+    [Msr::new(0x3830, "IIO_FREE3_MSR_BW_IN0"), Msr::new(0x3831, "IIO_FREE3_MSR_BW_IN1"), Msr::new(0x3832, "IIO_FREE3_MSR_BW_IN2"), Msr::new(0x3833, "IIO_FREE3_MSR_BW_IN3"), Msr::new(0x3834, "IIO_FREE3_MSR_BW_IN4"), Msr::new(0x3835, "IIO_FREE3_MSR_BW_IN5"), Msr::new(0x3836, "IIO_FREE3_MSR_BW_IN6"), Msr::new(0x3837, "IIO_FREE3_MSR_BW_IN7")],
+    [Msr::new(0x3840, "IIO_FREE4_MSR_BW_IN0"), Msr::new(0x3841, "IIO_FREE4_MSR_BW_IN1"), Msr::new(0x3842, "IIO_FREE4_MSR_BW_IN2"), Msr::new(0x3843, "IIO_FREE4_MSR_BW_IN3"), Msr::new(0x3844, "IIO_FREE4_MSR_BW_IN4"), Msr::new(0x3845, "IIO_FREE4_MSR_BW_IN5"), Msr::new(0x3846, "IIO_FREE4_MSR_BW_IN6"), Msr::new(0x3847, "IIO_FREE4_MSR_BW_IN7")],
+    [Msr::new(0x3850, "IIO_FREE5_MSR_BW_IN0"), Msr::new(0x3851, "IIO_FREE5_MSR_BW_IN1"), Msr::new(0x3852, "IIO_FREE5_MSR_BW_IN2"), Msr::new(0x3853, "IIO_FREE5_MSR_BW_IN3"), Msr::new(0x3854, "IIO_FREE5_MSR_BW_IN4"), Msr::new(0x3855, "IIO_FREE5_MSR_BW_IN5"), Msr::new(0x3856, "IIO_FREE5_MSR_BW_IN6"), Msr::new(0x3857, "IIO_FREE5_MSR_BW_IN7")],
+    [Msr::new(0x3860, "IIO_FREE6_MSR_BW_IN0"), Msr::new(0x3861, "IIO_FREE6_MSR_BW_IN1"), Msr::new(0x3862, "IIO_FREE6_MSR_BW_IN2"), Msr::new(0x3863, "IIO_FREE6_MSR_BW_IN3"), Msr::new(0x3864, "IIO_FREE6_MSR_BW_IN4"), Msr::new(0x3865, "IIO_FREE6_MSR_BW_IN5"), Msr::new(0x3866, "IIO_FREE6_MSR_BW_IN6"), Msr::new(0x3867, "IIO_FREE6_MSR_BW_IN7")],
+    [Msr::new(0x3870, "IIO_FREE7_MSR_BW_IN0"), Msr::new(0x3871, "IIO_FREE7_MSR_BW_IN1"), Msr::new(0x3872, "IIO_FREE7_MSR_BW_IN2"), Msr::new(0x3873, "IIO_FREE7_MSR_BW_IN3"), Msr::new(0x3874, "IIO_FREE7_MSR_BW_IN4"), Msr::new(0x3875, "IIO_FREE7_MSR_BW_IN5"), Msr::new(0x3876, "IIO_FREE7_MSR_BW_IN6"), Msr::new(0x3877, "IIO_FREE7_MSR_BW_IN7")],
+    [Msr::new(0x3880, "IIO_FREE8_MSR_BW_IN0"), Msr::new(0x3881, "IIO_FREE8_MSR_BW_IN1"), Msr::new(0x3882, "IIO_FREE8_MSR_BW_IN2"), Msr::new(0x3883, "IIO_FREE8_MSR_BW_IN3"), Msr::new(0x3884, "IIO_FREE8_MSR_BW_IN4"), Msr::new(0x3885, "IIO_FREE8_MSR_BW_IN5"), Msr::new(0x3886, "IIO_FREE8_MSR_BW_IN6"), Msr::new(0x3887, "IIO_FREE8_MSR_BW_IN7")],
+    [Msr::new(0x3890, "IIO_FREE9_MSR_BW_IN0"), Msr::new(0x3891, "IIO_FREE9_MSR_BW_IN1"), Msr::new(0x3892, "IIO_FREE9_MSR_BW_IN2"), Msr::new(0x3893, "IIO_FREE9_MSR_BW_IN3"), Msr::new(0x3894, "IIO_FREE9_MSR_BW_IN4"), Msr::new(0x3895, "IIO_FREE9_MSR_BW_IN5"), Msr::new(0x3896, "IIO_FREE9_MSR_BW_IN6"), Msr::new(0x3897, "IIO_FREE9_MSR_BW_IN7")],
+    [Msr::new(0x38A0, "IIO_FREE10_MSR_BW_IN0"), Msr::new(0x38A1, "IIO_FREE10_MSR_BW_IN1"), Msr::new(0x38A2, "IIO_FREE10_MSR_BW_IN2"), Msr::new(0x38A3, "IIO_FREE10_MSR_BW_IN3"), Msr::new(0x38A4, "IIO_FREE10_MSR_BW_IN4"), Msr::new(0x38A5, "IIO_FREE10_MSR_BW_IN5"), Msr::new(0x38A6, "IIO_FREE10_MSR_BW_IN6"), Msr::new(0x38A7, "IIO_FREE10_MSR_BW_IN7")],
+    [Msr::new(0x38B0, "IIO_FREE11_MSR_BW_IN0"), Msr::new(0x38B1, "IIO_FREE11_MSR_BW_IN1"), Msr::new(0x38B2, "IIO_FREE11_MSR_BW_IN2"), Msr::new(0x38B3, "IIO_FREE11_MSR_BW_IN3"), Msr::new(0x38B4, "IIO_FREE11_MSR_BW_IN4"), Msr::new(0x38B5, "IIO_FREE11_MSR_BW_IN5"), Msr::new(0x38B6, "IIO_FREE11_MSR_BW_IN6"), Msr::new(0x38B7, "IIO_FREE11_MSR_BW_IN7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
@@ -180,102 +162,102 @@ static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
     description: "Inbound bandwidth counter n of the stack: the data in from port n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN0", instance: "IIO_FREE0", index: 0, location: Location::Msr(0x3800), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN1", instance: "IIO_FREE0", index: 1, location: Location::Msr(0x3801), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN2", instance: "IIO_FREE0", index: 2, location: Location::Msr(0x3802), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN3", instance: "IIO_FREE0", index: 3, location: Location::Msr(0x3803), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN4", instance: "IIO_FREE0", index: 4, location: Location::Msr(0x3804), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN5", instance: "IIO_FREE0", index: 5, location: Location::Msr(0x3805), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN6", instance: "IIO_FREE0", index: 6, location: Location::Msr(0x3806), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_IN7", instance: "IIO_FREE0", index: 7, location: Location::Msr(0x3807), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN0", instance: "IIO_FREE1", index: 0, location: Location::Msr(0x3810), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN1", instance: "IIO_FREE1", index: 1, location: Location::Msr(0x3811), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN2", instance: "IIO_FREE1", index: 2, location: Location::Msr(0x3812), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN3", instance: "IIO_FREE1", index: 3, location: Location::Msr(0x3813), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN4", instance: "IIO_FREE1", index: 4, location: Location::Msr(0x3814), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN5", instance: "IIO_FREE1", index: 5, location: Location::Msr(0x3815), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN6", instance: "IIO_FREE1", index: 6, location: Location::Msr(0x3816), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_IN7", instance: "IIO_FREE1", index: 7, location: Location::Msr(0x3817), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN0", instance: "IIO_FREE2", index: 0, location: Location::Msr(0x3820), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN1", instance: "IIO_FREE2", index: 1, location: Location::Msr(0x3821), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN2", instance: "IIO_FREE2", index: 2, location: Location::Msr(0x3822), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN3", instance: "IIO_FREE2", index: 3, location: Location::Msr(0x3823), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN4", instance: "IIO_FREE2", index: 4, location: Location::Msr(0x3824), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN5", instance: "IIO_FREE2", index: 5, location: Location::Msr(0x3825), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN6", instance: "IIO_FREE2", index: 6, location: Location::Msr(0x3826), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_IN7", instance: "IIO_FREE2", index: 7, location: Location::Msr(0x3827), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN0", instance: "IIO_FREE3", index: 0, location: Location::Msr(0x3830), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN1", instance: "IIO_FREE3", index: 1, location: Location::Msr(0x3831), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN2", instance: "IIO_FREE3", index: 2, location: Location::Msr(0x3832), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN3", instance: "IIO_FREE3", index: 3, location: Location::Msr(0x3833), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN4", instance: "IIO_FREE3", index: 4, location: Location::Msr(0x3834), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN5", instance: "IIO_FREE3", index: 5, location: Location::Msr(0x3835), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN6", instance: "IIO_FREE3", index: 6, location: Location::Msr(0x3836), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_IN7", instance: "IIO_FREE3", index: 7, location: Location::Msr(0x3837), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN0", instance: "IIO_FREE4", index: 0, location: Location::Msr(0x3840), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN1", instance: "IIO_FREE4", index: 1, location: Location::Msr(0x3841), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN2", instance: "IIO_FREE4", index: 2, location: Location::Msr(0x3842), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN3", instance: "IIO_FREE4", index: 3, location: Location::Msr(0x3843), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN4", instance: "IIO_FREE4", index: 4, location: Location::Msr(0x3844), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN5", instance: "IIO_FREE4", index: 5, location: Location::Msr(0x3845), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN6", instance: "IIO_FREE4", index: 6, location: Location::Msr(0x3846), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_IN7", instance: "IIO_FREE4", index: 7, location: Location::Msr(0x3847), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN0", instance: "IIO_FREE5", index: 0, location: Location::Msr(0x3850), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN1", instance: "IIO_FREE5", index: 1, location: Location::Msr(0x3851), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN2", instance: "IIO_FREE5", index: 2, location: Location::Msr(0x3852), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN3", instance: "IIO_FREE5", index: 3, location: Location::Msr(0x3853), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN4", instance: "IIO_FREE5", index: 4, location: Location::Msr(0x3854), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN5", instance: "IIO_FREE5", index: 5, location: Location::Msr(0x3855), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN6", instance: "IIO_FREE5", index: 6, location: Location::Msr(0x3856), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_IN7", instance: "IIO_FREE5", index: 7, location: Location::Msr(0x3857), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN0", instance: "IIO_FREE6", index: 0, location: Location::Msr(0x3860), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN1", instance: "IIO_FREE6", index: 1, location: Location::Msr(0x3861), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN2", instance: "IIO_FREE6", index: 2, location: Location::Msr(0x3862), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN3", instance: "IIO_FREE6", index: 3, location: Location::Msr(0x3863), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN4", instance: "IIO_FREE6", index: 4, location: Location::Msr(0x3864), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN5", instance: "IIO_FREE6", index: 5, location: Location::Msr(0x3865), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN6", instance: "IIO_FREE6", index: 6, location: Location::Msr(0x3866), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_IN7", instance: "IIO_FREE6", index: 7, location: Location::Msr(0x3867), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN0", instance: "IIO_FREE7", index: 0, location: Location::Msr(0x3870), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN1", instance: "IIO_FREE7", index: 1, location: Location::Msr(0x3871), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN2", instance: "IIO_FREE7", index: 2, location: Location::Msr(0x3872), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN3", instance: "IIO_FREE7", index: 3, location: Location::Msr(0x3873), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN4", instance: "IIO_FREE7", index: 4, location: Location::Msr(0x3874), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN5", instance: "IIO_FREE7", index: 5, location: Location::Msr(0x3875), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN6", instance: "IIO_FREE7", index: 6, location: Location::Msr(0x3876), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_IN7", instance: "IIO_FREE7", index: 7, location: Location::Msr(0x3877), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN0", instance: "IIO_FREE8", index: 0, location: Location::Msr(0x3880), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN1", instance: "IIO_FREE8", index: 1, location: Location::Msr(0x3881), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN2", instance: "IIO_FREE8", index: 2, location: Location::Msr(0x3882), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN3", instance: "IIO_FREE8", index: 3, location: Location::Msr(0x3883), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN4", instance: "IIO_FREE8", index: 4, location: Location::Msr(0x3884), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN5", instance: "IIO_FREE8", index: 5, location: Location::Msr(0x3885), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN6", instance: "IIO_FREE8", index: 6, location: Location::Msr(0x3886), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_IN7", instance: "IIO_FREE8", index: 7, location: Location::Msr(0x3887), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN0", instance: "IIO_FREE9", index: 0, location: Location::Msr(0x3890), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN1", instance: "IIO_FREE9", index: 1, location: Location::Msr(0x3891), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN2", instance: "IIO_FREE9", index: 2, location: Location::Msr(0x3892), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN3", instance: "IIO_FREE9", index: 3, location: Location::Msr(0x3893), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN4", instance: "IIO_FREE9", index: 4, location: Location::Msr(0x3894), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN5", instance: "IIO_FREE9", index: 5, location: Location::Msr(0x3895), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN6", instance: "IIO_FREE9", index: 6, location: Location::Msr(0x3896), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_IN7", instance: "IIO_FREE9", index: 7, location: Location::Msr(0x3897), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN0", instance: "IIO_FREE10", index: 0, location: Location::Msr(0x38A0), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN1", instance: "IIO_FREE10", index: 1, location: Location::Msr(0x38A1), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN2", instance: "IIO_FREE10", index: 2, location: Location::Msr(0x38A2), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN3", instance: "IIO_FREE10", index: 3, location: Location::Msr(0x38A3), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN4", instance: "IIO_FREE10", index: 4, location: Location::Msr(0x38A4), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN5", instance: "IIO_FREE10", index: 5, location: Location::Msr(0x38A5), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN6", instance: "IIO_FREE10", index: 6, location: Location::Msr(0x38A6), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_IN7", instance: "IIO_FREE10", index: 7, location: Location::Msr(0x38A7), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN0", instance: "IIO_FREE11", index: 0, location: Location::Msr(0x38B0), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN1", instance: "IIO_FREE11", index: 1, location: Location::Msr(0x38B1), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN2", instance: "IIO_FREE11", index: 2, location: Location::Msr(0x38B2), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN3", instance: "IIO_FREE11", index: 3, location: Location::Msr(0x38B3), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN4", instance: "IIO_FREE11", index: 4, location: Location::Msr(0x38B4), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN5", instance: "IIO_FREE11", index: 5, location: Location::Msr(0x38B5), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN6", instance: "IIO_FREE11", index: 6, location: Location::Msr(0x38B6), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_IN7", instance: "IIO_FREE11", index: 7, location: Location::Msr(0x38B7), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN0", "IIO_FREE0", 0, 0x3800, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN1", "IIO_FREE0", 1, 0x3801, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN2", "IIO_FREE0", 2, 0x3802, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN3", "IIO_FREE0", 3, 0x3803, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN4", "IIO_FREE0", 4, 0x3804, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN5", "IIO_FREE0", 5, 0x3805, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN6", "IIO_FREE0", 6, 0x3806, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_IN7", "IIO_FREE0", 7, 0x3807, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN0", "IIO_FREE1", 0, 0x3810, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN1", "IIO_FREE1", 1, 0x3811, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN2", "IIO_FREE1", 2, 0x3812, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN3", "IIO_FREE1", 3, 0x3813, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN4", "IIO_FREE1", 4, 0x3814, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN5", "IIO_FREE1", 5, 0x3815, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN6", "IIO_FREE1", 6, 0x3816, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_IN7", "IIO_FREE1", 7, 0x3817, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN0", "IIO_FREE2", 0, 0x3820, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN1", "IIO_FREE2", 1, 0x3821, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN2", "IIO_FREE2", 2, 0x3822, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN3", "IIO_FREE2", 3, 0x3823, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN4", "IIO_FREE2", 4, 0x3824, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN5", "IIO_FREE2", 5, 0x3825, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN6", "IIO_FREE2", 6, 0x3826, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_IN7", "IIO_FREE2", 7, 0x3827, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN0", "IIO_FREE3", 0, 0x3830, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN1", "IIO_FREE3", 1, 0x3831, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN2", "IIO_FREE3", 2, 0x3832, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN3", "IIO_FREE3", 3, 0x3833, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN4", "IIO_FREE3", 4, 0x3834, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN5", "IIO_FREE3", 5, 0x3835, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN6", "IIO_FREE3", 6, 0x3836, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_IN7", "IIO_FREE3", 7, 0x3837, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN0", "IIO_FREE4", 0, 0x3840, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN1", "IIO_FREE4", 1, 0x3841, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN2", "IIO_FREE4", 2, 0x3842, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN3", "IIO_FREE4", 3, 0x3843, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN4", "IIO_FREE4", 4, 0x3844, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN5", "IIO_FREE4", 5, 0x3845, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN6", "IIO_FREE4", 6, 0x3846, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_IN7", "IIO_FREE4", 7, 0x3847, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN0", "IIO_FREE5", 0, 0x3850, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN1", "IIO_FREE5", 1, 0x3851, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN2", "IIO_FREE5", 2, 0x3852, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN3", "IIO_FREE5", 3, 0x3853, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN4", "IIO_FREE5", 4, 0x3854, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN5", "IIO_FREE5", 5, 0x3855, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN6", "IIO_FREE5", 6, 0x3856, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_IN7", "IIO_FREE5", 7, 0x3857, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN0", "IIO_FREE6", 0, 0x3860, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN1", "IIO_FREE6", 1, 0x3861, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN2", "IIO_FREE6", 2, 0x3862, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN3", "IIO_FREE6", 3, 0x3863, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN4", "IIO_FREE6", 4, 0x3864, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN5", "IIO_FREE6", 5, 0x3865, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN6", "IIO_FREE6", 6, 0x3866, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_IN7", "IIO_FREE6", 7, 0x3867, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN0", "IIO_FREE7", 0, 0x3870, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN1", "IIO_FREE7", 1, 0x3871, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN2", "IIO_FREE7", 2, 0x3872, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN3", "IIO_FREE7", 3, 0x3873, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN4", "IIO_FREE7", 4, 0x3874, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN5", "IIO_FREE7", 5, 0x3875, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN6", "IIO_FREE7", 6, 0x3876, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_IN7", "IIO_FREE7", 7, 0x3877, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN0", "IIO_FREE8", 0, 0x3880, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN1", "IIO_FREE8", 1, 0x3881, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN2", "IIO_FREE8", 2, 0x3882, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN3", "IIO_FREE8", 3, 0x3883, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN4", "IIO_FREE8", 4, 0x3884, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN5", "IIO_FREE8", 5, 0x3885, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN6", "IIO_FREE8", 6, 0x3886, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_IN7", "IIO_FREE8", 7, 0x3887, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN0", "IIO_FREE9", 0, 0x3890, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN1", "IIO_FREE9", 1, 0x3891, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN2", "IIO_FREE9", 2, 0x3892, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN3", "IIO_FREE9", 3, 0x3893, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN4", "IIO_FREE9", 4, 0x3894, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN5", "IIO_FREE9", 5, 0x3895, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN6", "IIO_FREE9", 6, 0x3896, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_IN7", "IIO_FREE9", 7, 0x3897, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN0", "IIO_FREE10", 0, 0x38A0, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN1", "IIO_FREE10", 1, 0x38A1, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN2", "IIO_FREE10", 2, 0x38A2, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN3", "IIO_FREE10", 3, 0x38A3, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN4", "IIO_FREE10", 4, 0x38A4, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN5", "IIO_FREE10", 5, 0x38A5, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN6", "IIO_FREE10", 6, 0x38A6, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_IN7", "IIO_FREE10", 7, 0x38A7, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN0", "IIO_FREE11", 0, 0x38B0, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN1", "IIO_FREE11", 1, 0x38B1, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN2", "IIO_FREE11", 2, 0x38B2, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN3", "IIO_FREE11", 3, 0x38B3, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN4", "IIO_FREE11", 4, 0x38B4, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN5", "IIO_FREE11", 5, 0x38B5, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN6", "IIO_FREE11", 6, 0x38B6, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_IN7", "IIO_FREE11", 7, 0x38B7, "linux-snbep"),
     ]),
     fields: IioFreeBwInLayout::FIELDS,
     notes: &[
@@ -317,37 +299,28 @@ impl Layout for IioFreeBwOutLayout {
 }
 
 impl IioFreeBwOut {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): Data out to the port since reset, in units that
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Data out to the port since reset, in units that
     /// depend on the size of each request; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3808, "IIO_FREE0_MSR_BW_OUT0"), Msr::new(0x3809, "IIO_FREE0_MSR_BW_OUT1"), Msr::new(0x380A, "IIO_FREE0_MSR_BW_OUT2"), Msr::new(0x380B, "IIO_FREE0_MSR_BW_OUT3"), Msr::new(0x380C, "IIO_FREE0_MSR_BW_OUT4"), Msr::new(0x380D, "IIO_FREE0_MSR_BW_OUT5"), Msr::new(0x380E, "IIO_FREE0_MSR_BW_OUT6"), Msr::new(0x380F, "IIO_FREE0_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3818, "IIO_FREE1_MSR_BW_OUT0"), Msr::new(0x3819, "IIO_FREE1_MSR_BW_OUT1"), Msr::new(0x381A, "IIO_FREE1_MSR_BW_OUT2"), Msr::new(0x381B, "IIO_FREE1_MSR_BW_OUT3"), Msr::new(0x381C, "IIO_FREE1_MSR_BW_OUT4"), Msr::new(0x381D, "IIO_FREE1_MSR_BW_OUT5"), Msr::new(0x381E, "IIO_FREE1_MSR_BW_OUT6"), Msr::new(0x381F, "IIO_FREE1_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3828, "IIO_FREE2_MSR_BW_OUT0"), Msr::new(0x3829, "IIO_FREE2_MSR_BW_OUT1"), Msr::new(0x382A, "IIO_FREE2_MSR_BW_OUT2"), Msr::new(0x382B, "IIO_FREE2_MSR_BW_OUT3"), Msr::new(0x382C, "IIO_FREE2_MSR_BW_OUT4"), Msr::new(0x382D, "IIO_FREE2_MSR_BW_OUT5"), Msr::new(0x382E, "IIO_FREE2_MSR_BW_OUT6"), Msr::new(0x382F, "IIO_FREE2_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3838, "IIO_FREE3_MSR_BW_OUT0"), Msr::new(0x3839, "IIO_FREE3_MSR_BW_OUT1"), Msr::new(0x383A, "IIO_FREE3_MSR_BW_OUT2"), Msr::new(0x383B, "IIO_FREE3_MSR_BW_OUT3"), Msr::new(0x383C, "IIO_FREE3_MSR_BW_OUT4"), Msr::new(0x383D, "IIO_FREE3_MSR_BW_OUT5"), Msr::new(0x383E, "IIO_FREE3_MSR_BW_OUT6"), Msr::new(0x383F, "IIO_FREE3_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3848, "IIO_FREE4_MSR_BW_OUT0"), Msr::new(0x3849, "IIO_FREE4_MSR_BW_OUT1"), Msr::new(0x384A, "IIO_FREE4_MSR_BW_OUT2"), Msr::new(0x384B, "IIO_FREE4_MSR_BW_OUT3"), Msr::new(0x384C, "IIO_FREE4_MSR_BW_OUT4"), Msr::new(0x384D, "IIO_FREE4_MSR_BW_OUT5"), Msr::new(0x384E, "IIO_FREE4_MSR_BW_OUT6"), Msr::new(0x384F, "IIO_FREE4_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3858, "IIO_FREE5_MSR_BW_OUT0"), Msr::new(0x3859, "IIO_FREE5_MSR_BW_OUT1"), Msr::new(0x385A, "IIO_FREE5_MSR_BW_OUT2"), Msr::new(0x385B, "IIO_FREE5_MSR_BW_OUT3"), Msr::new(0x385C, "IIO_FREE5_MSR_BW_OUT4"), Msr::new(0x385D, "IIO_FREE5_MSR_BW_OUT5"), Msr::new(0x385E, "IIO_FREE5_MSR_BW_OUT6"), Msr::new(0x385F, "IIO_FREE5_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE6.
-pub const IIO_FREE6_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3868, "IIO_FREE6_MSR_BW_OUT0"), Msr::new(0x3869, "IIO_FREE6_MSR_BW_OUT1"), Msr::new(0x386A, "IIO_FREE6_MSR_BW_OUT2"), Msr::new(0x386B, "IIO_FREE6_MSR_BW_OUT3"), Msr::new(0x386C, "IIO_FREE6_MSR_BW_OUT4"), Msr::new(0x386D, "IIO_FREE6_MSR_BW_OUT5"), Msr::new(0x386E, "IIO_FREE6_MSR_BW_OUT6"), Msr::new(0x386F, "IIO_FREE6_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE7.
-pub const IIO_FREE7_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3878, "IIO_FREE7_MSR_BW_OUT0"), Msr::new(0x3879, "IIO_FREE7_MSR_BW_OUT1"), Msr::new(0x387A, "IIO_FREE7_MSR_BW_OUT2"), Msr::new(0x387B, "IIO_FREE7_MSR_BW_OUT3"), Msr::new(0x387C, "IIO_FREE7_MSR_BW_OUT4"), Msr::new(0x387D, "IIO_FREE7_MSR_BW_OUT5"), Msr::new(0x387E, "IIO_FREE7_MSR_BW_OUT6"), Msr::new(0x387F, "IIO_FREE7_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE8.
-pub const IIO_FREE8_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3888, "IIO_FREE8_MSR_BW_OUT0"), Msr::new(0x3889, "IIO_FREE8_MSR_BW_OUT1"), Msr::new(0x388A, "IIO_FREE8_MSR_BW_OUT2"), Msr::new(0x388B, "IIO_FREE8_MSR_BW_OUT3"), Msr::new(0x388C, "IIO_FREE8_MSR_BW_OUT4"), Msr::new(0x388D, "IIO_FREE8_MSR_BW_OUT5"), Msr::new(0x388E, "IIO_FREE8_MSR_BW_OUT6"), Msr::new(0x388F, "IIO_FREE8_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE9.
-pub const IIO_FREE9_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x3898, "IIO_FREE9_MSR_BW_OUT0"), Msr::new(0x3899, "IIO_FREE9_MSR_BW_OUT1"), Msr::new(0x389A, "IIO_FREE9_MSR_BW_OUT2"), Msr::new(0x389B, "IIO_FREE9_MSR_BW_OUT3"), Msr::new(0x389C, "IIO_FREE9_MSR_BW_OUT4"), Msr::new(0x389D, "IIO_FREE9_MSR_BW_OUT5"), Msr::new(0x389E, "IIO_FREE9_MSR_BW_OUT6"), Msr::new(0x389F, "IIO_FREE9_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE10.
-pub const IIO_FREE10_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x38A8, "IIO_FREE10_MSR_BW_OUT0"), Msr::new(0x38A9, "IIO_FREE10_MSR_BW_OUT1"), Msr::new(0x38AA, "IIO_FREE10_MSR_BW_OUT2"), Msr::new(0x38AB, "IIO_FREE10_MSR_BW_OUT3"), Msr::new(0x38AC, "IIO_FREE10_MSR_BW_OUT4"), Msr::new(0x38AD, "IIO_FREE10_MSR_BW_OUT5"), Msr::new(0x38AE, "IIO_FREE10_MSR_BW_OUT6"), Msr::new(0x38AF, "IIO_FREE10_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of instance IIO_FREE11.
-pub const IIO_FREE11_MSR_BW_OUT: [Msr<IioFreeBwOut>; 8] = [Msr::new(0x38B8, "IIO_FREE11_MSR_BW_OUT0"), Msr::new(0x38B9, "IIO_FREE11_MSR_BW_OUT1"), Msr::new(0x38BA, "IIO_FREE11_MSR_BW_OUT2"), Msr::new(0x38BB, "IIO_FREE11_MSR_BW_OUT3"), Msr::new(0x38BC, "IIO_FREE11_MSR_BW_OUT4"), Msr::new(0x38BD, "IIO_FREE11_MSR_BW_OUT5"), Msr::new(0x38BE, "IIO_FREE11_MSR_BW_OUT6"), Msr::new(0x38BF, "IIO_FREE11_MSR_BW_OUT7")];
-/// `IIO_FREE{i}_MSR_BW_OUT{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW_OUT: [[Msr<IioFreeBwOut>; 8]; 12] = [IIO_FREE0_MSR_BW_OUT, IIO_FREE1_MSR_BW_OUT, IIO_FREE2_MSR_BW_OUT, IIO_FREE3_MSR_BW_OUT, IIO_FREE4_MSR_BW_OUT, IIO_FREE5_MSR_BW_OUT, IIO_FREE6_MSR_BW_OUT, IIO_FREE7_MSR_BW_OUT, IIO_FREE8_MSR_BW_OUT, IIO_FREE9_MSR_BW_OUT, IIO_FREE10_MSR_BW_OUT, IIO_FREE11_MSR_BW_OUT];
+/// `IIO_FREE{i}_MSR_BW_OUT{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9, IIO_FREE10, IIO_FREE11).
+pub const IIO_FREE_MSR_BW_OUT: [[Msr<IioFreeBwOut>; 8]; 12] = [
+    [Msr::new(0x3808, "IIO_FREE0_MSR_BW_OUT0"), Msr::new(0x3809, "IIO_FREE0_MSR_BW_OUT1"), Msr::new(0x380A, "IIO_FREE0_MSR_BW_OUT2"), Msr::new(0x380B, "IIO_FREE0_MSR_BW_OUT3"), Msr::new(0x380C, "IIO_FREE0_MSR_BW_OUT4"), Msr::new(0x380D, "IIO_FREE0_MSR_BW_OUT5"), Msr::new(0x380E, "IIO_FREE0_MSR_BW_OUT6"), Msr::new(0x380F, "IIO_FREE0_MSR_BW_OUT7")],
+    [Msr::new(0x3818, "IIO_FREE1_MSR_BW_OUT0"), Msr::new(0x3819, "IIO_FREE1_MSR_BW_OUT1"), Msr::new(0x381A, "IIO_FREE1_MSR_BW_OUT2"), Msr::new(0x381B, "IIO_FREE1_MSR_BW_OUT3"), Msr::new(0x381C, "IIO_FREE1_MSR_BW_OUT4"), Msr::new(0x381D, "IIO_FREE1_MSR_BW_OUT5"), Msr::new(0x381E, "IIO_FREE1_MSR_BW_OUT6"), Msr::new(0x381F, "IIO_FREE1_MSR_BW_OUT7")],
+    [Msr::new(0x3828, "IIO_FREE2_MSR_BW_OUT0"), Msr::new(0x3829, "IIO_FREE2_MSR_BW_OUT1"), Msr::new(0x382A, "IIO_FREE2_MSR_BW_OUT2"), Msr::new(0x382B, "IIO_FREE2_MSR_BW_OUT3"), Msr::new(0x382C, "IIO_FREE2_MSR_BW_OUT4"), Msr::new(0x382D, "IIO_FREE2_MSR_BW_OUT5"), Msr::new(0x382E, "IIO_FREE2_MSR_BW_OUT6"), Msr::new(0x382F, "IIO_FREE2_MSR_BW_OUT7")],
+    [Msr::new(0x3838, "IIO_FREE3_MSR_BW_OUT0"), Msr::new(0x3839, "IIO_FREE3_MSR_BW_OUT1"), Msr::new(0x383A, "IIO_FREE3_MSR_BW_OUT2"), Msr::new(0x383B, "IIO_FREE3_MSR_BW_OUT3"), Msr::new(0x383C, "IIO_FREE3_MSR_BW_OUT4"), Msr::new(0x383D, "IIO_FREE3_MSR_BW_OUT5"), Msr::new(0x383E, "IIO_FREE3_MSR_BW_OUT6"), Msr::new(0x383F, "IIO_FREE3_MSR_BW_OUT7")],
+    [Msr::new(0x3848, "IIO_FREE4_MSR_BW_OUT0"), Msr::new(0x3849, "IIO_FREE4_MSR_BW_OUT1"), Msr::new(0x384A, "IIO_FREE4_MSR_BW_OUT2"), Msr::new(0x384B, "IIO_FREE4_MSR_BW_OUT3"), Msr::new(0x384C, "IIO_FREE4_MSR_BW_OUT4"), Msr::new(0x384D, "IIO_FREE4_MSR_BW_OUT5"), Msr::new(0x384E, "IIO_FREE4_MSR_BW_OUT6"), Msr::new(0x384F, "IIO_FREE4_MSR_BW_OUT7")],
+    [Msr::new(0x3858, "IIO_FREE5_MSR_BW_OUT0"), Msr::new(0x3859, "IIO_FREE5_MSR_BW_OUT1"), Msr::new(0x385A, "IIO_FREE5_MSR_BW_OUT2"), Msr::new(0x385B, "IIO_FREE5_MSR_BW_OUT3"), Msr::new(0x385C, "IIO_FREE5_MSR_BW_OUT4"), Msr::new(0x385D, "IIO_FREE5_MSR_BW_OUT5"), Msr::new(0x385E, "IIO_FREE5_MSR_BW_OUT6"), Msr::new(0x385F, "IIO_FREE5_MSR_BW_OUT7")],
+    [Msr::new(0x3868, "IIO_FREE6_MSR_BW_OUT0"), Msr::new(0x3869, "IIO_FREE6_MSR_BW_OUT1"), Msr::new(0x386A, "IIO_FREE6_MSR_BW_OUT2"), Msr::new(0x386B, "IIO_FREE6_MSR_BW_OUT3"), Msr::new(0x386C, "IIO_FREE6_MSR_BW_OUT4"), Msr::new(0x386D, "IIO_FREE6_MSR_BW_OUT5"), Msr::new(0x386E, "IIO_FREE6_MSR_BW_OUT6"), Msr::new(0x386F, "IIO_FREE6_MSR_BW_OUT7")],
+    [Msr::new(0x3878, "IIO_FREE7_MSR_BW_OUT0"), Msr::new(0x3879, "IIO_FREE7_MSR_BW_OUT1"), Msr::new(0x387A, "IIO_FREE7_MSR_BW_OUT2"), Msr::new(0x387B, "IIO_FREE7_MSR_BW_OUT3"), Msr::new(0x387C, "IIO_FREE7_MSR_BW_OUT4"), Msr::new(0x387D, "IIO_FREE7_MSR_BW_OUT5"), Msr::new(0x387E, "IIO_FREE7_MSR_BW_OUT6"), Msr::new(0x387F, "IIO_FREE7_MSR_BW_OUT7")],
+    [Msr::new(0x3888, "IIO_FREE8_MSR_BW_OUT0"), Msr::new(0x3889, "IIO_FREE8_MSR_BW_OUT1"), Msr::new(0x388A, "IIO_FREE8_MSR_BW_OUT2"), Msr::new(0x388B, "IIO_FREE8_MSR_BW_OUT3"), Msr::new(0x388C, "IIO_FREE8_MSR_BW_OUT4"), Msr::new(0x388D, "IIO_FREE8_MSR_BW_OUT5"), Msr::new(0x388E, "IIO_FREE8_MSR_BW_OUT6"), Msr::new(0x388F, "IIO_FREE8_MSR_BW_OUT7")],
+    [Msr::new(0x3898, "IIO_FREE9_MSR_BW_OUT0"), Msr::new(0x3899, "IIO_FREE9_MSR_BW_OUT1"), Msr::new(0x389A, "IIO_FREE9_MSR_BW_OUT2"), Msr::new(0x389B, "IIO_FREE9_MSR_BW_OUT3"), Msr::new(0x389C, "IIO_FREE9_MSR_BW_OUT4"), Msr::new(0x389D, "IIO_FREE9_MSR_BW_OUT5"), Msr::new(0x389E, "IIO_FREE9_MSR_BW_OUT6"), Msr::new(0x389F, "IIO_FREE9_MSR_BW_OUT7")],
+    [Msr::new(0x38A8, "IIO_FREE10_MSR_BW_OUT0"), Msr::new(0x38A9, "IIO_FREE10_MSR_BW_OUT1"), Msr::new(0x38AA, "IIO_FREE10_MSR_BW_OUT2"), Msr::new(0x38AB, "IIO_FREE10_MSR_BW_OUT3"), Msr::new(0x38AC, "IIO_FREE10_MSR_BW_OUT4"), Msr::new(0x38AD, "IIO_FREE10_MSR_BW_OUT5"), Msr::new(0x38AE, "IIO_FREE10_MSR_BW_OUT6"), Msr::new(0x38AF, "IIO_FREE10_MSR_BW_OUT7")],
+    [Msr::new(0x38B8, "IIO_FREE11_MSR_BW_OUT0"), Msr::new(0x38B9, "IIO_FREE11_MSR_BW_OUT1"), Msr::new(0x38BA, "IIO_FREE11_MSR_BW_OUT2"), Msr::new(0x38BB, "IIO_FREE11_MSR_BW_OUT3"), Msr::new(0x38BC, "IIO_FREE11_MSR_BW_OUT4"), Msr::new(0x38BD, "IIO_FREE11_MSR_BW_OUT5"), Msr::new(0x38BE, "IIO_FREE11_MSR_BW_OUT6"), Msr::new(0x38BF, "IIO_FREE11_MSR_BW_OUT7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_OUT_INFO: RegisterInfo = RegisterInfo {
@@ -357,102 +330,102 @@ static IIO_FREE_BW_OUT_INFO: RegisterInfo = RegisterInfo {
     description: "Outbound bandwidth counter n of the stack: the data out to port n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT0", instance: "IIO_FREE0", index: 0, location: Location::Msr(0x3808), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT1", instance: "IIO_FREE0", index: 1, location: Location::Msr(0x3809), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT2", instance: "IIO_FREE0", index: 2, location: Location::Msr(0x380A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT3", instance: "IIO_FREE0", index: 3, location: Location::Msr(0x380B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT4", instance: "IIO_FREE0", index: 4, location: Location::Msr(0x380C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT5", instance: "IIO_FREE0", index: 5, location: Location::Msr(0x380D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT6", instance: "IIO_FREE0", index: 6, location: Location::Msr(0x380E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW_OUT7", instance: "IIO_FREE0", index: 7, location: Location::Msr(0x380F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT0", instance: "IIO_FREE1", index: 0, location: Location::Msr(0x3818), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT1", instance: "IIO_FREE1", index: 1, location: Location::Msr(0x3819), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT2", instance: "IIO_FREE1", index: 2, location: Location::Msr(0x381A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT3", instance: "IIO_FREE1", index: 3, location: Location::Msr(0x381B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT4", instance: "IIO_FREE1", index: 4, location: Location::Msr(0x381C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT5", instance: "IIO_FREE1", index: 5, location: Location::Msr(0x381D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT6", instance: "IIO_FREE1", index: 6, location: Location::Msr(0x381E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW_OUT7", instance: "IIO_FREE1", index: 7, location: Location::Msr(0x381F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT0", instance: "IIO_FREE2", index: 0, location: Location::Msr(0x3828), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT1", instance: "IIO_FREE2", index: 1, location: Location::Msr(0x3829), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT2", instance: "IIO_FREE2", index: 2, location: Location::Msr(0x382A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT3", instance: "IIO_FREE2", index: 3, location: Location::Msr(0x382B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT4", instance: "IIO_FREE2", index: 4, location: Location::Msr(0x382C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT5", instance: "IIO_FREE2", index: 5, location: Location::Msr(0x382D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT6", instance: "IIO_FREE2", index: 6, location: Location::Msr(0x382E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW_OUT7", instance: "IIO_FREE2", index: 7, location: Location::Msr(0x382F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT0", instance: "IIO_FREE3", index: 0, location: Location::Msr(0x3838), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT1", instance: "IIO_FREE3", index: 1, location: Location::Msr(0x3839), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT2", instance: "IIO_FREE3", index: 2, location: Location::Msr(0x383A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT3", instance: "IIO_FREE3", index: 3, location: Location::Msr(0x383B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT4", instance: "IIO_FREE3", index: 4, location: Location::Msr(0x383C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT5", instance: "IIO_FREE3", index: 5, location: Location::Msr(0x383D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT6", instance: "IIO_FREE3", index: 6, location: Location::Msr(0x383E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW_OUT7", instance: "IIO_FREE3", index: 7, location: Location::Msr(0x383F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT0", instance: "IIO_FREE4", index: 0, location: Location::Msr(0x3848), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT1", instance: "IIO_FREE4", index: 1, location: Location::Msr(0x3849), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT2", instance: "IIO_FREE4", index: 2, location: Location::Msr(0x384A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT3", instance: "IIO_FREE4", index: 3, location: Location::Msr(0x384B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT4", instance: "IIO_FREE4", index: 4, location: Location::Msr(0x384C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT5", instance: "IIO_FREE4", index: 5, location: Location::Msr(0x384D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT6", instance: "IIO_FREE4", index: 6, location: Location::Msr(0x384E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW_OUT7", instance: "IIO_FREE4", index: 7, location: Location::Msr(0x384F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT0", instance: "IIO_FREE5", index: 0, location: Location::Msr(0x3858), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT1", instance: "IIO_FREE5", index: 1, location: Location::Msr(0x3859), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT2", instance: "IIO_FREE5", index: 2, location: Location::Msr(0x385A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT3", instance: "IIO_FREE5", index: 3, location: Location::Msr(0x385B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT4", instance: "IIO_FREE5", index: 4, location: Location::Msr(0x385C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT5", instance: "IIO_FREE5", index: 5, location: Location::Msr(0x385D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT6", instance: "IIO_FREE5", index: 6, location: Location::Msr(0x385E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW_OUT7", instance: "IIO_FREE5", index: 7, location: Location::Msr(0x385F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT0", instance: "IIO_FREE6", index: 0, location: Location::Msr(0x3868), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT1", instance: "IIO_FREE6", index: 1, location: Location::Msr(0x3869), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT2", instance: "IIO_FREE6", index: 2, location: Location::Msr(0x386A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT3", instance: "IIO_FREE6", index: 3, location: Location::Msr(0x386B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT4", instance: "IIO_FREE6", index: 4, location: Location::Msr(0x386C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT5", instance: "IIO_FREE6", index: 5, location: Location::Msr(0x386D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT6", instance: "IIO_FREE6", index: 6, location: Location::Msr(0x386E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE6_MSR_BW_OUT7", instance: "IIO_FREE6", index: 7, location: Location::Msr(0x386F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT0", instance: "IIO_FREE7", index: 0, location: Location::Msr(0x3878), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT1", instance: "IIO_FREE7", index: 1, location: Location::Msr(0x3879), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT2", instance: "IIO_FREE7", index: 2, location: Location::Msr(0x387A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT3", instance: "IIO_FREE7", index: 3, location: Location::Msr(0x387B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT4", instance: "IIO_FREE7", index: 4, location: Location::Msr(0x387C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT5", instance: "IIO_FREE7", index: 5, location: Location::Msr(0x387D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT6", instance: "IIO_FREE7", index: 6, location: Location::Msr(0x387E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE7_MSR_BW_OUT7", instance: "IIO_FREE7", index: 7, location: Location::Msr(0x387F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT0", instance: "IIO_FREE8", index: 0, location: Location::Msr(0x3888), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT1", instance: "IIO_FREE8", index: 1, location: Location::Msr(0x3889), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT2", instance: "IIO_FREE8", index: 2, location: Location::Msr(0x388A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT3", instance: "IIO_FREE8", index: 3, location: Location::Msr(0x388B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT4", instance: "IIO_FREE8", index: 4, location: Location::Msr(0x388C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT5", instance: "IIO_FREE8", index: 5, location: Location::Msr(0x388D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT6", instance: "IIO_FREE8", index: 6, location: Location::Msr(0x388E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE8_MSR_BW_OUT7", instance: "IIO_FREE8", index: 7, location: Location::Msr(0x388F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT0", instance: "IIO_FREE9", index: 0, location: Location::Msr(0x3898), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT1", instance: "IIO_FREE9", index: 1, location: Location::Msr(0x3899), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT2", instance: "IIO_FREE9", index: 2, location: Location::Msr(0x389A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT3", instance: "IIO_FREE9", index: 3, location: Location::Msr(0x389B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT4", instance: "IIO_FREE9", index: 4, location: Location::Msr(0x389C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT5", instance: "IIO_FREE9", index: 5, location: Location::Msr(0x389D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT6", instance: "IIO_FREE9", index: 6, location: Location::Msr(0x389E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE9_MSR_BW_OUT7", instance: "IIO_FREE9", index: 7, location: Location::Msr(0x389F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT0", instance: "IIO_FREE10", index: 0, location: Location::Msr(0x38A8), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT1", instance: "IIO_FREE10", index: 1, location: Location::Msr(0x38A9), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT2", instance: "IIO_FREE10", index: 2, location: Location::Msr(0x38AA), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT3", instance: "IIO_FREE10", index: 3, location: Location::Msr(0x38AB), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT4", instance: "IIO_FREE10", index: 4, location: Location::Msr(0x38AC), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT5", instance: "IIO_FREE10", index: 5, location: Location::Msr(0x38AD), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT6", instance: "IIO_FREE10", index: 6, location: Location::Msr(0x38AE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE10_MSR_BW_OUT7", instance: "IIO_FREE10", index: 7, location: Location::Msr(0x38AF), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT0", instance: "IIO_FREE11", index: 0, location: Location::Msr(0x38B8), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT1", instance: "IIO_FREE11", index: 1, location: Location::Msr(0x38B9), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT2", instance: "IIO_FREE11", index: 2, location: Location::Msr(0x38BA), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT3", instance: "IIO_FREE11", index: 3, location: Location::Msr(0x38BB), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT4", instance: "IIO_FREE11", index: 4, location: Location::Msr(0x38BC), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT5", instance: "IIO_FREE11", index: 5, location: Location::Msr(0x38BD), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT6", instance: "IIO_FREE11", index: 6, location: Location::Msr(0x38BE), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE11_MSR_BW_OUT7", instance: "IIO_FREE11", index: 7, location: Location::Msr(0x38BF), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT0", "IIO_FREE0", 0, 0x3808, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT1", "IIO_FREE0", 1, 0x3809, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT2", "IIO_FREE0", 2, 0x380A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT3", "IIO_FREE0", 3, 0x380B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT4", "IIO_FREE0", 4, 0x380C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT5", "IIO_FREE0", 5, 0x380D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT6", "IIO_FREE0", 6, 0x380E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW_OUT7", "IIO_FREE0", 7, 0x380F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT0", "IIO_FREE1", 0, 0x3818, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT1", "IIO_FREE1", 1, 0x3819, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT2", "IIO_FREE1", 2, 0x381A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT3", "IIO_FREE1", 3, 0x381B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT4", "IIO_FREE1", 4, 0x381C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT5", "IIO_FREE1", 5, 0x381D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT6", "IIO_FREE1", 6, 0x381E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW_OUT7", "IIO_FREE1", 7, 0x381F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT0", "IIO_FREE2", 0, 0x3828, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT1", "IIO_FREE2", 1, 0x3829, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT2", "IIO_FREE2", 2, 0x382A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT3", "IIO_FREE2", 3, 0x382B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT4", "IIO_FREE2", 4, 0x382C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT5", "IIO_FREE2", 5, 0x382D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT6", "IIO_FREE2", 6, 0x382E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW_OUT7", "IIO_FREE2", 7, 0x382F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT0", "IIO_FREE3", 0, 0x3838, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT1", "IIO_FREE3", 1, 0x3839, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT2", "IIO_FREE3", 2, 0x383A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT3", "IIO_FREE3", 3, 0x383B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT4", "IIO_FREE3", 4, 0x383C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT5", "IIO_FREE3", 5, 0x383D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT6", "IIO_FREE3", 6, 0x383E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW_OUT7", "IIO_FREE3", 7, 0x383F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT0", "IIO_FREE4", 0, 0x3848, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT1", "IIO_FREE4", 1, 0x3849, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT2", "IIO_FREE4", 2, 0x384A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT3", "IIO_FREE4", 3, 0x384B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT4", "IIO_FREE4", 4, 0x384C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT5", "IIO_FREE4", 5, 0x384D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT6", "IIO_FREE4", 6, 0x384E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW_OUT7", "IIO_FREE4", 7, 0x384F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT0", "IIO_FREE5", 0, 0x3858, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT1", "IIO_FREE5", 1, 0x3859, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT2", "IIO_FREE5", 2, 0x385A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT3", "IIO_FREE5", 3, 0x385B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT4", "IIO_FREE5", 4, 0x385C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT5", "IIO_FREE5", 5, 0x385D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT6", "IIO_FREE5", 6, 0x385E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW_OUT7", "IIO_FREE5", 7, 0x385F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT0", "IIO_FREE6", 0, 0x3868, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT1", "IIO_FREE6", 1, 0x3869, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT2", "IIO_FREE6", 2, 0x386A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT3", "IIO_FREE6", 3, 0x386B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT4", "IIO_FREE6", 4, 0x386C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT5", "IIO_FREE6", 5, 0x386D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT6", "IIO_FREE6", 6, 0x386E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE6_MSR_BW_OUT7", "IIO_FREE6", 7, 0x386F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT0", "IIO_FREE7", 0, 0x3878, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT1", "IIO_FREE7", 1, 0x3879, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT2", "IIO_FREE7", 2, 0x387A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT3", "IIO_FREE7", 3, 0x387B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT4", "IIO_FREE7", 4, 0x387C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT5", "IIO_FREE7", 5, 0x387D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT6", "IIO_FREE7", 6, 0x387E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE7_MSR_BW_OUT7", "IIO_FREE7", 7, 0x387F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT0", "IIO_FREE8", 0, 0x3888, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT1", "IIO_FREE8", 1, 0x3889, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT2", "IIO_FREE8", 2, 0x388A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT3", "IIO_FREE8", 3, 0x388B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT4", "IIO_FREE8", 4, 0x388C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT5", "IIO_FREE8", 5, 0x388D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT6", "IIO_FREE8", 6, 0x388E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE8_MSR_BW_OUT7", "IIO_FREE8", 7, 0x388F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT0", "IIO_FREE9", 0, 0x3898, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT1", "IIO_FREE9", 1, 0x3899, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT2", "IIO_FREE9", 2, 0x389A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT3", "IIO_FREE9", 3, 0x389B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT4", "IIO_FREE9", 4, 0x389C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT5", "IIO_FREE9", 5, 0x389D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT6", "IIO_FREE9", 6, 0x389E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE9_MSR_BW_OUT7", "IIO_FREE9", 7, 0x389F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT0", "IIO_FREE10", 0, 0x38A8, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT1", "IIO_FREE10", 1, 0x38A9, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT2", "IIO_FREE10", 2, 0x38AA, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT3", "IIO_FREE10", 3, 0x38AB, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT4", "IIO_FREE10", 4, 0x38AC, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT5", "IIO_FREE10", 5, 0x38AD, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT6", "IIO_FREE10", 6, 0x38AE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE10_MSR_BW_OUT7", "IIO_FREE10", 7, 0x38AF, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT0", "IIO_FREE11", 0, 0x38B8, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT1", "IIO_FREE11", 1, 0x38B9, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT2", "IIO_FREE11", 2, 0x38BA, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT3", "IIO_FREE11", 3, 0x38BB, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT4", "IIO_FREE11", 4, 0x38BC, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT5", "IIO_FREE11", 5, 0x38BD, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT6", "IIO_FREE11", 6, 0x38BE, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE11_MSR_BW_OUT7", "IIO_FREE11", 7, 0x38BF, "linux-snbep"),
     ]),
     fields: IioFreeBwOutLayout::FIELDS,
     notes: &[

@@ -72,21 +72,20 @@ impl Layout for ImcFreeDclkLayout {
 }
 
 impl ImcFreeDclk {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): DRAM clock cycles since reset; wraps at 48 bits
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): DRAM clock cycles since reset; wraps at 48 bits
     /// and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22B0, "IMC_FREE0_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22B0, "IMC_FREE1_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22B0, "IMC_FREE2_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_DCLK: MmioRegister<ImcFreeDclk> = MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22B0, "IMC_FREE3_MMIO_DCLK");
-/// `IMC_FREE{i}_MMIO_DCLK` of every instance, in instance order.
-pub const IMC_FREE_MMIO_DCLK: [MmioRegister<ImcFreeDclk>; 4] = [IMC_FREE0_MMIO_DCLK, IMC_FREE1_MMIO_DCLK, IMC_FREE2_MMIO_DCLK, IMC_FREE3_MMIO_DCLK];
+/// `IMC_FREE{i}_MMIO_DCLK` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_DCLK: [MmioRegister<ImcFreeDclk>; 4] = [
+    MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x22B0, "IMC_FREE0_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x22B0, "IMC_FREE1_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x22B0, "IMC_FREE2_MMIO_DCLK"),
+    MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x22B0, "IMC_FREE3_MMIO_DCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
@@ -96,10 +95,10 @@ static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
     description: "The controller's free-running DRAM clock counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IMC_FREE0_MMIO_DCLK", instance: "IMC_FREE0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x22B0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE1_MMIO_DCLK", instance: "IMC_FREE1", index: 0, location: Location::Mmio { controller: 1, channel: 0, offset: 0x22B0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE2_MMIO_DCLK", instance: "IMC_FREE2", index: 0, location: Location::Mmio { controller: 2, channel: 0, offset: 0x22B0 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE3_MMIO_DCLK", instance: "IMC_FREE3", index: 0, location: Location::Mmio { controller: 3, channel: 0, offset: 0x22B0 }, source: "linux-snbep" },
+        AddressInfo::new("IMC_FREE0_MMIO_DCLK", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x22B0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE1_MMIO_DCLK", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x22B0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE2_MMIO_DCLK", "IMC_FREE2", 0, Location::Mmio { controller: 2, channel: 0, offset: 0x22B0 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE3_MMIO_DCLK", "IMC_FREE3", 0, Location::Mmio { controller: 3, channel: 0, offset: 0x22B0 }, "linux-snbep"),
     ]),
     fields: ImcFreeDclkLayout::FIELDS,
     notes: &[
@@ -143,21 +142,20 @@ impl Layout for ImcFreePqCyclesLayout {
 }
 
 impl ImcFreePqCycles {
-    /// `event_count` (bits 47:0, ro-v, reset 0x0): Cycles since reset in which the queue was not
+    /// `event_count`: bits 47:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Cycles since reset in which the queue was not
     /// empty; wraps at 48 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE0.
-pub const IMC_FREE0_MMIO_PQ_CYCLES: [MmioRegister<ImcFreePqCycles>; 2] = [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2318, "IMC_FREE0_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2320, "IMC_FREE0_MMIO_PQ_CYCLES1")];
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE1.
-pub const IMC_FREE1_MMIO_PQ_CYCLES: [MmioRegister<ImcFreePqCycles>; 2] = [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2318, "IMC_FREE1_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2320, "IMC_FREE1_MMIO_PQ_CYCLES1")];
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE2.
-pub const IMC_FREE2_MMIO_PQ_CYCLES: [MmioRegister<ImcFreePqCycles>; 2] = [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2318, "IMC_FREE2_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2320, "IMC_FREE2_MMIO_PQ_CYCLES1")];
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of instance IMC_FREE3.
-pub const IMC_FREE3_MMIO_PQ_CYCLES: [MmioRegister<ImcFreePqCycles>; 2] = [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2318, "IMC_FREE3_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2320, "IMC_FREE3_MMIO_PQ_CYCLES1")];
-/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of every instance, in instance order.
-pub const IMC_FREE_MMIO_PQ_CYCLES: [[MmioRegister<ImcFreePqCycles>; 2]; 4] = [IMC_FREE0_MMIO_PQ_CYCLES, IMC_FREE1_MMIO_PQ_CYCLES, IMC_FREE2_MMIO_PQ_CYCLES, IMC_FREE3_MMIO_PQ_CYCLES];
+/// `IMC_FREE{i}_MMIO_PQ_CYCLES{n}` of every instance, in instance order (IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+pub const IMC_FREE_MMIO_PQ_CYCLES: [[MmioRegister<ImcFreePqCycles>; 2]; 4] = [
+    [MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2318, "IMC_FREE0_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 0, 0, 0x2320, "IMC_FREE0_MMIO_PQ_CYCLES1")],
+    [MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2318, "IMC_FREE1_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 1, 0, 0x2320, "IMC_FREE1_MMIO_PQ_CYCLES1")],
+    [MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2318, "IMC_FREE2_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 2, 0, 0x2320, "IMC_FREE2_MMIO_PQ_CYCLES1")],
+    [MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2318, "IMC_FREE3_MMIO_PQ_CYCLES0"), MmioRegister::new(&MMIO_WINDOW, 3, 0, 0x2320, "IMC_FREE3_MMIO_PQ_CYCLES1")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FREE_PQ_CYCLES_INFO: RegisterInfo = RegisterInfo {
@@ -167,14 +165,14 @@ static IMC_FREE_PQ_CYCLES_INFO: RegisterInfo = RegisterInfo {
     description: "Pending-queue cycle counter n of the controller: 0 the cycles its read pending queue held a request, 1 its write pending queue.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IMC_FREE0_MMIO_PQ_CYCLES0", instance: "IMC_FREE0", index: 0, location: Location::Mmio { controller: 0, channel: 0, offset: 0x2318 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE0_MMIO_PQ_CYCLES1", instance: "IMC_FREE0", index: 1, location: Location::Mmio { controller: 0, channel: 0, offset: 0x2320 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE1_MMIO_PQ_CYCLES0", instance: "IMC_FREE1", index: 0, location: Location::Mmio { controller: 1, channel: 0, offset: 0x2318 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE1_MMIO_PQ_CYCLES1", instance: "IMC_FREE1", index: 1, location: Location::Mmio { controller: 1, channel: 0, offset: 0x2320 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE2_MMIO_PQ_CYCLES0", instance: "IMC_FREE2", index: 0, location: Location::Mmio { controller: 2, channel: 0, offset: 0x2318 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE2_MMIO_PQ_CYCLES1", instance: "IMC_FREE2", index: 1, location: Location::Mmio { controller: 2, channel: 0, offset: 0x2320 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE3_MMIO_PQ_CYCLES0", instance: "IMC_FREE3", index: 0, location: Location::Mmio { controller: 3, channel: 0, offset: 0x2318 }, source: "linux-snbep" },
-        AddressInfo { name: "IMC_FREE3_MMIO_PQ_CYCLES1", instance: "IMC_FREE3", index: 1, location: Location::Mmio { controller: 3, channel: 0, offset: 0x2320 }, source: "linux-snbep" },
+        AddressInfo::new("IMC_FREE0_MMIO_PQ_CYCLES0", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x2318 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE0_MMIO_PQ_CYCLES1", "IMC_FREE0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x2320 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE1_MMIO_PQ_CYCLES0", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x2318 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE1_MMIO_PQ_CYCLES1", "IMC_FREE1", 1, Location::Mmio { controller: 1, channel: 0, offset: 0x2320 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE2_MMIO_PQ_CYCLES0", "IMC_FREE2", 0, Location::Mmio { controller: 2, channel: 0, offset: 0x2318 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE2_MMIO_PQ_CYCLES1", "IMC_FREE2", 1, Location::Mmio { controller: 2, channel: 0, offset: 0x2320 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE3_MMIO_PQ_CYCLES0", "IMC_FREE3", 0, Location::Mmio { controller: 3, channel: 0, offset: 0x2318 }, "linux-snbep"),
+        AddressInfo::new("IMC_FREE3_MMIO_PQ_CYCLES1", "IMC_FREE3", 1, Location::Mmio { controller: 3, channel: 0, offset: 0x2320 }, "linux-snbep"),
     ]),
     fields: ImcFreePqCyclesLayout::FIELDS,
     notes: &[

@@ -64,42 +64,37 @@ impl Layout for IrpBoxCtlLayout {
 }
 
 impl IrpBoxCtl {
-    /// This value with `rst_ctrs` (bit 9) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// This value with `rst_ctrl` (bit 8) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `frz` (bit 0, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `frz` (bit 0) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `rst_ctrs`: bit 9 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(9, 9);
+    /// `rst_ctrl`: bit 8 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(8, 8);
+    /// `frz`: bit 0 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3400, "IRP0_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3410, "IRP1_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3420, "IRP2_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3430, "IRP3_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3440, "IRP4_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3450, "IRP5_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP6.
-pub const IRP6_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3460, "IRP6_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP7.
-pub const IRP7_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3470, "IRP7_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP8.
-pub const IRP8_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3480, "IRP8_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP9.
-pub const IRP9_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x3490, "IRP9_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP10.
-pub const IRP10_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x34A0, "IRP10_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP11.
-pub const IRP11_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0x34B0, "IRP11_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 12] = [IRP0_MSR_PMON_BOX_CTL, IRP1_MSR_PMON_BOX_CTL, IRP2_MSR_PMON_BOX_CTL, IRP3_MSR_PMON_BOX_CTL, IRP4_MSR_PMON_BOX_CTL, IRP5_MSR_PMON_BOX_CTL, IRP6_MSR_PMON_BOX_CTL, IRP7_MSR_PMON_BOX_CTL, IRP8_MSR_PMON_BOX_CTL, IRP9_MSR_PMON_BOX_CTL, IRP10_MSR_PMON_BOX_CTL, IRP11_MSR_PMON_BOX_CTL];
+/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
+pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 12] = [
+    Msr::new(0x3400, "IRP0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3410, "IRP1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3420, "IRP2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3430, "IRP3_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3440, "IRP4_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3450, "IRP5_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3460, "IRP6_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3470, "IRP7_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3480, "IRP8_MSR_PMON_BOX_CTL"),
+    Msr::new(0x3490, "IRP9_MSR_PMON_BOX_CTL"),
+    Msr::new(0x34A0, "IRP10_MSR_PMON_BOX_CTL"),
+    Msr::new(0x34B0, "IRP11_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -109,18 +104,18 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_BOX_CTL", instance: "IRP0", index: 0, location: Location::Msr(0x3400), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_BOX_CTL", instance: "IRP1", index: 0, location: Location::Msr(0x3410), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_BOX_CTL", instance: "IRP2", index: 0, location: Location::Msr(0x3420), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_BOX_CTL", instance: "IRP3", index: 0, location: Location::Msr(0x3430), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_BOX_CTL", instance: "IRP4", index: 0, location: Location::Msr(0x3440), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_BOX_CTL", instance: "IRP5", index: 0, location: Location::Msr(0x3450), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_BOX_CTL", instance: "IRP6", index: 0, location: Location::Msr(0x3460), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_BOX_CTL", instance: "IRP7", index: 0, location: Location::Msr(0x3470), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_BOX_CTL", instance: "IRP8", index: 0, location: Location::Msr(0x3480), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_BOX_CTL", instance: "IRP9", index: 0, location: Location::Msr(0x3490), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_BOX_CTL", instance: "IRP10", index: 0, location: Location::Msr(0x34A0), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_BOX_CTL", instance: "IRP11", index: 0, location: Location::Msr(0x34B0), source: "intel-pcm" },
+        AddressInfo::msr("IRP0_MSR_PMON_BOX_CTL", "IRP0", 0, 0x3400, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_BOX_CTL", "IRP1", 0, 0x3410, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_BOX_CTL", "IRP2", 0, 0x3420, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_BOX_CTL", "IRP3", 0, 0x3430, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_BOX_CTL", "IRP4", 0, 0x3440, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_BOX_CTL", "IRP5", 0, 0x3450, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_BOX_CTL", "IRP6", 0, 0x3460, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_BOX_CTL", "IRP7", 0, 0x3470, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_BOX_CTL", "IRP8", 0, 0x3480, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_BOX_CTL", "IRP9", 0, 0x3490, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_BOX_CTL", "IRP10", 0, 0x34A0, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_BOX_CTL", "IRP11", 0, 0x34B0, "intel-pcm"),
     ]),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -220,71 +215,74 @@ impl Layout for IrpCtlLayout {
 }
 
 impl IrpCtl {
-    /// `umask_ext` (bits 55:32, rw, reset 0x0): Unit mask extension: further sub-event selection
+    /// `umask_ext`: bits 55:32 (rw, reset 0x0).
+    pub const UMASK_EXT_BITS: BitRange = BitRange::new(55, 32);
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `umask_ext` ([`Self::UMASK_EXT_BITS`]): Unit mask extension: further sub-event selection
     /// bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.
-    #[inline] pub const fn umask_ext(self) -> u32 { get_bits(self.raw64(), 55, 32) as u32 }
-    /// This value with `umask_ext` (bits 55:32) set to `v`. Panics if `v` does not fit in 24 bits
-    /// (a compile error in const context); `try_with_umask_ext` returns an error instead.
-    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 32, v as u64)) }
-    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in 24 bits.
-    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 32, v as u64, "IRP{i}_MSR_PMON_CTL{n}", "umask_ext") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn umask_ext(self) -> u32 { Self::UMASK_EXT_BITS.get(self.raw64()) as u32 }
+    /// This value with `umask_ext` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_umask_ext` returns an error instead.
+    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(Self::UMASK_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::UMASK_EXT_BITS.try_set(self.raw64(), v as u64, IrpCtlLayout::NAME, "umask_ext")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IrpCtlInvert { IrpCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: IrpCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> IrpCtlInvert { IrpCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: IrpCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3402, "IRP0_MSR_PMON_CTL0"), Msr::new(0x3403, "IRP0_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3412, "IRP1_MSR_PMON_CTL0"), Msr::new(0x3413, "IRP1_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3422, "IRP2_MSR_PMON_CTL0"), Msr::new(0x3423, "IRP2_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3432, "IRP3_MSR_PMON_CTL0"), Msr::new(0x3433, "IRP3_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3442, "IRP4_MSR_PMON_CTL0"), Msr::new(0x3443, "IRP4_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3452, "IRP5_MSR_PMON_CTL0"), Msr::new(0x3453, "IRP5_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP6.
-pub const IRP6_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3462, "IRP6_MSR_PMON_CTL0"), Msr::new(0x3463, "IRP6_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP7.
-pub const IRP7_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3472, "IRP7_MSR_PMON_CTL0"), Msr::new(0x3473, "IRP7_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP8.
-pub const IRP8_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3482, "IRP8_MSR_PMON_CTL0"), Msr::new(0x3483, "IRP8_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP9.
-pub const IRP9_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x3492, "IRP9_MSR_PMON_CTL0"), Msr::new(0x3493, "IRP9_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP10.
-pub const IRP10_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x34A2, "IRP10_MSR_PMON_CTL0"), Msr::new(0x34A3, "IRP10_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP11.
-pub const IRP11_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0x34B2, "IRP11_MSR_PMON_CTL0"), Msr::new(0x34B3, "IRP11_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 12] = [IRP0_MSR_PMON_CTL, IRP1_MSR_PMON_CTL, IRP2_MSR_PMON_CTL, IRP3_MSR_PMON_CTL, IRP4_MSR_PMON_CTL, IRP5_MSR_PMON_CTL, IRP6_MSR_PMON_CTL, IRP7_MSR_PMON_CTL, IRP8_MSR_PMON_CTL, IRP9_MSR_PMON_CTL, IRP10_MSR_PMON_CTL, IRP11_MSR_PMON_CTL];
+/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
+pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 12] = [
+    [Msr::new(0x3402, "IRP0_MSR_PMON_CTL0"), Msr::new(0x3403, "IRP0_MSR_PMON_CTL1")],
+    [Msr::new(0x3412, "IRP1_MSR_PMON_CTL0"), Msr::new(0x3413, "IRP1_MSR_PMON_CTL1")],
+    [Msr::new(0x3422, "IRP2_MSR_PMON_CTL0"), Msr::new(0x3423, "IRP2_MSR_PMON_CTL1")],
+    [Msr::new(0x3432, "IRP3_MSR_PMON_CTL0"), Msr::new(0x3433, "IRP3_MSR_PMON_CTL1")],
+    [Msr::new(0x3442, "IRP4_MSR_PMON_CTL0"), Msr::new(0x3443, "IRP4_MSR_PMON_CTL1")],
+    [Msr::new(0x3452, "IRP5_MSR_PMON_CTL0"), Msr::new(0x3453, "IRP5_MSR_PMON_CTL1")],
+    [Msr::new(0x3462, "IRP6_MSR_PMON_CTL0"), Msr::new(0x3463, "IRP6_MSR_PMON_CTL1")],
+    [Msr::new(0x3472, "IRP7_MSR_PMON_CTL0"), Msr::new(0x3473, "IRP7_MSR_PMON_CTL1")],
+    [Msr::new(0x3482, "IRP8_MSR_PMON_CTL0"), Msr::new(0x3483, "IRP8_MSR_PMON_CTL1")],
+    [Msr::new(0x3492, "IRP9_MSR_PMON_CTL0"), Msr::new(0x3493, "IRP9_MSR_PMON_CTL1")],
+    [Msr::new(0x34A2, "IRP10_MSR_PMON_CTL0"), Msr::new(0x34A3, "IRP10_MSR_PMON_CTL1")],
+    [Msr::new(0x34B2, "IRP11_MSR_PMON_CTL0"), Msr::new(0x34B3, "IRP11_MSR_PMON_CTL1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -294,30 +292,30 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_CTL0", instance: "IRP0", index: 0, location: Location::Msr(0x3402), source: "intel-pcm" },
-        AddressInfo { name: "IRP0_MSR_PMON_CTL1", instance: "IRP0", index: 1, location: Location::Msr(0x3403), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTL0", instance: "IRP1", index: 0, location: Location::Msr(0x3412), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTL1", instance: "IRP1", index: 1, location: Location::Msr(0x3413), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTL0", instance: "IRP2", index: 0, location: Location::Msr(0x3422), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTL1", instance: "IRP2", index: 1, location: Location::Msr(0x3423), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTL0", instance: "IRP3", index: 0, location: Location::Msr(0x3432), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTL1", instance: "IRP3", index: 1, location: Location::Msr(0x3433), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTL0", instance: "IRP4", index: 0, location: Location::Msr(0x3442), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTL1", instance: "IRP4", index: 1, location: Location::Msr(0x3443), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTL0", instance: "IRP5", index: 0, location: Location::Msr(0x3452), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTL1", instance: "IRP5", index: 1, location: Location::Msr(0x3453), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_CTL0", instance: "IRP6", index: 0, location: Location::Msr(0x3462), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_CTL1", instance: "IRP6", index: 1, location: Location::Msr(0x3463), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_CTL0", instance: "IRP7", index: 0, location: Location::Msr(0x3472), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_CTL1", instance: "IRP7", index: 1, location: Location::Msr(0x3473), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_CTL0", instance: "IRP8", index: 0, location: Location::Msr(0x3482), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_CTL1", instance: "IRP8", index: 1, location: Location::Msr(0x3483), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_CTL0", instance: "IRP9", index: 0, location: Location::Msr(0x3492), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_CTL1", instance: "IRP9", index: 1, location: Location::Msr(0x3493), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_CTL0", instance: "IRP10", index: 0, location: Location::Msr(0x34A2), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_CTL1", instance: "IRP10", index: 1, location: Location::Msr(0x34A3), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_CTL0", instance: "IRP11", index: 0, location: Location::Msr(0x34B2), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_CTL1", instance: "IRP11", index: 1, location: Location::Msr(0x34B3), source: "intel-pcm" },
+        AddressInfo::msr("IRP0_MSR_PMON_CTL0", "IRP0", 0, 0x3402, "intel-pcm"),
+        AddressInfo::msr("IRP0_MSR_PMON_CTL1", "IRP0", 1, 0x3403, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTL0", "IRP1", 0, 0x3412, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTL1", "IRP1", 1, 0x3413, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTL0", "IRP2", 0, 0x3422, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTL1", "IRP2", 1, 0x3423, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTL0", "IRP3", 0, 0x3432, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTL1", "IRP3", 1, 0x3433, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTL0", "IRP4", 0, 0x3442, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTL1", "IRP4", 1, 0x3443, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTL0", "IRP5", 0, 0x3452, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTL1", "IRP5", 1, 0x3453, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_CTL0", "IRP6", 0, 0x3462, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_CTL1", "IRP6", 1, 0x3463, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_CTL0", "IRP7", 0, 0x3472, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_CTL1", "IRP7", 1, 0x3473, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_CTL0", "IRP8", 0, 0x3482, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_CTL1", "IRP8", 1, 0x3483, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_CTL0", "IRP9", 0, 0x3492, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_CTL1", "IRP9", 1, 0x3493, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_CTL0", "IRP10", 0, 0x34A2, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_CTL1", "IRP10", 1, 0x34A3, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_CTL0", "IRP11", 0, 0x34B2, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_CTL1", "IRP11", 1, 0x34B3, "intel-pcm"),
     ]),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -362,42 +360,33 @@ impl Layout for IrpCtrLayout {
 }
 
 impl IrpCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IRP{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
 }
 
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3408, "IRP0_MSR_PMON_CTR0"), Msr::new(0x3409, "IRP0_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3418, "IRP1_MSR_PMON_CTR0"), Msr::new(0x3419, "IRP1_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3428, "IRP2_MSR_PMON_CTR0"), Msr::new(0x3429, "IRP2_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3438, "IRP3_MSR_PMON_CTR0"), Msr::new(0x3439, "IRP3_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3448, "IRP4_MSR_PMON_CTR0"), Msr::new(0x3449, "IRP4_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3458, "IRP5_MSR_PMON_CTR0"), Msr::new(0x3459, "IRP5_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP6.
-pub const IRP6_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3468, "IRP6_MSR_PMON_CTR0"), Msr::new(0x3469, "IRP6_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP7.
-pub const IRP7_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3478, "IRP7_MSR_PMON_CTR0"), Msr::new(0x3479, "IRP7_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP8.
-pub const IRP8_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3488, "IRP8_MSR_PMON_CTR0"), Msr::new(0x3489, "IRP8_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP9.
-pub const IRP9_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x3498, "IRP9_MSR_PMON_CTR0"), Msr::new(0x3499, "IRP9_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP10.
-pub const IRP10_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x34A8, "IRP10_MSR_PMON_CTR0"), Msr::new(0x34A9, "IRP10_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP11.
-pub const IRP11_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0x34B8, "IRP11_MSR_PMON_CTR0"), Msr::new(0x34B9, "IRP11_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 12] = [IRP0_MSR_PMON_CTR, IRP1_MSR_PMON_CTR, IRP2_MSR_PMON_CTR, IRP3_MSR_PMON_CTR, IRP4_MSR_PMON_CTR, IRP5_MSR_PMON_CTR, IRP6_MSR_PMON_CTR, IRP7_MSR_PMON_CTR, IRP8_MSR_PMON_CTR, IRP9_MSR_PMON_CTR, IRP10_MSR_PMON_CTR, IRP11_MSR_PMON_CTR];
+/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order (IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
+pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 12] = [
+    [Msr::new(0x3408, "IRP0_MSR_PMON_CTR0"), Msr::new(0x3409, "IRP0_MSR_PMON_CTR1")],
+    [Msr::new(0x3418, "IRP1_MSR_PMON_CTR0"), Msr::new(0x3419, "IRP1_MSR_PMON_CTR1")],
+    [Msr::new(0x3428, "IRP2_MSR_PMON_CTR0"), Msr::new(0x3429, "IRP2_MSR_PMON_CTR1")],
+    [Msr::new(0x3438, "IRP3_MSR_PMON_CTR0"), Msr::new(0x3439, "IRP3_MSR_PMON_CTR1")],
+    [Msr::new(0x3448, "IRP4_MSR_PMON_CTR0"), Msr::new(0x3449, "IRP4_MSR_PMON_CTR1")],
+    [Msr::new(0x3458, "IRP5_MSR_PMON_CTR0"), Msr::new(0x3459, "IRP5_MSR_PMON_CTR1")],
+    [Msr::new(0x3468, "IRP6_MSR_PMON_CTR0"), Msr::new(0x3469, "IRP6_MSR_PMON_CTR1")],
+    [Msr::new(0x3478, "IRP7_MSR_PMON_CTR0"), Msr::new(0x3479, "IRP7_MSR_PMON_CTR1")],
+    [Msr::new(0x3488, "IRP8_MSR_PMON_CTR0"), Msr::new(0x3489, "IRP8_MSR_PMON_CTR1")],
+    [Msr::new(0x3498, "IRP9_MSR_PMON_CTR0"), Msr::new(0x3499, "IRP9_MSR_PMON_CTR1")],
+    [Msr::new(0x34A8, "IRP10_MSR_PMON_CTR0"), Msr::new(0x34A9, "IRP10_MSR_PMON_CTR1")],
+    [Msr::new(0x34B8, "IRP11_MSR_PMON_CTR0"), Msr::new(0x34B9, "IRP11_MSR_PMON_CTR1")],
+];
 
 #[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -407,30 +396,30 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP0_MSR_PMON_CTR0", instance: "IRP0", index: 0, location: Location::Msr(0x3408), source: "intel-pcm" },
-        AddressInfo { name: "IRP0_MSR_PMON_CTR1", instance: "IRP0", index: 1, location: Location::Msr(0x3409), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTR0", instance: "IRP1", index: 0, location: Location::Msr(0x3418), source: "intel-pcm" },
-        AddressInfo { name: "IRP1_MSR_PMON_CTR1", instance: "IRP1", index: 1, location: Location::Msr(0x3419), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTR0", instance: "IRP2", index: 0, location: Location::Msr(0x3428), source: "intel-pcm" },
-        AddressInfo { name: "IRP2_MSR_PMON_CTR1", instance: "IRP2", index: 1, location: Location::Msr(0x3429), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTR0", instance: "IRP3", index: 0, location: Location::Msr(0x3438), source: "intel-pcm" },
-        AddressInfo { name: "IRP3_MSR_PMON_CTR1", instance: "IRP3", index: 1, location: Location::Msr(0x3439), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTR0", instance: "IRP4", index: 0, location: Location::Msr(0x3448), source: "intel-pcm" },
-        AddressInfo { name: "IRP4_MSR_PMON_CTR1", instance: "IRP4", index: 1, location: Location::Msr(0x3449), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTR0", instance: "IRP5", index: 0, location: Location::Msr(0x3458), source: "intel-pcm" },
-        AddressInfo { name: "IRP5_MSR_PMON_CTR1", instance: "IRP5", index: 1, location: Location::Msr(0x3459), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_CTR0", instance: "IRP6", index: 0, location: Location::Msr(0x3468), source: "intel-pcm" },
-        AddressInfo { name: "IRP6_MSR_PMON_CTR1", instance: "IRP6", index: 1, location: Location::Msr(0x3469), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_CTR0", instance: "IRP7", index: 0, location: Location::Msr(0x3478), source: "intel-pcm" },
-        AddressInfo { name: "IRP7_MSR_PMON_CTR1", instance: "IRP7", index: 1, location: Location::Msr(0x3479), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_CTR0", instance: "IRP8", index: 0, location: Location::Msr(0x3488), source: "intel-pcm" },
-        AddressInfo { name: "IRP8_MSR_PMON_CTR1", instance: "IRP8", index: 1, location: Location::Msr(0x3489), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_CTR0", instance: "IRP9", index: 0, location: Location::Msr(0x3498), source: "intel-pcm" },
-        AddressInfo { name: "IRP9_MSR_PMON_CTR1", instance: "IRP9", index: 1, location: Location::Msr(0x3499), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_CTR0", instance: "IRP10", index: 0, location: Location::Msr(0x34A8), source: "intel-pcm" },
-        AddressInfo { name: "IRP10_MSR_PMON_CTR1", instance: "IRP10", index: 1, location: Location::Msr(0x34A9), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_CTR0", instance: "IRP11", index: 0, location: Location::Msr(0x34B8), source: "intel-pcm" },
-        AddressInfo { name: "IRP11_MSR_PMON_CTR1", instance: "IRP11", index: 1, location: Location::Msr(0x34B9), source: "intel-pcm" },
+        AddressInfo::msr("IRP0_MSR_PMON_CTR0", "IRP0", 0, 0x3408, "intel-pcm"),
+        AddressInfo::msr("IRP0_MSR_PMON_CTR1", "IRP0", 1, 0x3409, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTR0", "IRP1", 0, 0x3418, "intel-pcm"),
+        AddressInfo::msr("IRP1_MSR_PMON_CTR1", "IRP1", 1, 0x3419, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTR0", "IRP2", 0, 0x3428, "intel-pcm"),
+        AddressInfo::msr("IRP2_MSR_PMON_CTR1", "IRP2", 1, 0x3429, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTR0", "IRP3", 0, 0x3438, "intel-pcm"),
+        AddressInfo::msr("IRP3_MSR_PMON_CTR1", "IRP3", 1, 0x3439, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTR0", "IRP4", 0, 0x3448, "intel-pcm"),
+        AddressInfo::msr("IRP4_MSR_PMON_CTR1", "IRP4", 1, 0x3449, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTR0", "IRP5", 0, 0x3458, "intel-pcm"),
+        AddressInfo::msr("IRP5_MSR_PMON_CTR1", "IRP5", 1, 0x3459, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_CTR0", "IRP6", 0, 0x3468, "intel-pcm"),
+        AddressInfo::msr("IRP6_MSR_PMON_CTR1", "IRP6", 1, 0x3469, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_CTR0", "IRP7", 0, 0x3478, "intel-pcm"),
+        AddressInfo::msr("IRP7_MSR_PMON_CTR1", "IRP7", 1, 0x3479, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_CTR0", "IRP8", 0, 0x3488, "intel-pcm"),
+        AddressInfo::msr("IRP8_MSR_PMON_CTR1", "IRP8", 1, 0x3489, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_CTR0", "IRP9", 0, 0x3498, "intel-pcm"),
+        AddressInfo::msr("IRP9_MSR_PMON_CTR1", "IRP9", 1, 0x3499, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_CTR0", "IRP10", 0, 0x34A8, "intel-pcm"),
+        AddressInfo::msr("IRP10_MSR_PMON_CTR1", "IRP10", 1, 0x34A9, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_CTR0", "IRP11", 0, 0x34B8, "intel-pcm"),
+        AddressInfo::msr("IRP11_MSR_PMON_CTR1", "IRP11", 1, 0x34B9, "intel-pcm"),
     ]),
     fields: IrpCtrLayout::FIELDS,
     notes: &[

@@ -66,26 +66,29 @@ impl Layout for M2mBoxCtlLayout {
 }
 
 impl M2mBoxCtl {
-    /// This value with `rst_ctrs` (bit 9) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// This value with `rst_ctrl` (bit 8) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `frz` (bit 0, rw, reset 0x0): Freeze: while 1 the box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `frz` (bit 0) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `rst_ctrs`: bit 9 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(9, 9);
+    /// `rst_ctrl`: bit 8 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(8, 8);
+    /// `frz`: bit 0 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 the box's counters hold their values.
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M0.
-pub const M2M0_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x324A, 12, 0, 0x438, "M2M0_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M1.
-pub const M2M1_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x324A, 13, 0, 0x438, "M2M1_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M2.
-pub const M2M2_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x324A, 14, 0, 0x438, "M2M2_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M3.
-pub const M2M3_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x324A, 15, 0, 0x438, "M2M3_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const M2M_PCI_PMON_BOX_CTL: [PciRegister<M2mBoxCtl>; 4] = [M2M0_PCI_PMON_BOX_CTL, M2M1_PCI_PMON_BOX_CTL, M2M2_PCI_PMON_BOX_CTL, M2M3_PCI_PMON_BOX_CTL];
+/// `M2M{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (M2M0, M2M1, M2M2, M2M3).
+pub const M2M_PCI_PMON_BOX_CTL: [PciRegister<M2mBoxCtl>; 4] = [
+    PciRegister::new(0x324A, 12, 0, 0x438, "M2M0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 13, 0, 0x438, "M2M1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 14, 0, 0x438, "M2M2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x324A, 15, 0, 0x438, "M2M3_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -95,10 +98,10 @@ static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M2M0_PCI_PMON_BOX_CTL", instance: "M2M0", index: 0, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x438 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_BOX_CTL", instance: "M2M1", index: 0, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x438 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_BOX_CTL", instance: "M2M2", index: 0, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x438 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_BOX_CTL", instance: "M2M3", index: 0, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x438 }, source: "intel-pcm" },
+        AddressInfo::pci("M2M0_PCI_PMON_BOX_CTL", "M2M0", 0, (0x324A, 12, 0, 0x438), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_BOX_CTL", "M2M1", 0, (0x324A, 13, 0, 0x438), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_BOX_CTL", "M2M2", 0, (0x324A, 14, 0, 0x438), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_BOX_CTL", "M2M3", 0, (0x324A, 15, 0, 0x438), "intel-pcm"),
     ]),
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
@@ -200,55 +203,66 @@ impl Layout for M2mCtlLayout {
 }
 
 impl M2mCtl {
-    /// `umask_ext` (bits 55:32, rw, reset 0x0): Unit mask extension: further sub-event selection
+    /// `umask_ext`: bits 55:32 (rw, reset 0x0).
+    pub const UMASK_EXT_BITS: BitRange = BitRange::new(55, 32);
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `umask_ext` ([`Self::UMASK_EXT_BITS`]): Unit mask extension: further sub-event selection
     /// bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.
-    #[inline] pub const fn umask_ext(self) -> u32 { get_bits(self.raw64(), 55, 32) as u32 }
-    /// This value with `umask_ext` (bits 55:32) set to `v`. Panics if `v` does not fit in 24 bits
-    /// (a compile error in const context); `try_with_umask_ext` returns an error instead.
-    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 32, v as u64)) }
-    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in 24 bits.
-    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 32, v as u64, "M2M{i}_PCI_PMON_CTL{n}", "umask_ext") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    #[inline] pub const fn umask_ext(self) -> u32 { Self::UMASK_EXT_BITS.get(self.raw64()) as u32 }
+    /// This value with `umask_ext` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_umask_ext` returns an error instead.
+    #[inline] pub const fn with_umask_ext(self, v: u32) -> Self { self.with_raw64(Self::UMASK_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `umask_ext` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_umask_ext(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::UMASK_EXT_BITS.try_set(self.raw64(), v as u64, M2mCtlLayout::NAME, "umask_ext")) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> M2mCtlInvert { M2mCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: M2mCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> M2mCtlInvert { M2mCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: M2mCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M0.
-pub const M2M0_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x324A, 12, 0, 0x468, "M2M0_PCI_PMON_CTL0"), PciRegister::new(0x324A, 12, 0, 0x470, "M2M0_PCI_PMON_CTL1"), PciRegister::new(0x324A, 12, 0, 0x478, "M2M0_PCI_PMON_CTL2"), PciRegister::new(0x324A, 12, 0, 0x480, "M2M0_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M1.
-pub const M2M1_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x324A, 13, 0, 0x468, "M2M1_PCI_PMON_CTL0"), PciRegister::new(0x324A, 13, 0, 0x470, "M2M1_PCI_PMON_CTL1"), PciRegister::new(0x324A, 13, 0, 0x478, "M2M1_PCI_PMON_CTL2"), PciRegister::new(0x324A, 13, 0, 0x480, "M2M1_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M2.
-pub const M2M2_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x324A, 14, 0, 0x468, "M2M2_PCI_PMON_CTL0"), PciRegister::new(0x324A, 14, 0, 0x470, "M2M2_PCI_PMON_CTL1"), PciRegister::new(0x324A, 14, 0, 0x478, "M2M2_PCI_PMON_CTL2"), PciRegister::new(0x324A, 14, 0, 0x480, "M2M2_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M3.
-pub const M2M3_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x324A, 15, 0, 0x468, "M2M3_PCI_PMON_CTL0"), PciRegister::new(0x324A, 15, 0, 0x470, "M2M3_PCI_PMON_CTL1"), PciRegister::new(0x324A, 15, 0, 0x478, "M2M3_PCI_PMON_CTL2"), PciRegister::new(0x324A, 15, 0, 0x480, "M2M3_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const M2M_PCI_PMON_CTL: [[PciRegister<M2mCtl>; 4]; 4] = [M2M0_PCI_PMON_CTL, M2M1_PCI_PMON_CTL, M2M2_PCI_PMON_CTL, M2M3_PCI_PMON_CTL];
+/// `M2M{i}_PCI_PMON_CTL{n}` of every instance, in instance order (M2M0, M2M1, M2M2, M2M3).
+pub const M2M_PCI_PMON_CTL: [[PciRegister<M2mCtl>; 4]; 4] = [
+    [PciRegister::new(0x324A, 12, 0, 0x468, "M2M0_PCI_PMON_CTL0"), PciRegister::new(0x324A, 12, 0, 0x470, "M2M0_PCI_PMON_CTL1"), PciRegister::new(0x324A, 12, 0, 0x478, "M2M0_PCI_PMON_CTL2"), PciRegister::new(0x324A, 12, 0, 0x480, "M2M0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 13, 0, 0x468, "M2M1_PCI_PMON_CTL0"), PciRegister::new(0x324A, 13, 0, 0x470, "M2M1_PCI_PMON_CTL1"), PciRegister::new(0x324A, 13, 0, 0x478, "M2M1_PCI_PMON_CTL2"), PciRegister::new(0x324A, 13, 0, 0x480, "M2M1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 14, 0, 0x468, "M2M2_PCI_PMON_CTL0"), PciRegister::new(0x324A, 14, 0, 0x470, "M2M2_PCI_PMON_CTL1"), PciRegister::new(0x324A, 14, 0, 0x478, "M2M2_PCI_PMON_CTL2"), PciRegister::new(0x324A, 14, 0, 0x480, "M2M2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x324A, 15, 0, 0x468, "M2M3_PCI_PMON_CTL0"), PciRegister::new(0x324A, 15, 0, 0x470, "M2M3_PCI_PMON_CTL1"), PciRegister::new(0x324A, 15, 0, 0x478, "M2M3_PCI_PMON_CTL2"), PciRegister::new(0x324A, 15, 0, 0x480, "M2M3_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -258,22 +272,22 @@ static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M2M0_PCI_PMON_CTL0", instance: "M2M0", index: 0, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x468 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M0_PCI_PMON_CTL1", instance: "M2M0", index: 1, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x470 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M0_PCI_PMON_CTL2", instance: "M2M0", index: 2, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x478 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M0_PCI_PMON_CTL3", instance: "M2M0", index: 3, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x480 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_CTL0", instance: "M2M1", index: 0, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x468 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_CTL1", instance: "M2M1", index: 1, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x470 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_CTL2", instance: "M2M1", index: 2, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x478 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_CTL3", instance: "M2M1", index: 3, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x480 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_CTL0", instance: "M2M2", index: 0, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x468 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_CTL1", instance: "M2M2", index: 1, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x470 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_CTL2", instance: "M2M2", index: 2, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x478 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_CTL3", instance: "M2M2", index: 3, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x480 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_CTL0", instance: "M2M3", index: 0, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x468 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_CTL1", instance: "M2M3", index: 1, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x470 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_CTL2", instance: "M2M3", index: 2, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x478 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_CTL3", instance: "M2M3", index: 3, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x480 }, source: "intel-pcm" },
+        AddressInfo::pci("M2M0_PCI_PMON_CTL0", "M2M0", 0, (0x324A, 12, 0, 0x468), "intel-pcm"),
+        AddressInfo::pci("M2M0_PCI_PMON_CTL1", "M2M0", 1, (0x324A, 12, 0, 0x470), "intel-pcm"),
+        AddressInfo::pci("M2M0_PCI_PMON_CTL2", "M2M0", 2, (0x324A, 12, 0, 0x478), "intel-pcm"),
+        AddressInfo::pci("M2M0_PCI_PMON_CTL3", "M2M0", 3, (0x324A, 12, 0, 0x480), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_CTL0", "M2M1", 0, (0x324A, 13, 0, 0x468), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_CTL1", "M2M1", 1, (0x324A, 13, 0, 0x470), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_CTL2", "M2M1", 2, (0x324A, 13, 0, 0x478), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_CTL3", "M2M1", 3, (0x324A, 13, 0, 0x480), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_CTL0", "M2M2", 0, (0x324A, 14, 0, 0x468), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_CTL1", "M2M2", 1, (0x324A, 14, 0, 0x470), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_CTL2", "M2M2", 2, (0x324A, 14, 0, 0x478), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_CTL3", "M2M2", 3, (0x324A, 14, 0, 0x480), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_CTL0", "M2M3", 0, (0x324A, 15, 0, 0x468), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_CTL1", "M2M3", 1, (0x324A, 15, 0, 0x470), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_CTL2", "M2M3", 2, (0x324A, 15, 0, 0x478), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_CTL3", "M2M3", 3, (0x324A, 15, 0, 0x480), "intel-pcm"),
     ]),
     fields: M2mCtlLayout::FIELDS,
     notes: &[
@@ -327,26 +341,25 @@ impl Layout for M2mCtrLayout {
 }
 
 impl M2mCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "M2M{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, M2mCtrLayout::NAME, "event_count")) }
 }
 
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M0.
-pub const M2M0_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x324A, 12, 0, 0x440, "M2M0_PCI_PMON_CTR0"), PciRegister::new(0x324A, 12, 0, 0x448, "M2M0_PCI_PMON_CTR1"), PciRegister::new(0x324A, 12, 0, 0x450, "M2M0_PCI_PMON_CTR2"), PciRegister::new(0x324A, 12, 0, 0x458, "M2M0_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M1.
-pub const M2M1_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x324A, 13, 0, 0x440, "M2M1_PCI_PMON_CTR0"), PciRegister::new(0x324A, 13, 0, 0x448, "M2M1_PCI_PMON_CTR1"), PciRegister::new(0x324A, 13, 0, 0x450, "M2M1_PCI_PMON_CTR2"), PciRegister::new(0x324A, 13, 0, 0x458, "M2M1_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M2.
-pub const M2M2_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x324A, 14, 0, 0x440, "M2M2_PCI_PMON_CTR0"), PciRegister::new(0x324A, 14, 0, 0x448, "M2M2_PCI_PMON_CTR1"), PciRegister::new(0x324A, 14, 0, 0x450, "M2M2_PCI_PMON_CTR2"), PciRegister::new(0x324A, 14, 0, 0x458, "M2M2_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M3.
-pub const M2M3_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x324A, 15, 0, 0x440, "M2M3_PCI_PMON_CTR0"), PciRegister::new(0x324A, 15, 0, 0x448, "M2M3_PCI_PMON_CTR1"), PciRegister::new(0x324A, 15, 0, 0x450, "M2M3_PCI_PMON_CTR2"), PciRegister::new(0x324A, 15, 0, 0x458, "M2M3_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const M2M_PCI_PMON_CTR: [[PciRegister<M2mCtr>; 4]; 4] = [M2M0_PCI_PMON_CTR, M2M1_PCI_PMON_CTR, M2M2_PCI_PMON_CTR, M2M3_PCI_PMON_CTR];
+/// `M2M{i}_PCI_PMON_CTR{n}` of every instance, in instance order (M2M0, M2M1, M2M2, M2M3).
+pub const M2M_PCI_PMON_CTR: [[PciRegister<M2mCtr>; 4]; 4] = [
+    [PciRegister::new(0x324A, 12, 0, 0x440, "M2M0_PCI_PMON_CTR0"), PciRegister::new(0x324A, 12, 0, 0x448, "M2M0_PCI_PMON_CTR1"), PciRegister::new(0x324A, 12, 0, 0x450, "M2M0_PCI_PMON_CTR2"), PciRegister::new(0x324A, 12, 0, 0x458, "M2M0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 13, 0, 0x440, "M2M1_PCI_PMON_CTR0"), PciRegister::new(0x324A, 13, 0, 0x448, "M2M1_PCI_PMON_CTR1"), PciRegister::new(0x324A, 13, 0, 0x450, "M2M1_PCI_PMON_CTR2"), PciRegister::new(0x324A, 13, 0, 0x458, "M2M1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 14, 0, 0x440, "M2M2_PCI_PMON_CTR0"), PciRegister::new(0x324A, 14, 0, 0x448, "M2M2_PCI_PMON_CTR1"), PciRegister::new(0x324A, 14, 0, 0x450, "M2M2_PCI_PMON_CTR2"), PciRegister::new(0x324A, 14, 0, 0x458, "M2M2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x324A, 15, 0, 0x440, "M2M3_PCI_PMON_CTR0"), PciRegister::new(0x324A, 15, 0, 0x448, "M2M3_PCI_PMON_CTR1"), PciRegister::new(0x324A, 15, 0, 0x450, "M2M3_PCI_PMON_CTR2"), PciRegister::new(0x324A, 15, 0, 0x458, "M2M3_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -356,22 +369,22 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M2M0_PCI_PMON_CTR0", instance: "M2M0", index: 0, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x440 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M0_PCI_PMON_CTR1", instance: "M2M0", index: 1, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x448 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M0_PCI_PMON_CTR2", instance: "M2M0", index: 2, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x450 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M0_PCI_PMON_CTR3", instance: "M2M0", index: 3, location: Location::Pci { device_id: 0x324A, device: 12, function: 0, offset: 0x458 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_CTR0", instance: "M2M1", index: 0, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x440 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_CTR1", instance: "M2M1", index: 1, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x448 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_CTR2", instance: "M2M1", index: 2, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x450 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M1_PCI_PMON_CTR3", instance: "M2M1", index: 3, location: Location::Pci { device_id: 0x324A, device: 13, function: 0, offset: 0x458 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_CTR0", instance: "M2M2", index: 0, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x440 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_CTR1", instance: "M2M2", index: 1, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x448 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_CTR2", instance: "M2M2", index: 2, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x450 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M2_PCI_PMON_CTR3", instance: "M2M2", index: 3, location: Location::Pci { device_id: 0x324A, device: 14, function: 0, offset: 0x458 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_CTR0", instance: "M2M3", index: 0, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x440 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_CTR1", instance: "M2M3", index: 1, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x448 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_CTR2", instance: "M2M3", index: 2, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x450 }, source: "intel-pcm" },
-        AddressInfo { name: "M2M3_PCI_PMON_CTR3", instance: "M2M3", index: 3, location: Location::Pci { device_id: 0x324A, device: 15, function: 0, offset: 0x458 }, source: "intel-pcm" },
+        AddressInfo::pci("M2M0_PCI_PMON_CTR0", "M2M0", 0, (0x324A, 12, 0, 0x440), "intel-pcm"),
+        AddressInfo::pci("M2M0_PCI_PMON_CTR1", "M2M0", 1, (0x324A, 12, 0, 0x448), "intel-pcm"),
+        AddressInfo::pci("M2M0_PCI_PMON_CTR2", "M2M0", 2, (0x324A, 12, 0, 0x450), "intel-pcm"),
+        AddressInfo::pci("M2M0_PCI_PMON_CTR3", "M2M0", 3, (0x324A, 12, 0, 0x458), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_CTR0", "M2M1", 0, (0x324A, 13, 0, 0x440), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_CTR1", "M2M1", 1, (0x324A, 13, 0, 0x448), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_CTR2", "M2M1", 2, (0x324A, 13, 0, 0x450), "intel-pcm"),
+        AddressInfo::pci("M2M1_PCI_PMON_CTR3", "M2M1", 3, (0x324A, 13, 0, 0x458), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_CTR0", "M2M2", 0, (0x324A, 14, 0, 0x440), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_CTR1", "M2M2", 1, (0x324A, 14, 0, 0x448), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_CTR2", "M2M2", 2, (0x324A, 14, 0, 0x450), "intel-pcm"),
+        AddressInfo::pci("M2M2_PCI_PMON_CTR3", "M2M2", 3, (0x324A, 14, 0, 0x458), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_CTR0", "M2M3", 0, (0x324A, 15, 0, 0x440), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_CTR1", "M2M3", 1, (0x324A, 15, 0, 0x448), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_CTR2", "M2M3", 2, (0x324A, 15, 0, 0x450), "intel-pcm"),
+        AddressInfo::pci("M2M3_PCI_PMON_CTR3", "M2M3", 3, (0x324A, 15, 0, 0x458), "intel-pcm"),
     ]),
     fields: M2mCtrLayout::FIELDS,
     notes: &[

@@ -1555,185 +1555,185 @@ impl BoxControl for UpiBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRL);
 }
-/// `C_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `C_MSR_PMON_BOX_CTL.rst_ctrs`.
 const CHA_BOX_CTL_RST_CTRS: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrs");
-/// `C_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `C_MSR_PMON_BOX_CTL.rst_ctrl`.
 const CHA_BOX_CTL_RST_CTRL: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrl");
-/// `C_MSR_PMON_BOX_CTL.frz` (bit 0).
+/// `C_MSR_PMON_BOX_CTL.frz`.
 const CHA_BOX_CTL_FRZ: &FieldInfo = ChaBoxCtl::INFO.field_named("frz");
-/// `C_MSR_PMON_CTL.thresh` (bits 31:24).
+/// `C_MSR_PMON_CTL.thresh`.
 const CHA_CTL_THRESH: &FieldInfo = ChaCtl::INFO.field_named("thresh");
-/// `C_MSR_PMON_CTL.invert` (bit 23).
+/// `C_MSR_PMON_CTL.invert`.
 const CHA_CTL_INVERT: &FieldInfo = ChaCtl::INFO.field_named("invert");
-/// `C_MSR_PMON_CTL.en` (bit 22).
+/// `C_MSR_PMON_CTL.en`.
 const CHA_CTL_EN: &FieldInfo = ChaCtl::INFO.field_named("en");
-/// `C_MSR_PMON_CTL.edge_det` (bit 18).
+/// `C_MSR_PMON_CTL.edge_det`.
 const CHA_CTL_EDGE_DET: &FieldInfo = ChaCtl::INFO.field_named("edge_det");
-/// `C_MSR_PMON_CTL.umask` (bits 15:8).
+/// `C_MSR_PMON_CTL.umask`.
 const CHA_CTL_UMASK: &FieldInfo = ChaCtl::INFO.field_named("umask");
-/// `C_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `C_MSR_PMON_CTL.ev_sel`.
 const CHA_CTL_EV_SEL: &FieldInfo = ChaCtl::INFO.field_named("ev_sel");
-/// `C_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `C_MSR_PMON_CTR.event_count`.
 const CHA_CTR_EVENT_COUNT: &FieldInfo = ChaCtr::INFO.field_named("event_count");
-/// `IIO_FREE_MSR_IOCLK.event_count` (bits 47:0).
+/// `IIO_FREE_MSR_IOCLK.event_count`.
 const IIO_FREE_IOCLK_EVENT_COUNT: &FieldInfo = IioFreeIoclk::INFO
     .field_named("event_count");
-/// `IIO_FREE_MSR_BW_IN.event_count` (bits 47:0).
+/// `IIO_FREE_MSR_BW_IN.event_count`.
 const IIO_FREE_BW_IN_EVENT_COUNT: &FieldInfo = IioFreeBwIn::INFO
     .field_named("event_count");
-/// `IIO_FREE_MSR_BW_OUT.event_count` (bits 47:0).
+/// `IIO_FREE_MSR_BW_OUT.event_count`.
 const IIO_FREE_BW_OUT_EVENT_COUNT: &FieldInfo = IioFreeBwOut::INFO
     .field_named("event_count");
-/// `IIO_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `IIO_MSR_PMON_BOX_CTL.rst_ctrs`.
 const IIO_BOX_CTL_RST_CTRS: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrs");
-/// `IIO_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `IIO_MSR_PMON_BOX_CTL.rst_ctrl`.
 const IIO_BOX_CTL_RST_CTRL: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrl");
-/// `IIO_MSR_PMON_BOX_CTL.frz` (bit 0).
+/// `IIO_MSR_PMON_BOX_CTL.frz`.
 const IIO_BOX_CTL_FRZ: &FieldInfo = IioBoxCtl::INFO.field_named("frz");
-/// `IIO_MSR_PMON_CTL.thresh` (bits 35:24).
+/// `IIO_MSR_PMON_CTL.thresh`.
 const IIO_CTL_THRESH: &FieldInfo = IioCtl::INFO.field_named("thresh");
-/// `IIO_MSR_PMON_CTL.invert` (bit 23).
+/// `IIO_MSR_PMON_CTL.invert`.
 const IIO_CTL_INVERT: &FieldInfo = IioCtl::INFO.field_named("invert");
-/// `IIO_MSR_PMON_CTL.en` (bit 22).
+/// `IIO_MSR_PMON_CTL.en`.
 const IIO_CTL_EN: &FieldInfo = IioCtl::INFO.field_named("en");
-/// `IIO_MSR_PMON_CTL.edge_det` (bit 18).
+/// `IIO_MSR_PMON_CTL.edge_det`.
 const IIO_CTL_EDGE_DET: &FieldInfo = IioCtl::INFO.field_named("edge_det");
-/// `IIO_MSR_PMON_CTL.umask` (bits 15:8).
+/// `IIO_MSR_PMON_CTL.umask`.
 const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
-/// `IIO_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `IIO_MSR_PMON_CTL.ev_sel`.
 const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
-/// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `IIO_MSR_PMON_CTR.event_count`.
 const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
-/// `IMC_FREE_MMIO_DCLK.event_count` (bits 47:0).
+/// `IMC_FREE_MMIO_DCLK.event_count`.
 const IMC_FREE_DCLK_EVENT_COUNT: &FieldInfo = ImcFreeDclk::INFO
     .field_named("event_count");
-/// `IMC_FREE_MMIO_PQ_CYCLES.event_count` (bits 47:0).
+/// `IMC_FREE_MMIO_PQ_CYCLES.event_count`.
 const IMC_FREE_PQ_CYCLES_EVENT_COUNT: &FieldInfo = ImcFreePqCycles::INFO
     .field_named("event_count");
-/// `MC_MMIO_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrs`.
 const IMC_BOX_CTL_RST_CTRS: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrs");
-/// `MC_MMIO_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrl`.
 const IMC_BOX_CTL_RST_CTRL: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrl");
-/// `MC_MMIO_PMON_BOX_CTL.frz` (bit 0).
+/// `MC_MMIO_PMON_BOX_CTL.frz`.
 const IMC_BOX_CTL_FRZ: &FieldInfo = ImcBoxCtl::INFO.field_named("frz");
-/// `MC_MMIO_PMON_CTL.thresh` (bits 31:24).
+/// `MC_MMIO_PMON_CTL.thresh`.
 const IMC_CTL_THRESH: &FieldInfo = ImcCtl::INFO.field_named("thresh");
-/// `MC_MMIO_PMON_CTL.invert` (bit 23).
+/// `MC_MMIO_PMON_CTL.invert`.
 const IMC_CTL_INVERT: &FieldInfo = ImcCtl::INFO.field_named("invert");
-/// `MC_MMIO_PMON_CTL.en` (bit 22).
+/// `MC_MMIO_PMON_CTL.en`.
 const IMC_CTL_EN: &FieldInfo = ImcCtl::INFO.field_named("en");
-/// `MC_MMIO_PMON_CTL.edge_det` (bit 18).
+/// `MC_MMIO_PMON_CTL.edge_det`.
 const IMC_CTL_EDGE_DET: &FieldInfo = ImcCtl::INFO.field_named("edge_det");
-/// `MC_MMIO_PMON_CTL.umask` (bits 15:8).
+/// `MC_MMIO_PMON_CTL.umask`.
 const IMC_CTL_UMASK: &FieldInfo = ImcCtl::INFO.field_named("umask");
-/// `MC_MMIO_PMON_CTL.ev_sel` (bits 7:0).
+/// `MC_MMIO_PMON_CTL.ev_sel`.
 const IMC_CTL_EV_SEL: &FieldInfo = ImcCtl::INFO.field_named("ev_sel");
-/// `MC_MMIO_PMON_CTR.event_count` (bits 47:0).
+/// `MC_MMIO_PMON_CTR.event_count`.
 const IMC_CTR_EVENT_COUNT: &FieldInfo = ImcCtr::INFO.field_named("event_count");
-/// `MC_MMIO_PMON_FIXED_CTR.event_count` (bits 47:0).
+/// `MC_MMIO_PMON_FIXED_CTR.event_count`.
 const IMC_FIXED_CTR_EVENT_COUNT: &FieldInfo = ImcFixedCtr::INFO
     .field_named("event_count");
-/// `IRP_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `IRP_MSR_PMON_BOX_CTL.rst_ctrs`.
 const IRP_BOX_CTL_RST_CTRS: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrs");
-/// `IRP_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `IRP_MSR_PMON_BOX_CTL.rst_ctrl`.
 const IRP_BOX_CTL_RST_CTRL: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrl");
-/// `IRP_MSR_PMON_BOX_CTL.frz` (bit 0).
+/// `IRP_MSR_PMON_BOX_CTL.frz`.
 const IRP_BOX_CTL_FRZ: &FieldInfo = IrpBoxCtl::INFO.field_named("frz");
-/// `IRP_MSR_PMON_CTL.thresh` (bits 31:24).
+/// `IRP_MSR_PMON_CTL.thresh`.
 const IRP_CTL_THRESH: &FieldInfo = IrpCtl::INFO.field_named("thresh");
-/// `IRP_MSR_PMON_CTL.invert` (bit 23).
+/// `IRP_MSR_PMON_CTL.invert`.
 const IRP_CTL_INVERT: &FieldInfo = IrpCtl::INFO.field_named("invert");
-/// `IRP_MSR_PMON_CTL.en` (bit 22).
+/// `IRP_MSR_PMON_CTL.en`.
 const IRP_CTL_EN: &FieldInfo = IrpCtl::INFO.field_named("en");
-/// `IRP_MSR_PMON_CTL.edge_det` (bit 18).
+/// `IRP_MSR_PMON_CTL.edge_det`.
 const IRP_CTL_EDGE_DET: &FieldInfo = IrpCtl::INFO.field_named("edge_det");
-/// `IRP_MSR_PMON_CTL.umask` (bits 15:8).
+/// `IRP_MSR_PMON_CTL.umask`.
 const IRP_CTL_UMASK: &FieldInfo = IrpCtl::INFO.field_named("umask");
-/// `IRP_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `IRP_MSR_PMON_CTL.ev_sel`.
 const IRP_CTL_EV_SEL: &FieldInfo = IrpCtl::INFO.field_named("ev_sel");
-/// `IRP_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `IRP_MSR_PMON_CTR.event_count`.
 const IRP_CTR_EVENT_COUNT: &FieldInfo = IrpCtr::INFO.field_named("event_count");
-/// `M2M_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `M2M_PCI_PMON_BOX_CTL.rst_ctrs`.
 const M2M_BOX_CTL_RST_CTRS: &FieldInfo = M2mBoxCtl::INFO.field_named("rst_ctrs");
-/// `M2M_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `M2M_PCI_PMON_BOX_CTL.rst_ctrl`.
 const M2M_BOX_CTL_RST_CTRL: &FieldInfo = M2mBoxCtl::INFO.field_named("rst_ctrl");
-/// `M2M_PCI_PMON_BOX_CTL.frz` (bit 0).
+/// `M2M_PCI_PMON_BOX_CTL.frz`.
 const M2M_BOX_CTL_FRZ: &FieldInfo = M2mBoxCtl::INFO.field_named("frz");
-/// `M2M_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `M2M_PCI_PMON_CTL.thresh`.
 const M2M_CTL_THRESH: &FieldInfo = M2mCtl::INFO.field_named("thresh");
-/// `M2M_PCI_PMON_CTL.invert` (bit 23).
+/// `M2M_PCI_PMON_CTL.invert`.
 const M2M_CTL_INVERT: &FieldInfo = M2mCtl::INFO.field_named("invert");
-/// `M2M_PCI_PMON_CTL.en` (bit 22).
+/// `M2M_PCI_PMON_CTL.en`.
 const M2M_CTL_EN: &FieldInfo = M2mCtl::INFO.field_named("en");
-/// `M2M_PCI_PMON_CTL.edge_det` (bit 18).
+/// `M2M_PCI_PMON_CTL.edge_det`.
 const M2M_CTL_EDGE_DET: &FieldInfo = M2mCtl::INFO.field_named("edge_det");
-/// `M2M_PCI_PMON_CTL.umask` (bits 15:8).
+/// `M2M_PCI_PMON_CTL.umask`.
 const M2M_CTL_UMASK: &FieldInfo = M2mCtl::INFO.field_named("umask");
-/// `M2M_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `M2M_PCI_PMON_CTL.ev_sel`.
 const M2M_CTL_EV_SEL: &FieldInfo = M2mCtl::INFO.field_named("ev_sel");
-/// `M2M_PCI_PMON_CTR.event_count` (bits 47:0).
+/// `M2M_PCI_PMON_CTR.event_count`.
 const M2M_CTR_EVENT_COUNT: &FieldInfo = M2mCtr::INFO.field_named("event_count");
-/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrs`.
 const M3UPI_BOX_CTL_RST_CTRS: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrs");
-/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrl`.
 const M3UPI_BOX_CTL_RST_CTRL: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrl");
-/// `M3UPI_L_PCI_PMON_BOX_CTL.frz` (bit 0).
+/// `M3UPI_L_PCI_PMON_BOX_CTL.frz`.
 const M3UPI_BOX_CTL_FRZ: &FieldInfo = M3upiBoxCtl::INFO.field_named("frz");
-/// `M3UPI_L_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `M3UPI_L_PCI_PMON_CTL.thresh`.
 const M3UPI_CTL_THRESH: &FieldInfo = M3upiCtl::INFO.field_named("thresh");
-/// `M3UPI_L_PCI_PMON_CTL.invert` (bit 23).
+/// `M3UPI_L_PCI_PMON_CTL.invert`.
 const M3UPI_CTL_INVERT: &FieldInfo = M3upiCtl::INFO.field_named("invert");
-/// `M3UPI_L_PCI_PMON_CTL.en` (bit 22).
+/// `M3UPI_L_PCI_PMON_CTL.en`.
 const M3UPI_CTL_EN: &FieldInfo = M3upiCtl::INFO.field_named("en");
-/// `M3UPI_L_PCI_PMON_CTL.edge_det` (bit 18).
+/// `M3UPI_L_PCI_PMON_CTL.edge_det`.
 const M3UPI_CTL_EDGE_DET: &FieldInfo = M3upiCtl::INFO.field_named("edge_det");
-/// `M3UPI_L_PCI_PMON_CTL.umask` (bits 15:8).
+/// `M3UPI_L_PCI_PMON_CTL.umask`.
 const M3UPI_CTL_UMASK: &FieldInfo = M3upiCtl::INFO.field_named("umask");
-/// `M3UPI_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `M3UPI_L_PCI_PMON_CTL.ev_sel`.
 const M3UPI_CTL_EV_SEL: &FieldInfo = M3upiCtl::INFO.field_named("ev_sel");
-/// `M3UPI_L_PCI_PMON_CTR.event_count` (bits 47:0).
+/// `M3UPI_L_PCI_PMON_CTR.event_count`.
 const M3UPI_CTR_EVENT_COUNT: &FieldInfo = M3upiCtr::INFO.field_named("event_count");
-/// `U_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `U_MSR_PMON_BOX_CTL.rst_ctrs`.
 const U_BOX_CTL_RST_CTRS: &FieldInfo = UBoxCtl::INFO.field_named("rst_ctrs");
-/// `U_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `U_MSR_PMON_BOX_CTL.rst_ctrl`.
 const U_BOX_CTL_RST_CTRL: &FieldInfo = UBoxCtl::INFO.field_named("rst_ctrl");
-/// `U_MSR_PMON_BOX_CTL.frz` (bit 0).
+/// `U_MSR_PMON_BOX_CTL.frz`.
 const U_BOX_CTL_FRZ: &FieldInfo = UBoxCtl::INFO.field_named("frz");
-/// `U_MSR_PMON_CTL.thresh` (bits 31:24).
+/// `U_MSR_PMON_CTL.thresh`.
 const U_CTL_THRESH: &FieldInfo = UCtl::INFO.field_named("thresh");
-/// `U_MSR_PMON_CTL.invert` (bit 23).
+/// `U_MSR_PMON_CTL.invert`.
 const U_CTL_INVERT: &FieldInfo = UCtl::INFO.field_named("invert");
-/// `U_MSR_PMON_CTL.en` (bit 22).
+/// `U_MSR_PMON_CTL.en`.
 const U_CTL_EN: &FieldInfo = UCtl::INFO.field_named("en");
-/// `U_MSR_PMON_CTL.edge_det` (bit 18).
+/// `U_MSR_PMON_CTL.edge_det`.
 const U_CTL_EDGE_DET: &FieldInfo = UCtl::INFO.field_named("edge_det");
-/// `U_MSR_PMON_CTL.umask` (bits 15:8).
+/// `U_MSR_PMON_CTL.umask`.
 const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
-/// `U_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `U_MSR_PMON_CTL.ev_sel`.
 const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
-/// `U_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `U_MSR_PMON_CTR.event_count`.
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
-/// `UNC_CBO_CONFIG.num_cbo` (bits 63:0).
+/// `UNC_CBO_CONFIG.num_cbo`.
 const UNC_CBO_CONFIG_NUM_CBO: &FieldInfo = UncCboConfig::INFO.field_named("num_cbo");
-/// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrs`.
 const UPI_BOX_CTL_RST_CTRS: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrs");
-/// `U_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrl`.
 const UPI_BOX_CTL_RST_CTRL: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrl");
-/// `U_L_PCI_PMON_BOX_CTL.frz` (bit 0).
+/// `U_L_PCI_PMON_BOX_CTL.frz`.
 const UPI_BOX_CTL_FRZ: &FieldInfo = UpiBoxCtl::INFO.field_named("frz");
-/// `U_L_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `U_L_PCI_PMON_CTL.thresh`.
 const UPI_CTL_THRESH: &FieldInfo = UpiCtl::INFO.field_named("thresh");
-/// `U_L_PCI_PMON_CTL.invert` (bit 23).
+/// `U_L_PCI_PMON_CTL.invert`.
 const UPI_CTL_INVERT: &FieldInfo = UpiCtl::INFO.field_named("invert");
-/// `U_L_PCI_PMON_CTL.en` (bit 22).
+/// `U_L_PCI_PMON_CTL.en`.
 const UPI_CTL_EN: &FieldInfo = UpiCtl::INFO.field_named("en");
-/// `U_L_PCI_PMON_CTL.edge_det` (bit 18).
+/// `U_L_PCI_PMON_CTL.edge_det`.
 const UPI_CTL_EDGE_DET: &FieldInfo = UpiCtl::INFO.field_named("edge_det");
-/// `U_L_PCI_PMON_CTL.umask` (bits 15:8).
+/// `U_L_PCI_PMON_CTL.umask`.
 const UPI_CTL_UMASK: &FieldInfo = UpiCtl::INFO.field_named("umask");
-/// `U_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `U_L_PCI_PMON_CTL.ev_sel`.
 const UPI_CTL_EV_SEL: &FieldInfo = UpiCtl::INFO.field_named("ev_sel");
-/// `U_L_PCI_PMON_CTR.event_count` (bits 47:0).
+/// `U_L_PCI_PMON_CTR.event_count`.
 const UPI_CTR_EVENT_COUNT: &FieldInfo = UpiCtr::INFO.field_named("event_count");
 /// The `spr-cha` perf driver's format (`spr_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).

@@ -79,75 +79,54 @@ impl Layout for ChaBoxCtlLayout {
 }
 
 impl ChaBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
+    /// `frz`: bit 8 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 (and, where the box has it, frz_en is 1) the
     /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE10, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE20, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE30, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE40, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE50, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE60, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE70, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE80, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE90, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEA0, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEB0, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEC0, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xED0, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEE0, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEF0, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF00, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF10, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA18.
-pub const C18_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF20, "C18_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA19.
-pub const C19_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF30, "C19_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA20.
-pub const C20_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF40, "C20_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA21.
-pub const C21_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF50, "C21_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA22.
-pub const C22_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF60, "C22_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA23.
-pub const C23_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF70, "C23_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA24.
-pub const C24_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF80, "C24_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA25.
-pub const C25_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF90, "C25_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA26.
-pub const C26_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFA0, "C26_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA27.
-pub const C27_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFB0, "C27_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 28] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL, C18_MSR_PMON_BOX_CTL, C19_MSR_PMON_BOX_CTL, C20_MSR_PMON_BOX_CTL, C21_MSR_PMON_BOX_CTL, C22_MSR_PMON_BOX_CTL, C23_MSR_PMON_BOX_CTL, C24_MSR_PMON_BOX_CTL, C25_MSR_PMON_BOX_CTL, C26_MSR_PMON_BOX_CTL, C27_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27).
+pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 28] = [
+    Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE10, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE20, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE30, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE40, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE50, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE60, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE70, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE80, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE90, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEA0, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEB0, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEC0, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0xED0, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEE0, "C14_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEF0, "C15_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF00, "C16_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF10, "C17_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF20, "C18_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF30, "C19_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF40, "C20_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF50, "C21_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF60, "C22_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF70, "C23_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF80, "C24_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF90, "C25_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFA0, "C26_MSR_PMON_BOX_CTL"),
+    Msr::new(0xFB0, "C27_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -157,34 +136,34 @@ static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one CHA (caching and home agent): freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_CTL", instance: "CHA0", index: 0, location: Location::Msr(0xE00), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_CTL", instance: "CHA1", index: 0, location: Location::Msr(0xE10), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_CTL", instance: "CHA2", index: 0, location: Location::Msr(0xE20), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_CTL", instance: "CHA3", index: 0, location: Location::Msr(0xE30), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_CTL", instance: "CHA4", index: 0, location: Location::Msr(0xE40), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_CTL", instance: "CHA5", index: 0, location: Location::Msr(0xE50), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_CTL", instance: "CHA6", index: 0, location: Location::Msr(0xE60), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_CTL", instance: "CHA7", index: 0, location: Location::Msr(0xE70), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_CTL", instance: "CHA8", index: 0, location: Location::Msr(0xE80), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_CTL", instance: "CHA9", index: 0, location: Location::Msr(0xE90), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_CTL", instance: "CHA10", index: 0, location: Location::Msr(0xEA0), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_CTL", instance: "CHA11", index: 0, location: Location::Msr(0xEB0), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_CTL", instance: "CHA12", index: 0, location: Location::Msr(0xEC0), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_CTL", instance: "CHA13", index: 0, location: Location::Msr(0xED0), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_CTL", instance: "CHA14", index: 0, location: Location::Msr(0xEE0), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_CTL", instance: "CHA15", index: 0, location: Location::Msr(0xEF0), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_CTL", instance: "CHA16", index: 0, location: Location::Msr(0xF00), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_CTL", instance: "CHA17", index: 0, location: Location::Msr(0xF10), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_CTL", instance: "CHA18", index: 0, location: Location::Msr(0xF20), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_CTL", instance: "CHA19", index: 0, location: Location::Msr(0xF30), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_CTL", instance: "CHA20", index: 0, location: Location::Msr(0xF40), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_CTL", instance: "CHA21", index: 0, location: Location::Msr(0xF50), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_CTL", instance: "CHA22", index: 0, location: Location::Msr(0xF60), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_CTL", instance: "CHA23", index: 0, location: Location::Msr(0xF70), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_CTL", instance: "CHA24", index: 0, location: Location::Msr(0xF80), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_CTL", instance: "CHA25", index: 0, location: Location::Msr(0xF90), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_CTL", instance: "CHA26", index: 0, location: Location::Msr(0xFA0), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_CTL", instance: "CHA27", index: 0, location: Location::Msr(0xFB0), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "CHA0", 0, 0xE00, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "CHA1", 0, 0xE10, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "CHA2", 0, 0xE20, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "CHA3", 0, 0xE30, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "CHA4", 0, 0xE40, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "CHA5", 0, 0xE50, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "CHA6", 0, 0xE60, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "CHA7", 0, 0xE70, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_CTL", "CHA8", 0, 0xE80, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_CTL", "CHA9", 0, 0xE90, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_CTL", "CHA10", 0, 0xEA0, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_CTL", "CHA11", 0, 0xEB0, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_CTL", "CHA12", 0, 0xEC0, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_CTL", "CHA13", 0, 0xED0, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_CTL", "CHA14", 0, 0xEE0, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_CTL", "CHA15", 0, 0xEF0, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_CTL", "CHA16", 0, 0xF00, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_CTL", "CHA17", 0, 0xF10, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_CTL", "CHA18", 0, 0xF20, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_CTL", "CHA19", 0, 0xF30, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_CTL", "CHA20", 0, 0xF40, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_CTL", "CHA21", 0, 0xF50, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_CTL", "CHA22", 0, 0xF60, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_CTL", "CHA23", 0, 0xF70, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_CTL", "CHA24", 0, 0xF80, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_CTL", "CHA25", 0, 0xF90, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_CTL", "CHA26", 0, 0xFA0, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_CTL", "CHA27", 0, 0xFB0, "linux-snbep"),
     ]),
     fields: ChaBoxCtlLayout::FIELDS,
     notes: &[
@@ -280,102 +259,91 @@ impl Layout for ChaCtlLayout {
 }
 
 impl ChaCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `tid_en`: bit 19 (rw, reset 0x0).
+    pub const TID_EN_BITS: BitRange = BitRange::new(19, 19);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> ChaCtlInvert { ChaCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ChaCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `tid_en` (bit 19, rw, reset 0x0): Thread-id filter enable: with 1, the counter counts only
+    #[inline] pub const fn invert(self) -> ChaCtlInvert { ChaCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: ChaCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: with 1, the counter counts only
     /// the events that match C{i}_MSR_PMON_BOX_FILTER0.tid.
-    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `tid_en` (bit 19) set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
+    /// This value with `tid_en` set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE11, "C1_MSR_PMON_CTL0"), Msr::new(0xE12, "C1_MSR_PMON_CTL1"), Msr::new(0xE13, "C1_MSR_PMON_CTL2"), Msr::new(0xE14, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE21, "C2_MSR_PMON_CTL0"), Msr::new(0xE22, "C2_MSR_PMON_CTL1"), Msr::new(0xE23, "C2_MSR_PMON_CTL2"), Msr::new(0xE24, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE31, "C3_MSR_PMON_CTL0"), Msr::new(0xE32, "C3_MSR_PMON_CTL1"), Msr::new(0xE33, "C3_MSR_PMON_CTL2"), Msr::new(0xE34, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE41, "C4_MSR_PMON_CTL0"), Msr::new(0xE42, "C4_MSR_PMON_CTL1"), Msr::new(0xE43, "C4_MSR_PMON_CTL2"), Msr::new(0xE44, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE51, "C5_MSR_PMON_CTL0"), Msr::new(0xE52, "C5_MSR_PMON_CTL1"), Msr::new(0xE53, "C5_MSR_PMON_CTL2"), Msr::new(0xE54, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE61, "C6_MSR_PMON_CTL0"), Msr::new(0xE62, "C6_MSR_PMON_CTL1"), Msr::new(0xE63, "C6_MSR_PMON_CTL2"), Msr::new(0xE64, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE71, "C7_MSR_PMON_CTL0"), Msr::new(0xE72, "C7_MSR_PMON_CTL1"), Msr::new(0xE73, "C7_MSR_PMON_CTL2"), Msr::new(0xE74, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE81, "C8_MSR_PMON_CTL0"), Msr::new(0xE82, "C8_MSR_PMON_CTL1"), Msr::new(0xE83, "C8_MSR_PMON_CTL2"), Msr::new(0xE84, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE91, "C9_MSR_PMON_CTL0"), Msr::new(0xE92, "C9_MSR_PMON_CTL1"), Msr::new(0xE93, "C9_MSR_PMON_CTL2"), Msr::new(0xE94, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEA1, "C10_MSR_PMON_CTL0"), Msr::new(0xEA2, "C10_MSR_PMON_CTL1"), Msr::new(0xEA3, "C10_MSR_PMON_CTL2"), Msr::new(0xEA4, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEB1, "C11_MSR_PMON_CTL0"), Msr::new(0xEB2, "C11_MSR_PMON_CTL1"), Msr::new(0xEB3, "C11_MSR_PMON_CTL2"), Msr::new(0xEB4, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEC1, "C12_MSR_PMON_CTL0"), Msr::new(0xEC2, "C12_MSR_PMON_CTL1"), Msr::new(0xEC3, "C12_MSR_PMON_CTL2"), Msr::new(0xEC4, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xED1, "C13_MSR_PMON_CTL0"), Msr::new(0xED2, "C13_MSR_PMON_CTL1"), Msr::new(0xED3, "C13_MSR_PMON_CTL2"), Msr::new(0xED4, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEE1, "C14_MSR_PMON_CTL0"), Msr::new(0xEE2, "C14_MSR_PMON_CTL1"), Msr::new(0xEE3, "C14_MSR_PMON_CTL2"), Msr::new(0xEE4, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEF1, "C15_MSR_PMON_CTL0"), Msr::new(0xEF2, "C15_MSR_PMON_CTL1"), Msr::new(0xEF3, "C15_MSR_PMON_CTL2"), Msr::new(0xEF4, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF01, "C16_MSR_PMON_CTL0"), Msr::new(0xF02, "C16_MSR_PMON_CTL1"), Msr::new(0xF03, "C16_MSR_PMON_CTL2"), Msr::new(0xF04, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF11, "C17_MSR_PMON_CTL0"), Msr::new(0xF12, "C17_MSR_PMON_CTL1"), Msr::new(0xF13, "C17_MSR_PMON_CTL2"), Msr::new(0xF14, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF21, "C18_MSR_PMON_CTL0"), Msr::new(0xF22, "C18_MSR_PMON_CTL1"), Msr::new(0xF23, "C18_MSR_PMON_CTL2"), Msr::new(0xF24, "C18_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF31, "C19_MSR_PMON_CTL0"), Msr::new(0xF32, "C19_MSR_PMON_CTL1"), Msr::new(0xF33, "C19_MSR_PMON_CTL2"), Msr::new(0xF34, "C19_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF41, "C20_MSR_PMON_CTL0"), Msr::new(0xF42, "C20_MSR_PMON_CTL1"), Msr::new(0xF43, "C20_MSR_PMON_CTL2"), Msr::new(0xF44, "C20_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF51, "C21_MSR_PMON_CTL0"), Msr::new(0xF52, "C21_MSR_PMON_CTL1"), Msr::new(0xF53, "C21_MSR_PMON_CTL2"), Msr::new(0xF54, "C21_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF61, "C22_MSR_PMON_CTL0"), Msr::new(0xF62, "C22_MSR_PMON_CTL1"), Msr::new(0xF63, "C22_MSR_PMON_CTL2"), Msr::new(0xF64, "C22_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF71, "C23_MSR_PMON_CTL0"), Msr::new(0xF72, "C23_MSR_PMON_CTL1"), Msr::new(0xF73, "C23_MSR_PMON_CTL2"), Msr::new(0xF74, "C23_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF81, "C24_MSR_PMON_CTL0"), Msr::new(0xF82, "C24_MSR_PMON_CTL1"), Msr::new(0xF83, "C24_MSR_PMON_CTL2"), Msr::new(0xF84, "C24_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF91, "C25_MSR_PMON_CTL0"), Msr::new(0xF92, "C25_MSR_PMON_CTL1"), Msr::new(0xF93, "C25_MSR_PMON_CTL2"), Msr::new(0xF94, "C25_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFA1, "C26_MSR_PMON_CTL0"), Msr::new(0xFA2, "C26_MSR_PMON_CTL1"), Msr::new(0xFA3, "C26_MSR_PMON_CTL2"), Msr::new(0xFA4, "C26_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFB1, "C27_MSR_PMON_CTL0"), Msr::new(0xFB2, "C27_MSR_PMON_CTL1"), Msr::new(0xFB3, "C27_MSR_PMON_CTL2"), Msr::new(0xFB4, "C27_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 28] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL, C18_MSR_PMON_CTL, C19_MSR_PMON_CTL, C20_MSR_PMON_CTL, C21_MSR_PMON_CTL, C22_MSR_PMON_CTL, C23_MSR_PMON_CTL, C24_MSR_PMON_CTL, C25_MSR_PMON_CTL, C26_MSR_PMON_CTL, C27_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27).
+pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 28] = [
+    [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xE11, "C1_MSR_PMON_CTL0"), Msr::new(0xE12, "C1_MSR_PMON_CTL1"), Msr::new(0xE13, "C1_MSR_PMON_CTL2"), Msr::new(0xE14, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xE21, "C2_MSR_PMON_CTL0"), Msr::new(0xE22, "C2_MSR_PMON_CTL1"), Msr::new(0xE23, "C2_MSR_PMON_CTL2"), Msr::new(0xE24, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xE31, "C3_MSR_PMON_CTL0"), Msr::new(0xE32, "C3_MSR_PMON_CTL1"), Msr::new(0xE33, "C3_MSR_PMON_CTL2"), Msr::new(0xE34, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xE41, "C4_MSR_PMON_CTL0"), Msr::new(0xE42, "C4_MSR_PMON_CTL1"), Msr::new(0xE43, "C4_MSR_PMON_CTL2"), Msr::new(0xE44, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xE51, "C5_MSR_PMON_CTL0"), Msr::new(0xE52, "C5_MSR_PMON_CTL1"), Msr::new(0xE53, "C5_MSR_PMON_CTL2"), Msr::new(0xE54, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xE61, "C6_MSR_PMON_CTL0"), Msr::new(0xE62, "C6_MSR_PMON_CTL1"), Msr::new(0xE63, "C6_MSR_PMON_CTL2"), Msr::new(0xE64, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xE71, "C7_MSR_PMON_CTL0"), Msr::new(0xE72, "C7_MSR_PMON_CTL1"), Msr::new(0xE73, "C7_MSR_PMON_CTL2"), Msr::new(0xE74, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0xE81, "C8_MSR_PMON_CTL0"), Msr::new(0xE82, "C8_MSR_PMON_CTL1"), Msr::new(0xE83, "C8_MSR_PMON_CTL2"), Msr::new(0xE84, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0xE91, "C9_MSR_PMON_CTL0"), Msr::new(0xE92, "C9_MSR_PMON_CTL1"), Msr::new(0xE93, "C9_MSR_PMON_CTL2"), Msr::new(0xE94, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0xEA1, "C10_MSR_PMON_CTL0"), Msr::new(0xEA2, "C10_MSR_PMON_CTL1"), Msr::new(0xEA3, "C10_MSR_PMON_CTL2"), Msr::new(0xEA4, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0xEB1, "C11_MSR_PMON_CTL0"), Msr::new(0xEB2, "C11_MSR_PMON_CTL1"), Msr::new(0xEB3, "C11_MSR_PMON_CTL2"), Msr::new(0xEB4, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0xEC1, "C12_MSR_PMON_CTL0"), Msr::new(0xEC2, "C12_MSR_PMON_CTL1"), Msr::new(0xEC3, "C12_MSR_PMON_CTL2"), Msr::new(0xEC4, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0xED1, "C13_MSR_PMON_CTL0"), Msr::new(0xED2, "C13_MSR_PMON_CTL1"), Msr::new(0xED3, "C13_MSR_PMON_CTL2"), Msr::new(0xED4, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0xEE1, "C14_MSR_PMON_CTL0"), Msr::new(0xEE2, "C14_MSR_PMON_CTL1"), Msr::new(0xEE3, "C14_MSR_PMON_CTL2"), Msr::new(0xEE4, "C14_MSR_PMON_CTL3")],
+    [Msr::new(0xEF1, "C15_MSR_PMON_CTL0"), Msr::new(0xEF2, "C15_MSR_PMON_CTL1"), Msr::new(0xEF3, "C15_MSR_PMON_CTL2"), Msr::new(0xEF4, "C15_MSR_PMON_CTL3")],
+    [Msr::new(0xF01, "C16_MSR_PMON_CTL0"), Msr::new(0xF02, "C16_MSR_PMON_CTL1"), Msr::new(0xF03, "C16_MSR_PMON_CTL2"), Msr::new(0xF04, "C16_MSR_PMON_CTL3")],
+    [Msr::new(0xF11, "C17_MSR_PMON_CTL0"), Msr::new(0xF12, "C17_MSR_PMON_CTL1"), Msr::new(0xF13, "C17_MSR_PMON_CTL2"), Msr::new(0xF14, "C17_MSR_PMON_CTL3")],
+    [Msr::new(0xF21, "C18_MSR_PMON_CTL0"), Msr::new(0xF22, "C18_MSR_PMON_CTL1"), Msr::new(0xF23, "C18_MSR_PMON_CTL2"), Msr::new(0xF24, "C18_MSR_PMON_CTL3")],
+    [Msr::new(0xF31, "C19_MSR_PMON_CTL0"), Msr::new(0xF32, "C19_MSR_PMON_CTL1"), Msr::new(0xF33, "C19_MSR_PMON_CTL2"), Msr::new(0xF34, "C19_MSR_PMON_CTL3")],
+    [Msr::new(0xF41, "C20_MSR_PMON_CTL0"), Msr::new(0xF42, "C20_MSR_PMON_CTL1"), Msr::new(0xF43, "C20_MSR_PMON_CTL2"), Msr::new(0xF44, "C20_MSR_PMON_CTL3")],
+    [Msr::new(0xF51, "C21_MSR_PMON_CTL0"), Msr::new(0xF52, "C21_MSR_PMON_CTL1"), Msr::new(0xF53, "C21_MSR_PMON_CTL2"), Msr::new(0xF54, "C21_MSR_PMON_CTL3")],
+    [Msr::new(0xF61, "C22_MSR_PMON_CTL0"), Msr::new(0xF62, "C22_MSR_PMON_CTL1"), Msr::new(0xF63, "C22_MSR_PMON_CTL2"), Msr::new(0xF64, "C22_MSR_PMON_CTL3")],
+    [Msr::new(0xF71, "C23_MSR_PMON_CTL0"), Msr::new(0xF72, "C23_MSR_PMON_CTL1"), Msr::new(0xF73, "C23_MSR_PMON_CTL2"), Msr::new(0xF74, "C23_MSR_PMON_CTL3")],
+    [Msr::new(0xF81, "C24_MSR_PMON_CTL0"), Msr::new(0xF82, "C24_MSR_PMON_CTL1"), Msr::new(0xF83, "C24_MSR_PMON_CTL2"), Msr::new(0xF84, "C24_MSR_PMON_CTL3")],
+    [Msr::new(0xF91, "C25_MSR_PMON_CTL0"), Msr::new(0xF92, "C25_MSR_PMON_CTL1"), Msr::new(0xF93, "C25_MSR_PMON_CTL2"), Msr::new(0xF94, "C25_MSR_PMON_CTL3")],
+    [Msr::new(0xFA1, "C26_MSR_PMON_CTL0"), Msr::new(0xFA2, "C26_MSR_PMON_CTL1"), Msr::new(0xFA3, "C26_MSR_PMON_CTL2"), Msr::new(0xFA4, "C26_MSR_PMON_CTL3")],
+    [Msr::new(0xFB1, "C27_MSR_PMON_CTL0"), Msr::new(0xFB2, "C27_MSR_PMON_CTL1"), Msr::new(0xFB3, "C27_MSR_PMON_CTL2"), Msr::new(0xFB4, "C27_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -385,118 +353,118 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for CHA counter n: event, unit mask, thread-id filter enable, enable, reset, and an 8-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTL0", instance: "CHA0", index: 0, location: Location::Msr(0xE01), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL1", instance: "CHA0", index: 1, location: Location::Msr(0xE02), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL2", instance: "CHA0", index: 2, location: Location::Msr(0xE03), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL3", instance: "CHA0", index: 3, location: Location::Msr(0xE04), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL0", instance: "CHA1", index: 0, location: Location::Msr(0xE11), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL1", instance: "CHA1", index: 1, location: Location::Msr(0xE12), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL2", instance: "CHA1", index: 2, location: Location::Msr(0xE13), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL3", instance: "CHA1", index: 3, location: Location::Msr(0xE14), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL0", instance: "CHA2", index: 0, location: Location::Msr(0xE21), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL1", instance: "CHA2", index: 1, location: Location::Msr(0xE22), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL2", instance: "CHA2", index: 2, location: Location::Msr(0xE23), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL3", instance: "CHA2", index: 3, location: Location::Msr(0xE24), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL0", instance: "CHA3", index: 0, location: Location::Msr(0xE31), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL1", instance: "CHA3", index: 1, location: Location::Msr(0xE32), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL2", instance: "CHA3", index: 2, location: Location::Msr(0xE33), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL3", instance: "CHA3", index: 3, location: Location::Msr(0xE34), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL0", instance: "CHA4", index: 0, location: Location::Msr(0xE41), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL1", instance: "CHA4", index: 1, location: Location::Msr(0xE42), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL2", instance: "CHA4", index: 2, location: Location::Msr(0xE43), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL3", instance: "CHA4", index: 3, location: Location::Msr(0xE44), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL0", instance: "CHA5", index: 0, location: Location::Msr(0xE51), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL1", instance: "CHA5", index: 1, location: Location::Msr(0xE52), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL2", instance: "CHA5", index: 2, location: Location::Msr(0xE53), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL3", instance: "CHA5", index: 3, location: Location::Msr(0xE54), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL0", instance: "CHA6", index: 0, location: Location::Msr(0xE61), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL1", instance: "CHA6", index: 1, location: Location::Msr(0xE62), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL2", instance: "CHA6", index: 2, location: Location::Msr(0xE63), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL3", instance: "CHA6", index: 3, location: Location::Msr(0xE64), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL0", instance: "CHA7", index: 0, location: Location::Msr(0xE71), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL1", instance: "CHA7", index: 1, location: Location::Msr(0xE72), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL2", instance: "CHA7", index: 2, location: Location::Msr(0xE73), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL3", instance: "CHA7", index: 3, location: Location::Msr(0xE74), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL0", instance: "CHA8", index: 0, location: Location::Msr(0xE81), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL1", instance: "CHA8", index: 1, location: Location::Msr(0xE82), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL2", instance: "CHA8", index: 2, location: Location::Msr(0xE83), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL3", instance: "CHA8", index: 3, location: Location::Msr(0xE84), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL0", instance: "CHA9", index: 0, location: Location::Msr(0xE91), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL1", instance: "CHA9", index: 1, location: Location::Msr(0xE92), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL2", instance: "CHA9", index: 2, location: Location::Msr(0xE93), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL3", instance: "CHA9", index: 3, location: Location::Msr(0xE94), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL0", instance: "CHA10", index: 0, location: Location::Msr(0xEA1), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL1", instance: "CHA10", index: 1, location: Location::Msr(0xEA2), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL2", instance: "CHA10", index: 2, location: Location::Msr(0xEA3), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL3", instance: "CHA10", index: 3, location: Location::Msr(0xEA4), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL0", instance: "CHA11", index: 0, location: Location::Msr(0xEB1), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL1", instance: "CHA11", index: 1, location: Location::Msr(0xEB2), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL2", instance: "CHA11", index: 2, location: Location::Msr(0xEB3), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL3", instance: "CHA11", index: 3, location: Location::Msr(0xEB4), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL0", instance: "CHA12", index: 0, location: Location::Msr(0xEC1), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL1", instance: "CHA12", index: 1, location: Location::Msr(0xEC2), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL2", instance: "CHA12", index: 2, location: Location::Msr(0xEC3), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL3", instance: "CHA12", index: 3, location: Location::Msr(0xEC4), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL0", instance: "CHA13", index: 0, location: Location::Msr(0xED1), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL1", instance: "CHA13", index: 1, location: Location::Msr(0xED2), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL2", instance: "CHA13", index: 2, location: Location::Msr(0xED3), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL3", instance: "CHA13", index: 3, location: Location::Msr(0xED4), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL0", instance: "CHA14", index: 0, location: Location::Msr(0xEE1), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL1", instance: "CHA14", index: 1, location: Location::Msr(0xEE2), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL2", instance: "CHA14", index: 2, location: Location::Msr(0xEE3), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL3", instance: "CHA14", index: 3, location: Location::Msr(0xEE4), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL0", instance: "CHA15", index: 0, location: Location::Msr(0xEF1), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL1", instance: "CHA15", index: 1, location: Location::Msr(0xEF2), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL2", instance: "CHA15", index: 2, location: Location::Msr(0xEF3), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL3", instance: "CHA15", index: 3, location: Location::Msr(0xEF4), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL0", instance: "CHA16", index: 0, location: Location::Msr(0xF01), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL1", instance: "CHA16", index: 1, location: Location::Msr(0xF02), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL2", instance: "CHA16", index: 2, location: Location::Msr(0xF03), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL3", instance: "CHA16", index: 3, location: Location::Msr(0xF04), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL0", instance: "CHA17", index: 0, location: Location::Msr(0xF11), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL1", instance: "CHA17", index: 1, location: Location::Msr(0xF12), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL2", instance: "CHA17", index: 2, location: Location::Msr(0xF13), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL3", instance: "CHA17", index: 3, location: Location::Msr(0xF14), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTL0", instance: "CHA18", index: 0, location: Location::Msr(0xF21), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTL1", instance: "CHA18", index: 1, location: Location::Msr(0xF22), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTL2", instance: "CHA18", index: 2, location: Location::Msr(0xF23), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTL3", instance: "CHA18", index: 3, location: Location::Msr(0xF24), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTL0", instance: "CHA19", index: 0, location: Location::Msr(0xF31), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTL1", instance: "CHA19", index: 1, location: Location::Msr(0xF32), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTL2", instance: "CHA19", index: 2, location: Location::Msr(0xF33), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTL3", instance: "CHA19", index: 3, location: Location::Msr(0xF34), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTL0", instance: "CHA20", index: 0, location: Location::Msr(0xF41), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTL1", instance: "CHA20", index: 1, location: Location::Msr(0xF42), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTL2", instance: "CHA20", index: 2, location: Location::Msr(0xF43), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTL3", instance: "CHA20", index: 3, location: Location::Msr(0xF44), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTL0", instance: "CHA21", index: 0, location: Location::Msr(0xF51), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTL1", instance: "CHA21", index: 1, location: Location::Msr(0xF52), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTL2", instance: "CHA21", index: 2, location: Location::Msr(0xF53), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTL3", instance: "CHA21", index: 3, location: Location::Msr(0xF54), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTL0", instance: "CHA22", index: 0, location: Location::Msr(0xF61), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTL1", instance: "CHA22", index: 1, location: Location::Msr(0xF62), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTL2", instance: "CHA22", index: 2, location: Location::Msr(0xF63), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTL3", instance: "CHA22", index: 3, location: Location::Msr(0xF64), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTL0", instance: "CHA23", index: 0, location: Location::Msr(0xF71), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTL1", instance: "CHA23", index: 1, location: Location::Msr(0xF72), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTL2", instance: "CHA23", index: 2, location: Location::Msr(0xF73), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTL3", instance: "CHA23", index: 3, location: Location::Msr(0xF74), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTL0", instance: "CHA24", index: 0, location: Location::Msr(0xF81), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTL1", instance: "CHA24", index: 1, location: Location::Msr(0xF82), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTL2", instance: "CHA24", index: 2, location: Location::Msr(0xF83), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTL3", instance: "CHA24", index: 3, location: Location::Msr(0xF84), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTL0", instance: "CHA25", index: 0, location: Location::Msr(0xF91), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTL1", instance: "CHA25", index: 1, location: Location::Msr(0xF92), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTL2", instance: "CHA25", index: 2, location: Location::Msr(0xF93), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTL3", instance: "CHA25", index: 3, location: Location::Msr(0xF94), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTL0", instance: "CHA26", index: 0, location: Location::Msr(0xFA1), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTL1", instance: "CHA26", index: 1, location: Location::Msr(0xFA2), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTL2", instance: "CHA26", index: 2, location: Location::Msr(0xFA3), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTL3", instance: "CHA26", index: 3, location: Location::Msr(0xFA4), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTL0", instance: "CHA27", index: 0, location: Location::Msr(0xFB1), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTL1", instance: "CHA27", index: 1, location: Location::Msr(0xFB2), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTL2", instance: "CHA27", index: 2, location: Location::Msr(0xFB3), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTL3", instance: "CHA27", index: 3, location: Location::Msr(0xFB4), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTL0", "CHA0", 0, 0xE01, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL1", "CHA0", 1, 0xE02, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL2", "CHA0", 2, 0xE03, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL3", "CHA0", 3, 0xE04, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL0", "CHA1", 0, 0xE11, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL1", "CHA1", 1, 0xE12, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL2", "CHA1", 2, 0xE13, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL3", "CHA1", 3, 0xE14, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL0", "CHA2", 0, 0xE21, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL1", "CHA2", 1, 0xE22, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL2", "CHA2", 2, 0xE23, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL3", "CHA2", 3, 0xE24, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL0", "CHA3", 0, 0xE31, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL1", "CHA3", 1, 0xE32, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL2", "CHA3", 2, 0xE33, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL3", "CHA3", 3, 0xE34, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL0", "CHA4", 0, 0xE41, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL1", "CHA4", 1, 0xE42, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL2", "CHA4", 2, 0xE43, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL3", "CHA4", 3, 0xE44, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL0", "CHA5", 0, 0xE51, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL1", "CHA5", 1, 0xE52, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL2", "CHA5", 2, 0xE53, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL3", "CHA5", 3, 0xE54, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL0", "CHA6", 0, 0xE61, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL1", "CHA6", 1, 0xE62, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL2", "CHA6", 2, 0xE63, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL3", "CHA6", 3, 0xE64, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL0", "CHA7", 0, 0xE71, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL1", "CHA7", 1, 0xE72, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL2", "CHA7", 2, 0xE73, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL3", "CHA7", 3, 0xE74, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL0", "CHA8", 0, 0xE81, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL1", "CHA8", 1, 0xE82, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL2", "CHA8", 2, 0xE83, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL3", "CHA8", 3, 0xE84, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL0", "CHA9", 0, 0xE91, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL1", "CHA9", 1, 0xE92, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL2", "CHA9", 2, 0xE93, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL3", "CHA9", 3, 0xE94, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL0", "CHA10", 0, 0xEA1, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL1", "CHA10", 1, 0xEA2, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL2", "CHA10", 2, 0xEA3, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL3", "CHA10", 3, 0xEA4, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL0", "CHA11", 0, 0xEB1, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL1", "CHA11", 1, 0xEB2, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL2", "CHA11", 2, 0xEB3, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL3", "CHA11", 3, 0xEB4, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL0", "CHA12", 0, 0xEC1, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL1", "CHA12", 1, 0xEC2, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL2", "CHA12", 2, 0xEC3, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL3", "CHA12", 3, 0xEC4, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL0", "CHA13", 0, 0xED1, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL1", "CHA13", 1, 0xED2, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL2", "CHA13", 2, 0xED3, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL3", "CHA13", 3, 0xED4, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL0", "CHA14", 0, 0xEE1, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL1", "CHA14", 1, 0xEE2, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL2", "CHA14", 2, 0xEE3, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL3", "CHA14", 3, 0xEE4, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL0", "CHA15", 0, 0xEF1, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL1", "CHA15", 1, 0xEF2, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL2", "CHA15", 2, 0xEF3, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL3", "CHA15", 3, 0xEF4, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL0", "CHA16", 0, 0xF01, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL1", "CHA16", 1, 0xF02, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL2", "CHA16", 2, 0xF03, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL3", "CHA16", 3, 0xF04, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL0", "CHA17", 0, 0xF11, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL1", "CHA17", 1, 0xF12, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL2", "CHA17", 2, 0xF13, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL3", "CHA17", 3, 0xF14, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTL0", "CHA18", 0, 0xF21, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTL1", "CHA18", 1, 0xF22, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTL2", "CHA18", 2, 0xF23, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTL3", "CHA18", 3, 0xF24, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTL0", "CHA19", 0, 0xF31, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTL1", "CHA19", 1, 0xF32, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTL2", "CHA19", 2, 0xF33, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTL3", "CHA19", 3, 0xF34, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTL0", "CHA20", 0, 0xF41, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTL1", "CHA20", 1, 0xF42, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTL2", "CHA20", 2, 0xF43, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTL3", "CHA20", 3, 0xF44, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTL0", "CHA21", 0, 0xF51, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTL1", "CHA21", 1, 0xF52, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTL2", "CHA21", 2, 0xF53, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTL3", "CHA21", 3, 0xF54, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTL0", "CHA22", 0, 0xF61, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTL1", "CHA22", 1, 0xF62, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTL2", "CHA22", 2, 0xF63, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTL3", "CHA22", 3, 0xF64, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTL0", "CHA23", 0, 0xF71, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTL1", "CHA23", 1, 0xF72, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTL2", "CHA23", 2, 0xF73, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTL3", "CHA23", 3, 0xF74, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTL0", "CHA24", 0, 0xF81, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTL1", "CHA24", 1, 0xF82, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTL2", "CHA24", 2, 0xF83, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTL3", "CHA24", 3, 0xF84, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTL0", "CHA25", 0, 0xF91, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTL1", "CHA25", 1, 0xF92, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTL2", "CHA25", 2, 0xF93, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTL3", "CHA25", 3, 0xF94, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTL0", "CHA26", 0, 0xFA1, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTL1", "CHA26", 1, 0xFA2, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTL2", "CHA26", 2, 0xFA3, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTL3", "CHA26", 3, 0xFA4, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTL0", "CHA27", 0, 0xFB1, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTL1", "CHA27", 1, 0xFB2, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTL2", "CHA27", 2, 0xFB3, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTL3", "CHA27", 3, 0xFB4, "linux-snbep"),
     ]),
     fields: ChaCtlLayout::FIELDS,
     notes: &[
@@ -547,88 +515,67 @@ impl Layout for ChaBoxFilter0Layout {
 }
 
 impl ChaBoxFilter0 {
-    /// `state` (bits 26:17, rw, reset 0x0): Cache-line states to count (one bit per state).
-    #[inline] pub const fn state(self) -> u16 { get_bits(self.raw64(), 26, 17) as u16 }
-    /// This value with `state` (bits 26:17) set to `v`. Panics if `v` does not fit in 10 bits (a
-    /// compile error in const context); `try_with_state` returns an error instead.
-    #[inline] pub const fn with_state(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 17, v as u64)) }
-    /// This value with `state` set to `v`, or an error if `v` does not fit in 10 bits.
-    #[inline] pub const fn try_with_state(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 26, 17, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "state") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `link` (bits 12:9, rw, reset 0x0): Link (source) to match.
-    #[inline] pub const fn link(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
-    /// This value with `link` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_link` returns an error instead.
-    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
-    /// This value with `link` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "link") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `tid` (bits 8:0, rw, reset 0x0): Core and thread id to match, for counters whose control has
+    /// `state`: bits 26:17 (rw, reset 0x0).
+    pub const STATE_BITS: BitRange = BitRange::new(26, 17);
+    /// `link`: bits 12:9 (rw, reset 0x0).
+    pub const LINK_BITS: BitRange = BitRange::new(12, 9);
+    /// `tid`: bits 8:0 (rw, reset 0x0).
+    pub const TID_BITS: BitRange = BitRange::new(8, 0);
+    /// `state` ([`Self::STATE_BITS`]): Cache-line states to count (one bit per state).
+    #[inline] pub const fn state(self) -> u16 { Self::STATE_BITS.get(self.raw64()) as u16 }
+    /// This value with `state` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_state` returns an error instead.
+    #[inline] pub const fn with_state(self, v: u16) -> Self { self.with_raw64(Self::STATE_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `state` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_state(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STATE_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter0Layout::NAME, "state")) }
+    /// `link` ([`Self::LINK_BITS`]): Link (source) to match.
+    #[inline] pub const fn link(self) -> u8 { Self::LINK_BITS.get(self.raw64()) as u8 }
+    /// This value with `link` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_link` returns an error instead.
+    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(Self::LINK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `link` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LINK_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter0Layout::NAME, "link")) }
+    /// `tid` ([`Self::TID_BITS`]): Core and thread id to match, for counters whose control has
     /// tid_en set.
-    #[inline] pub const fn tid(self) -> u16 { get_bits(self.raw64(), 8, 0) as u16 }
-    /// This value with `tid` (bits 8:0) set to `v`. Panics if `v` does not fit in 9 bits (a compile
-    /// error in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 0, v as u64)) }
-    /// This value with `tid` set to `v`, or an error if `v` does not fit in 9 bits.
-    #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 0, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "tid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn tid(self) -> u16 { Self::TID_BITS.get(self.raw64()) as u16 }
+    /// This value with `tid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_tid` returns an error instead.
+    #[inline] pub const fn with_tid(self, v: u16) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `tid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE15, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE25, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE35, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE45, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE55, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE65, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE75, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE85, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE95, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEA5, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEB5, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEC5, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xED5, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEE5, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEF5, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF05, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF15, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF25, "C18_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF35, "C19_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF45, "C20_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF55, "C21_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF65, "C22_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF75, "C23_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF85, "C24_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF95, "C25_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFA5, "C26_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFB5, "C27_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 28] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0, C18_MSR_PMON_BOX_FILTER0, C19_MSR_PMON_BOX_FILTER0, C20_MSR_PMON_BOX_FILTER0, C21_MSR_PMON_BOX_FILTER0, C22_MSR_PMON_BOX_FILTER0, C23_MSR_PMON_BOX_FILTER0, C24_MSR_PMON_BOX_FILTER0, C25_MSR_PMON_BOX_FILTER0, C26_MSR_PMON_BOX_FILTER0, C27_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 28] = [
+    Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE15, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE25, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE35, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE45, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE55, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE65, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE75, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE85, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE95, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEA5, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEB5, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEC5, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xED5, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEE5, "C14_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEF5, "C15_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF05, "C16_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF15, "C17_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF25, "C18_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF35, "C19_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF45, "C20_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF55, "C21_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF65, "C22_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF75, "C23_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF85, "C24_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF95, "C25_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFA5, "C26_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xFB5, "C27_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
@@ -638,34 +585,34 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     description: "First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that filtered events count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER0", instance: "CHA0", index: 0, location: Location::Msr(0xE05), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER0", instance: "CHA1", index: 0, location: Location::Msr(0xE15), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER0", instance: "CHA2", index: 0, location: Location::Msr(0xE25), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER0", instance: "CHA3", index: 0, location: Location::Msr(0xE35), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER0", instance: "CHA4", index: 0, location: Location::Msr(0xE45), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER0", instance: "CHA5", index: 0, location: Location::Msr(0xE55), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER0", instance: "CHA6", index: 0, location: Location::Msr(0xE65), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER0", instance: "CHA7", index: 0, location: Location::Msr(0xE75), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_FILTER0", instance: "CHA8", index: 0, location: Location::Msr(0xE85), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_FILTER0", instance: "CHA9", index: 0, location: Location::Msr(0xE95), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_FILTER0", instance: "CHA10", index: 0, location: Location::Msr(0xEA5), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_FILTER0", instance: "CHA11", index: 0, location: Location::Msr(0xEB5), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_FILTER0", instance: "CHA12", index: 0, location: Location::Msr(0xEC5), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_FILTER0", instance: "CHA13", index: 0, location: Location::Msr(0xED5), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_FILTER0", instance: "CHA14", index: 0, location: Location::Msr(0xEE5), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_FILTER0", instance: "CHA15", index: 0, location: Location::Msr(0xEF5), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_FILTER0", instance: "CHA16", index: 0, location: Location::Msr(0xF05), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_FILTER0", instance: "CHA17", index: 0, location: Location::Msr(0xF15), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_FILTER0", instance: "CHA18", index: 0, location: Location::Msr(0xF25), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_FILTER0", instance: "CHA19", index: 0, location: Location::Msr(0xF35), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_FILTER0", instance: "CHA20", index: 0, location: Location::Msr(0xF45), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_FILTER0", instance: "CHA21", index: 0, location: Location::Msr(0xF55), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_FILTER0", instance: "CHA22", index: 0, location: Location::Msr(0xF65), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_FILTER0", instance: "CHA23", index: 0, location: Location::Msr(0xF75), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_FILTER0", instance: "CHA24", index: 0, location: Location::Msr(0xF85), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_FILTER0", instance: "CHA25", index: 0, location: Location::Msr(0xF95), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_FILTER0", instance: "CHA26", index: 0, location: Location::Msr(0xFA5), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_FILTER0", instance: "CHA27", index: 0, location: Location::Msr(0xFB5), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER0", "CHA0", 0, 0xE05, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER0", "CHA1", 0, 0xE15, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER0", "CHA2", 0, 0xE25, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER0", "CHA3", 0, 0xE35, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER0", "CHA4", 0, 0xE45, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER0", "CHA5", 0, 0xE55, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER0", "CHA6", 0, 0xE65, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER0", "CHA7", 0, 0xE75, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER0", "CHA8", 0, 0xE85, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER0", "CHA9", 0, 0xE95, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER0", "CHA10", 0, 0xEA5, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER0", "CHA11", 0, 0xEB5, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER0", "CHA12", 0, 0xEC5, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER0", "CHA13", 0, 0xED5, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER0", "CHA14", 0, 0xEE5, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER0", "CHA15", 0, 0xEF5, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER0", "CHA16", 0, 0xF05, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER0", "CHA17", 0, 0xF15, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_FILTER0", "CHA18", 0, 0xF25, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_FILTER0", "CHA19", 0, 0xF35, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_FILTER0", "CHA20", 0, 0xF45, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_FILTER0", "CHA21", 0, 0xF55, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_FILTER0", "CHA22", 0, 0xF65, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_FILTER0", "CHA23", 0, 0xF75, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_FILTER0", "CHA24", 0, 0xF85, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_FILTER0", "CHA25", 0, 0xF95, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_FILTER0", "CHA26", 0, 0xFA5, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_FILTER0", "CHA27", 0, 0xFB5, "linux-snbep"),
     ]),
     fields: ChaBoxFilter0Layout::FIELDS,
     notes: &[
@@ -737,113 +684,106 @@ impl Layout for ChaBoxFilter1Layout {
 }
 
 impl ChaBoxFilter1 {
-    /// `isoc` (bit 31, rw, reset 0x0): Match isochronous requests.
-    #[inline] pub const fn isoc(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `isoc` (bit 31) set to `v`.
-    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `nc` (bit 30, rw, reset 0x0): Match non-coherent requests.
-    #[inline] pub const fn nc(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `nc` (bit 30) set to `v`.
-    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `c6` (bit 29, rw, reset 0x0): Match requests while the core is in C6
+    /// `isoc`: bit 31 (rw, reset 0x0).
+    pub const ISOC_BITS: BitRange = BitRange::new(31, 31);
+    /// `nc`: bit 30 (rw, reset 0x0).
+    pub const NC_BITS: BitRange = BitRange::new(30, 30);
+    /// `c6`: bit 29 (rw, reset 0x0).
+    pub const C6_BITS: BitRange = BitRange::new(29, 29);
+    /// `opc1`: bits 28:19 (rw, reset 0x0).
+    pub const OPC1_BITS: BitRange = BitRange::new(28, 19);
+    /// `opc0`: bits 18:9 (rw, reset 0x0).
+    pub const OPC0_BITS: BitRange = BitRange::new(18, 9);
+    /// `not_nm`: bit 5 (rw, reset 0x0).
+    pub const NOT_NM_BITS: BitRange = BitRange::new(5, 5);
+    /// `nm`: bit 4 (rw, reset 0x0).
+    pub const NM_BITS: BitRange = BitRange::new(4, 4);
+    /// `all_opc`: bit 3 (rw, reset 0x0).
+    pub const ALL_OPC_BITS: BitRange = BitRange::new(3, 3);
+    /// `loc`: bit 1 (rw, reset 0x0).
+    pub const LOC_BITS: BitRange = BitRange::new(1, 1);
+    /// `rem`: bit 0 (rw, reset 0x0).
+    pub const REM_BITS: BitRange = BitRange::new(0, 0);
+    /// `isoc` ([`Self::ISOC_BITS`]): Match isochronous requests.
+    #[inline] pub const fn isoc(self) -> bool { Self::ISOC_BITS.is_set(self.raw64()) }
+    /// This value with `isoc` set to `v`.
+    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(Self::ISOC_BITS.set(self.raw64(), v as u64)) }
+    /// `nc` ([`Self::NC_BITS`]): Match non-coherent requests.
+    #[inline] pub const fn nc(self) -> bool { Self::NC_BITS.is_set(self.raw64()) }
+    /// This value with `nc` set to `v`.
+    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(Self::NC_BITS.set(self.raw64(), v as u64)) }
+    /// `c6` ([`Self::C6_BITS`]): Match requests while the core is in C6
     /// (SKX_CHA_MSR_PMON_BOX_FILTER_C6).
-    #[inline] pub const fn c6(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `c6` (bit 29) set to `v`.
-    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `opc1` (bits 28:19, rw, reset 0x0): Second opcode to match.
-    #[inline] pub const fn opc1(self) -> u16 { get_bits(self.raw64(), 28, 19) as u16 }
-    /// This value with `opc1` (bits 28:19) set to `v`. Panics if `v` does not fit in 10 bits (a
-    /// compile error in const context); `try_with_opc1` returns an error instead.
-    #[inline] pub const fn with_opc1(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 19, v as u64)) }
-    /// This value with `opc1` set to `v`, or an error if `v` does not fit in 10 bits.
-    #[inline] pub const fn try_with_opc1(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 19, v as u64, "C{i}_MSR_PMON_BOX_FILTER1", "opc1") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc0` (bits 18:9, rw, reset 0x0): First opcode to match.
-    #[inline] pub const fn opc0(self) -> u16 { get_bits(self.raw64(), 18, 9) as u16 }
-    /// This value with `opc0` (bits 18:9) set to `v`. Panics if `v` does not fit in 10 bits (a
-    /// compile error in const context); `try_with_opc0` returns an error instead.
-    #[inline] pub const fn with_opc0(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 9, v as u64)) }
-    /// This value with `opc0` set to `v`, or an error if `v` does not fit in 10 bits.
-    #[inline] pub const fn try_with_opc0(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 18, 9, v as u64, "C{i}_MSR_PMON_BOX_FILTER1", "opc0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `not_nm` (bit 5, rw, reset 0x0): Match requests that do not target near memory.
-    #[inline] pub const fn not_nm(self) -> bool { get_bits(self.raw64(), 5, 5) != 0 }
-    /// This value with `not_nm` (bit 5) set to `v`.
-    #[inline] pub const fn with_not_nm(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 5, v as u64)) }
-    /// `nm` (bit 4, rw, reset 0x0): Match requests that target near memory.
-    #[inline] pub const fn nm(self) -> bool { get_bits(self.raw64(), 4, 4) != 0 }
-    /// This value with `nm` (bit 4) set to `v`.
-    #[inline] pub const fn with_nm(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 4, v as u64)) }
-    /// `all_opc` (bit 3, rw, reset 0x0): Match every opcode (opc0 and opc1 ignored).
-    #[inline] pub const fn all_opc(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `all_opc` (bit 3) set to `v`.
-    #[inline] pub const fn with_all_opc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// `loc` (bit 1, rw, reset 0x0): Match requests to the local node.
-    #[inline] pub const fn loc(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `loc` (bit 1) set to `v`.
-    #[inline] pub const fn with_loc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `rem` (bit 0, rw, reset 0x0): Match requests to a remote node.
-    #[inline] pub const fn rem(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `rem` (bit 0) set to `v`.
-    #[inline] pub const fn with_rem(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn c6(self) -> bool { Self::C6_BITS.is_set(self.raw64()) }
+    /// This value with `c6` set to `v`.
+    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(Self::C6_BITS.set(self.raw64(), v as u64)) }
+    /// `opc1` ([`Self::OPC1_BITS`]): Second opcode to match.
+    #[inline] pub const fn opc1(self) -> u16 { Self::OPC1_BITS.get(self.raw64()) as u16 }
+    /// This value with `opc1` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc1` returns an error instead.
+    #[inline] pub const fn with_opc1(self, v: u16) -> Self { self.with_raw64(Self::OPC1_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc1` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc1(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC1_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter1Layout::NAME, "opc1")) }
+    /// `opc0` ([`Self::OPC0_BITS`]): First opcode to match.
+    #[inline] pub const fn opc0(self) -> u16 { Self::OPC0_BITS.get(self.raw64()) as u16 }
+    /// This value with `opc0` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc0` returns an error instead.
+    #[inline] pub const fn with_opc0(self, v: u16) -> Self { self.with_raw64(Self::OPC0_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc0` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc0(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC0_BITS.try_set(self.raw64(), v as u64, ChaBoxFilter1Layout::NAME, "opc0")) }
+    /// `not_nm` ([`Self::NOT_NM_BITS`]): Match requests that do not target near memory.
+    #[inline] pub const fn not_nm(self) -> bool { Self::NOT_NM_BITS.is_set(self.raw64()) }
+    /// This value with `not_nm` set to `v`.
+    #[inline] pub const fn with_not_nm(self, v: bool) -> Self { self.with_raw64(Self::NOT_NM_BITS.set(self.raw64(), v as u64)) }
+    /// `nm` ([`Self::NM_BITS`]): Match requests that target near memory.
+    #[inline] pub const fn nm(self) -> bool { Self::NM_BITS.is_set(self.raw64()) }
+    /// This value with `nm` set to `v`.
+    #[inline] pub const fn with_nm(self, v: bool) -> Self { self.with_raw64(Self::NM_BITS.set(self.raw64(), v as u64)) }
+    /// `all_opc` ([`Self::ALL_OPC_BITS`]): Match every opcode (opc0 and opc1 ignored).
+    #[inline] pub const fn all_opc(self) -> bool { Self::ALL_OPC_BITS.is_set(self.raw64()) }
+    /// This value with `all_opc` set to `v`.
+    #[inline] pub const fn with_all_opc(self, v: bool) -> Self { self.with_raw64(Self::ALL_OPC_BITS.set(self.raw64(), v as u64)) }
+    /// `loc` ([`Self::LOC_BITS`]): Match requests to the local node.
+    #[inline] pub const fn loc(self) -> bool { Self::LOC_BITS.is_set(self.raw64()) }
+    /// This value with `loc` set to `v`.
+    #[inline] pub const fn with_loc(self, v: bool) -> Self { self.with_raw64(Self::LOC_BITS.set(self.raw64(), v as u64)) }
+    /// `rem` ([`Self::REM_BITS`]): Match requests to a remote node.
+    #[inline] pub const fn rem(self) -> bool { Self::REM_BITS.is_set(self.raw64()) }
+    /// This value with `rem` set to `v`.
+    #[inline] pub const fn with_rem(self, v: bool) -> Self { self.with_raw64(Self::REM_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE06, "C0_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE16, "C1_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE26, "C2_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE36, "C3_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE46, "C4_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE56, "C5_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE66, "C6_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE76, "C7_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE86, "C8_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE96, "C9_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEA6, "C10_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEB6, "C11_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEC6, "C12_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xED6, "C13_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEE6, "C14_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEF6, "C15_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF06, "C16_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF16, "C17_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF26, "C18_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF36, "C19_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF46, "C20_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF56, "C21_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF66, "C22_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF76, "C23_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF86, "C24_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF96, "C25_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xFA6, "C26_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xFB6, "C27_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER1: [Msr<ChaBoxFilter1>; 28] = [C0_MSR_PMON_BOX_FILTER1, C1_MSR_PMON_BOX_FILTER1, C2_MSR_PMON_BOX_FILTER1, C3_MSR_PMON_BOX_FILTER1, C4_MSR_PMON_BOX_FILTER1, C5_MSR_PMON_BOX_FILTER1, C6_MSR_PMON_BOX_FILTER1, C7_MSR_PMON_BOX_FILTER1, C8_MSR_PMON_BOX_FILTER1, C9_MSR_PMON_BOX_FILTER1, C10_MSR_PMON_BOX_FILTER1, C11_MSR_PMON_BOX_FILTER1, C12_MSR_PMON_BOX_FILTER1, C13_MSR_PMON_BOX_FILTER1, C14_MSR_PMON_BOX_FILTER1, C15_MSR_PMON_BOX_FILTER1, C16_MSR_PMON_BOX_FILTER1, C17_MSR_PMON_BOX_FILTER1, C18_MSR_PMON_BOX_FILTER1, C19_MSR_PMON_BOX_FILTER1, C20_MSR_PMON_BOX_FILTER1, C21_MSR_PMON_BOX_FILTER1, C22_MSR_PMON_BOX_FILTER1, C23_MSR_PMON_BOX_FILTER1, C24_MSR_PMON_BOX_FILTER1, C25_MSR_PMON_BOX_FILTER1, C26_MSR_PMON_BOX_FILTER1, C27_MSR_PMON_BOX_FILTER1];
+/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27).
+pub const C_MSR_PMON_BOX_FILTER1: [Msr<ChaBoxFilter1>; 28] = [
+    Msr::new(0xE06, "C0_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE16, "C1_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE26, "C2_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE36, "C3_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE46, "C4_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE56, "C5_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE66, "C6_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE76, "C7_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE86, "C8_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE96, "C9_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEA6, "C10_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEB6, "C11_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEC6, "C12_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xED6, "C13_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEE6, "C14_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEF6, "C15_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF06, "C16_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF16, "C17_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF26, "C18_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF36, "C19_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF46, "C20_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF56, "C21_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF66, "C22_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF76, "C23_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF86, "C24_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF96, "C25_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xFA6, "C26_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xFB6, "C27_MSR_PMON_BOX_FILTER1"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
@@ -853,34 +793,34 @@ static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     description: "Second CHA filter (Intel's CHAFilter1): local or remote node, opcodes, near-memory and request attributes of the TOR events that name it.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER1", instance: "CHA0", index: 0, location: Location::Msr(0xE06), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER1", instance: "CHA1", index: 0, location: Location::Msr(0xE16), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER1", instance: "CHA2", index: 0, location: Location::Msr(0xE26), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER1", instance: "CHA3", index: 0, location: Location::Msr(0xE36), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER1", instance: "CHA4", index: 0, location: Location::Msr(0xE46), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER1", instance: "CHA5", index: 0, location: Location::Msr(0xE56), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER1", instance: "CHA6", index: 0, location: Location::Msr(0xE66), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER1", instance: "CHA7", index: 0, location: Location::Msr(0xE76), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_FILTER1", instance: "CHA8", index: 0, location: Location::Msr(0xE86), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_FILTER1", instance: "CHA9", index: 0, location: Location::Msr(0xE96), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_FILTER1", instance: "CHA10", index: 0, location: Location::Msr(0xEA6), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_FILTER1", instance: "CHA11", index: 0, location: Location::Msr(0xEB6), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_FILTER1", instance: "CHA12", index: 0, location: Location::Msr(0xEC6), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_FILTER1", instance: "CHA13", index: 0, location: Location::Msr(0xED6), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_FILTER1", instance: "CHA14", index: 0, location: Location::Msr(0xEE6), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_FILTER1", instance: "CHA15", index: 0, location: Location::Msr(0xEF6), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_FILTER1", instance: "CHA16", index: 0, location: Location::Msr(0xF06), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_FILTER1", instance: "CHA17", index: 0, location: Location::Msr(0xF16), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_FILTER1", instance: "CHA18", index: 0, location: Location::Msr(0xF26), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_FILTER1", instance: "CHA19", index: 0, location: Location::Msr(0xF36), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_FILTER1", instance: "CHA20", index: 0, location: Location::Msr(0xF46), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_FILTER1", instance: "CHA21", index: 0, location: Location::Msr(0xF56), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_FILTER1", instance: "CHA22", index: 0, location: Location::Msr(0xF66), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_FILTER1", instance: "CHA23", index: 0, location: Location::Msr(0xF76), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_FILTER1", instance: "CHA24", index: 0, location: Location::Msr(0xF86), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_FILTER1", instance: "CHA25", index: 0, location: Location::Msr(0xF96), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_FILTER1", instance: "CHA26", index: 0, location: Location::Msr(0xFA6), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_FILTER1", instance: "CHA27", index: 0, location: Location::Msr(0xFB6), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER1", "CHA0", 0, 0xE06, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER1", "CHA1", 0, 0xE16, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER1", "CHA2", 0, 0xE26, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER1", "CHA3", 0, 0xE36, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER1", "CHA4", 0, 0xE46, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER1", "CHA5", 0, 0xE56, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER1", "CHA6", 0, 0xE66, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER1", "CHA7", 0, 0xE76, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER1", "CHA8", 0, 0xE86, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER1", "CHA9", 0, 0xE96, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER1", "CHA10", 0, 0xEA6, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER1", "CHA11", 0, 0xEB6, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER1", "CHA12", 0, 0xEC6, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER1", "CHA13", 0, 0xED6, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER1", "CHA14", 0, 0xEE6, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER1", "CHA15", 0, 0xEF6, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER1", "CHA16", 0, 0xF06, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER1", "CHA17", 0, 0xF16, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_FILTER1", "CHA18", 0, 0xF26, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_FILTER1", "CHA19", 0, 0xF36, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_FILTER1", "CHA20", 0, 0xF46, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_FILTER1", "CHA21", 0, 0xF56, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_FILTER1", "CHA22", 0, 0xF66, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_FILTER1", "CHA23", 0, 0xF76, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_FILTER1", "CHA24", 0, 0xF86, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_FILTER1", "CHA25", 0, 0xF96, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_FILTER1", "CHA26", 0, 0xFA6, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_FILTER1", "CHA27", 0, 0xFB6, "linux-snbep"),
     ]),
     fields: ChaBoxFilter1Layout::FIELDS,
     notes: &[
@@ -925,74 +865,49 @@ impl Layout for ChaBoxStatusLayout {
 }
 
 impl ChaBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "C{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, ChaBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA0.
-pub const C0_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA1.
-pub const C1_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE17, "C1_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA2.
-pub const C2_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE27, "C2_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA3.
-pub const C3_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE37, "C3_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA4.
-pub const C4_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE47, "C4_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA5.
-pub const C5_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE57, "C5_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA6.
-pub const C6_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE67, "C6_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA7.
-pub const C7_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE77, "C7_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA8.
-pub const C8_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE87, "C8_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA9.
-pub const C9_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE97, "C9_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA10.
-pub const C10_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEA7, "C10_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA11.
-pub const C11_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEB7, "C11_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA12.
-pub const C12_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEC7, "C12_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA13.
-pub const C13_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xED7, "C13_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA14.
-pub const C14_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEE7, "C14_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA15.
-pub const C15_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEF7, "C15_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA16.
-pub const C16_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF07, "C16_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA17.
-pub const C17_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF17, "C17_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA18.
-pub const C18_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF27, "C18_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA19.
-pub const C19_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF37, "C19_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA20.
-pub const C20_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF47, "C20_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA21.
-pub const C21_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF57, "C21_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA22.
-pub const C22_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF67, "C22_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA23.
-pub const C23_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF77, "C23_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA24.
-pub const C24_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF87, "C24_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA25.
-pub const C25_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF97, "C25_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA26.
-pub const C26_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFA7, "C26_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA27.
-pub const C27_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFB7, "C27_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_STATUS: [Msr<ChaBoxStatus>; 28] = [C0_MSR_PMON_BOX_STATUS, C1_MSR_PMON_BOX_STATUS, C2_MSR_PMON_BOX_STATUS, C3_MSR_PMON_BOX_STATUS, C4_MSR_PMON_BOX_STATUS, C5_MSR_PMON_BOX_STATUS, C6_MSR_PMON_BOX_STATUS, C7_MSR_PMON_BOX_STATUS, C8_MSR_PMON_BOX_STATUS, C9_MSR_PMON_BOX_STATUS, C10_MSR_PMON_BOX_STATUS, C11_MSR_PMON_BOX_STATUS, C12_MSR_PMON_BOX_STATUS, C13_MSR_PMON_BOX_STATUS, C14_MSR_PMON_BOX_STATUS, C15_MSR_PMON_BOX_STATUS, C16_MSR_PMON_BOX_STATUS, C17_MSR_PMON_BOX_STATUS, C18_MSR_PMON_BOX_STATUS, C19_MSR_PMON_BOX_STATUS, C20_MSR_PMON_BOX_STATUS, C21_MSR_PMON_BOX_STATUS, C22_MSR_PMON_BOX_STATUS, C23_MSR_PMON_BOX_STATUS, C24_MSR_PMON_BOX_STATUS, C25_MSR_PMON_BOX_STATUS, C26_MSR_PMON_BOX_STATUS, C27_MSR_PMON_BOX_STATUS];
+/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27).
+pub const C_MSR_PMON_BOX_STATUS: [Msr<ChaBoxStatus>; 28] = [
+    Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE17, "C1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE27, "C2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE37, "C3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE47, "C4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE57, "C5_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE67, "C6_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE77, "C7_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE87, "C8_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE97, "C9_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEA7, "C10_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEB7, "C11_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEC7, "C12_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xED7, "C13_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEE7, "C14_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEF7, "C15_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF07, "C16_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF17, "C17_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF27, "C18_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF37, "C19_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF47, "C20_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF57, "C21_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF67, "C22_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF77, "C23_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF87, "C24_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF97, "C25_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFA7, "C26_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xFB7, "C27_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -1002,34 +917,34 @@ static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four counters of one CHA.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_STATUS", instance: "CHA0", index: 0, location: Location::Msr(0xE07), source: "likwid" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_STATUS", instance: "CHA1", index: 0, location: Location::Msr(0xE17), source: "likwid" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_STATUS", instance: "CHA2", index: 0, location: Location::Msr(0xE27), source: "likwid" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_STATUS", instance: "CHA3", index: 0, location: Location::Msr(0xE37), source: "likwid" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_STATUS", instance: "CHA4", index: 0, location: Location::Msr(0xE47), source: "likwid" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_STATUS", instance: "CHA5", index: 0, location: Location::Msr(0xE57), source: "likwid" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_STATUS", instance: "CHA6", index: 0, location: Location::Msr(0xE67), source: "likwid" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_STATUS", instance: "CHA7", index: 0, location: Location::Msr(0xE77), source: "likwid" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_STATUS", instance: "CHA8", index: 0, location: Location::Msr(0xE87), source: "likwid" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_STATUS", instance: "CHA9", index: 0, location: Location::Msr(0xE97), source: "likwid" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_STATUS", instance: "CHA10", index: 0, location: Location::Msr(0xEA7), source: "likwid" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_STATUS", instance: "CHA11", index: 0, location: Location::Msr(0xEB7), source: "likwid" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_STATUS", instance: "CHA12", index: 0, location: Location::Msr(0xEC7), source: "likwid" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_STATUS", instance: "CHA13", index: 0, location: Location::Msr(0xED7), source: "likwid" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_STATUS", instance: "CHA14", index: 0, location: Location::Msr(0xEE7), source: "likwid" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_STATUS", instance: "CHA15", index: 0, location: Location::Msr(0xEF7), source: "likwid" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_STATUS", instance: "CHA16", index: 0, location: Location::Msr(0xF07), source: "likwid" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_STATUS", instance: "CHA17", index: 0, location: Location::Msr(0xF17), source: "likwid" },
-        AddressInfo { name: "C18_MSR_PMON_BOX_STATUS", instance: "CHA18", index: 0, location: Location::Msr(0xF27), source: "likwid" },
-        AddressInfo { name: "C19_MSR_PMON_BOX_STATUS", instance: "CHA19", index: 0, location: Location::Msr(0xF37), source: "likwid" },
-        AddressInfo { name: "C20_MSR_PMON_BOX_STATUS", instance: "CHA20", index: 0, location: Location::Msr(0xF47), source: "likwid" },
-        AddressInfo { name: "C21_MSR_PMON_BOX_STATUS", instance: "CHA21", index: 0, location: Location::Msr(0xF57), source: "likwid" },
-        AddressInfo { name: "C22_MSR_PMON_BOX_STATUS", instance: "CHA22", index: 0, location: Location::Msr(0xF67), source: "likwid" },
-        AddressInfo { name: "C23_MSR_PMON_BOX_STATUS", instance: "CHA23", index: 0, location: Location::Msr(0xF77), source: "likwid" },
-        AddressInfo { name: "C24_MSR_PMON_BOX_STATUS", instance: "CHA24", index: 0, location: Location::Msr(0xF87), source: "likwid" },
-        AddressInfo { name: "C25_MSR_PMON_BOX_STATUS", instance: "CHA25", index: 0, location: Location::Msr(0xF97), source: "likwid" },
-        AddressInfo { name: "C26_MSR_PMON_BOX_STATUS", instance: "CHA26", index: 0, location: Location::Msr(0xFA7), source: "likwid" },
-        AddressInfo { name: "C27_MSR_PMON_BOX_STATUS", instance: "CHA27", index: 0, location: Location::Msr(0xFB7), source: "likwid" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_STATUS", "CHA0", 0, 0xE07, "likwid"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_STATUS", "CHA1", 0, 0xE17, "likwid"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_STATUS", "CHA2", 0, 0xE27, "likwid"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_STATUS", "CHA3", 0, 0xE37, "likwid"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_STATUS", "CHA4", 0, 0xE47, "likwid"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_STATUS", "CHA5", 0, 0xE57, "likwid"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_STATUS", "CHA6", 0, 0xE67, "likwid"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_STATUS", "CHA7", 0, 0xE77, "likwid"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_STATUS", "CHA8", 0, 0xE87, "likwid"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_STATUS", "CHA9", 0, 0xE97, "likwid"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_STATUS", "CHA10", 0, 0xEA7, "likwid"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_STATUS", "CHA11", 0, 0xEB7, "likwid"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_STATUS", "CHA12", 0, 0xEC7, "likwid"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_STATUS", "CHA13", 0, 0xED7, "likwid"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_STATUS", "CHA14", 0, 0xEE7, "likwid"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_STATUS", "CHA15", 0, 0xEF7, "likwid"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_STATUS", "CHA16", 0, 0xF07, "likwid"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_STATUS", "CHA17", 0, 0xF17, "likwid"),
+        AddressInfo::msr("C18_MSR_PMON_BOX_STATUS", "CHA18", 0, 0xF27, "likwid"),
+        AddressInfo::msr("C19_MSR_PMON_BOX_STATUS", "CHA19", 0, 0xF37, "likwid"),
+        AddressInfo::msr("C20_MSR_PMON_BOX_STATUS", "CHA20", 0, 0xF47, "likwid"),
+        AddressInfo::msr("C21_MSR_PMON_BOX_STATUS", "CHA21", 0, 0xF57, "likwid"),
+        AddressInfo::msr("C22_MSR_PMON_BOX_STATUS", "CHA22", 0, 0xF67, "likwid"),
+        AddressInfo::msr("C23_MSR_PMON_BOX_STATUS", "CHA23", 0, 0xF77, "likwid"),
+        AddressInfo::msr("C24_MSR_PMON_BOX_STATUS", "CHA24", 0, 0xF87, "likwid"),
+        AddressInfo::msr("C25_MSR_PMON_BOX_STATUS", "CHA25", 0, 0xF97, "likwid"),
+        AddressInfo::msr("C26_MSR_PMON_BOX_STATUS", "CHA26", 0, 0xFA7, "likwid"),
+        AddressInfo::msr("C27_MSR_PMON_BOX_STATUS", "CHA27", 0, 0xFB7, "likwid"),
     ]),
     fields: ChaBoxStatusLayout::FIELDS,
     notes: &[
@@ -1070,74 +985,49 @@ impl Layout for ChaCtrLayout {
 }
 
 impl ChaCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ChaCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE18, "C1_MSR_PMON_CTR0"), Msr::new(0xE19, "C1_MSR_PMON_CTR1"), Msr::new(0xE1A, "C1_MSR_PMON_CTR2"), Msr::new(0xE1B, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE28, "C2_MSR_PMON_CTR0"), Msr::new(0xE29, "C2_MSR_PMON_CTR1"), Msr::new(0xE2A, "C2_MSR_PMON_CTR2"), Msr::new(0xE2B, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE38, "C3_MSR_PMON_CTR0"), Msr::new(0xE39, "C3_MSR_PMON_CTR1"), Msr::new(0xE3A, "C3_MSR_PMON_CTR2"), Msr::new(0xE3B, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE48, "C4_MSR_PMON_CTR0"), Msr::new(0xE49, "C4_MSR_PMON_CTR1"), Msr::new(0xE4A, "C4_MSR_PMON_CTR2"), Msr::new(0xE4B, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE58, "C5_MSR_PMON_CTR0"), Msr::new(0xE59, "C5_MSR_PMON_CTR1"), Msr::new(0xE5A, "C5_MSR_PMON_CTR2"), Msr::new(0xE5B, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE68, "C6_MSR_PMON_CTR0"), Msr::new(0xE69, "C6_MSR_PMON_CTR1"), Msr::new(0xE6A, "C6_MSR_PMON_CTR2"), Msr::new(0xE6B, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE78, "C7_MSR_PMON_CTR0"), Msr::new(0xE79, "C7_MSR_PMON_CTR1"), Msr::new(0xE7A, "C7_MSR_PMON_CTR2"), Msr::new(0xE7B, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE88, "C8_MSR_PMON_CTR0"), Msr::new(0xE89, "C8_MSR_PMON_CTR1"), Msr::new(0xE8A, "C8_MSR_PMON_CTR2"), Msr::new(0xE8B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE98, "C9_MSR_PMON_CTR0"), Msr::new(0xE99, "C9_MSR_PMON_CTR1"), Msr::new(0xE9A, "C9_MSR_PMON_CTR2"), Msr::new(0xE9B, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEA8, "C10_MSR_PMON_CTR0"), Msr::new(0xEA9, "C10_MSR_PMON_CTR1"), Msr::new(0xEAA, "C10_MSR_PMON_CTR2"), Msr::new(0xEAB, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEB8, "C11_MSR_PMON_CTR0"), Msr::new(0xEB9, "C11_MSR_PMON_CTR1"), Msr::new(0xEBA, "C11_MSR_PMON_CTR2"), Msr::new(0xEBB, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEC8, "C12_MSR_PMON_CTR0"), Msr::new(0xEC9, "C12_MSR_PMON_CTR1"), Msr::new(0xECA, "C12_MSR_PMON_CTR2"), Msr::new(0xECB, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xED8, "C13_MSR_PMON_CTR0"), Msr::new(0xED9, "C13_MSR_PMON_CTR1"), Msr::new(0xEDA, "C13_MSR_PMON_CTR2"), Msr::new(0xEDB, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEE8, "C14_MSR_PMON_CTR0"), Msr::new(0xEE9, "C14_MSR_PMON_CTR1"), Msr::new(0xEEA, "C14_MSR_PMON_CTR2"), Msr::new(0xEEB, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEF8, "C15_MSR_PMON_CTR0"), Msr::new(0xEF9, "C15_MSR_PMON_CTR1"), Msr::new(0xEFA, "C15_MSR_PMON_CTR2"), Msr::new(0xEFB, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF08, "C16_MSR_PMON_CTR0"), Msr::new(0xF09, "C16_MSR_PMON_CTR1"), Msr::new(0xF0A, "C16_MSR_PMON_CTR2"), Msr::new(0xF0B, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF18, "C17_MSR_PMON_CTR0"), Msr::new(0xF19, "C17_MSR_PMON_CTR1"), Msr::new(0xF1A, "C17_MSR_PMON_CTR2"), Msr::new(0xF1B, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF28, "C18_MSR_PMON_CTR0"), Msr::new(0xF29, "C18_MSR_PMON_CTR1"), Msr::new(0xF2A, "C18_MSR_PMON_CTR2"), Msr::new(0xF2B, "C18_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF38, "C19_MSR_PMON_CTR0"), Msr::new(0xF39, "C19_MSR_PMON_CTR1"), Msr::new(0xF3A, "C19_MSR_PMON_CTR2"), Msr::new(0xF3B, "C19_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF48, "C20_MSR_PMON_CTR0"), Msr::new(0xF49, "C20_MSR_PMON_CTR1"), Msr::new(0xF4A, "C20_MSR_PMON_CTR2"), Msr::new(0xF4B, "C20_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF58, "C21_MSR_PMON_CTR0"), Msr::new(0xF59, "C21_MSR_PMON_CTR1"), Msr::new(0xF5A, "C21_MSR_PMON_CTR2"), Msr::new(0xF5B, "C21_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF68, "C22_MSR_PMON_CTR0"), Msr::new(0xF69, "C22_MSR_PMON_CTR1"), Msr::new(0xF6A, "C22_MSR_PMON_CTR2"), Msr::new(0xF6B, "C22_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF78, "C23_MSR_PMON_CTR0"), Msr::new(0xF79, "C23_MSR_PMON_CTR1"), Msr::new(0xF7A, "C23_MSR_PMON_CTR2"), Msr::new(0xF7B, "C23_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF88, "C24_MSR_PMON_CTR0"), Msr::new(0xF89, "C24_MSR_PMON_CTR1"), Msr::new(0xF8A, "C24_MSR_PMON_CTR2"), Msr::new(0xF8B, "C24_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF98, "C25_MSR_PMON_CTR0"), Msr::new(0xF99, "C25_MSR_PMON_CTR1"), Msr::new(0xF9A, "C25_MSR_PMON_CTR2"), Msr::new(0xF9B, "C25_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFA8, "C26_MSR_PMON_CTR0"), Msr::new(0xFA9, "C26_MSR_PMON_CTR1"), Msr::new(0xFAA, "C26_MSR_PMON_CTR2"), Msr::new(0xFAB, "C26_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFB8, "C27_MSR_PMON_CTR0"), Msr::new(0xFB9, "C27_MSR_PMON_CTR1"), Msr::new(0xFBA, "C27_MSR_PMON_CTR2"), Msr::new(0xFBB, "C27_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 28] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR, C18_MSR_PMON_CTR, C19_MSR_PMON_CTR, C20_MSR_PMON_CTR, C21_MSR_PMON_CTR, C22_MSR_PMON_CTR, C23_MSR_PMON_CTR, C24_MSR_PMON_CTR, C25_MSR_PMON_CTR, C26_MSR_PMON_CTR, C27_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26, CHA27).
+pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 28] = [
+    [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xE18, "C1_MSR_PMON_CTR0"), Msr::new(0xE19, "C1_MSR_PMON_CTR1"), Msr::new(0xE1A, "C1_MSR_PMON_CTR2"), Msr::new(0xE1B, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xE28, "C2_MSR_PMON_CTR0"), Msr::new(0xE29, "C2_MSR_PMON_CTR1"), Msr::new(0xE2A, "C2_MSR_PMON_CTR2"), Msr::new(0xE2B, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xE38, "C3_MSR_PMON_CTR0"), Msr::new(0xE39, "C3_MSR_PMON_CTR1"), Msr::new(0xE3A, "C3_MSR_PMON_CTR2"), Msr::new(0xE3B, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xE48, "C4_MSR_PMON_CTR0"), Msr::new(0xE49, "C4_MSR_PMON_CTR1"), Msr::new(0xE4A, "C4_MSR_PMON_CTR2"), Msr::new(0xE4B, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xE58, "C5_MSR_PMON_CTR0"), Msr::new(0xE59, "C5_MSR_PMON_CTR1"), Msr::new(0xE5A, "C5_MSR_PMON_CTR2"), Msr::new(0xE5B, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xE68, "C6_MSR_PMON_CTR0"), Msr::new(0xE69, "C6_MSR_PMON_CTR1"), Msr::new(0xE6A, "C6_MSR_PMON_CTR2"), Msr::new(0xE6B, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xE78, "C7_MSR_PMON_CTR0"), Msr::new(0xE79, "C7_MSR_PMON_CTR1"), Msr::new(0xE7A, "C7_MSR_PMON_CTR2"), Msr::new(0xE7B, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0xE88, "C8_MSR_PMON_CTR0"), Msr::new(0xE89, "C8_MSR_PMON_CTR1"), Msr::new(0xE8A, "C8_MSR_PMON_CTR2"), Msr::new(0xE8B, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0xE98, "C9_MSR_PMON_CTR0"), Msr::new(0xE99, "C9_MSR_PMON_CTR1"), Msr::new(0xE9A, "C9_MSR_PMON_CTR2"), Msr::new(0xE9B, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0xEA8, "C10_MSR_PMON_CTR0"), Msr::new(0xEA9, "C10_MSR_PMON_CTR1"), Msr::new(0xEAA, "C10_MSR_PMON_CTR2"), Msr::new(0xEAB, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0xEB8, "C11_MSR_PMON_CTR0"), Msr::new(0xEB9, "C11_MSR_PMON_CTR1"), Msr::new(0xEBA, "C11_MSR_PMON_CTR2"), Msr::new(0xEBB, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0xEC8, "C12_MSR_PMON_CTR0"), Msr::new(0xEC9, "C12_MSR_PMON_CTR1"), Msr::new(0xECA, "C12_MSR_PMON_CTR2"), Msr::new(0xECB, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0xED8, "C13_MSR_PMON_CTR0"), Msr::new(0xED9, "C13_MSR_PMON_CTR1"), Msr::new(0xEDA, "C13_MSR_PMON_CTR2"), Msr::new(0xEDB, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0xEE8, "C14_MSR_PMON_CTR0"), Msr::new(0xEE9, "C14_MSR_PMON_CTR1"), Msr::new(0xEEA, "C14_MSR_PMON_CTR2"), Msr::new(0xEEB, "C14_MSR_PMON_CTR3")],
+    [Msr::new(0xEF8, "C15_MSR_PMON_CTR0"), Msr::new(0xEF9, "C15_MSR_PMON_CTR1"), Msr::new(0xEFA, "C15_MSR_PMON_CTR2"), Msr::new(0xEFB, "C15_MSR_PMON_CTR3")],
+    [Msr::new(0xF08, "C16_MSR_PMON_CTR0"), Msr::new(0xF09, "C16_MSR_PMON_CTR1"), Msr::new(0xF0A, "C16_MSR_PMON_CTR2"), Msr::new(0xF0B, "C16_MSR_PMON_CTR3")],
+    [Msr::new(0xF18, "C17_MSR_PMON_CTR0"), Msr::new(0xF19, "C17_MSR_PMON_CTR1"), Msr::new(0xF1A, "C17_MSR_PMON_CTR2"), Msr::new(0xF1B, "C17_MSR_PMON_CTR3")],
+    [Msr::new(0xF28, "C18_MSR_PMON_CTR0"), Msr::new(0xF29, "C18_MSR_PMON_CTR1"), Msr::new(0xF2A, "C18_MSR_PMON_CTR2"), Msr::new(0xF2B, "C18_MSR_PMON_CTR3")],
+    [Msr::new(0xF38, "C19_MSR_PMON_CTR0"), Msr::new(0xF39, "C19_MSR_PMON_CTR1"), Msr::new(0xF3A, "C19_MSR_PMON_CTR2"), Msr::new(0xF3B, "C19_MSR_PMON_CTR3")],
+    [Msr::new(0xF48, "C20_MSR_PMON_CTR0"), Msr::new(0xF49, "C20_MSR_PMON_CTR1"), Msr::new(0xF4A, "C20_MSR_PMON_CTR2"), Msr::new(0xF4B, "C20_MSR_PMON_CTR3")],
+    [Msr::new(0xF58, "C21_MSR_PMON_CTR0"), Msr::new(0xF59, "C21_MSR_PMON_CTR1"), Msr::new(0xF5A, "C21_MSR_PMON_CTR2"), Msr::new(0xF5B, "C21_MSR_PMON_CTR3")],
+    [Msr::new(0xF68, "C22_MSR_PMON_CTR0"), Msr::new(0xF69, "C22_MSR_PMON_CTR1"), Msr::new(0xF6A, "C22_MSR_PMON_CTR2"), Msr::new(0xF6B, "C22_MSR_PMON_CTR3")],
+    [Msr::new(0xF78, "C23_MSR_PMON_CTR0"), Msr::new(0xF79, "C23_MSR_PMON_CTR1"), Msr::new(0xF7A, "C23_MSR_PMON_CTR2"), Msr::new(0xF7B, "C23_MSR_PMON_CTR3")],
+    [Msr::new(0xF88, "C24_MSR_PMON_CTR0"), Msr::new(0xF89, "C24_MSR_PMON_CTR1"), Msr::new(0xF8A, "C24_MSR_PMON_CTR2"), Msr::new(0xF8B, "C24_MSR_PMON_CTR3")],
+    [Msr::new(0xF98, "C25_MSR_PMON_CTR0"), Msr::new(0xF99, "C25_MSR_PMON_CTR1"), Msr::new(0xF9A, "C25_MSR_PMON_CTR2"), Msr::new(0xF9B, "C25_MSR_PMON_CTR3")],
+    [Msr::new(0xFA8, "C26_MSR_PMON_CTR0"), Msr::new(0xFA9, "C26_MSR_PMON_CTR1"), Msr::new(0xFAA, "C26_MSR_PMON_CTR2"), Msr::new(0xFAB, "C26_MSR_PMON_CTR3")],
+    [Msr::new(0xFB8, "C27_MSR_PMON_CTR0"), Msr::new(0xFB9, "C27_MSR_PMON_CTR1"), Msr::new(0xFBA, "C27_MSR_PMON_CTR2"), Msr::new(0xFBB, "C27_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -1147,118 +1037,118 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "CHA data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "CHA0", index: 0, location: Location::Msr(0xE08), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "CHA0", index: 1, location: Location::Msr(0xE09), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "CHA0", index: 2, location: Location::Msr(0xE0A), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "CHA0", index: 3, location: Location::Msr(0xE0B), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "CHA1", index: 0, location: Location::Msr(0xE18), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "CHA1", index: 1, location: Location::Msr(0xE19), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "CHA1", index: 2, location: Location::Msr(0xE1A), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "CHA1", index: 3, location: Location::Msr(0xE1B), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "CHA2", index: 0, location: Location::Msr(0xE28), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "CHA2", index: 1, location: Location::Msr(0xE29), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "CHA2", index: 2, location: Location::Msr(0xE2A), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "CHA2", index: 3, location: Location::Msr(0xE2B), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "CHA3", index: 0, location: Location::Msr(0xE38), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "CHA3", index: 1, location: Location::Msr(0xE39), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "CHA3", index: 2, location: Location::Msr(0xE3A), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "CHA3", index: 3, location: Location::Msr(0xE3B), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "CHA4", index: 0, location: Location::Msr(0xE48), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "CHA4", index: 1, location: Location::Msr(0xE49), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "CHA4", index: 2, location: Location::Msr(0xE4A), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "CHA4", index: 3, location: Location::Msr(0xE4B), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "CHA5", index: 0, location: Location::Msr(0xE58), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "CHA5", index: 1, location: Location::Msr(0xE59), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "CHA5", index: 2, location: Location::Msr(0xE5A), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "CHA5", index: 3, location: Location::Msr(0xE5B), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "CHA6", index: 0, location: Location::Msr(0xE68), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "CHA6", index: 1, location: Location::Msr(0xE69), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "CHA6", index: 2, location: Location::Msr(0xE6A), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "CHA6", index: 3, location: Location::Msr(0xE6B), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "CHA7", index: 0, location: Location::Msr(0xE78), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "CHA7", index: 1, location: Location::Msr(0xE79), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "CHA7", index: 2, location: Location::Msr(0xE7A), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "CHA7", index: 3, location: Location::Msr(0xE7B), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR0", instance: "CHA8", index: 0, location: Location::Msr(0xE88), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR1", instance: "CHA8", index: 1, location: Location::Msr(0xE89), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR2", instance: "CHA8", index: 2, location: Location::Msr(0xE8A), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR3", instance: "CHA8", index: 3, location: Location::Msr(0xE8B), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR0", instance: "CHA9", index: 0, location: Location::Msr(0xE98), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR1", instance: "CHA9", index: 1, location: Location::Msr(0xE99), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR2", instance: "CHA9", index: 2, location: Location::Msr(0xE9A), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR3", instance: "CHA9", index: 3, location: Location::Msr(0xE9B), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR0", instance: "CHA10", index: 0, location: Location::Msr(0xEA8), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR1", instance: "CHA10", index: 1, location: Location::Msr(0xEA9), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR2", instance: "CHA10", index: 2, location: Location::Msr(0xEAA), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR3", instance: "CHA10", index: 3, location: Location::Msr(0xEAB), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR0", instance: "CHA11", index: 0, location: Location::Msr(0xEB8), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR1", instance: "CHA11", index: 1, location: Location::Msr(0xEB9), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR2", instance: "CHA11", index: 2, location: Location::Msr(0xEBA), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR3", instance: "CHA11", index: 3, location: Location::Msr(0xEBB), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR0", instance: "CHA12", index: 0, location: Location::Msr(0xEC8), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR1", instance: "CHA12", index: 1, location: Location::Msr(0xEC9), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR2", instance: "CHA12", index: 2, location: Location::Msr(0xECA), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR3", instance: "CHA12", index: 3, location: Location::Msr(0xECB), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR0", instance: "CHA13", index: 0, location: Location::Msr(0xED8), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR1", instance: "CHA13", index: 1, location: Location::Msr(0xED9), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR2", instance: "CHA13", index: 2, location: Location::Msr(0xEDA), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR3", instance: "CHA13", index: 3, location: Location::Msr(0xEDB), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR0", instance: "CHA14", index: 0, location: Location::Msr(0xEE8), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR1", instance: "CHA14", index: 1, location: Location::Msr(0xEE9), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR2", instance: "CHA14", index: 2, location: Location::Msr(0xEEA), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR3", instance: "CHA14", index: 3, location: Location::Msr(0xEEB), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR0", instance: "CHA15", index: 0, location: Location::Msr(0xEF8), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR1", instance: "CHA15", index: 1, location: Location::Msr(0xEF9), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR2", instance: "CHA15", index: 2, location: Location::Msr(0xEFA), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR3", instance: "CHA15", index: 3, location: Location::Msr(0xEFB), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR0", instance: "CHA16", index: 0, location: Location::Msr(0xF08), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR1", instance: "CHA16", index: 1, location: Location::Msr(0xF09), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR2", instance: "CHA16", index: 2, location: Location::Msr(0xF0A), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR3", instance: "CHA16", index: 3, location: Location::Msr(0xF0B), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR0", instance: "CHA17", index: 0, location: Location::Msr(0xF18), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR1", instance: "CHA17", index: 1, location: Location::Msr(0xF19), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR2", instance: "CHA17", index: 2, location: Location::Msr(0xF1A), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR3", instance: "CHA17", index: 3, location: Location::Msr(0xF1B), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTR0", instance: "CHA18", index: 0, location: Location::Msr(0xF28), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTR1", instance: "CHA18", index: 1, location: Location::Msr(0xF29), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTR2", instance: "CHA18", index: 2, location: Location::Msr(0xF2A), source: "linux-snbep" },
-        AddressInfo { name: "C18_MSR_PMON_CTR3", instance: "CHA18", index: 3, location: Location::Msr(0xF2B), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTR0", instance: "CHA19", index: 0, location: Location::Msr(0xF38), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTR1", instance: "CHA19", index: 1, location: Location::Msr(0xF39), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTR2", instance: "CHA19", index: 2, location: Location::Msr(0xF3A), source: "linux-snbep" },
-        AddressInfo { name: "C19_MSR_PMON_CTR3", instance: "CHA19", index: 3, location: Location::Msr(0xF3B), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTR0", instance: "CHA20", index: 0, location: Location::Msr(0xF48), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTR1", instance: "CHA20", index: 1, location: Location::Msr(0xF49), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTR2", instance: "CHA20", index: 2, location: Location::Msr(0xF4A), source: "linux-snbep" },
-        AddressInfo { name: "C20_MSR_PMON_CTR3", instance: "CHA20", index: 3, location: Location::Msr(0xF4B), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTR0", instance: "CHA21", index: 0, location: Location::Msr(0xF58), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTR1", instance: "CHA21", index: 1, location: Location::Msr(0xF59), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTR2", instance: "CHA21", index: 2, location: Location::Msr(0xF5A), source: "linux-snbep" },
-        AddressInfo { name: "C21_MSR_PMON_CTR3", instance: "CHA21", index: 3, location: Location::Msr(0xF5B), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTR0", instance: "CHA22", index: 0, location: Location::Msr(0xF68), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTR1", instance: "CHA22", index: 1, location: Location::Msr(0xF69), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTR2", instance: "CHA22", index: 2, location: Location::Msr(0xF6A), source: "linux-snbep" },
-        AddressInfo { name: "C22_MSR_PMON_CTR3", instance: "CHA22", index: 3, location: Location::Msr(0xF6B), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTR0", instance: "CHA23", index: 0, location: Location::Msr(0xF78), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTR1", instance: "CHA23", index: 1, location: Location::Msr(0xF79), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTR2", instance: "CHA23", index: 2, location: Location::Msr(0xF7A), source: "linux-snbep" },
-        AddressInfo { name: "C23_MSR_PMON_CTR3", instance: "CHA23", index: 3, location: Location::Msr(0xF7B), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTR0", instance: "CHA24", index: 0, location: Location::Msr(0xF88), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTR1", instance: "CHA24", index: 1, location: Location::Msr(0xF89), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTR2", instance: "CHA24", index: 2, location: Location::Msr(0xF8A), source: "linux-snbep" },
-        AddressInfo { name: "C24_MSR_PMON_CTR3", instance: "CHA24", index: 3, location: Location::Msr(0xF8B), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTR0", instance: "CHA25", index: 0, location: Location::Msr(0xF98), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTR1", instance: "CHA25", index: 1, location: Location::Msr(0xF99), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTR2", instance: "CHA25", index: 2, location: Location::Msr(0xF9A), source: "linux-snbep" },
-        AddressInfo { name: "C25_MSR_PMON_CTR3", instance: "CHA25", index: 3, location: Location::Msr(0xF9B), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTR0", instance: "CHA26", index: 0, location: Location::Msr(0xFA8), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTR1", instance: "CHA26", index: 1, location: Location::Msr(0xFA9), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTR2", instance: "CHA26", index: 2, location: Location::Msr(0xFAA), source: "linux-snbep" },
-        AddressInfo { name: "C26_MSR_PMON_CTR3", instance: "CHA26", index: 3, location: Location::Msr(0xFAB), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTR0", instance: "CHA27", index: 0, location: Location::Msr(0xFB8), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTR1", instance: "CHA27", index: 1, location: Location::Msr(0xFB9), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTR2", instance: "CHA27", index: 2, location: Location::Msr(0xFBA), source: "linux-snbep" },
-        AddressInfo { name: "C27_MSR_PMON_CTR3", instance: "CHA27", index: 3, location: Location::Msr(0xFBB), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTR0", "CHA0", 0, 0xE08, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR1", "CHA0", 1, 0xE09, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR2", "CHA0", 2, 0xE0A, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR3", "CHA0", 3, 0xE0B, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR0", "CHA1", 0, 0xE18, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR1", "CHA1", 1, 0xE19, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR2", "CHA1", 2, 0xE1A, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR3", "CHA1", 3, 0xE1B, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR0", "CHA2", 0, 0xE28, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR1", "CHA2", 1, 0xE29, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR2", "CHA2", 2, 0xE2A, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR3", "CHA2", 3, 0xE2B, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR0", "CHA3", 0, 0xE38, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR1", "CHA3", 1, 0xE39, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR2", "CHA3", 2, 0xE3A, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR3", "CHA3", 3, 0xE3B, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR0", "CHA4", 0, 0xE48, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR1", "CHA4", 1, 0xE49, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR2", "CHA4", 2, 0xE4A, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR3", "CHA4", 3, 0xE4B, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR0", "CHA5", 0, 0xE58, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR1", "CHA5", 1, 0xE59, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR2", "CHA5", 2, 0xE5A, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR3", "CHA5", 3, 0xE5B, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR0", "CHA6", 0, 0xE68, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR1", "CHA6", 1, 0xE69, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR2", "CHA6", 2, 0xE6A, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR3", "CHA6", 3, 0xE6B, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR0", "CHA7", 0, 0xE78, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR1", "CHA7", 1, 0xE79, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR2", "CHA7", 2, 0xE7A, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR3", "CHA7", 3, 0xE7B, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR0", "CHA8", 0, 0xE88, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR1", "CHA8", 1, 0xE89, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR2", "CHA8", 2, 0xE8A, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR3", "CHA8", 3, 0xE8B, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR0", "CHA9", 0, 0xE98, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR1", "CHA9", 1, 0xE99, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR2", "CHA9", 2, 0xE9A, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR3", "CHA9", 3, 0xE9B, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR0", "CHA10", 0, 0xEA8, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR1", "CHA10", 1, 0xEA9, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR2", "CHA10", 2, 0xEAA, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR3", "CHA10", 3, 0xEAB, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR0", "CHA11", 0, 0xEB8, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR1", "CHA11", 1, 0xEB9, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR2", "CHA11", 2, 0xEBA, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR3", "CHA11", 3, 0xEBB, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR0", "CHA12", 0, 0xEC8, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR1", "CHA12", 1, 0xEC9, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR2", "CHA12", 2, 0xECA, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR3", "CHA12", 3, 0xECB, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR0", "CHA13", 0, 0xED8, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR1", "CHA13", 1, 0xED9, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR2", "CHA13", 2, 0xEDA, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR3", "CHA13", 3, 0xEDB, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR0", "CHA14", 0, 0xEE8, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR1", "CHA14", 1, 0xEE9, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR2", "CHA14", 2, 0xEEA, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR3", "CHA14", 3, 0xEEB, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR0", "CHA15", 0, 0xEF8, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR1", "CHA15", 1, 0xEF9, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR2", "CHA15", 2, 0xEFA, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR3", "CHA15", 3, 0xEFB, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR0", "CHA16", 0, 0xF08, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR1", "CHA16", 1, 0xF09, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR2", "CHA16", 2, 0xF0A, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR3", "CHA16", 3, 0xF0B, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR0", "CHA17", 0, 0xF18, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR1", "CHA17", 1, 0xF19, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR2", "CHA17", 2, 0xF1A, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR3", "CHA17", 3, 0xF1B, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTR0", "CHA18", 0, 0xF28, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTR1", "CHA18", 1, 0xF29, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTR2", "CHA18", 2, 0xF2A, "linux-snbep"),
+        AddressInfo::msr("C18_MSR_PMON_CTR3", "CHA18", 3, 0xF2B, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTR0", "CHA19", 0, 0xF38, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTR1", "CHA19", 1, 0xF39, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTR2", "CHA19", 2, 0xF3A, "linux-snbep"),
+        AddressInfo::msr("C19_MSR_PMON_CTR3", "CHA19", 3, 0xF3B, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTR0", "CHA20", 0, 0xF48, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTR1", "CHA20", 1, 0xF49, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTR2", "CHA20", 2, 0xF4A, "linux-snbep"),
+        AddressInfo::msr("C20_MSR_PMON_CTR3", "CHA20", 3, 0xF4B, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTR0", "CHA21", 0, 0xF58, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTR1", "CHA21", 1, 0xF59, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTR2", "CHA21", 2, 0xF5A, "linux-snbep"),
+        AddressInfo::msr("C21_MSR_PMON_CTR3", "CHA21", 3, 0xF5B, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTR0", "CHA22", 0, 0xF68, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTR1", "CHA22", 1, 0xF69, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTR2", "CHA22", 2, 0xF6A, "linux-snbep"),
+        AddressInfo::msr("C22_MSR_PMON_CTR3", "CHA22", 3, 0xF6B, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTR0", "CHA23", 0, 0xF78, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTR1", "CHA23", 1, 0xF79, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTR2", "CHA23", 2, 0xF7A, "linux-snbep"),
+        AddressInfo::msr("C23_MSR_PMON_CTR3", "CHA23", 3, 0xF7B, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTR0", "CHA24", 0, 0xF88, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTR1", "CHA24", 1, 0xF89, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTR2", "CHA24", 2, 0xF8A, "linux-snbep"),
+        AddressInfo::msr("C24_MSR_PMON_CTR3", "CHA24", 3, 0xF8B, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTR0", "CHA25", 0, 0xF98, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTR1", "CHA25", 1, 0xF99, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTR2", "CHA25", 2, 0xF9A, "linux-snbep"),
+        AddressInfo::msr("C25_MSR_PMON_CTR3", "CHA25", 3, 0xF9B, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTR0", "CHA26", 0, 0xFA8, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTR1", "CHA26", 1, 0xFA9, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTR2", "CHA26", 2, 0xFAA, "linux-snbep"),
+        AddressInfo::msr("C26_MSR_PMON_CTR3", "CHA26", 3, 0xFAB, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTR0", "CHA27", 0, 0xFB8, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTR1", "CHA27", 1, 0xFB9, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTR2", "CHA27", 2, 0xFBA, "linux-snbep"),
+        AddressInfo::msr("C27_MSR_PMON_CTR3", "CHA27", 3, 0xFBB, "linux-snbep"),
     ]),
     fields: ChaCtrLayout::FIELDS,
     notes: &[

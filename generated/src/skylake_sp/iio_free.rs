@@ -48,25 +48,22 @@ impl Layout for IioFreeIoclkLayout {
 }
 
 impl IioFreeIoclk {
-    /// `event_count` (bits 35:0, ro-v, reset 0x0): I/O clock cycles of the stack since reset; wraps
+    /// `event_count`: bits 35:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(35, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): I/O clock cycles of the stack since reset; wraps
     /// at 36 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 35, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA45, "IIO_FREE0_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA65, "IIO_FREE1_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xA85, "IIO_FREE2_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xAA5, "IIO_FREE3_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xAC5, "IIO_FREE4_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_IOCLK: Msr<IioFreeIoclk> = Msr::new(0xAE5, "IIO_FREE5_MSR_IOCLK");
-/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order.
-pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [IIO_FREE0_MSR_IOCLK, IIO_FREE1_MSR_IOCLK, IIO_FREE2_MSR_IOCLK, IIO_FREE3_MSR_IOCLK, IIO_FREE4_MSR_IOCLK, IIO_FREE5_MSR_IOCLK];
+/// `IIO_FREE{i}_MSR_IOCLK` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [
+    Msr::new(0xA45, "IIO_FREE0_MSR_IOCLK"),
+    Msr::new(0xA65, "IIO_FREE1_MSR_IOCLK"),
+    Msr::new(0xA85, "IIO_FREE2_MSR_IOCLK"),
+    Msr::new(0xAA5, "IIO_FREE3_MSR_IOCLK"),
+    Msr::new(0xAC5, "IIO_FREE4_MSR_IOCLK"),
+    Msr::new(0xAE5, "IIO_FREE5_MSR_IOCLK"),
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
@@ -76,12 +73,12 @@ static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     description: "The stack's free-running I/O clock counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_IOCLK", instance: "IIO_FREE0", index: 0, location: Location::Msr(0xA45), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_IOCLK", instance: "IIO_FREE1", index: 0, location: Location::Msr(0xA65), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_IOCLK", instance: "IIO_FREE2", index: 0, location: Location::Msr(0xA85), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_IOCLK", instance: "IIO_FREE3", index: 0, location: Location::Msr(0xAA5), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_IOCLK", instance: "IIO_FREE4", index: 0, location: Location::Msr(0xAC5), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_IOCLK", instance: "IIO_FREE5", index: 0, location: Location::Msr(0xAE5), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_IOCLK", "IIO_FREE0", 0, 0xA45, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_IOCLK", "IIO_FREE1", 0, 0xA65, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_IOCLK", "IIO_FREE2", 0, 0xA85, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_IOCLK", "IIO_FREE3", 0, 0xAA5, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_IOCLK", "IIO_FREE4", 0, 0xAC5, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_IOCLK", "IIO_FREE5", 0, 0xAE5, "linux-snbep"),
     ]),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
@@ -125,25 +122,22 @@ impl Layout for IioFreeBwLayout {
 }
 
 impl IioFreeBw {
-    /// `event_count` (bits 35:0, ro-v, reset 0x0): 4-byte units of data moved through the port
+    /// `event_count`: bits 35:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(35, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): 4-byte units of data moved through the port
     /// since reset; wraps at 36 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 35, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB00, "IIO_FREE0_MSR_BW0"), Msr::new(0xB01, "IIO_FREE0_MSR_BW1"), Msr::new(0xB02, "IIO_FREE0_MSR_BW2"), Msr::new(0xB03, "IIO_FREE0_MSR_BW3"), Msr::new(0xB04, "IIO_FREE0_MSR_BW4"), Msr::new(0xB05, "IIO_FREE0_MSR_BW5"), Msr::new(0xB06, "IIO_FREE0_MSR_BW6"), Msr::new(0xB07, "IIO_FREE0_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB10, "IIO_FREE1_MSR_BW0"), Msr::new(0xB11, "IIO_FREE1_MSR_BW1"), Msr::new(0xB12, "IIO_FREE1_MSR_BW2"), Msr::new(0xB13, "IIO_FREE1_MSR_BW3"), Msr::new(0xB14, "IIO_FREE1_MSR_BW4"), Msr::new(0xB15, "IIO_FREE1_MSR_BW5"), Msr::new(0xB16, "IIO_FREE1_MSR_BW6"), Msr::new(0xB17, "IIO_FREE1_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB20, "IIO_FREE2_MSR_BW0"), Msr::new(0xB21, "IIO_FREE2_MSR_BW1"), Msr::new(0xB22, "IIO_FREE2_MSR_BW2"), Msr::new(0xB23, "IIO_FREE2_MSR_BW3"), Msr::new(0xB24, "IIO_FREE2_MSR_BW4"), Msr::new(0xB25, "IIO_FREE2_MSR_BW5"), Msr::new(0xB26, "IIO_FREE2_MSR_BW6"), Msr::new(0xB27, "IIO_FREE2_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB30, "IIO_FREE3_MSR_BW0"), Msr::new(0xB31, "IIO_FREE3_MSR_BW1"), Msr::new(0xB32, "IIO_FREE3_MSR_BW2"), Msr::new(0xB33, "IIO_FREE3_MSR_BW3"), Msr::new(0xB34, "IIO_FREE3_MSR_BW4"), Msr::new(0xB35, "IIO_FREE3_MSR_BW5"), Msr::new(0xB36, "IIO_FREE3_MSR_BW6"), Msr::new(0xB37, "IIO_FREE3_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB40, "IIO_FREE4_MSR_BW0"), Msr::new(0xB41, "IIO_FREE4_MSR_BW1"), Msr::new(0xB42, "IIO_FREE4_MSR_BW2"), Msr::new(0xB43, "IIO_FREE4_MSR_BW3"), Msr::new(0xB44, "IIO_FREE4_MSR_BW4"), Msr::new(0xB45, "IIO_FREE4_MSR_BW5"), Msr::new(0xB46, "IIO_FREE4_MSR_BW6"), Msr::new(0xB47, "IIO_FREE4_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_BW: [Msr<IioFreeBw>; 8] = [Msr::new(0xB50, "IIO_FREE5_MSR_BW0"), Msr::new(0xB51, "IIO_FREE5_MSR_BW1"), Msr::new(0xB52, "IIO_FREE5_MSR_BW2"), Msr::new(0xB53, "IIO_FREE5_MSR_BW3"), Msr::new(0xB54, "IIO_FREE5_MSR_BW4"), Msr::new(0xB55, "IIO_FREE5_MSR_BW5"), Msr::new(0xB56, "IIO_FREE5_MSR_BW6"), Msr::new(0xB57, "IIO_FREE5_MSR_BW7")];
-/// `IIO_FREE{i}_MSR_BW{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_BW: [[Msr<IioFreeBw>; 8]; 6] = [IIO_FREE0_MSR_BW, IIO_FREE1_MSR_BW, IIO_FREE2_MSR_BW, IIO_FREE3_MSR_BW, IIO_FREE4_MSR_BW, IIO_FREE5_MSR_BW];
+/// `IIO_FREE{i}_MSR_BW{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_BW: [[Msr<IioFreeBw>; 8]; 6] = [
+    [Msr::new(0xB00, "IIO_FREE0_MSR_BW0"), Msr::new(0xB01, "IIO_FREE0_MSR_BW1"), Msr::new(0xB02, "IIO_FREE0_MSR_BW2"), Msr::new(0xB03, "IIO_FREE0_MSR_BW3"), Msr::new(0xB04, "IIO_FREE0_MSR_BW4"), Msr::new(0xB05, "IIO_FREE0_MSR_BW5"), Msr::new(0xB06, "IIO_FREE0_MSR_BW6"), Msr::new(0xB07, "IIO_FREE0_MSR_BW7")],
+    [Msr::new(0xB10, "IIO_FREE1_MSR_BW0"), Msr::new(0xB11, "IIO_FREE1_MSR_BW1"), Msr::new(0xB12, "IIO_FREE1_MSR_BW2"), Msr::new(0xB13, "IIO_FREE1_MSR_BW3"), Msr::new(0xB14, "IIO_FREE1_MSR_BW4"), Msr::new(0xB15, "IIO_FREE1_MSR_BW5"), Msr::new(0xB16, "IIO_FREE1_MSR_BW6"), Msr::new(0xB17, "IIO_FREE1_MSR_BW7")],
+    [Msr::new(0xB20, "IIO_FREE2_MSR_BW0"), Msr::new(0xB21, "IIO_FREE2_MSR_BW1"), Msr::new(0xB22, "IIO_FREE2_MSR_BW2"), Msr::new(0xB23, "IIO_FREE2_MSR_BW3"), Msr::new(0xB24, "IIO_FREE2_MSR_BW4"), Msr::new(0xB25, "IIO_FREE2_MSR_BW5"), Msr::new(0xB26, "IIO_FREE2_MSR_BW6"), Msr::new(0xB27, "IIO_FREE2_MSR_BW7")],
+    [Msr::new(0xB30, "IIO_FREE3_MSR_BW0"), Msr::new(0xB31, "IIO_FREE3_MSR_BW1"), Msr::new(0xB32, "IIO_FREE3_MSR_BW2"), Msr::new(0xB33, "IIO_FREE3_MSR_BW3"), Msr::new(0xB34, "IIO_FREE3_MSR_BW4"), Msr::new(0xB35, "IIO_FREE3_MSR_BW5"), Msr::new(0xB36, "IIO_FREE3_MSR_BW6"), Msr::new(0xB37, "IIO_FREE3_MSR_BW7")],
+    [Msr::new(0xB40, "IIO_FREE4_MSR_BW0"), Msr::new(0xB41, "IIO_FREE4_MSR_BW1"), Msr::new(0xB42, "IIO_FREE4_MSR_BW2"), Msr::new(0xB43, "IIO_FREE4_MSR_BW3"), Msr::new(0xB44, "IIO_FREE4_MSR_BW4"), Msr::new(0xB45, "IIO_FREE4_MSR_BW5"), Msr::new(0xB46, "IIO_FREE4_MSR_BW6"), Msr::new(0xB47, "IIO_FREE4_MSR_BW7")],
+    [Msr::new(0xB50, "IIO_FREE5_MSR_BW0"), Msr::new(0xB51, "IIO_FREE5_MSR_BW1"), Msr::new(0xB52, "IIO_FREE5_MSR_BW2"), Msr::new(0xB53, "IIO_FREE5_MSR_BW3"), Msr::new(0xB54, "IIO_FREE5_MSR_BW4"), Msr::new(0xB55, "IIO_FREE5_MSR_BW5"), Msr::new(0xB56, "IIO_FREE5_MSR_BW6"), Msr::new(0xB57, "IIO_FREE5_MSR_BW7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_BW_INFO: RegisterInfo = RegisterInfo {
@@ -153,54 +147,54 @@ static IIO_FREE_BW_INFO: RegisterInfo = RegisterInfo {
     description: "Bandwidth counter n of the stack: n = 0-3 count the data in from port n, n = 4-7 the data out to port n - 4.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_BW0", instance: "IIO_FREE0", index: 0, location: Location::Msr(0xB00), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW1", instance: "IIO_FREE0", index: 1, location: Location::Msr(0xB01), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW2", instance: "IIO_FREE0", index: 2, location: Location::Msr(0xB02), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW3", instance: "IIO_FREE0", index: 3, location: Location::Msr(0xB03), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW4", instance: "IIO_FREE0", index: 4, location: Location::Msr(0xB04), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW5", instance: "IIO_FREE0", index: 5, location: Location::Msr(0xB05), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW6", instance: "IIO_FREE0", index: 6, location: Location::Msr(0xB06), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_BW7", instance: "IIO_FREE0", index: 7, location: Location::Msr(0xB07), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW0", instance: "IIO_FREE1", index: 0, location: Location::Msr(0xB10), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW1", instance: "IIO_FREE1", index: 1, location: Location::Msr(0xB11), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW2", instance: "IIO_FREE1", index: 2, location: Location::Msr(0xB12), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW3", instance: "IIO_FREE1", index: 3, location: Location::Msr(0xB13), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW4", instance: "IIO_FREE1", index: 4, location: Location::Msr(0xB14), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW5", instance: "IIO_FREE1", index: 5, location: Location::Msr(0xB15), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW6", instance: "IIO_FREE1", index: 6, location: Location::Msr(0xB16), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_BW7", instance: "IIO_FREE1", index: 7, location: Location::Msr(0xB17), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW0", instance: "IIO_FREE2", index: 0, location: Location::Msr(0xB20), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW1", instance: "IIO_FREE2", index: 1, location: Location::Msr(0xB21), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW2", instance: "IIO_FREE2", index: 2, location: Location::Msr(0xB22), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW3", instance: "IIO_FREE2", index: 3, location: Location::Msr(0xB23), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW4", instance: "IIO_FREE2", index: 4, location: Location::Msr(0xB24), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW5", instance: "IIO_FREE2", index: 5, location: Location::Msr(0xB25), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW6", instance: "IIO_FREE2", index: 6, location: Location::Msr(0xB26), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_BW7", instance: "IIO_FREE2", index: 7, location: Location::Msr(0xB27), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW0", instance: "IIO_FREE3", index: 0, location: Location::Msr(0xB30), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW1", instance: "IIO_FREE3", index: 1, location: Location::Msr(0xB31), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW2", instance: "IIO_FREE3", index: 2, location: Location::Msr(0xB32), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW3", instance: "IIO_FREE3", index: 3, location: Location::Msr(0xB33), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW4", instance: "IIO_FREE3", index: 4, location: Location::Msr(0xB34), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW5", instance: "IIO_FREE3", index: 5, location: Location::Msr(0xB35), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW6", instance: "IIO_FREE3", index: 6, location: Location::Msr(0xB36), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_BW7", instance: "IIO_FREE3", index: 7, location: Location::Msr(0xB37), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW0", instance: "IIO_FREE4", index: 0, location: Location::Msr(0xB40), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW1", instance: "IIO_FREE4", index: 1, location: Location::Msr(0xB41), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW2", instance: "IIO_FREE4", index: 2, location: Location::Msr(0xB42), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW3", instance: "IIO_FREE4", index: 3, location: Location::Msr(0xB43), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW4", instance: "IIO_FREE4", index: 4, location: Location::Msr(0xB44), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW5", instance: "IIO_FREE4", index: 5, location: Location::Msr(0xB45), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW6", instance: "IIO_FREE4", index: 6, location: Location::Msr(0xB46), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_BW7", instance: "IIO_FREE4", index: 7, location: Location::Msr(0xB47), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW0", instance: "IIO_FREE5", index: 0, location: Location::Msr(0xB50), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW1", instance: "IIO_FREE5", index: 1, location: Location::Msr(0xB51), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW2", instance: "IIO_FREE5", index: 2, location: Location::Msr(0xB52), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW3", instance: "IIO_FREE5", index: 3, location: Location::Msr(0xB53), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW4", instance: "IIO_FREE5", index: 4, location: Location::Msr(0xB54), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW5", instance: "IIO_FREE5", index: 5, location: Location::Msr(0xB55), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW6", instance: "IIO_FREE5", index: 6, location: Location::Msr(0xB56), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_BW7", instance: "IIO_FREE5", index: 7, location: Location::Msr(0xB57), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_BW0", "IIO_FREE0", 0, 0xB00, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW1", "IIO_FREE0", 1, 0xB01, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW2", "IIO_FREE0", 2, 0xB02, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW3", "IIO_FREE0", 3, 0xB03, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW4", "IIO_FREE0", 4, 0xB04, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW5", "IIO_FREE0", 5, 0xB05, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW6", "IIO_FREE0", 6, 0xB06, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_BW7", "IIO_FREE0", 7, 0xB07, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW0", "IIO_FREE1", 0, 0xB10, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW1", "IIO_FREE1", 1, 0xB11, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW2", "IIO_FREE1", 2, 0xB12, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW3", "IIO_FREE1", 3, 0xB13, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW4", "IIO_FREE1", 4, 0xB14, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW5", "IIO_FREE1", 5, 0xB15, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW6", "IIO_FREE1", 6, 0xB16, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_BW7", "IIO_FREE1", 7, 0xB17, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW0", "IIO_FREE2", 0, 0xB20, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW1", "IIO_FREE2", 1, 0xB21, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW2", "IIO_FREE2", 2, 0xB22, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW3", "IIO_FREE2", 3, 0xB23, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW4", "IIO_FREE2", 4, 0xB24, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW5", "IIO_FREE2", 5, 0xB25, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW6", "IIO_FREE2", 6, 0xB26, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_BW7", "IIO_FREE2", 7, 0xB27, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW0", "IIO_FREE3", 0, 0xB30, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW1", "IIO_FREE3", 1, 0xB31, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW2", "IIO_FREE3", 2, 0xB32, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW3", "IIO_FREE3", 3, 0xB33, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW4", "IIO_FREE3", 4, 0xB34, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW5", "IIO_FREE3", 5, 0xB35, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW6", "IIO_FREE3", 6, 0xB36, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_BW7", "IIO_FREE3", 7, 0xB37, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW0", "IIO_FREE4", 0, 0xB40, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW1", "IIO_FREE4", 1, 0xB41, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW2", "IIO_FREE4", 2, 0xB42, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW3", "IIO_FREE4", 3, 0xB43, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW4", "IIO_FREE4", 4, 0xB44, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW5", "IIO_FREE4", 5, 0xB45, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW6", "IIO_FREE4", 6, 0xB46, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_BW7", "IIO_FREE4", 7, 0xB47, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW0", "IIO_FREE5", 0, 0xB50, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW1", "IIO_FREE5", 1, 0xB51, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW2", "IIO_FREE5", 2, 0xB52, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW3", "IIO_FREE5", 3, 0xB53, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW4", "IIO_FREE5", 4, 0xB54, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW5", "IIO_FREE5", 5, 0xB55, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW6", "IIO_FREE5", 6, 0xB56, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_BW7", "IIO_FREE5", 7, 0xB57, "linux-snbep"),
     ]),
     fields: IioFreeBwLayout::FIELDS,
     notes: &[
@@ -244,25 +238,22 @@ impl Layout for IioFreeUtilLayout {
 }
 
 impl IioFreeUtil {
-    /// `event_count` (bits 35:0, ro-v, reset 0x0): Utilisation of the port in its direction since
+    /// `event_count`: bits 35:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(35, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Utilisation of the port in its direction since
     /// reset; wraps at 36 bits and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 35, 0) }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE0.
-pub const IIO_FREE0_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB08, "IIO_FREE0_MSR_UTIL0"), Msr::new(0xB09, "IIO_FREE0_MSR_UTIL1"), Msr::new(0xB0A, "IIO_FREE0_MSR_UTIL2"), Msr::new(0xB0B, "IIO_FREE0_MSR_UTIL3"), Msr::new(0xB0C, "IIO_FREE0_MSR_UTIL4"), Msr::new(0xB0D, "IIO_FREE0_MSR_UTIL5"), Msr::new(0xB0E, "IIO_FREE0_MSR_UTIL6"), Msr::new(0xB0F, "IIO_FREE0_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE1.
-pub const IIO_FREE1_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB18, "IIO_FREE1_MSR_UTIL0"), Msr::new(0xB19, "IIO_FREE1_MSR_UTIL1"), Msr::new(0xB1A, "IIO_FREE1_MSR_UTIL2"), Msr::new(0xB1B, "IIO_FREE1_MSR_UTIL3"), Msr::new(0xB1C, "IIO_FREE1_MSR_UTIL4"), Msr::new(0xB1D, "IIO_FREE1_MSR_UTIL5"), Msr::new(0xB1E, "IIO_FREE1_MSR_UTIL6"), Msr::new(0xB1F, "IIO_FREE1_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE2.
-pub const IIO_FREE2_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB28, "IIO_FREE2_MSR_UTIL0"), Msr::new(0xB29, "IIO_FREE2_MSR_UTIL1"), Msr::new(0xB2A, "IIO_FREE2_MSR_UTIL2"), Msr::new(0xB2B, "IIO_FREE2_MSR_UTIL3"), Msr::new(0xB2C, "IIO_FREE2_MSR_UTIL4"), Msr::new(0xB2D, "IIO_FREE2_MSR_UTIL5"), Msr::new(0xB2E, "IIO_FREE2_MSR_UTIL6"), Msr::new(0xB2F, "IIO_FREE2_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE3.
-pub const IIO_FREE3_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB38, "IIO_FREE3_MSR_UTIL0"), Msr::new(0xB39, "IIO_FREE3_MSR_UTIL1"), Msr::new(0xB3A, "IIO_FREE3_MSR_UTIL2"), Msr::new(0xB3B, "IIO_FREE3_MSR_UTIL3"), Msr::new(0xB3C, "IIO_FREE3_MSR_UTIL4"), Msr::new(0xB3D, "IIO_FREE3_MSR_UTIL5"), Msr::new(0xB3E, "IIO_FREE3_MSR_UTIL6"), Msr::new(0xB3F, "IIO_FREE3_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE4.
-pub const IIO_FREE4_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB48, "IIO_FREE4_MSR_UTIL0"), Msr::new(0xB49, "IIO_FREE4_MSR_UTIL1"), Msr::new(0xB4A, "IIO_FREE4_MSR_UTIL2"), Msr::new(0xB4B, "IIO_FREE4_MSR_UTIL3"), Msr::new(0xB4C, "IIO_FREE4_MSR_UTIL4"), Msr::new(0xB4D, "IIO_FREE4_MSR_UTIL5"), Msr::new(0xB4E, "IIO_FREE4_MSR_UTIL6"), Msr::new(0xB4F, "IIO_FREE4_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of instance IIO_FREE5.
-pub const IIO_FREE5_MSR_UTIL: [Msr<IioFreeUtil>; 8] = [Msr::new(0xB58, "IIO_FREE5_MSR_UTIL0"), Msr::new(0xB59, "IIO_FREE5_MSR_UTIL1"), Msr::new(0xB5A, "IIO_FREE5_MSR_UTIL2"), Msr::new(0xB5B, "IIO_FREE5_MSR_UTIL3"), Msr::new(0xB5C, "IIO_FREE5_MSR_UTIL4"), Msr::new(0xB5D, "IIO_FREE5_MSR_UTIL5"), Msr::new(0xB5E, "IIO_FREE5_MSR_UTIL6"), Msr::new(0xB5F, "IIO_FREE5_MSR_UTIL7")];
-/// `IIO_FREE{i}_MSR_UTIL{n}` of every instance, in instance order.
-pub const IIO_FREE_MSR_UTIL: [[Msr<IioFreeUtil>; 8]; 6] = [IIO_FREE0_MSR_UTIL, IIO_FREE1_MSR_UTIL, IIO_FREE2_MSR_UTIL, IIO_FREE3_MSR_UTIL, IIO_FREE4_MSR_UTIL, IIO_FREE5_MSR_UTIL];
+/// `IIO_FREE{i}_MSR_UTIL{n}` of every instance, in instance order (IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+pub const IIO_FREE_MSR_UTIL: [[Msr<IioFreeUtil>; 8]; 6] = [
+    [Msr::new(0xB08, "IIO_FREE0_MSR_UTIL0"), Msr::new(0xB09, "IIO_FREE0_MSR_UTIL1"), Msr::new(0xB0A, "IIO_FREE0_MSR_UTIL2"), Msr::new(0xB0B, "IIO_FREE0_MSR_UTIL3"), Msr::new(0xB0C, "IIO_FREE0_MSR_UTIL4"), Msr::new(0xB0D, "IIO_FREE0_MSR_UTIL5"), Msr::new(0xB0E, "IIO_FREE0_MSR_UTIL6"), Msr::new(0xB0F, "IIO_FREE0_MSR_UTIL7")],
+    [Msr::new(0xB18, "IIO_FREE1_MSR_UTIL0"), Msr::new(0xB19, "IIO_FREE1_MSR_UTIL1"), Msr::new(0xB1A, "IIO_FREE1_MSR_UTIL2"), Msr::new(0xB1B, "IIO_FREE1_MSR_UTIL3"), Msr::new(0xB1C, "IIO_FREE1_MSR_UTIL4"), Msr::new(0xB1D, "IIO_FREE1_MSR_UTIL5"), Msr::new(0xB1E, "IIO_FREE1_MSR_UTIL6"), Msr::new(0xB1F, "IIO_FREE1_MSR_UTIL7")],
+    [Msr::new(0xB28, "IIO_FREE2_MSR_UTIL0"), Msr::new(0xB29, "IIO_FREE2_MSR_UTIL1"), Msr::new(0xB2A, "IIO_FREE2_MSR_UTIL2"), Msr::new(0xB2B, "IIO_FREE2_MSR_UTIL3"), Msr::new(0xB2C, "IIO_FREE2_MSR_UTIL4"), Msr::new(0xB2D, "IIO_FREE2_MSR_UTIL5"), Msr::new(0xB2E, "IIO_FREE2_MSR_UTIL6"), Msr::new(0xB2F, "IIO_FREE2_MSR_UTIL7")],
+    [Msr::new(0xB38, "IIO_FREE3_MSR_UTIL0"), Msr::new(0xB39, "IIO_FREE3_MSR_UTIL1"), Msr::new(0xB3A, "IIO_FREE3_MSR_UTIL2"), Msr::new(0xB3B, "IIO_FREE3_MSR_UTIL3"), Msr::new(0xB3C, "IIO_FREE3_MSR_UTIL4"), Msr::new(0xB3D, "IIO_FREE3_MSR_UTIL5"), Msr::new(0xB3E, "IIO_FREE3_MSR_UTIL6"), Msr::new(0xB3F, "IIO_FREE3_MSR_UTIL7")],
+    [Msr::new(0xB48, "IIO_FREE4_MSR_UTIL0"), Msr::new(0xB49, "IIO_FREE4_MSR_UTIL1"), Msr::new(0xB4A, "IIO_FREE4_MSR_UTIL2"), Msr::new(0xB4B, "IIO_FREE4_MSR_UTIL3"), Msr::new(0xB4C, "IIO_FREE4_MSR_UTIL4"), Msr::new(0xB4D, "IIO_FREE4_MSR_UTIL5"), Msr::new(0xB4E, "IIO_FREE4_MSR_UTIL6"), Msr::new(0xB4F, "IIO_FREE4_MSR_UTIL7")],
+    [Msr::new(0xB58, "IIO_FREE5_MSR_UTIL0"), Msr::new(0xB59, "IIO_FREE5_MSR_UTIL1"), Msr::new(0xB5A, "IIO_FREE5_MSR_UTIL2"), Msr::new(0xB5B, "IIO_FREE5_MSR_UTIL3"), Msr::new(0xB5C, "IIO_FREE5_MSR_UTIL4"), Msr::new(0xB5D, "IIO_FREE5_MSR_UTIL5"), Msr::new(0xB5E, "IIO_FREE5_MSR_UTIL6"), Msr::new(0xB5F, "IIO_FREE5_MSR_UTIL7")],
+];
 
 #[cfg(feature = "metadata")]
 static IIO_FREE_UTIL_INFO: RegisterInfo = RegisterInfo {
@@ -272,54 +263,54 @@ static IIO_FREE_UTIL_INFO: RegisterInfo = RegisterInfo {
     description: "Utilisation counter n of the stack: even n count the inbound, odd n the outbound utilisation of port n / 2.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IIO_FREE0_MSR_UTIL0", instance: "IIO_FREE0", index: 0, location: Location::Msr(0xB08), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_UTIL1", instance: "IIO_FREE0", index: 1, location: Location::Msr(0xB09), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_UTIL2", instance: "IIO_FREE0", index: 2, location: Location::Msr(0xB0A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_UTIL3", instance: "IIO_FREE0", index: 3, location: Location::Msr(0xB0B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_UTIL4", instance: "IIO_FREE0", index: 4, location: Location::Msr(0xB0C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_UTIL5", instance: "IIO_FREE0", index: 5, location: Location::Msr(0xB0D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_UTIL6", instance: "IIO_FREE0", index: 6, location: Location::Msr(0xB0E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE0_MSR_UTIL7", instance: "IIO_FREE0", index: 7, location: Location::Msr(0xB0F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_UTIL0", instance: "IIO_FREE1", index: 0, location: Location::Msr(0xB18), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_UTIL1", instance: "IIO_FREE1", index: 1, location: Location::Msr(0xB19), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_UTIL2", instance: "IIO_FREE1", index: 2, location: Location::Msr(0xB1A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_UTIL3", instance: "IIO_FREE1", index: 3, location: Location::Msr(0xB1B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_UTIL4", instance: "IIO_FREE1", index: 4, location: Location::Msr(0xB1C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_UTIL5", instance: "IIO_FREE1", index: 5, location: Location::Msr(0xB1D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_UTIL6", instance: "IIO_FREE1", index: 6, location: Location::Msr(0xB1E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE1_MSR_UTIL7", instance: "IIO_FREE1", index: 7, location: Location::Msr(0xB1F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_UTIL0", instance: "IIO_FREE2", index: 0, location: Location::Msr(0xB28), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_UTIL1", instance: "IIO_FREE2", index: 1, location: Location::Msr(0xB29), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_UTIL2", instance: "IIO_FREE2", index: 2, location: Location::Msr(0xB2A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_UTIL3", instance: "IIO_FREE2", index: 3, location: Location::Msr(0xB2B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_UTIL4", instance: "IIO_FREE2", index: 4, location: Location::Msr(0xB2C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_UTIL5", instance: "IIO_FREE2", index: 5, location: Location::Msr(0xB2D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_UTIL6", instance: "IIO_FREE2", index: 6, location: Location::Msr(0xB2E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE2_MSR_UTIL7", instance: "IIO_FREE2", index: 7, location: Location::Msr(0xB2F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_UTIL0", instance: "IIO_FREE3", index: 0, location: Location::Msr(0xB38), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_UTIL1", instance: "IIO_FREE3", index: 1, location: Location::Msr(0xB39), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_UTIL2", instance: "IIO_FREE3", index: 2, location: Location::Msr(0xB3A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_UTIL3", instance: "IIO_FREE3", index: 3, location: Location::Msr(0xB3B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_UTIL4", instance: "IIO_FREE3", index: 4, location: Location::Msr(0xB3C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_UTIL5", instance: "IIO_FREE3", index: 5, location: Location::Msr(0xB3D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_UTIL6", instance: "IIO_FREE3", index: 6, location: Location::Msr(0xB3E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE3_MSR_UTIL7", instance: "IIO_FREE3", index: 7, location: Location::Msr(0xB3F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_UTIL0", instance: "IIO_FREE4", index: 0, location: Location::Msr(0xB48), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_UTIL1", instance: "IIO_FREE4", index: 1, location: Location::Msr(0xB49), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_UTIL2", instance: "IIO_FREE4", index: 2, location: Location::Msr(0xB4A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_UTIL3", instance: "IIO_FREE4", index: 3, location: Location::Msr(0xB4B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_UTIL4", instance: "IIO_FREE4", index: 4, location: Location::Msr(0xB4C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_UTIL5", instance: "IIO_FREE4", index: 5, location: Location::Msr(0xB4D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_UTIL6", instance: "IIO_FREE4", index: 6, location: Location::Msr(0xB4E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE4_MSR_UTIL7", instance: "IIO_FREE4", index: 7, location: Location::Msr(0xB4F), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_UTIL0", instance: "IIO_FREE5", index: 0, location: Location::Msr(0xB58), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_UTIL1", instance: "IIO_FREE5", index: 1, location: Location::Msr(0xB59), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_UTIL2", instance: "IIO_FREE5", index: 2, location: Location::Msr(0xB5A), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_UTIL3", instance: "IIO_FREE5", index: 3, location: Location::Msr(0xB5B), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_UTIL4", instance: "IIO_FREE5", index: 4, location: Location::Msr(0xB5C), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_UTIL5", instance: "IIO_FREE5", index: 5, location: Location::Msr(0xB5D), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_UTIL6", instance: "IIO_FREE5", index: 6, location: Location::Msr(0xB5E), source: "linux-snbep" },
-        AddressInfo { name: "IIO_FREE5_MSR_UTIL7", instance: "IIO_FREE5", index: 7, location: Location::Msr(0xB5F), source: "linux-snbep" },
+        AddressInfo::msr("IIO_FREE0_MSR_UTIL0", "IIO_FREE0", 0, 0xB08, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_UTIL1", "IIO_FREE0", 1, 0xB09, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_UTIL2", "IIO_FREE0", 2, 0xB0A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_UTIL3", "IIO_FREE0", 3, 0xB0B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_UTIL4", "IIO_FREE0", 4, 0xB0C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_UTIL5", "IIO_FREE0", 5, 0xB0D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_UTIL6", "IIO_FREE0", 6, 0xB0E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE0_MSR_UTIL7", "IIO_FREE0", 7, 0xB0F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_UTIL0", "IIO_FREE1", 0, 0xB18, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_UTIL1", "IIO_FREE1", 1, 0xB19, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_UTIL2", "IIO_FREE1", 2, 0xB1A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_UTIL3", "IIO_FREE1", 3, 0xB1B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_UTIL4", "IIO_FREE1", 4, 0xB1C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_UTIL5", "IIO_FREE1", 5, 0xB1D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_UTIL6", "IIO_FREE1", 6, 0xB1E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE1_MSR_UTIL7", "IIO_FREE1", 7, 0xB1F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_UTIL0", "IIO_FREE2", 0, 0xB28, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_UTIL1", "IIO_FREE2", 1, 0xB29, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_UTIL2", "IIO_FREE2", 2, 0xB2A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_UTIL3", "IIO_FREE2", 3, 0xB2B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_UTIL4", "IIO_FREE2", 4, 0xB2C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_UTIL5", "IIO_FREE2", 5, 0xB2D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_UTIL6", "IIO_FREE2", 6, 0xB2E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE2_MSR_UTIL7", "IIO_FREE2", 7, 0xB2F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_UTIL0", "IIO_FREE3", 0, 0xB38, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_UTIL1", "IIO_FREE3", 1, 0xB39, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_UTIL2", "IIO_FREE3", 2, 0xB3A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_UTIL3", "IIO_FREE3", 3, 0xB3B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_UTIL4", "IIO_FREE3", 4, 0xB3C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_UTIL5", "IIO_FREE3", 5, 0xB3D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_UTIL6", "IIO_FREE3", 6, 0xB3E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE3_MSR_UTIL7", "IIO_FREE3", 7, 0xB3F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_UTIL0", "IIO_FREE4", 0, 0xB48, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_UTIL1", "IIO_FREE4", 1, 0xB49, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_UTIL2", "IIO_FREE4", 2, 0xB4A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_UTIL3", "IIO_FREE4", 3, 0xB4B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_UTIL4", "IIO_FREE4", 4, 0xB4C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_UTIL5", "IIO_FREE4", 5, 0xB4D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_UTIL6", "IIO_FREE4", 6, 0xB4E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE4_MSR_UTIL7", "IIO_FREE4", 7, 0xB4F, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_UTIL0", "IIO_FREE5", 0, 0xB58, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_UTIL1", "IIO_FREE5", 1, 0xB59, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_UTIL2", "IIO_FREE5", 2, 0xB5A, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_UTIL3", "IIO_FREE5", 3, 0xB5B, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_UTIL4", "IIO_FREE5", 4, 0xB5C, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_UTIL5", "IIO_FREE5", 5, 0xB5D, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_UTIL6", "IIO_FREE5", 6, 0xB5E, "linux-snbep"),
+        AddressInfo::msr("IIO_FREE5_MSR_UTIL7", "IIO_FREE5", 7, 0xB5F, "linux-snbep"),
     ]),
     fields: IioFreeUtilLayout::FIELDS,
     notes: &[

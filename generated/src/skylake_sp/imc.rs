@@ -79,31 +79,32 @@ impl Layout for ImcBoxCtlLayout {
 }
 
 impl ImcBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
+    /// `frz`: bit 8 (rw, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz` ([`Self::FRZ_BITS`]): Freeze: while 1 (and, where the box has it, frz_en is 1) the
     /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn frz(self) -> bool { Self::FRZ_BITS.is_set(self.raw64()) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC0.
-pub const MC0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2042, 10, 2, 0x0F4, "MC0_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC1.
-pub const MC1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2046, 10, 6, 0x0F4, "MC1_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC2.
-pub const MC2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x204A, 11, 2, 0x0F4, "MC2_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC3.
-pub const MC3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2042, 12, 2, 0x0F4, "MC3_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC4.
-pub const MC4_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2046, 12, 6, 0x0F4, "MC4_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC5.
-pub const MC5_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x204A, 13, 2, 0x0F4, "MC5_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 6] = [MC0_PCI_PMON_BOX_CTL, MC1_PCI_PMON_BOX_CTL, MC2_PCI_PMON_BOX_CTL, MC3_PCI_PMON_BOX_CTL, MC4_PCI_PMON_BOX_CTL, MC5_PCI_PMON_BOX_CTL];
+/// `MC{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 6] = [
+    PciRegister::new(0x2042, 10, 2, 0x0F4, "MC0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2046, 10, 6, 0x0F4, "MC1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x204A, 11, 2, 0x0F4, "MC2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2042, 12, 2, 0x0F4, "MC3_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2046, 12, 6, 0x0F4, "MC4_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x204A, 13, 2, 0x0F4, "MC5_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -113,12 +114,12 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one IMC box: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_PCI_PMON_BOX_CTL", instance: "IMC0", index: 0, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0F4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_BOX_CTL", instance: "IMC1", index: 0, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0F4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_BOX_CTL", instance: "IMC2", index: 0, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0F4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_BOX_CTL", instance: "IMC3", index: 0, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0F4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_BOX_CTL", instance: "IMC4", index: 0, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0F4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_BOX_CTL", instance: "IMC5", index: 0, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0F4 }, source: "linux-snbep" },
+        AddressInfo::pci("MC0_PCI_PMON_BOX_CTL", "IMC0", 0, (0x2042, 10, 2, 0x0F4), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_BOX_CTL", "IMC1", 0, (0x2046, 10, 6, 0x0F4), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_BOX_CTL", "IMC2", 0, (0x204A, 11, 2, 0x0F4), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_BOX_CTL", "IMC3", 0, (0x2042, 12, 2, 0x0F4), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_BOX_CTL", "IMC4", 0, (0x2046, 12, 6, 0x0F4), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_BOX_CTL", "IMC5", 0, (0x204A, 13, 2, 0x0F4), "linux-snbep"),
     ]),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
@@ -220,53 +221,62 @@ impl Layout for ImcCtlLayout {
 }
 
 impl ImcCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC0.
-pub const MC0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2042, 10, 2, 0x0D8, "MC0_PCI_PMON_CTL0"), PciRegister::new(0x2042, 10, 2, 0x0DC, "MC0_PCI_PMON_CTL1"), PciRegister::new(0x2042, 10, 2, 0x0E0, "MC0_PCI_PMON_CTL2"), PciRegister::new(0x2042, 10, 2, 0x0E4, "MC0_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC1.
-pub const MC1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2046, 10, 6, 0x0D8, "MC1_PCI_PMON_CTL0"), PciRegister::new(0x2046, 10, 6, 0x0DC, "MC1_PCI_PMON_CTL1"), PciRegister::new(0x2046, 10, 6, 0x0E0, "MC1_PCI_PMON_CTL2"), PciRegister::new(0x2046, 10, 6, 0x0E4, "MC1_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC2.
-pub const MC2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x204A, 11, 2, 0x0D8, "MC2_PCI_PMON_CTL0"), PciRegister::new(0x204A, 11, 2, 0x0DC, "MC2_PCI_PMON_CTL1"), PciRegister::new(0x204A, 11, 2, 0x0E0, "MC2_PCI_PMON_CTL2"), PciRegister::new(0x204A, 11, 2, 0x0E4, "MC2_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC3.
-pub const MC3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2042, 12, 2, 0x0D8, "MC3_PCI_PMON_CTL0"), PciRegister::new(0x2042, 12, 2, 0x0DC, "MC3_PCI_PMON_CTL1"), PciRegister::new(0x2042, 12, 2, 0x0E0, "MC3_PCI_PMON_CTL2"), PciRegister::new(0x2042, 12, 2, 0x0E4, "MC3_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC4.
-pub const MC4_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2046, 12, 6, 0x0D8, "MC4_PCI_PMON_CTL0"), PciRegister::new(0x2046, 12, 6, 0x0DC, "MC4_PCI_PMON_CTL1"), PciRegister::new(0x2046, 12, 6, 0x0E0, "MC4_PCI_PMON_CTL2"), PciRegister::new(0x2046, 12, 6, 0x0E4, "MC4_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC5.
-pub const MC5_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x204A, 13, 2, 0x0D8, "MC5_PCI_PMON_CTL0"), PciRegister::new(0x204A, 13, 2, 0x0DC, "MC5_PCI_PMON_CTL1"), PciRegister::new(0x204A, 13, 2, 0x0E0, "MC5_PCI_PMON_CTL2"), PciRegister::new(0x204A, 13, 2, 0x0E4, "MC5_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 6] = [MC0_PCI_PMON_CTL, MC1_PCI_PMON_CTL, MC2_PCI_PMON_CTL, MC3_PCI_PMON_CTL, MC4_PCI_PMON_CTL, MC5_PCI_PMON_CTL];
+/// `MC{i}_PCI_PMON_CTL{n}` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 6] = [
+    [PciRegister::new(0x2042, 10, 2, 0x0D8, "MC0_PCI_PMON_CTL0"), PciRegister::new(0x2042, 10, 2, 0x0DC, "MC0_PCI_PMON_CTL1"), PciRegister::new(0x2042, 10, 2, 0x0E0, "MC0_PCI_PMON_CTL2"), PciRegister::new(0x2042, 10, 2, 0x0E4, "MC0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2046, 10, 6, 0x0D8, "MC1_PCI_PMON_CTL0"), PciRegister::new(0x2046, 10, 6, 0x0DC, "MC1_PCI_PMON_CTL1"), PciRegister::new(0x2046, 10, 6, 0x0E0, "MC1_PCI_PMON_CTL2"), PciRegister::new(0x2046, 10, 6, 0x0E4, "MC1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x204A, 11, 2, 0x0D8, "MC2_PCI_PMON_CTL0"), PciRegister::new(0x204A, 11, 2, 0x0DC, "MC2_PCI_PMON_CTL1"), PciRegister::new(0x204A, 11, 2, 0x0E0, "MC2_PCI_PMON_CTL2"), PciRegister::new(0x204A, 11, 2, 0x0E4, "MC2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2042, 12, 2, 0x0D8, "MC3_PCI_PMON_CTL0"), PciRegister::new(0x2042, 12, 2, 0x0DC, "MC3_PCI_PMON_CTL1"), PciRegister::new(0x2042, 12, 2, 0x0E0, "MC3_PCI_PMON_CTL2"), PciRegister::new(0x2042, 12, 2, 0x0E4, "MC3_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2046, 12, 6, 0x0D8, "MC4_PCI_PMON_CTL0"), PciRegister::new(0x2046, 12, 6, 0x0DC, "MC4_PCI_PMON_CTL1"), PciRegister::new(0x2046, 12, 6, 0x0E0, "MC4_PCI_PMON_CTL2"), PciRegister::new(0x2046, 12, 6, 0x0E4, "MC4_PCI_PMON_CTL3")],
+    [PciRegister::new(0x204A, 13, 2, 0x0D8, "MC5_PCI_PMON_CTL0"), PciRegister::new(0x204A, 13, 2, 0x0DC, "MC5_PCI_PMON_CTL1"), PciRegister::new(0x204A, 13, 2, 0x0E0, "MC5_PCI_PMON_CTL2"), PciRegister::new(0x204A, 13, 2, 0x0E4, "MC5_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -276,30 +286,30 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for IMC counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_PCI_PMON_CTL0", instance: "IMC0", index: 0, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC0_PCI_PMON_CTL1", instance: "IMC0", index: 1, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "MC0_PCI_PMON_CTL2", instance: "IMC0", index: 2, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC0_PCI_PMON_CTL3", instance: "IMC0", index: 3, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0E4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_CTL0", instance: "IMC1", index: 0, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_CTL1", instance: "IMC1", index: 1, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_CTL2", instance: "IMC1", index: 2, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_CTL3", instance: "IMC1", index: 3, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0E4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_CTL0", instance: "IMC2", index: 0, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_CTL1", instance: "IMC2", index: 1, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_CTL2", instance: "IMC2", index: 2, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_CTL3", instance: "IMC2", index: 3, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0E4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_CTL0", instance: "IMC3", index: 0, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_CTL1", instance: "IMC3", index: 1, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_CTL2", instance: "IMC3", index: 2, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_CTL3", instance: "IMC3", index: 3, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0E4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_CTL0", instance: "IMC4", index: 0, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_CTL1", instance: "IMC4", index: 1, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_CTL2", instance: "IMC4", index: 2, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_CTL3", instance: "IMC4", index: 3, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0E4 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_CTL0", instance: "IMC5", index: 0, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_CTL1", instance: "IMC5", index: 1, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_CTL2", instance: "IMC5", index: 2, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_CTL3", instance: "IMC5", index: 3, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0E4 }, source: "linux-snbep" },
+        AddressInfo::pci("MC0_PCI_PMON_CTL0", "IMC0", 0, (0x2042, 10, 2, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("MC0_PCI_PMON_CTL1", "IMC0", 1, (0x2042, 10, 2, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("MC0_PCI_PMON_CTL2", "IMC0", 2, (0x2042, 10, 2, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("MC0_PCI_PMON_CTL3", "IMC0", 3, (0x2042, 10, 2, 0x0E4), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_CTL0", "IMC1", 0, (0x2046, 10, 6, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_CTL1", "IMC1", 1, (0x2046, 10, 6, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_CTL2", "IMC1", 2, (0x2046, 10, 6, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_CTL3", "IMC1", 3, (0x2046, 10, 6, 0x0E4), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_CTL0", "IMC2", 0, (0x204A, 11, 2, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_CTL1", "IMC2", 1, (0x204A, 11, 2, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_CTL2", "IMC2", 2, (0x204A, 11, 2, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_CTL3", "IMC2", 3, (0x204A, 11, 2, 0x0E4), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_CTL0", "IMC3", 0, (0x2042, 12, 2, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_CTL1", "IMC3", 1, (0x2042, 12, 2, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_CTL2", "IMC3", 2, (0x2042, 12, 2, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_CTL3", "IMC3", 3, (0x2042, 12, 2, 0x0E4), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_CTL0", "IMC4", 0, (0x2046, 12, 6, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_CTL1", "IMC4", 1, (0x2046, 12, 6, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_CTL2", "IMC4", 2, (0x2046, 12, 6, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_CTL3", "IMC4", 3, (0x2046, 12, 6, 0x0E4), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_CTL0", "IMC5", 0, (0x204A, 13, 2, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_CTL1", "IMC5", 1, (0x204A, 13, 2, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_CTL2", "IMC5", 2, (0x204A, 13, 2, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_CTL3", "IMC5", 3, (0x204A, 13, 2, 0x0E4), "linux-snbep"),
     ]),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
@@ -353,30 +363,27 @@ impl Layout for ImcBoxStatusLayout {
 }
 
 impl ImcBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "MC{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, ImcBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC0.
-pub const MC0_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2042, 10, 2, 0x0F8, "MC0_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC1.
-pub const MC1_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2046, 10, 6, 0x0F8, "MC1_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC2.
-pub const MC2_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x204A, 11, 2, 0x0F8, "MC2_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC3.
-pub const MC3_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2042, 12, 2, 0x0F8, "MC3_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC4.
-pub const MC4_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2046, 12, 6, 0x0F8, "MC4_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC5.
-pub const MC5_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x204A, 13, 2, 0x0F8, "MC5_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const MC_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 6] = [MC0_PCI_PMON_BOX_STATUS, MC1_PCI_PMON_BOX_STATUS, MC2_PCI_PMON_BOX_STATUS, MC3_PCI_PMON_BOX_STATUS, MC4_PCI_PMON_BOX_STATUS, MC5_PCI_PMON_BOX_STATUS];
+/// `MC{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 6] = [
+    PciRegister::new(0x2042, 10, 2, 0x0F8, "MC0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2046, 10, 6, 0x0F8, "MC1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x204A, 11, 2, 0x0F8, "MC2_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2042, 12, 2, 0x0F8, "MC3_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2046, 12, 6, 0x0F8, "MC4_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x204A, 13, 2, 0x0F8, "MC5_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -386,12 +393,12 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the counters of one IMC box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_PCI_PMON_BOX_STATUS", instance: "IMC0", index: 0, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC1_PCI_PMON_BOX_STATUS", instance: "IMC1", index: 0, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC2_PCI_PMON_BOX_STATUS", instance: "IMC2", index: 0, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC3_PCI_PMON_BOX_STATUS", instance: "IMC3", index: 0, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC4_PCI_PMON_BOX_STATUS", instance: "IMC4", index: 0, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC5_PCI_PMON_BOX_STATUS", instance: "IMC5", index: 0, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("MC0_PCI_PMON_BOX_STATUS", "IMC0", 0, (0x2042, 10, 2, 0x0F8), "likwid"),
+        AddressInfo::pci("MC1_PCI_PMON_BOX_STATUS", "IMC1", 0, (0x2046, 10, 6, 0x0F8), "likwid"),
+        AddressInfo::pci("MC2_PCI_PMON_BOX_STATUS", "IMC2", 0, (0x204A, 11, 2, 0x0F8), "likwid"),
+        AddressInfo::pci("MC3_PCI_PMON_BOX_STATUS", "IMC3", 0, (0x2042, 12, 2, 0x0F8), "likwid"),
+        AddressInfo::pci("MC4_PCI_PMON_BOX_STATUS", "IMC4", 0, (0x2046, 12, 6, 0x0F8), "likwid"),
+        AddressInfo::pci("MC5_PCI_PMON_BOX_STATUS", "IMC5", 0, (0x204A, 13, 2, 0x0F8), "likwid"),
     ]),
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
@@ -442,30 +449,27 @@ impl Layout for ImcCtrLayout {
 }
 
 impl ImcCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC0.
-pub const MC0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2042, 10, 2, 0x0A0, "MC0_PCI_PMON_CTR0"), PciRegister::new(0x2042, 10, 2, 0x0A8, "MC0_PCI_PMON_CTR1"), PciRegister::new(0x2042, 10, 2, 0x0B0, "MC0_PCI_PMON_CTR2"), PciRegister::new(0x2042, 10, 2, 0x0B8, "MC0_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC1.
-pub const MC1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2046, 10, 6, 0x0A0, "MC1_PCI_PMON_CTR0"), PciRegister::new(0x2046, 10, 6, 0x0A8, "MC1_PCI_PMON_CTR1"), PciRegister::new(0x2046, 10, 6, 0x0B0, "MC1_PCI_PMON_CTR2"), PciRegister::new(0x2046, 10, 6, 0x0B8, "MC1_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC2.
-pub const MC2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x204A, 11, 2, 0x0A0, "MC2_PCI_PMON_CTR0"), PciRegister::new(0x204A, 11, 2, 0x0A8, "MC2_PCI_PMON_CTR1"), PciRegister::new(0x204A, 11, 2, 0x0B0, "MC2_PCI_PMON_CTR2"), PciRegister::new(0x204A, 11, 2, 0x0B8, "MC2_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC3.
-pub const MC3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2042, 12, 2, 0x0A0, "MC3_PCI_PMON_CTR0"), PciRegister::new(0x2042, 12, 2, 0x0A8, "MC3_PCI_PMON_CTR1"), PciRegister::new(0x2042, 12, 2, 0x0B0, "MC3_PCI_PMON_CTR2"), PciRegister::new(0x2042, 12, 2, 0x0B8, "MC3_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC4.
-pub const MC4_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2046, 12, 6, 0x0A0, "MC4_PCI_PMON_CTR0"), PciRegister::new(0x2046, 12, 6, 0x0A8, "MC4_PCI_PMON_CTR1"), PciRegister::new(0x2046, 12, 6, 0x0B0, "MC4_PCI_PMON_CTR2"), PciRegister::new(0x2046, 12, 6, 0x0B8, "MC4_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC5.
-pub const MC5_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x204A, 13, 2, 0x0A0, "MC5_PCI_PMON_CTR0"), PciRegister::new(0x204A, 13, 2, 0x0A8, "MC5_PCI_PMON_CTR1"), PciRegister::new(0x204A, 13, 2, 0x0B0, "MC5_PCI_PMON_CTR2"), PciRegister::new(0x204A, 13, 2, 0x0B8, "MC5_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 6] = [MC0_PCI_PMON_CTR, MC1_PCI_PMON_CTR, MC2_PCI_PMON_CTR, MC3_PCI_PMON_CTR, MC4_PCI_PMON_CTR, MC5_PCI_PMON_CTR];
+/// `MC{i}_PCI_PMON_CTR{n}` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 6] = [
+    [PciRegister::new(0x2042, 10, 2, 0x0A0, "MC0_PCI_PMON_CTR0"), PciRegister::new(0x2042, 10, 2, 0x0A8, "MC0_PCI_PMON_CTR1"), PciRegister::new(0x2042, 10, 2, 0x0B0, "MC0_PCI_PMON_CTR2"), PciRegister::new(0x2042, 10, 2, 0x0B8, "MC0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2046, 10, 6, 0x0A0, "MC1_PCI_PMON_CTR0"), PciRegister::new(0x2046, 10, 6, 0x0A8, "MC1_PCI_PMON_CTR1"), PciRegister::new(0x2046, 10, 6, 0x0B0, "MC1_PCI_PMON_CTR2"), PciRegister::new(0x2046, 10, 6, 0x0B8, "MC1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x204A, 11, 2, 0x0A0, "MC2_PCI_PMON_CTR0"), PciRegister::new(0x204A, 11, 2, 0x0A8, "MC2_PCI_PMON_CTR1"), PciRegister::new(0x204A, 11, 2, 0x0B0, "MC2_PCI_PMON_CTR2"), PciRegister::new(0x204A, 11, 2, 0x0B8, "MC2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2042, 12, 2, 0x0A0, "MC3_PCI_PMON_CTR0"), PciRegister::new(0x2042, 12, 2, 0x0A8, "MC3_PCI_PMON_CTR1"), PciRegister::new(0x2042, 12, 2, 0x0B0, "MC3_PCI_PMON_CTR2"), PciRegister::new(0x2042, 12, 2, 0x0B8, "MC3_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2046, 12, 6, 0x0A0, "MC4_PCI_PMON_CTR0"), PciRegister::new(0x2046, 12, 6, 0x0A8, "MC4_PCI_PMON_CTR1"), PciRegister::new(0x2046, 12, 6, 0x0B0, "MC4_PCI_PMON_CTR2"), PciRegister::new(0x2046, 12, 6, 0x0B8, "MC4_PCI_PMON_CTR3")],
+    [PciRegister::new(0x204A, 13, 2, 0x0A0, "MC5_PCI_PMON_CTR0"), PciRegister::new(0x204A, 13, 2, 0x0A8, "MC5_PCI_PMON_CTR1"), PciRegister::new(0x204A, 13, 2, 0x0B0, "MC5_PCI_PMON_CTR2"), PciRegister::new(0x204A, 13, 2, 0x0B8, "MC5_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -475,30 +479,30 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "IMC data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_PCI_PMON_CTR0", instance: "IMC0", index: 0, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC0_PCI_PMON_CTR1", instance: "IMC0", index: 1, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC0_PCI_PMON_CTR2", instance: "IMC0", index: 2, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC0_PCI_PMON_CTR3", instance: "IMC0", index: 3, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_CTR0", instance: "IMC1", index: 0, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_CTR1", instance: "IMC1", index: 1, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_CTR2", instance: "IMC1", index: 2, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_CTR3", instance: "IMC1", index: 3, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_CTR0", instance: "IMC2", index: 0, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_CTR1", instance: "IMC2", index: 1, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_CTR2", instance: "IMC2", index: 2, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_CTR3", instance: "IMC2", index: 3, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_CTR0", instance: "IMC3", index: 0, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_CTR1", instance: "IMC3", index: 1, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_CTR2", instance: "IMC3", index: 2, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_CTR3", instance: "IMC3", index: 3, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_CTR0", instance: "IMC4", index: 0, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_CTR1", instance: "IMC4", index: 1, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_CTR2", instance: "IMC4", index: 2, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_CTR3", instance: "IMC4", index: 3, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_CTR0", instance: "IMC5", index: 0, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_CTR1", instance: "IMC5", index: 1, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0A8 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_CTR2", instance: "IMC5", index: 2, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_CTR3", instance: "IMC5", index: 3, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0B8 }, source: "linux-snbep" },
+        AddressInfo::pci("MC0_PCI_PMON_CTR0", "IMC0", 0, (0x2042, 10, 2, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("MC0_PCI_PMON_CTR1", "IMC0", 1, (0x2042, 10, 2, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("MC0_PCI_PMON_CTR2", "IMC0", 2, (0x2042, 10, 2, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("MC0_PCI_PMON_CTR3", "IMC0", 3, (0x2042, 10, 2, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_CTR0", "IMC1", 0, (0x2046, 10, 6, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_CTR1", "IMC1", 1, (0x2046, 10, 6, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_CTR2", "IMC1", 2, (0x2046, 10, 6, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_CTR3", "IMC1", 3, (0x2046, 10, 6, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_CTR0", "IMC2", 0, (0x204A, 11, 2, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_CTR1", "IMC2", 1, (0x204A, 11, 2, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_CTR2", "IMC2", 2, (0x204A, 11, 2, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_CTR3", "IMC2", 3, (0x204A, 11, 2, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_CTR0", "IMC3", 0, (0x2042, 12, 2, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_CTR1", "IMC3", 1, (0x2042, 12, 2, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_CTR2", "IMC3", 2, (0x2042, 12, 2, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_CTR3", "IMC3", 3, (0x2042, 12, 2, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_CTR0", "IMC4", 0, (0x2046, 12, 6, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_CTR1", "IMC4", 1, (0x2046, 12, 6, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_CTR2", "IMC4", 2, (0x2046, 12, 6, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_CTR3", "IMC4", 3, (0x2046, 12, 6, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_CTR0", "IMC5", 0, (0x204A, 13, 2, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_CTR1", "IMC5", 1, (0x204A, 13, 2, 0x0A8), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_CTR2", "IMC5", 2, (0x204A, 13, 2, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_CTR3", "IMC5", 3, (0x204A, 13, 2, 0x0B8), "linux-snbep"),
     ]),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
@@ -559,28 +563,27 @@ impl Layout for ImcFixedCtlLayout {
 }
 
 impl ImcFixedCtl {
-    /// `en` (bit 22, rw, reset 0x0): Enables the DRAM-clock fixed counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// This value with `rst` (bit 19) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `rst`: bit 19 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(19, 19);
+    /// `en` ([`Self::EN_BITS`]): Enables the DRAM-clock fixed counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC0.
-pub const MC0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2042, 10, 2, 0x0F0, "MC0_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC1.
-pub const MC1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2046, 10, 6, 0x0F0, "MC1_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC2.
-pub const MC2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x204A, 11, 2, 0x0F0, "MC2_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC3.
-pub const MC3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2042, 12, 2, 0x0F0, "MC3_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC4.
-pub const MC4_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2046, 12, 6, 0x0F0, "MC4_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC5.
-pub const MC5_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x204A, 13, 2, 0x0F0, "MC5_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 6] = [MC0_PCI_PMON_FIXED_CTL, MC1_PCI_PMON_FIXED_CTL, MC2_PCI_PMON_FIXED_CTL, MC3_PCI_PMON_FIXED_CTL, MC4_PCI_PMON_FIXED_CTL, MC5_PCI_PMON_FIXED_CTL];
+/// `MC{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 6] = [
+    PciRegister::new(0x2042, 10, 2, 0x0F0, "MC0_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x2046, 10, 6, 0x0F0, "MC1_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x204A, 11, 2, 0x0F0, "MC2_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x2042, 12, 2, 0x0F0, "MC3_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x2046, 12, 6, 0x0F0, "MC4_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x204A, 13, 2, 0x0F0, "MC5_PCI_PMON_FIXED_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -590,12 +593,12 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable and reset.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_PCI_PMON_FIXED_CTL", instance: "IMC0", index: 0, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0F0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_FIXED_CTL", instance: "IMC1", index: 0, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0F0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_FIXED_CTL", instance: "IMC2", index: 0, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0F0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_FIXED_CTL", instance: "IMC3", index: 0, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0F0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_FIXED_CTL", instance: "IMC4", index: 0, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0F0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_FIXED_CTL", instance: "IMC5", index: 0, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0F0 }, source: "linux-snbep" },
+        AddressInfo::pci("MC0_PCI_PMON_FIXED_CTL", "IMC0", 0, (0x2042, 10, 2, 0x0F0), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_FIXED_CTL", "IMC1", 0, (0x2046, 10, 6, 0x0F0), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_FIXED_CTL", "IMC2", 0, (0x204A, 11, 2, 0x0F0), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_FIXED_CTL", "IMC3", 0, (0x2042, 12, 2, 0x0F0), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_FIXED_CTL", "IMC4", 0, (0x2046, 12, 6, 0x0F0), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_FIXED_CTL", "IMC5", 0, (0x204A, 13, 2, 0x0F0), "linux-snbep"),
     ]),
     fields: ImcFixedCtlLayout::FIELDS,
     notes: &[
@@ -647,30 +650,27 @@ impl Layout for ImcFixedCtrLayout {
 }
 
 impl ImcFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC{i}_PCI_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC0.
-pub const MC0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2042, 10, 2, 0x0D0, "MC0_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC1.
-pub const MC1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2046, 10, 6, 0x0D0, "MC1_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC2.
-pub const MC2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x204A, 11, 2, 0x0D0, "MC2_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC3.
-pub const MC3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2042, 12, 2, 0x0D0, "MC3_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC4.
-pub const MC4_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2046, 12, 6, 0x0D0, "MC4_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC5.
-pub const MC5_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x204A, 13, 2, 0x0D0, "MC5_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 6] = [MC0_PCI_PMON_FIXED_CTR, MC1_PCI_PMON_FIXED_CTR, MC2_PCI_PMON_FIXED_CTR, MC3_PCI_PMON_FIXED_CTR, MC4_PCI_PMON_FIXED_CTR, MC5_PCI_PMON_FIXED_CTR];
+/// `MC{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order (IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
+pub const MC_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 6] = [
+    PciRegister::new(0x2042, 10, 2, 0x0D0, "MC0_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x2046, 10, 6, 0x0D0, "MC1_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x204A, 11, 2, 0x0D0, "MC2_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x2042, 12, 2, 0x0D0, "MC3_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x2046, 12, 6, 0x0D0, "MC4_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x204A, 13, 2, 0x0D0, "MC5_PCI_PMON_FIXED_CTR"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -680,12 +680,12 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC0_PCI_PMON_FIXED_CTR", instance: "IMC0", index: 0, location: Location::Pci { device_id: 0x2042, device: 10, function: 2, offset: 0x0D0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC1_PCI_PMON_FIXED_CTR", instance: "IMC1", index: 0, location: Location::Pci { device_id: 0x2046, device: 10, function: 6, offset: 0x0D0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC2_PCI_PMON_FIXED_CTR", instance: "IMC2", index: 0, location: Location::Pci { device_id: 0x204A, device: 11, function: 2, offset: 0x0D0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC3_PCI_PMON_FIXED_CTR", instance: "IMC3", index: 0, location: Location::Pci { device_id: 0x2042, device: 12, function: 2, offset: 0x0D0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC4_PCI_PMON_FIXED_CTR", instance: "IMC4", index: 0, location: Location::Pci { device_id: 0x2046, device: 12, function: 6, offset: 0x0D0 }, source: "linux-snbep" },
-        AddressInfo { name: "MC5_PCI_PMON_FIXED_CTR", instance: "IMC5", index: 0, location: Location::Pci { device_id: 0x204A, device: 13, function: 2, offset: 0x0D0 }, source: "linux-snbep" },
+        AddressInfo::pci("MC0_PCI_PMON_FIXED_CTR", "IMC0", 0, (0x2042, 10, 2, 0x0D0), "linux-snbep"),
+        AddressInfo::pci("MC1_PCI_PMON_FIXED_CTR", "IMC1", 0, (0x2046, 10, 6, 0x0D0), "linux-snbep"),
+        AddressInfo::pci("MC2_PCI_PMON_FIXED_CTR", "IMC2", 0, (0x204A, 11, 2, 0x0D0), "linux-snbep"),
+        AddressInfo::pci("MC3_PCI_PMON_FIXED_CTR", "IMC3", 0, (0x2042, 12, 2, 0x0D0), "linux-snbep"),
+        AddressInfo::pci("MC4_PCI_PMON_FIXED_CTR", "IMC4", 0, (0x2046, 12, 6, 0x0D0), "linux-snbep"),
+        AddressInfo::pci("MC5_PCI_PMON_FIXED_CTR", "IMC5", 0, (0x204A, 13, 2, 0x0D0), "linux-snbep"),
     ]),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[

@@ -61,10 +61,14 @@ impl Layout for UGlobalCtlLayout {
 }
 
 impl UGlobalCtl {
-    /// This value with `frz_all` (bit 63) set to `v`.
-    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
-    /// This value with `unfrz_all` (bit 61) set to `v`.
-    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 61, 61, v as u64)) }
+    /// `frz_all`: bit 63 (wo, reset 0x0).
+    pub const FRZ_ALL_BITS: BitRange = BitRange::new(63, 63);
+    /// `unfrz_all`: bit 61 (wo, reset 0x0).
+    pub const UNFRZ_ALL_BITS: BitRange = BitRange::new(61, 61);
+    /// This value with `frz_all` set to `v`.
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(Self::FRZ_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `unfrz_all` set to `v`.
+    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(Self::UNFRZ_ALL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_CTL` of instance UBOX.
@@ -78,7 +82,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x700), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x700, "likwid"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -226,223 +230,309 @@ impl Layout for UGlobalStatusLayout {
 }
 
 impl UGlobalStatus {
-    /// `ov_m2m1` (bit 63, rw1c, reset 0x0): Set when a counter of mesh-to-memory box 1 overflows;
+    /// `ov_m2m1`: bit 63 (rw1c, reset 0x0).
+    pub const OV_M2M1_BITS: BitRange = BitRange::new(63, 63);
+    /// `ov_m2m0`: bit 62 (rw1c, reset 0x0).
+    pub const OV_M2M0_BITS: BitRange = BitRange::new(62, 62);
+    /// `ov_stack4`: bit 60 (rw1c, reset 0x0).
+    pub const OV_STACK4_BITS: BitRange = BitRange::new(60, 60);
+    /// `ov_stack3`: bit 59 (rw1c, reset 0x0).
+    pub const OV_STACK3_BITS: BitRange = BitRange::new(59, 59);
+    /// `ov_stack2`: bit 58 (rw1c, reset 0x0).
+    pub const OV_STACK2_BITS: BitRange = BitRange::new(58, 58);
+    /// `ov_stack1`: bit 57 (rw1c, reset 0x0).
+    pub const OV_STACK1_BITS: BitRange = BitRange::new(57, 57);
+    /// `ov_stack0`: bit 56 (rw1c, reset 0x0).
+    pub const OV_STACK0_BITS: BitRange = BitRange::new(56, 56);
+    /// `ov_m3upi1`: bit 47 (rw1c, reset 0x0).
+    pub const OV_M3UPI1_BITS: BitRange = BitRange::new(47, 47);
+    /// `ov_m3upi0`: bit 46 (rw1c, reset 0x0).
+    pub const OV_M3UPI0_BITS: BitRange = BitRange::new(46, 46);
+    /// `ov_upi2`: bit 43 (rw1c, reset 0x0).
+    pub const OV_UPI2_BITS: BitRange = BitRange::new(43, 43);
+    /// `ov_upi1`: bit 42 (rw1c, reset 0x0).
+    pub const OV_UPI1_BITS: BitRange = BitRange::new(42, 42);
+    /// `ov_upi0`: bit 41 (rw1c, reset 0x0).
+    pub const OV_UPI0_BITS: BitRange = BitRange::new(41, 41);
+    /// `ov_imc1`: bit 40 (rw1c, reset 0x0).
+    pub const OV_IMC1_BITS: BitRange = BitRange::new(40, 40);
+    /// `ov_imc0`: bit 39 (rw1c, reset 0x0).
+    pub const OV_IMC0_BITS: BitRange = BitRange::new(39, 39);
+    /// `ov_cha27`: bit 30 (rw1c, reset 0x0).
+    pub const OV_CHA27_BITS: BitRange = BitRange::new(30, 30);
+    /// `ov_cha26`: bit 29 (rw1c, reset 0x0).
+    pub const OV_CHA26_BITS: BitRange = BitRange::new(29, 29);
+    /// `ov_cha25`: bit 28 (rw1c, reset 0x0).
+    pub const OV_CHA25_BITS: BitRange = BitRange::new(28, 28);
+    /// `ov_cha24`: bit 27 (rw1c, reset 0x0).
+    pub const OV_CHA24_BITS: BitRange = BitRange::new(27, 27);
+    /// `ov_cha23`: bit 26 (rw1c, reset 0x0).
+    pub const OV_CHA23_BITS: BitRange = BitRange::new(26, 26);
+    /// `ov_cha22`: bit 25 (rw1c, reset 0x0).
+    pub const OV_CHA22_BITS: BitRange = BitRange::new(25, 25);
+    /// `ov_cha21`: bit 24 (rw1c, reset 0x0).
+    pub const OV_CHA21_BITS: BitRange = BitRange::new(24, 24);
+    /// `ov_cha20`: bit 23 (rw1c, reset 0x0).
+    pub const OV_CHA20_BITS: BitRange = BitRange::new(23, 23);
+    /// `ov_cha19`: bit 22 (rw1c, reset 0x0).
+    pub const OV_CHA19_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_cha18`: bit 21 (rw1c, reset 0x0).
+    pub const OV_CHA18_BITS: BitRange = BitRange::new(21, 21);
+    /// `ov_cha17`: bit 20 (rw1c, reset 0x0).
+    pub const OV_CHA17_BITS: BitRange = BitRange::new(20, 20);
+    /// `ov_cha16`: bit 19 (rw1c, reset 0x0).
+    pub const OV_CHA16_BITS: BitRange = BitRange::new(19, 19);
+    /// `ov_cha15`: bit 18 (rw1c, reset 0x0).
+    pub const OV_CHA15_BITS: BitRange = BitRange::new(18, 18);
+    /// `ov_cha14`: bit 17 (rw1c, reset 0x0).
+    pub const OV_CHA14_BITS: BitRange = BitRange::new(17, 17);
+    /// `ov_cha13`: bit 16 (rw1c, reset 0x0).
+    pub const OV_CHA13_BITS: BitRange = BitRange::new(16, 16);
+    /// `ov_cha12`: bit 15 (rw1c, reset 0x0).
+    pub const OV_CHA12_BITS: BitRange = BitRange::new(15, 15);
+    /// `ov_cha11`: bit 14 (rw1c, reset 0x0).
+    pub const OV_CHA11_BITS: BitRange = BitRange::new(14, 14);
+    /// `ov_cha10`: bit 13 (rw1c, reset 0x0).
+    pub const OV_CHA10_BITS: BitRange = BitRange::new(13, 13);
+    /// `ov_cha9`: bit 12 (rw1c, reset 0x0).
+    pub const OV_CHA9_BITS: BitRange = BitRange::new(12, 12);
+    /// `ov_cha8`: bit 11 (rw1c, reset 0x0).
+    pub const OV_CHA8_BITS: BitRange = BitRange::new(11, 11);
+    /// `ov_cha7`: bit 10 (rw1c, reset 0x0).
+    pub const OV_CHA7_BITS: BitRange = BitRange::new(10, 10);
+    /// `ov_cha6`: bit 9 (rw1c, reset 0x0).
+    pub const OV_CHA6_BITS: BitRange = BitRange::new(9, 9);
+    /// `ov_cha5`: bit 8 (rw1c, reset 0x0).
+    pub const OV_CHA5_BITS: BitRange = BitRange::new(8, 8);
+    /// `ov_cha4`: bit 7 (rw1c, reset 0x0).
+    pub const OV_CHA4_BITS: BitRange = BitRange::new(7, 7);
+    /// `ov_cha3`: bit 6 (rw1c, reset 0x0).
+    pub const OV_CHA3_BITS: BitRange = BitRange::new(6, 6);
+    /// `ov_cha2`: bit 5 (rw1c, reset 0x0).
+    pub const OV_CHA2_BITS: BitRange = BitRange::new(5, 5);
+    /// `ov_cha1`: bit 4 (rw1c, reset 0x0).
+    pub const OV_CHA1_BITS: BitRange = BitRange::new(4, 4);
+    /// `ov_cha0`: bit 3 (rw1c, reset 0x0).
+    pub const OV_CHA0_BITS: BitRange = BitRange::new(3, 3);
+    /// `ov_pcu`: bit 2 (rw1c, reset 0x0).
+    pub const OV_PCU_BITS: BitRange = BitRange::new(2, 2);
+    /// `ov_u`: bit 1 (rw1c, reset 0x0).
+    pub const OV_U_BITS: BitRange = BitRange::new(1, 1);
+    /// `ov_u_fixed`: bit 0 (rw1c, reset 0x0).
+    pub const OV_U_FIXED_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_m2m1` ([`Self::OV_M2M1_BITS`]): Set when a counter of mesh-to-memory box 1 overflows;
     /// write 1 to clear.
-    #[inline] pub const fn ov_m2m1(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
-    /// This value with `ov_m2m1` (bit 63) set to `v`.
-    #[inline] pub const fn with_ov_m2m1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
-    /// `ov_m2m0` (bit 62, rw1c, reset 0x0): Set when a counter of mesh-to-memory box 0 overflows;
+    #[inline] pub const fn ov_m2m1(self) -> bool { Self::OV_M2M1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_m2m1` set to `v`.
+    #[inline] pub const fn with_ov_m2m1(self, v: bool) -> Self { self.with_raw64(Self::OV_M2M1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_m2m0` ([`Self::OV_M2M0_BITS`]): Set when a counter of mesh-to-memory box 0 overflows;
     /// write 1 to clear.
-    #[inline] pub const fn ov_m2m0(self) -> bool { get_bits(self.raw64(), 62, 62) != 0 }
-    /// This value with `ov_m2m0` (bit 62) set to `v`.
-    #[inline] pub const fn with_ov_m2m0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 62, 62, v as u64)) }
-    /// `ov_stack4` (bit 60, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 4
-    /// and IRP stack 4; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack4(self) -> bool { get_bits(self.raw64(), 60, 60) != 0 }
-    /// This value with `ov_stack4` (bit 60) set to `v`.
-    #[inline] pub const fn with_ov_stack4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 60, 60, v as u64)) }
-    /// `ov_stack3` (bit 59, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 3
-    /// and IRP stack 3; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack3(self) -> bool { get_bits(self.raw64(), 59, 59) != 0 }
-    /// This value with `ov_stack3` (bit 59) set to `v`.
-    #[inline] pub const fn with_ov_stack3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 59, v as u64)) }
-    /// `ov_stack2` (bit 58, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 2
-    /// and IRP stack 2; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack2(self) -> bool { get_bits(self.raw64(), 58, 58) != 0 }
-    /// This value with `ov_stack2` (bit 58) set to `v`.
-    #[inline] pub const fn with_ov_stack2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 58, 58, v as u64)) }
-    /// `ov_stack1` (bit 57, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 1
-    /// and IRP stack 1; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack1(self) -> bool { get_bits(self.raw64(), 57, 57) != 0 }
-    /// This value with `ov_stack1` (bit 57) set to `v`.
-    #[inline] pub const fn with_ov_stack1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 57, 57, v as u64)) }
-    /// `ov_stack0` (bit 56, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 0
-    /// and IRP stack 0; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack0(self) -> bool { get_bits(self.raw64(), 56, 56) != 0 }
-    /// This value with `ov_stack0` (bit 56) set to `v`.
-    #[inline] pub const fn with_ov_stack0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 56, 56, v as u64)) }
-    /// `ov_m3upi1` (bit 47, rw1c, reset 0x0): Set when a counter of M3UPI link 1 overflows; write 1
-    /// to clear.
-    #[inline] pub const fn ov_m3upi1(self) -> bool { get_bits(self.raw64(), 47, 47) != 0 }
-    /// This value with `ov_m3upi1` (bit 47) set to `v`.
-    #[inline] pub const fn with_ov_m3upi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 47, v as u64)) }
-    /// `ov_m3upi0` (bit 46, rw1c, reset 0x0): Set when a counter of M3UPI link 0 overflows; write 1
-    /// to clear.
-    #[inline] pub const fn ov_m3upi0(self) -> bool { get_bits(self.raw64(), 46, 46) != 0 }
-    /// This value with `ov_m3upi0` (bit 46) set to `v`.
-    #[inline] pub const fn with_ov_m3upi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 46, 46, v as u64)) }
-    /// `ov_upi2` (bit 43, rw1c, reset 0x0): Set when a counter of UPI link 2 overflows; write 1 to
+    #[inline] pub const fn ov_m2m0(self) -> bool { Self::OV_M2M0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_m2m0` set to `v`.
+    #[inline] pub const fn with_ov_m2m0(self, v: bool) -> Self { self.with_raw64(Self::OV_M2M0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_stack4` ([`Self::OV_STACK4_BITS`]): likwid tests and clears this bit for both IIO stack
+    /// 4 and IRP stack 4; which box sets it is not known from the sources read.
+    #[inline] pub const fn ov_stack4(self) -> bool { Self::OV_STACK4_BITS.is_set(self.raw64()) }
+    /// This value with `ov_stack4` set to `v`.
+    #[inline] pub const fn with_ov_stack4(self, v: bool) -> Self { self.with_raw64(Self::OV_STACK4_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_stack3` ([`Self::OV_STACK3_BITS`]): likwid tests and clears this bit for both IIO stack
+    /// 3 and IRP stack 3; which box sets it is not known from the sources read.
+    #[inline] pub const fn ov_stack3(self) -> bool { Self::OV_STACK3_BITS.is_set(self.raw64()) }
+    /// This value with `ov_stack3` set to `v`.
+    #[inline] pub const fn with_ov_stack3(self, v: bool) -> Self { self.with_raw64(Self::OV_STACK3_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_stack2` ([`Self::OV_STACK2_BITS`]): likwid tests and clears this bit for both IIO stack
+    /// 2 and IRP stack 2; which box sets it is not known from the sources read.
+    #[inline] pub const fn ov_stack2(self) -> bool { Self::OV_STACK2_BITS.is_set(self.raw64()) }
+    /// This value with `ov_stack2` set to `v`.
+    #[inline] pub const fn with_ov_stack2(self, v: bool) -> Self { self.with_raw64(Self::OV_STACK2_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_stack1` ([`Self::OV_STACK1_BITS`]): likwid tests and clears this bit for both IIO stack
+    /// 1 and IRP stack 1; which box sets it is not known from the sources read.
+    #[inline] pub const fn ov_stack1(self) -> bool { Self::OV_STACK1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_stack1` set to `v`.
+    #[inline] pub const fn with_ov_stack1(self, v: bool) -> Self { self.with_raw64(Self::OV_STACK1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_stack0` ([`Self::OV_STACK0_BITS`]): likwid tests and clears this bit for both IIO stack
+    /// 0 and IRP stack 0; which box sets it is not known from the sources read.
+    #[inline] pub const fn ov_stack0(self) -> bool { Self::OV_STACK0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_stack0` set to `v`.
+    #[inline] pub const fn with_ov_stack0(self, v: bool) -> Self { self.with_raw64(Self::OV_STACK0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_m3upi1` ([`Self::OV_M3UPI1_BITS`]): Set when a counter of M3UPI link 1 overflows; write
+    /// 1 to clear.
+    #[inline] pub const fn ov_m3upi1(self) -> bool { Self::OV_M3UPI1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_m3upi1` set to `v`.
+    #[inline] pub const fn with_ov_m3upi1(self, v: bool) -> Self { self.with_raw64(Self::OV_M3UPI1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_m3upi0` ([`Self::OV_M3UPI0_BITS`]): Set when a counter of M3UPI link 0 overflows; write
+    /// 1 to clear.
+    #[inline] pub const fn ov_m3upi0(self) -> bool { Self::OV_M3UPI0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_m3upi0` set to `v`.
+    #[inline] pub const fn with_ov_m3upi0(self, v: bool) -> Self { self.with_raw64(Self::OV_M3UPI0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_upi2` ([`Self::OV_UPI2_BITS`]): Set when a counter of UPI link 2 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_upi2(self) -> bool { get_bits(self.raw64(), 43, 43) != 0 }
-    /// This value with `ov_upi2` (bit 43) set to `v`.
-    #[inline] pub const fn with_ov_upi2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 43, v as u64)) }
-    /// `ov_upi1` (bit 42, rw1c, reset 0x0): Set when a counter of UPI link 1 overflows; write 1 to
+    #[inline] pub const fn ov_upi2(self) -> bool { Self::OV_UPI2_BITS.is_set(self.raw64()) }
+    /// This value with `ov_upi2` set to `v`.
+    #[inline] pub const fn with_ov_upi2(self, v: bool) -> Self { self.with_raw64(Self::OV_UPI2_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_upi1` ([`Self::OV_UPI1_BITS`]): Set when a counter of UPI link 1 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_upi1(self) -> bool { get_bits(self.raw64(), 42, 42) != 0 }
-    /// This value with `ov_upi1` (bit 42) set to `v`.
-    #[inline] pub const fn with_ov_upi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 42, 42, v as u64)) }
-    /// `ov_upi0` (bit 41, rw1c, reset 0x0): Set when a counter of UPI link 0 overflows; write 1 to
+    #[inline] pub const fn ov_upi1(self) -> bool { Self::OV_UPI1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_upi1` set to `v`.
+    #[inline] pub const fn with_ov_upi1(self, v: bool) -> Self { self.with_raw64(Self::OV_UPI1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_upi0` ([`Self::OV_UPI0_BITS`]): Set when a counter of UPI link 0 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_upi0(self) -> bool { get_bits(self.raw64(), 41, 41) != 0 }
-    /// This value with `ov_upi0` (bit 41) set to `v`.
-    #[inline] pub const fn with_ov_upi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 41, 41, v as u64)) }
-    /// `ov_imc1` (bit 40, rw1c, reset 0x0): Set when a counter of a channel of memory controller 1
+    #[inline] pub const fn ov_upi0(self) -> bool { Self::OV_UPI0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_upi0` set to `v`.
+    #[inline] pub const fn with_ov_upi0(self, v: bool) -> Self { self.with_raw64(Self::OV_UPI0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_imc1` ([`Self::OV_IMC1_BITS`]): Set when a counter of a channel of memory controller 1
     /// (IMC3-IMC5) overflows; write 1 to clear.
-    #[inline] pub const fn ov_imc1(self) -> bool { get_bits(self.raw64(), 40, 40) != 0 }
-    /// This value with `ov_imc1` (bit 40) set to `v`.
-    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 40, 40, v as u64)) }
-    /// `ov_imc0` (bit 39, rw1c, reset 0x0): Set when a counter of a channel of memory controller 0
+    #[inline] pub const fn ov_imc1(self) -> bool { Self::OV_IMC1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_imc1` set to `v`.
+    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_imc0` ([`Self::OV_IMC0_BITS`]): Set when a counter of a channel of memory controller 0
     /// (IMC0-IMC2) overflows; write 1 to clear.
-    #[inline] pub const fn ov_imc0(self) -> bool { get_bits(self.raw64(), 39, 39) != 0 }
-    /// This value with `ov_imc0` (bit 39) set to `v`.
-    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 39, 39, v as u64)) }
-    /// `ov_cha27` (bit 30, rw1c, reset 0x0): Set when a counter of CHA 27 overflows; write 1 to
+    #[inline] pub const fn ov_imc0(self) -> bool { Self::OV_IMC0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_imc0` set to `v`.
+    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha27` ([`Self::OV_CHA27_BITS`]): Set when a counter of CHA 27 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha27(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `ov_cha27` (bit 30) set to `v`.
-    #[inline] pub const fn with_ov_cha27(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `ov_cha26` (bit 29, rw1c, reset 0x0): Set when a counter of CHA 26 overflows; write 1 to
+    #[inline] pub const fn ov_cha27(self) -> bool { Self::OV_CHA27_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha27` set to `v`.
+    #[inline] pub const fn with_ov_cha27(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA27_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha26` ([`Self::OV_CHA26_BITS`]): Set when a counter of CHA 26 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha26(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `ov_cha26` (bit 29) set to `v`.
-    #[inline] pub const fn with_ov_cha26(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `ov_cha25` (bit 28, rw1c, reset 0x0): Set when a counter of CHA 25 overflows; write 1 to
+    #[inline] pub const fn ov_cha26(self) -> bool { Self::OV_CHA26_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha26` set to `v`.
+    #[inline] pub const fn with_ov_cha26(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA26_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha25` ([`Self::OV_CHA25_BITS`]): Set when a counter of CHA 25 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha25(self) -> bool { get_bits(self.raw64(), 28, 28) != 0 }
-    /// This value with `ov_cha25` (bit 28) set to `v`.
-    #[inline] pub const fn with_ov_cha25(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 28, v as u64)) }
-    /// `ov_cha24` (bit 27, rw1c, reset 0x0): Set when a counter of CHA 24 overflows; write 1 to
+    #[inline] pub const fn ov_cha25(self) -> bool { Self::OV_CHA25_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha25` set to `v`.
+    #[inline] pub const fn with_ov_cha25(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA25_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha24` ([`Self::OV_CHA24_BITS`]): Set when a counter of CHA 24 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha24(self) -> bool { get_bits(self.raw64(), 27, 27) != 0 }
-    /// This value with `ov_cha24` (bit 27) set to `v`.
-    #[inline] pub const fn with_ov_cha24(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 27, 27, v as u64)) }
-    /// `ov_cha23` (bit 26, rw1c, reset 0x0): Set when a counter of CHA 23 overflows; write 1 to
+    #[inline] pub const fn ov_cha24(self) -> bool { Self::OV_CHA24_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha24` set to `v`.
+    #[inline] pub const fn with_ov_cha24(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA24_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha23` ([`Self::OV_CHA23_BITS`]): Set when a counter of CHA 23 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha23(self) -> bool { get_bits(self.raw64(), 26, 26) != 0 }
-    /// This value with `ov_cha23` (bit 26) set to `v`.
-    #[inline] pub const fn with_ov_cha23(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 26, v as u64)) }
-    /// `ov_cha22` (bit 25, rw1c, reset 0x0): Set when a counter of CHA 22 overflows; write 1 to
+    #[inline] pub const fn ov_cha23(self) -> bool { Self::OV_CHA23_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha23` set to `v`.
+    #[inline] pub const fn with_ov_cha23(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA23_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha22` ([`Self::OV_CHA22_BITS`]): Set when a counter of CHA 22 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha22(self) -> bool { get_bits(self.raw64(), 25, 25) != 0 }
-    /// This value with `ov_cha22` (bit 25) set to `v`.
-    #[inline] pub const fn with_ov_cha22(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 25, 25, v as u64)) }
-    /// `ov_cha21` (bit 24, rw1c, reset 0x0): Set when a counter of CHA 21 overflows; write 1 to
+    #[inline] pub const fn ov_cha22(self) -> bool { Self::OV_CHA22_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha22` set to `v`.
+    #[inline] pub const fn with_ov_cha22(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA22_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha21` ([`Self::OV_CHA21_BITS`]): Set when a counter of CHA 21 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha21(self) -> bool { get_bits(self.raw64(), 24, 24) != 0 }
-    /// This value with `ov_cha21` (bit 24) set to `v`.
-    #[inline] pub const fn with_ov_cha21(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 24, 24, v as u64)) }
-    /// `ov_cha20` (bit 23, rw1c, reset 0x0): Set when a counter of CHA 20 overflows; write 1 to
+    #[inline] pub const fn ov_cha21(self) -> bool { Self::OV_CHA21_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha21` set to `v`.
+    #[inline] pub const fn with_ov_cha21(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA21_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha20` ([`Self::OV_CHA20_BITS`]): Set when a counter of CHA 20 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha20(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `ov_cha20` (bit 23) set to `v`.
-    #[inline] pub const fn with_ov_cha20(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `ov_cha19` (bit 22, rw1c, reset 0x0): Set when a counter of CHA 19 overflows; write 1 to
+    #[inline] pub const fn ov_cha20(self) -> bool { Self::OV_CHA20_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha20` set to `v`.
+    #[inline] pub const fn with_ov_cha20(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA20_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha19` ([`Self::OV_CHA19_BITS`]): Set when a counter of CHA 19 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha19(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `ov_cha19` (bit 22) set to `v`.
-    #[inline] pub const fn with_ov_cha19(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_cha18` (bit 21, rw1c, reset 0x0): Set when a counter of CHA 18 overflows; write 1 to
+    #[inline] pub const fn ov_cha19(self) -> bool { Self::OV_CHA19_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha19` set to `v`.
+    #[inline] pub const fn with_ov_cha19(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA19_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha18` ([`Self::OV_CHA18_BITS`]): Set when a counter of CHA 18 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha18(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `ov_cha18` (bit 21) set to `v`.
-    #[inline] pub const fn with_ov_cha18(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `ov_cha17` (bit 20, rw1c, reset 0x0): Set when a counter of CHA 17 overflows; write 1 to
+    #[inline] pub const fn ov_cha18(self) -> bool { Self::OV_CHA18_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha18` set to `v`.
+    #[inline] pub const fn with_ov_cha18(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA18_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha17` ([`Self::OV_CHA17_BITS`]): Set when a counter of CHA 17 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha17(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_cha17` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_cha17(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `ov_cha16` (bit 19, rw1c, reset 0x0): Set when a counter of CHA 16 overflows; write 1 to
+    #[inline] pub const fn ov_cha17(self) -> bool { Self::OV_CHA17_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha17` set to `v`.
+    #[inline] pub const fn with_ov_cha17(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA17_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha16` ([`Self::OV_CHA16_BITS`]): Set when a counter of CHA 16 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha16(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `ov_cha16` (bit 19) set to `v`.
-    #[inline] pub const fn with_ov_cha16(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `ov_cha15` (bit 18, rw1c, reset 0x0): Set when a counter of CHA 15 overflows; write 1 to
+    #[inline] pub const fn ov_cha16(self) -> bool { Self::OV_CHA16_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha16` set to `v`.
+    #[inline] pub const fn with_ov_cha16(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA16_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha15` ([`Self::OV_CHA15_BITS`]): Set when a counter of CHA 15 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha15(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `ov_cha15` (bit 18) set to `v`.
-    #[inline] pub const fn with_ov_cha15(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `ov_cha14` (bit 17, rw1c, reset 0x0): Set when a counter of CHA 14 overflows; write 1 to
+    #[inline] pub const fn ov_cha15(self) -> bool { Self::OV_CHA15_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha15` set to `v`.
+    #[inline] pub const fn with_ov_cha15(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA15_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha14` ([`Self::OV_CHA14_BITS`]): Set when a counter of CHA 14 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha14(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `ov_cha14` (bit 17) set to `v`.
-    #[inline] pub const fn with_ov_cha14(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `ov_cha13` (bit 16, rw1c, reset 0x0): Set when a counter of CHA 13 overflows; write 1 to
+    #[inline] pub const fn ov_cha14(self) -> bool { Self::OV_CHA14_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha14` set to `v`.
+    #[inline] pub const fn with_ov_cha14(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA14_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha13` ([`Self::OV_CHA13_BITS`]): Set when a counter of CHA 13 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha13(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `ov_cha13` (bit 16) set to `v`.
-    #[inline] pub const fn with_ov_cha13(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `ov_cha12` (bit 15, rw1c, reset 0x0): Set when a counter of CHA 12 overflows; write 1 to
+    #[inline] pub const fn ov_cha13(self) -> bool { Self::OV_CHA13_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha13` set to `v`.
+    #[inline] pub const fn with_ov_cha13(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA13_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha12` ([`Self::OV_CHA12_BITS`]): Set when a counter of CHA 12 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha12(self) -> bool { get_bits(self.raw64(), 15, 15) != 0 }
-    /// This value with `ov_cha12` (bit 15) set to `v`.
-    #[inline] pub const fn with_ov_cha12(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 15, v as u64)) }
-    /// `ov_cha11` (bit 14, rw1c, reset 0x0): Set when a counter of CHA 11 overflows; write 1 to
+    #[inline] pub const fn ov_cha12(self) -> bool { Self::OV_CHA12_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha12` set to `v`.
+    #[inline] pub const fn with_ov_cha12(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA12_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha11` ([`Self::OV_CHA11_BITS`]): Set when a counter of CHA 11 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha11(self) -> bool { get_bits(self.raw64(), 14, 14) != 0 }
-    /// This value with `ov_cha11` (bit 14) set to `v`.
-    #[inline] pub const fn with_ov_cha11(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 14, 14, v as u64)) }
-    /// `ov_cha10` (bit 13, rw1c, reset 0x0): Set when a counter of CHA 10 overflows; write 1 to
+    #[inline] pub const fn ov_cha11(self) -> bool { Self::OV_CHA11_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha11` set to `v`.
+    #[inline] pub const fn with_ov_cha11(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA11_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha10` ([`Self::OV_CHA10_BITS`]): Set when a counter of CHA 10 overflows; write 1 to
     /// clear.
-    #[inline] pub const fn ov_cha10(self) -> bool { get_bits(self.raw64(), 13, 13) != 0 }
-    /// This value with `ov_cha10` (bit 13) set to `v`.
-    #[inline] pub const fn with_ov_cha10(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 13, v as u64)) }
-    /// `ov_cha9` (bit 12, rw1c, reset 0x0): Set when a counter of CHA 9 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha9(self) -> bool { get_bits(self.raw64(), 12, 12) != 0 }
-    /// This value with `ov_cha9` (bit 12) set to `v`.
-    #[inline] pub const fn with_ov_cha9(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 12, v as u64)) }
-    /// `ov_cha8` (bit 11, rw1c, reset 0x0): Set when a counter of CHA 8 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha8(self) -> bool { get_bits(self.raw64(), 11, 11) != 0 }
-    /// This value with `ov_cha8` (bit 11) set to `v`.
-    #[inline] pub const fn with_ov_cha8(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 11, 11, v as u64)) }
-    /// `ov_cha7` (bit 10, rw1c, reset 0x0): Set when a counter of CHA 7 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha7(self) -> bool { get_bits(self.raw64(), 10, 10) != 0 }
-    /// This value with `ov_cha7` (bit 10) set to `v`.
-    #[inline] pub const fn with_ov_cha7(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 10, 10, v as u64)) }
-    /// `ov_cha6` (bit 9, rw1c, reset 0x0): Set when a counter of CHA 6 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha6(self) -> bool { get_bits(self.raw64(), 9, 9) != 0 }
-    /// This value with `ov_cha6` (bit 9) set to `v`.
-    #[inline] pub const fn with_ov_cha6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// `ov_cha5` (bit 8, rw1c, reset 0x0): Set when a counter of CHA 5 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha5(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `ov_cha5` (bit 8) set to `v`.
-    #[inline] pub const fn with_ov_cha5(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `ov_cha4` (bit 7, rw1c, reset 0x0): Set when a counter of CHA 4 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha4(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
-    /// This value with `ov_cha4` (bit 7) set to `v`.
-    #[inline] pub const fn with_ov_cha4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
-    /// `ov_cha3` (bit 6, rw1c, reset 0x0): Set when a counter of CHA 3 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha3(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
-    /// This value with `ov_cha3` (bit 6) set to `v`.
-    #[inline] pub const fn with_ov_cha3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
-    /// `ov_cha2` (bit 5, rw1c, reset 0x0): Set when a counter of CHA 2 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha2(self) -> bool { get_bits(self.raw64(), 5, 5) != 0 }
-    /// This value with `ov_cha2` (bit 5) set to `v`.
-    #[inline] pub const fn with_ov_cha2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 5, v as u64)) }
-    /// `ov_cha1` (bit 4, rw1c, reset 0x0): Set when a counter of CHA 1 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha1(self) -> bool { get_bits(self.raw64(), 4, 4) != 0 }
-    /// This value with `ov_cha1` (bit 4) set to `v`.
-    #[inline] pub const fn with_ov_cha1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 4, v as u64)) }
-    /// `ov_cha0` (bit 3, rw1c, reset 0x0): Set when a counter of CHA 0 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha0(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `ov_cha0` (bit 3) set to `v`.
-    #[inline] pub const fn with_ov_cha0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// `ov_pcu` (bit 2, rw1c, reset 0x0): Set when a PCU counter overflows; write 1 to clear.
-    #[inline] pub const fn ov_pcu(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// This value with `ov_pcu` (bit 2) set to `v`.
-    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// `ov_u` (bit 1, rw1c, reset 0x0): Set when a general U-box counter overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_u(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `ov_u` (bit 1) set to `v`.
-    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `ov_u_fixed` (bit 0, rw1c, reset 0x0): Set when the U-box UCLK fixed counter overflows;
+    #[inline] pub const fn ov_cha10(self) -> bool { Self::OV_CHA10_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha10` set to `v`.
+    #[inline] pub const fn with_ov_cha10(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA10_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha9` ([`Self::OV_CHA9_BITS`]): Set when a counter of CHA 9 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha9(self) -> bool { Self::OV_CHA9_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha9` set to `v`.
+    #[inline] pub const fn with_ov_cha9(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA9_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha8` ([`Self::OV_CHA8_BITS`]): Set when a counter of CHA 8 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha8(self) -> bool { Self::OV_CHA8_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha8` set to `v`.
+    #[inline] pub const fn with_ov_cha8(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA8_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha7` ([`Self::OV_CHA7_BITS`]): Set when a counter of CHA 7 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha7(self) -> bool { Self::OV_CHA7_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha7` set to `v`.
+    #[inline] pub const fn with_ov_cha7(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA7_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha6` ([`Self::OV_CHA6_BITS`]): Set when a counter of CHA 6 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha6(self) -> bool { Self::OV_CHA6_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha6` set to `v`.
+    #[inline] pub const fn with_ov_cha6(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA6_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha5` ([`Self::OV_CHA5_BITS`]): Set when a counter of CHA 5 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha5(self) -> bool { Self::OV_CHA5_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha5` set to `v`.
+    #[inline] pub const fn with_ov_cha5(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA5_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha4` ([`Self::OV_CHA4_BITS`]): Set when a counter of CHA 4 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha4(self) -> bool { Self::OV_CHA4_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha4` set to `v`.
+    #[inline] pub const fn with_ov_cha4(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA4_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha3` ([`Self::OV_CHA3_BITS`]): Set when a counter of CHA 3 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha3(self) -> bool { Self::OV_CHA3_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha3` set to `v`.
+    #[inline] pub const fn with_ov_cha3(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA3_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha2` ([`Self::OV_CHA2_BITS`]): Set when a counter of CHA 2 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha2(self) -> bool { Self::OV_CHA2_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha2` set to `v`.
+    #[inline] pub const fn with_ov_cha2(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA2_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha1` ([`Self::OV_CHA1_BITS`]): Set when a counter of CHA 1 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha1(self) -> bool { Self::OV_CHA1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha1` set to `v`.
+    #[inline] pub const fn with_ov_cha1(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_cha0` ([`Self::OV_CHA0_BITS`]): Set when a counter of CHA 0 overflows; write 1 to clear.
+    #[inline] pub const fn ov_cha0(self) -> bool { Self::OV_CHA0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_cha0` set to `v`.
+    #[inline] pub const fn with_ov_cha0(self, v: bool) -> Self { self.with_raw64(Self::OV_CHA0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_pcu` ([`Self::OV_PCU_BITS`]): Set when a PCU counter overflows; write 1 to clear.
+    #[inline] pub const fn ov_pcu(self) -> bool { Self::OV_PCU_BITS.is_set(self.raw64()) }
+    /// This value with `ov_pcu` set to `v`.
+    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(Self::OV_PCU_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u` ([`Self::OV_U_BITS`]): Set when a general U-box counter overflows; write 1 to clear.
+    #[inline] pub const fn ov_u(self) -> bool { Self::OV_U_BITS.is_set(self.raw64()) }
+    /// This value with `ov_u` set to `v`.
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(Self::OV_U_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u_fixed` ([`Self::OV_U_FIXED_BITS`]): Set when the U-box UCLK fixed counter overflows;
     /// write 1 to clear.
-    #[inline] pub const fn ov_u_fixed(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `ov_u_fixed` (bit 0) set to `v`.
-    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn ov_u_fixed(self) -> bool { Self::OV_U_FIXED_BITS.is_set(self.raw64()) }
+    /// This value with `ov_u_fixed` set to `v`.
+    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(Self::OV_U_FIXED_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_STATUS` of instance UBOX.
@@ -456,7 +546,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0x701), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0x701, "likwid"),
     ]),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -505,10 +595,12 @@ impl Layout for UUclkFixedCtlLayout {
 }
 
 impl UUclkFixedCtl {
-    /// `en` (bit 22, rw, reset 0x0): Enables the UCLK fixed counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `en` ([`Self::EN_BITS`]): Enables the UCLK fixed counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
@@ -522,7 +614,7 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x703), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x703, "linux-snbep"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -564,14 +656,16 @@ impl Layout for UUclkFixedCtrLayout {
 }
 
 impl UUclkFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_UCLK_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UUclkFixedCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
@@ -585,7 +679,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0x704), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x704, "linux-snbep"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -679,40 +773,54 @@ impl Layout for UCtlLayout {
 }
 
 impl UCtl {
-    /// `thresh` (bits 28:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "U_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 28:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, UCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
+    /// thresholded event instead of active cycles; needs a non-zero thresh.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_CTL{n}` of instance UBOX.
@@ -726,8 +834,8 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0x705), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0x706), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x705, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x706, "linux-snbep"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -771,14 +879,16 @@ impl Layout for UBoxStatusLayout {
 }
 
 impl UBoxStatus {
-    /// `ov` (bits 1:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 1, 0) as u8 }
-    /// This value with `ov` (bits 1:0) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 1, 0, v as u64, "U_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 1:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(1, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, UBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `U_MSR_PMON_BOX_STATUS` of instance UBOX.
@@ -792,7 +902,7 @@ static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the two general U-box counters.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_BOX_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0x708), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_BOX_STATUS", "UBOX", 0, 0x708, "likwid"),
     ]),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
@@ -834,14 +944,16 @@ impl Layout for UCtrLayout {
 }
 
 impl UCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_CTR{n}` of instance UBOX.
@@ -855,8 +967,8 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "U-box data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0x709), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0x70A), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x709, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x70A, "linux-snbep"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -905,8 +1017,10 @@ impl Layout for UCpuNodeIdLayout {
 }
 
 impl UCpuNodeId {
-    /// `local_node_id` (bits 2:0, ro, reset 0x0): Node id of this socket, set by firmware.
-    #[inline] pub const fn local_node_id(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    /// `local_node_id`: bits 2:0 (ro, reset 0x0).
+    pub const LOCAL_NODE_ID_BITS: BitRange = BitRange::new(2, 0);
+    /// `local_node_id` ([`Self::LOCAL_NODE_ID_BITS`]): Node id of this socket, set by firmware.
+    #[inline] pub const fn local_node_id(self) -> u8 { Self::LOCAL_NODE_ID_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_CPUNODEID` of instance UBOX.
@@ -920,7 +1034,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     description: "Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2014, device: 8, function: 0, offset: 0x0C0 }, source: "coreboot-skx" },
+        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x2014, 8, 0, 0x0C0), "coreboot-skx"),
     ]),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -979,22 +1093,38 @@ impl Layout for UGidNidMapLayout {
 }
 
 impl UGidNidMap {
-    /// `node_id7` (bits 23:21, ro, reset 0x0): Node id of the socket whose group (package) id is 7.
-    #[inline] pub const fn node_id7(self) -> u8 { get_bits(self.raw64(), 23, 21) as u8 }
-    /// `node_id6` (bits 20:18, ro, reset 0x0): Node id of the socket whose group (package) id is 6.
-    #[inline] pub const fn node_id6(self) -> u8 { get_bits(self.raw64(), 20, 18) as u8 }
-    /// `node_id5` (bits 17:15, ro, reset 0x0): Node id of the socket whose group (package) id is 5.
-    #[inline] pub const fn node_id5(self) -> u8 { get_bits(self.raw64(), 17, 15) as u8 }
-    /// `node_id4` (bits 14:12, ro, reset 0x0): Node id of the socket whose group (package) id is 4.
-    #[inline] pub const fn node_id4(self) -> u8 { get_bits(self.raw64(), 14, 12) as u8 }
-    /// `node_id3` (bits 11:9, ro, reset 0x0): Node id of the socket whose group (package) id is 3.
-    #[inline] pub const fn node_id3(self) -> u8 { get_bits(self.raw64(), 11, 9) as u8 }
-    /// `node_id2` (bits 8:6, ro, reset 0x0): Node id of the socket whose group (package) id is 2.
-    #[inline] pub const fn node_id2(self) -> u8 { get_bits(self.raw64(), 8, 6) as u8 }
-    /// `node_id1` (bits 5:3, ro, reset 0x0): Node id of the socket whose group (package) id is 1.
-    #[inline] pub const fn node_id1(self) -> u8 { get_bits(self.raw64(), 5, 3) as u8 }
-    /// `node_id0` (bits 2:0, ro, reset 0x0): Node id of the socket whose group (package) id is 0.
-    #[inline] pub const fn node_id0(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    /// `node_id7`: bits 23:21 (ro, reset 0x0).
+    pub const NODE_ID7_BITS: BitRange = BitRange::new(23, 21);
+    /// `node_id6`: bits 20:18 (ro, reset 0x0).
+    pub const NODE_ID6_BITS: BitRange = BitRange::new(20, 18);
+    /// `node_id5`: bits 17:15 (ro, reset 0x0).
+    pub const NODE_ID5_BITS: BitRange = BitRange::new(17, 15);
+    /// `node_id4`: bits 14:12 (ro, reset 0x0).
+    pub const NODE_ID4_BITS: BitRange = BitRange::new(14, 12);
+    /// `node_id3`: bits 11:9 (ro, reset 0x0).
+    pub const NODE_ID3_BITS: BitRange = BitRange::new(11, 9);
+    /// `node_id2`: bits 8:6 (ro, reset 0x0).
+    pub const NODE_ID2_BITS: BitRange = BitRange::new(8, 6);
+    /// `node_id1`: bits 5:3 (ro, reset 0x0).
+    pub const NODE_ID1_BITS: BitRange = BitRange::new(5, 3);
+    /// `node_id0`: bits 2:0 (ro, reset 0x0).
+    pub const NODE_ID0_BITS: BitRange = BitRange::new(2, 0);
+    /// `node_id7` ([`Self::NODE_ID7_BITS`]): Node id of the socket whose group (package) id is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { Self::NODE_ID7_BITS.get(self.raw64()) as u8 }
+    /// `node_id6` ([`Self::NODE_ID6_BITS`]): Node id of the socket whose group (package) id is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { Self::NODE_ID6_BITS.get(self.raw64()) as u8 }
+    /// `node_id5` ([`Self::NODE_ID5_BITS`]): Node id of the socket whose group (package) id is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { Self::NODE_ID5_BITS.get(self.raw64()) as u8 }
+    /// `node_id4` ([`Self::NODE_ID4_BITS`]): Node id of the socket whose group (package) id is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { Self::NODE_ID4_BITS.get(self.raw64()) as u8 }
+    /// `node_id3` ([`Self::NODE_ID3_BITS`]): Node id of the socket whose group (package) id is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { Self::NODE_ID3_BITS.get(self.raw64()) as u8 }
+    /// `node_id2` ([`Self::NODE_ID2_BITS`]): Node id of the socket whose group (package) id is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { Self::NODE_ID2_BITS.get(self.raw64()) as u8 }
+    /// `node_id1` ([`Self::NODE_ID1_BITS`]): Node id of the socket whose group (package) id is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { Self::NODE_ID1_BITS.get(self.raw64()) as u8 }
+    /// `node_id0` ([`Self::NODE_ID0_BITS`]): Node id of the socket whose group (package) id is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { Self::NODE_ID0_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_GIDNIDMAP` of instance UBOX.
@@ -1008,7 +1138,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2014, device: 8, function: 0, offset: 0x0D4 }, source: "coreboot-skx" },
+        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x2014, 8, 0, 0x0D4), "coreboot-skx"),
     ]),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
@@ -1077,27 +1207,41 @@ impl Layout for CpuBusNumberLayout {
 }
 
 impl CpuBusNumber {
-    /// `valid` (bit 63, ro, reset 0x0): Set once firmware has programmed the bus numbers; while 0
+    /// `valid`: bit 63 (ro, reset 0x0).
+    pub const VALID_BITS: BitRange = BitRange::new(63, 63);
+    /// `bus_num_5`: bits 47:40 (ro, reset 0x0).
+    pub const BUS_NUM_5_BITS: BitRange = BitRange::new(47, 40);
+    /// `bus_num_4`: bits 39:32 (ro, reset 0x0).
+    pub const BUS_NUM_4_BITS: BitRange = BitRange::new(39, 32);
+    /// `bus_num_3`: bits 31:24 (ro, reset 0x0).
+    pub const BUS_NUM_3_BITS: BitRange = BitRange::new(31, 24);
+    /// `bus_num_2`: bits 23:16 (ro, reset 0x0).
+    pub const BUS_NUM_2_BITS: BitRange = BitRange::new(23, 16);
+    /// `bus_num_1`: bits 15:8 (ro, reset 0x0).
+    pub const BUS_NUM_1_BITS: BitRange = BitRange::new(15, 8);
+    /// `bus_num_0`: bits 7:0 (ro, reset 0x0).
+    pub const BUS_NUM_0_BITS: BitRange = BitRange::new(7, 0);
+    /// `valid` ([`Self::VALID_BITS`]): Set once firmware has programmed the bus numbers; while 0
     /// the bytes below mean nothing.
-    #[inline] pub const fn valid(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
-    /// `bus_num_5` (bits 47:40, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(5): the
+    #[inline] pub const fn valid(self) -> bool { Self::VALID_BITS.is_set(self.raw64()) }
+    /// `bus_num_5` ([`Self::BUS_NUM_5_BITS`]): The PCI bus number firmware gave CPUBUSNO(5): the
     /// root bus of the socket's I/O stack 5, whose IIO box is IIO5.
-    #[inline] pub const fn bus_num_5(self) -> u8 { get_bits(self.raw64(), 47, 40) as u8 }
-    /// `bus_num_4` (bits 39:32, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(4): the
+    #[inline] pub const fn bus_num_5(self) -> u8 { Self::BUS_NUM_5_BITS.get(self.raw64()) as u8 }
+    /// `bus_num_4` ([`Self::BUS_NUM_4_BITS`]): The PCI bus number firmware gave CPUBUSNO(4): the
     /// root bus of the socket's I/O stack 4, whose IIO box is IIO4.
-    #[inline] pub const fn bus_num_4(self) -> u8 { get_bits(self.raw64(), 39, 32) as u8 }
-    /// `bus_num_3` (bits 31:24, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(3): the
+    #[inline] pub const fn bus_num_4(self) -> u8 { Self::BUS_NUM_4_BITS.get(self.raw64()) as u8 }
+    /// `bus_num_3` ([`Self::BUS_NUM_3_BITS`]): The PCI bus number firmware gave CPUBUSNO(3): the
     /// root bus of the socket's I/O stack 3, whose IIO box is IIO3.
-    #[inline] pub const fn bus_num_3(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// `bus_num_2` (bits 23:16, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(2): the
+    #[inline] pub const fn bus_num_3(self) -> u8 { Self::BUS_NUM_3_BITS.get(self.raw64()) as u8 }
+    /// `bus_num_2` ([`Self::BUS_NUM_2_BITS`]): The PCI bus number firmware gave CPUBUSNO(2): the
     /// root bus of the socket's I/O stack 2, whose IIO box is IIO2.
-    #[inline] pub const fn bus_num_2(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// `bus_num_1` (bits 15:8, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(1): the
+    #[inline] pub const fn bus_num_2(self) -> u8 { Self::BUS_NUM_2_BITS.get(self.raw64()) as u8 }
+    /// `bus_num_1` ([`Self::BUS_NUM_1_BITS`]): The PCI bus number firmware gave CPUBUSNO(1): the
     /// root bus of the socket's I/O stack 1, whose IIO box is IIO1.
-    #[inline] pub const fn bus_num_1(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// `bus_num_0` (bits 7:0, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(0): the
+    #[inline] pub const fn bus_num_1(self) -> u8 { Self::BUS_NUM_1_BITS.get(self.raw64()) as u8 }
+    /// `bus_num_0` ([`Self::BUS_NUM_0_BITS`]): The PCI bus number firmware gave CPUBUSNO(0): the
     /// root bus of the socket's I/O stack 0, whose IIO box is IIO0.
-    #[inline] pub const fn bus_num_0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    #[inline] pub const fn bus_num_0(self) -> u8 { Self::BUS_NUM_0_BITS.get(self.raw64()) as u8 }
 }
 
 /// `MSR_CPU_BUS_NUMBER` of instance UBOX.
@@ -1111,7 +1255,7 @@ static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
     description: "The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MSR_CPU_BUS_NUMBER", instance: "UBOX", index: 0, location: Location::Msr(0x300), source: "linux-snbep" },
+        AddressInfo::msr("MSR_CPU_BUS_NUMBER", "UBOX", 0, 0x300, "linux-snbep"),
     ]),
     fields: CpuBusNumberLayout::FIELDS,
     notes: &[

@@ -51,21 +51,22 @@ impl Layout for BGlobalCtlLayout {
 }
 
 impl BGlobalCtl {
-    /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ctr_en`: bits 3:0 (rw, reset 0x0).
+    pub const CTR_EN_BITS: BitRange = BitRange::new(3, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, BGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
-/// `B{i}_MSR_PMON_GLOBAL_CTL` of instance B0.
-pub const B0_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = Msr::new(0xC20, "B0_MSR_PMON_GLOBAL_CTL");
-/// `B{i}_MSR_PMON_GLOBAL_CTL` of instance B1.
-pub const B1_MSR_PMON_GLOBAL_CTL: Msr<BGlobalCtl> = Msr::new(0xC60, "B1_MSR_PMON_GLOBAL_CTL");
-/// `B{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
-pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [B0_MSR_PMON_GLOBAL_CTL, B1_MSR_PMON_GLOBAL_CTL];
+/// `B{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [
+    Msr::new(0xC20, "B0_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xC60, "B1_MSR_PMON_GLOBAL_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -75,8 +76,8 @@ static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-17, p. 2-31"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_GLOBAL_CTL", instance: "B0", index: 0, location: Location::Msr(0xC20), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_GLOBAL_CTL", instance: "B1", index: 0, location: Location::Msr(0xC60), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_PMON_GLOBAL_CTL", "B0", 0, 0xC20, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_GLOBAL_CTL", "B1", 0, 0xC60, "linux-nhmex"),
     ]),
     fields: BGlobalCtlLayout::FIELDS,
     notes: &[
@@ -125,22 +126,23 @@ impl Layout for BGlobalStatusLayout {
 }
 
 impl BGlobalStatus {
-    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
-    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw-v, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter, bit n for counter n; set by hardware
+    /// when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, BGlobalStatusLayout::NAME, "ov")) }
 }
 
-/// `B{i}_MSR_PMON_GLOBAL_STATUS` of instance B0.
-pub const B0_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = Msr::new(0xC21, "B0_MSR_PMON_GLOBAL_STATUS");
-/// `B{i}_MSR_PMON_GLOBAL_STATUS` of instance B1.
-pub const B1_MSR_PMON_GLOBAL_STATUS: Msr<BGlobalStatus> = Msr::new(0xC61, "B1_MSR_PMON_GLOBAL_STATUS");
-/// `B{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
-pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [B0_MSR_PMON_GLOBAL_STATUS, B1_MSR_PMON_GLOBAL_STATUS];
+/// `B{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [
+    Msr::new(0xC21, "B0_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xC61, "B1_MSR_PMON_GLOBAL_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -150,8 +152,8 @@ static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-18, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_GLOBAL_STATUS", instance: "B0", index: 0, location: Location::Msr(0xC21), source: "likwid" },
-        AddressInfo { name: "B1_MSR_PMON_GLOBAL_STATUS", instance: "B1", index: 0, location: Location::Msr(0xC61), source: "likwid" },
+        AddressInfo::msr("B0_MSR_PMON_GLOBAL_STATUS", "B0", 0, 0xC21, "likwid"),
+        AddressInfo::msr("B1_MSR_PMON_GLOBAL_STATUS", "B1", 0, 0xC61, "likwid"),
     ]),
     fields: BGlobalStatusLayout::FIELDS,
     notes: &[
@@ -201,19 +203,20 @@ impl Layout for BGlobalOvfCtlLayout {
 }
 
 impl BGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "B{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_ov`: bits 3:0 (w1c, reset 0x0).
+    pub const CLR_OV_BITS: BitRange = BitRange::new(3, 0);
+    /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, BGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance B0.
-pub const B0_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = Msr::new(0xC22, "B0_MSR_PMON_GLOBAL_OVF_CTL");
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance B1.
-pub const B1_MSR_PMON_GLOBAL_OVF_CTL: Msr<BGlobalOvfCtl> = Msr::new(0xC62, "B1_MSR_PMON_GLOBAL_OVF_CTL");
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
-pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [B0_MSR_PMON_GLOBAL_OVF_CTL, B1_MSR_PMON_GLOBAL_OVF_CTL];
+/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [
+    Msr::new(0xC22, "B0_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xC62, "B1_MSR_PMON_GLOBAL_OVF_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -223,8 +226,8 @@ static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_GLOBAL_OVF_CTL", instance: "B0", index: 0, location: Location::Msr(0xC22), source: "likwid" },
-        AddressInfo { name: "B1_MSR_PMON_GLOBAL_OVF_CTL", instance: "B1", index: 0, location: Location::Msr(0xC62), source: "likwid" },
+        AddressInfo::msr("B0_MSR_PMON_GLOBAL_OVF_CTL", "B0", 0, 0xC22, "likwid"),
+        AddressInfo::msr("B1_MSR_PMON_GLOBAL_OVF_CTL", "B1", 0, 0xC62, "likwid"),
     ]),
     fields: BGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -292,30 +295,35 @@ impl Layout for BEvtSelLayout {
 }
 
 impl BEvtSel {
-    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `pmi_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `ev_sel` (bits 5:1, rw, reset 0x0): Selects the event from the set available to this
+    /// `pmi_en`: bit 20 (rw, reset 0x0).
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `ev_sel`: bits 5:1 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(5, 1);
+    /// `en`: bit 0 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the event from the set available to this
     /// particular counter.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 5, 1) as u8 }
-    /// This value with `ev_sel` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 1, v as u64)) }
-    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 1, v as u64, "B{i}_MSR_PMON_EVT_SEL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 0, rw, reset 0x0): Local enable for this counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `en` (bit 0) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ev_sel` returns an error instead.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, BEvtSelLayout::NAME, "ev_sel")) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `B{i}_MSR_PMON_EVT_SEL{n}` of instance B0.
-pub const B0_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [Msr::new(0xC30, "B0_MSR_PMON_EVT_SEL0"), Msr::new(0xC32, "B0_MSR_PMON_EVT_SEL1"), Msr::new(0xC34, "B0_MSR_PMON_EVT_SEL2"), Msr::new(0xC36, "B0_MSR_PMON_EVT_SEL3")];
-/// `B{i}_MSR_PMON_EVT_SEL{n}` of instance B1.
-pub const B1_MSR_PMON_EVT_SEL: [Msr<BEvtSel>; 4] = [Msr::new(0xC70, "B1_MSR_PMON_EVT_SEL0"), Msr::new(0xC72, "B1_MSR_PMON_EVT_SEL1"), Msr::new(0xC74, "B1_MSR_PMON_EVT_SEL2"), Msr::new(0xC76, "B1_MSR_PMON_EVT_SEL3")];
-/// `B{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
-pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [B0_MSR_PMON_EVT_SEL, B1_MSR_PMON_EVT_SEL];
+/// `B{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [
+    [Msr::new(0xC30, "B0_MSR_PMON_EVT_SEL0"), Msr::new(0xC32, "B0_MSR_PMON_EVT_SEL1"), Msr::new(0xC34, "B0_MSR_PMON_EVT_SEL2"), Msr::new(0xC36, "B0_MSR_PMON_EVT_SEL3")],
+    [Msr::new(0xC70, "B1_MSR_PMON_EVT_SEL0"), Msr::new(0xC72, "B1_MSR_PMON_EVT_SEL1"), Msr::new(0xC74, "B1_MSR_PMON_EVT_SEL2"), Msr::new(0xC76, "B1_MSR_PMON_EVT_SEL3")],
+];
 
 #[cfg(feature = "metadata")]
 static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
@@ -325,14 +333,14 @@ static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-20, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_EVT_SEL0", instance: "B0", index: 0, location: Location::Msr(0xC30), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_EVT_SEL1", instance: "B0", index: 1, location: Location::Msr(0xC32), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_EVT_SEL2", instance: "B0", index: 2, location: Location::Msr(0xC34), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_EVT_SEL3", instance: "B0", index: 3, location: Location::Msr(0xC36), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_EVT_SEL0", instance: "B1", index: 0, location: Location::Msr(0xC70), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_EVT_SEL1", instance: "B1", index: 1, location: Location::Msr(0xC72), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_EVT_SEL2", instance: "B1", index: 2, location: Location::Msr(0xC74), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_EVT_SEL3", instance: "B1", index: 3, location: Location::Msr(0xC76), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_PMON_EVT_SEL0", "B0", 0, 0xC30, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_EVT_SEL1", "B0", 1, 0xC32, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_EVT_SEL2", "B0", 2, 0xC34, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_EVT_SEL3", "B0", 3, 0xC36, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_EVT_SEL0", "B1", 0, 0xC70, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_EVT_SEL1", "B1", 1, 0xC72, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_EVT_SEL2", "B1", 2, 0xC74, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_EVT_SEL3", "B1", 3, 0xC76, "linux-nhmex"),
     ]),
     fields: BEvtSelLayout::FIELDS,
     notes: &[
@@ -377,23 +385,24 @@ impl Layout for BCntLayout {
 }
 
 impl BCnt {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
     /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
     /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "B{i}_MSR_PMON_CNT{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, BCntLayout::NAME, "event_count")) }
 }
 
-/// `B{i}_MSR_PMON_CNT{n}` of instance B0.
-pub const B0_MSR_PMON_CNT: [Msr<BCnt>; 4] = [Msr::new(0xC31, "B0_MSR_PMON_CNT0"), Msr::new(0xC33, "B0_MSR_PMON_CNT1"), Msr::new(0xC35, "B0_MSR_PMON_CNT2"), Msr::new(0xC37, "B0_MSR_PMON_CNT3")];
-/// `B{i}_MSR_PMON_CNT{n}` of instance B1.
-pub const B1_MSR_PMON_CNT: [Msr<BCnt>; 4] = [Msr::new(0xC71, "B1_MSR_PMON_CNT0"), Msr::new(0xC73, "B1_MSR_PMON_CNT1"), Msr::new(0xC75, "B1_MSR_PMON_CNT2"), Msr::new(0xC77, "B1_MSR_PMON_CNT3")];
-/// `B{i}_MSR_PMON_CNT{n}` of every instance, in instance order.
-pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [B0_MSR_PMON_CNT, B1_MSR_PMON_CNT];
+/// `B{i}_MSR_PMON_CNT{n}` of every instance, in instance order (B0, B1).
+pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [
+    [Msr::new(0xC31, "B0_MSR_PMON_CNT0"), Msr::new(0xC33, "B0_MSR_PMON_CNT1"), Msr::new(0xC35, "B0_MSR_PMON_CNT2"), Msr::new(0xC37, "B0_MSR_PMON_CNT3")],
+    [Msr::new(0xC71, "B1_MSR_PMON_CNT0"), Msr::new(0xC73, "B1_MSR_PMON_CNT1"), Msr::new(0xC75, "B1_MSR_PMON_CNT2"), Msr::new(0xC77, "B1_MSR_PMON_CNT3")],
+];
 
 #[cfg(feature = "metadata")]
 static B_CNT_INFO: RegisterInfo = RegisterInfo {
@@ -403,14 +412,14 @@ static B_CNT_INFO: RegisterInfo = RegisterInfo {
     description: "B-box counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-21, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_PMON_CNT0", instance: "B0", index: 0, location: Location::Msr(0xC31), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_CNT1", instance: "B0", index: 1, location: Location::Msr(0xC33), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_CNT2", instance: "B0", index: 2, location: Location::Msr(0xC35), source: "linux-nhmex" },
-        AddressInfo { name: "B0_MSR_PMON_CNT3", instance: "B0", index: 3, location: Location::Msr(0xC37), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_CNT0", instance: "B1", index: 0, location: Location::Msr(0xC71), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_CNT1", instance: "B1", index: 1, location: Location::Msr(0xC73), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_CNT2", instance: "B1", index: 2, location: Location::Msr(0xC75), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_PMON_CNT3", instance: "B1", index: 3, location: Location::Msr(0xC77), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_PMON_CNT0", "B0", 0, 0xC31, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_CNT1", "B0", 1, 0xC33, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_CNT2", "B0", 2, 0xC35, "linux-nhmex"),
+        AddressInfo::msr("B0_MSR_PMON_CNT3", "B0", 3, 0xC37, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_CNT0", "B1", 0, 0xC71, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_CNT1", "B1", 1, 0xC73, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_CNT2", "B1", 2, 0xC75, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_PMON_CNT3", "B1", 3, 0xC77, "linux-nhmex"),
     ]),
     fields: BCntLayout::FIELDS,
     notes: &[
@@ -471,49 +480,58 @@ impl Layout for BMatchLayout {
 }
 
 impl BMatch {
-    /// `opc_out` (bits 59:56, rw, reset 0x0): Opcode of outgoing packets to match.
-    #[inline] pub const fn opc_out(self) -> u8 { get_bits(self.raw64(), 59, 56) as u8 }
-    /// This value with `opc_out` (bits 59:56) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_opc_out` returns an error instead.
-    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 56, v as u64)) }
-    /// This value with `opc_out` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 59, 56, v as u64, "B{i}_MSR_MATCH", "opc_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc_in` (bits 55:52, rw, reset 0x0): Opcode of incoming packets to match.
-    #[inline] pub const fn opc_in(self) -> u8 { get_bits(self.raw64(), 55, 52) as u8 }
-    /// This value with `opc_in` (bits 55:52) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_opc_in` returns an error instead.
-    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 52, v as u64)) }
-    /// This value with `opc_in` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 52, v as u64, "B{i}_MSR_MATCH", "opc_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `msg_out` (bits 51:48, rw, reset 0x0): QPI message class of outgoing packets to match.
-    #[inline] pub const fn msg_out(self) -> u8 { get_bits(self.raw64(), 51, 48) as u8 }
-    /// This value with `msg_out` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_msg_out` returns an error instead.
-    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 51, 48, v as u64)) }
-    /// This value with `msg_out` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 51, 48, v as u64, "B{i}_MSR_MATCH", "msg_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `msg_in` (bits 47:44, rw, reset 0x0): QPI message class of incoming packets to match.
-    #[inline] pub const fn msg_in(self) -> u8 { get_bits(self.raw64(), 47, 44) as u8 }
-    /// This value with `msg_in` (bits 47:44) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_msg_in` returns an error instead.
-    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 44, v as u64)) }
-    /// This value with `msg_in` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 44, v as u64, "B{i}_MSR_MATCH", "msg_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `addr` (bits 43:0, rw, reset 0x0): Cache-line address to match: system address bits 49:6.
-    #[inline] pub const fn addr(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `addr` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a
-    /// compile error in const context); `try_with_addr` returns an error instead.
-    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `addr` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "B{i}_MSR_MATCH", "addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc_out`: bits 59:56 (rw, reset 0x0).
+    pub const OPC_OUT_BITS: BitRange = BitRange::new(59, 56);
+    /// `opc_in`: bits 55:52 (rw, reset 0x0).
+    pub const OPC_IN_BITS: BitRange = BitRange::new(55, 52);
+    /// `msg_out`: bits 51:48 (rw, reset 0x0).
+    pub const MSG_OUT_BITS: BitRange = BitRange::new(51, 48);
+    /// `msg_in`: bits 47:44 (rw, reset 0x0).
+    pub const MSG_IN_BITS: BitRange = BitRange::new(47, 44);
+    /// `addr`: bits 43:0 (rw, reset 0x0).
+    pub const ADDR_BITS: BitRange = BitRange::new(43, 0);
+    /// `opc_out` ([`Self::OPC_OUT_BITS`]): Opcode of outgoing packets to match.
+    #[inline] pub const fn opc_out(self) -> u8 { Self::OPC_OUT_BITS.get(self.raw64()) as u8 }
+    /// This value with `opc_out` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_opc_out` returns an error instead.
+    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(Self::OPC_OUT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc_out` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_OUT_BITS.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "opc_out")) }
+    /// `opc_in` ([`Self::OPC_IN_BITS`]): Opcode of incoming packets to match.
+    #[inline] pub const fn opc_in(self) -> u8 { Self::OPC_IN_BITS.get(self.raw64()) as u8 }
+    /// This value with `opc_in` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_opc_in` returns an error instead.
+    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(Self::OPC_IN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc_in` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_IN_BITS.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "opc_in")) }
+    /// `msg_out` ([`Self::MSG_OUT_BITS`]): QPI message class of outgoing packets to match.
+    #[inline] pub const fn msg_out(self) -> u8 { Self::MSG_OUT_BITS.get(self.raw64()) as u8 }
+    /// This value with `msg_out` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_msg_out` returns an error instead.
+    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(Self::MSG_OUT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `msg_out` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_OUT_BITS.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "msg_out")) }
+    /// `msg_in` ([`Self::MSG_IN_BITS`]): QPI message class of incoming packets to match.
+    #[inline] pub const fn msg_in(self) -> u8 { Self::MSG_IN_BITS.get(self.raw64()) as u8 }
+    /// This value with `msg_in` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_msg_in` returns an error instead.
+    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(Self::MSG_IN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `msg_in` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_IN_BITS.try_set(self.raw64(), v as u64, BMatchLayout::NAME, "msg_in")) }
+    /// `addr` ([`Self::ADDR_BITS`]): Cache-line address to match: system address bits 49:6.
+    #[inline] pub const fn addr(self) -> u64 { Self::ADDR_BITS.get(self.raw64()) }
+    /// This value with `addr` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_addr` returns an error instead.
+    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR_BITS.set(self.raw64(), v)) }
+    /// This value with `addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, BMatchLayout::NAME, "addr")) }
 }
 
-/// `B{i}_MSR_MATCH` of instance B0.
-pub const B0_MSR_MATCH: Msr<BMatch> = Msr::new(0xE45, "B0_MSR_MATCH");
-/// `B{i}_MSR_MATCH` of instance B1.
-pub const B1_MSR_MATCH: Msr<BMatch> = Msr::new(0xE4D, "B1_MSR_MATCH");
-/// `B{i}_MSR_MATCH` of every instance, in instance order.
-pub const B_MSR_MATCH: [Msr<BMatch>; 2] = [B0_MSR_MATCH, B1_MSR_MATCH];
+/// `B{i}_MSR_MATCH` of every instance, in instance order (B0, B1).
+pub const B_MSR_MATCH: [Msr<BMatch>; 2] = [
+    Msr::new(0xE45, "B0_MSR_MATCH"),
+    Msr::new(0xE4D, "B1_MSR_MATCH"),
+];
 
 #[cfg(feature = "metadata")]
 static B_MATCH_INFO: RegisterInfo = RegisterInfo {
@@ -523,8 +541,8 @@ static B_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_MATCH", instance: "B0", index: 0, location: Location::Msr(0xE45), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_MATCH", instance: "B1", index: 0, location: Location::Msr(0xE4D), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_MATCH", "B0", 0, 0xE45, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_MATCH", "B1", 0, 0xE4D, "linux-nhmex"),
     ]),
     fields: BMatchLayout::FIELDS,
     notes: &[
@@ -581,50 +599,59 @@ impl Layout for BMaskLayout {
 }
 
 impl BMask {
-    /// `opc_out` (bits 59:56, rw, reset 0x0): Mask for the outgoing-opcode match: set bits take
-    /// part in the comparison.
-    #[inline] pub const fn opc_out(self) -> u8 { get_bits(self.raw64(), 59, 56) as u8 }
-    /// This value with `opc_out` (bits 59:56) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_opc_out` returns an error instead.
-    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 56, v as u64)) }
-    /// This value with `opc_out` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 59, 56, v as u64, "B{i}_MSR_MASK", "opc_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc_in` (bits 55:52, rw, reset 0x0): Mask for the incoming-opcode match.
-    #[inline] pub const fn opc_in(self) -> u8 { get_bits(self.raw64(), 55, 52) as u8 }
-    /// This value with `opc_in` (bits 55:52) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_opc_in` returns an error instead.
-    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 52, v as u64)) }
-    /// This value with `opc_in` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 52, v as u64, "B{i}_MSR_MASK", "opc_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `msg_out` (bits 51:48, rw, reset 0x0): Mask for the outgoing message-class match.
-    #[inline] pub const fn msg_out(self) -> u8 { get_bits(self.raw64(), 51, 48) as u8 }
-    /// This value with `msg_out` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_msg_out` returns an error instead.
-    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 51, 48, v as u64)) }
-    /// This value with `msg_out` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 51, 48, v as u64, "B{i}_MSR_MASK", "msg_out") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `msg_in` (bits 47:44, rw, reset 0x0): Mask for the incoming message-class match.
-    #[inline] pub const fn msg_in(self) -> u8 { get_bits(self.raw64(), 47, 44) as u8 }
-    /// This value with `msg_in` (bits 47:44) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_msg_in` returns an error instead.
-    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 44, v as u64)) }
-    /// This value with `msg_in` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 44, v as u64, "B{i}_MSR_MASK", "msg_in") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `addr` (bits 43:0, rw, reset 0x0): Mask for the address match (system address bits 49:6).
-    #[inline] pub const fn addr(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `addr` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits (a
-    /// compile error in const context); `try_with_addr` returns an error instead.
-    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `addr` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "B{i}_MSR_MASK", "addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc_out`: bits 59:56 (rw, reset 0x0).
+    pub const OPC_OUT_BITS: BitRange = BitRange::new(59, 56);
+    /// `opc_in`: bits 55:52 (rw, reset 0x0).
+    pub const OPC_IN_BITS: BitRange = BitRange::new(55, 52);
+    /// `msg_out`: bits 51:48 (rw, reset 0x0).
+    pub const MSG_OUT_BITS: BitRange = BitRange::new(51, 48);
+    /// `msg_in`: bits 47:44 (rw, reset 0x0).
+    pub const MSG_IN_BITS: BitRange = BitRange::new(47, 44);
+    /// `addr`: bits 43:0 (rw, reset 0x0).
+    pub const ADDR_BITS: BitRange = BitRange::new(43, 0);
+    /// `opc_out` ([`Self::OPC_OUT_BITS`]): Mask for the outgoing-opcode match: set bits take part
+    /// in the comparison.
+    #[inline] pub const fn opc_out(self) -> u8 { Self::OPC_OUT_BITS.get(self.raw64()) as u8 }
+    /// This value with `opc_out` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_opc_out` returns an error instead.
+    #[inline] pub const fn with_opc_out(self, v: u8) -> Self { self.with_raw64(Self::OPC_OUT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc_out` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_OUT_BITS.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "opc_out")) }
+    /// `opc_in` ([`Self::OPC_IN_BITS`]): Mask for the incoming-opcode match.
+    #[inline] pub const fn opc_in(self) -> u8 { Self::OPC_IN_BITS.get(self.raw64()) as u8 }
+    /// This value with `opc_in` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_opc_in` returns an error instead.
+    #[inline] pub const fn with_opc_in(self, v: u8) -> Self { self.with_raw64(Self::OPC_IN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc_in` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_IN_BITS.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "opc_in")) }
+    /// `msg_out` ([`Self::MSG_OUT_BITS`]): Mask for the outgoing message-class match.
+    #[inline] pub const fn msg_out(self) -> u8 { Self::MSG_OUT_BITS.get(self.raw64()) as u8 }
+    /// This value with `msg_out` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_msg_out` returns an error instead.
+    #[inline] pub const fn with_msg_out(self, v: u8) -> Self { self.with_raw64(Self::MSG_OUT_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `msg_out` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_msg_out(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_OUT_BITS.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "msg_out")) }
+    /// `msg_in` ([`Self::MSG_IN_BITS`]): Mask for the incoming message-class match.
+    #[inline] pub const fn msg_in(self) -> u8 { Self::MSG_IN_BITS.get(self.raw64()) as u8 }
+    /// This value with `msg_in` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_msg_in` returns an error instead.
+    #[inline] pub const fn with_msg_in(self, v: u8) -> Self { self.with_raw64(Self::MSG_IN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `msg_in` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_msg_in(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MSG_IN_BITS.try_set(self.raw64(), v as u64, BMaskLayout::NAME, "msg_in")) }
+    /// `addr` ([`Self::ADDR_BITS`]): Mask for the address match (system address bits 49:6).
+    #[inline] pub const fn addr(self) -> u64 { Self::ADDR_BITS.get(self.raw64()) }
+    /// This value with `addr` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_addr` returns an error instead.
+    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR_BITS.set(self.raw64(), v)) }
+    /// This value with `addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, BMaskLayout::NAME, "addr")) }
 }
 
-/// `B{i}_MSR_MASK` of instance B0.
-pub const B0_MSR_MASK: Msr<BMask> = Msr::new(0xE46, "B0_MSR_MASK");
-/// `B{i}_MSR_MASK` of instance B1.
-pub const B1_MSR_MASK: Msr<BMask> = Msr::new(0xE4E, "B1_MSR_MASK");
-/// `B{i}_MSR_MASK` of every instance, in instance order.
-pub const B_MSR_MASK: [Msr<BMask>; 2] = [B0_MSR_MASK, B1_MSR_MASK];
+/// `B{i}_MSR_MASK` of every instance, in instance order (B0, B1).
+pub const B_MSR_MASK: [Msr<BMask>; 2] = [
+    Msr::new(0xE46, "B0_MSR_MASK"),
+    Msr::new(0xE4E, "B1_MSR_MASK"),
+];
 
 #[cfg(feature = "metadata")]
 static B_MASK_INFO: RegisterInfo = RegisterInfo {
@@ -634,8 +661,8 @@ static B_MASK_INFO: RegisterInfo = RegisterInfo {
     description: "Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "B0_MSR_MASK", instance: "B0", index: 0, location: Location::Msr(0xE46), source: "linux-nhmex" },
-        AddressInfo { name: "B1_MSR_MASK", instance: "B1", index: 0, location: Location::Msr(0xE4E), source: "linux-nhmex" },
+        AddressInfo::msr("B0_MSR_MASK", "B0", 0, 0xE46, "linux-nhmex"),
+        AddressInfo::msr("B1_MSR_MASK", "B1", 0, 0xE4E, "linux-nhmex"),
     ]),
     fields: BMaskLayout::FIELDS,
     notes: &[

@@ -54,33 +54,28 @@ impl Layout for CGlobalCtlLayout {
 }
 
 impl CGlobalCtl {
-    /// `ctr_en` (bits 5:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `ctr_en` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ctr_en`: bits 5:0 (rw, reset 0x0).
+    pub const CTR_EN_BITS: BitRange = BitRange::new(5, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, CGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C0.
-pub const C0_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD00, "C0_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C1.
-pub const C1_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD80, "C1_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C2.
-pub const C2_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD40, "C2_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C3.
-pub const C3_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDC0, "C3_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C4.
-pub const C4_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD20, "C4_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C5.
-pub const C5_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDA0, "C5_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C6.
-pub const C6_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xD60, "C6_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of instance C7.
-pub const C7_MSR_PMON_GLOBAL_CTL: Msr<CGlobalCtl> = Msr::new(0xDE0, "C7_MSR_PMON_GLOBAL_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [C0_MSR_PMON_GLOBAL_CTL, C1_MSR_PMON_GLOBAL_CTL, C2_MSR_PMON_GLOBAL_CTL, C3_MSR_PMON_GLOBAL_CTL, C4_MSR_PMON_GLOBAL_CTL, C5_MSR_PMON_GLOBAL_CTL, C6_MSR_PMON_GLOBAL_CTL, C7_MSR_PMON_GLOBAL_CTL];
+/// `C{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [
+    Msr::new(0xD00, "C0_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xD80, "C1_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xD40, "C2_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xDC0, "C3_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xD20, "C4_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xDA0, "C5_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xD60, "C6_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xDE0, "C7_MSR_PMON_GLOBAL_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static C_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -90,14 +85,14 @@ static C_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_GLOBAL_CTL", instance: "C0", index: 0, location: Location::Msr(0xD00), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_GLOBAL_CTL", instance: "C1", index: 0, location: Location::Msr(0xD80), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_GLOBAL_CTL", instance: "C2", index: 0, location: Location::Msr(0xD40), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_GLOBAL_CTL", instance: "C3", index: 0, location: Location::Msr(0xDC0), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_GLOBAL_CTL", instance: "C4", index: 0, location: Location::Msr(0xD20), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_GLOBAL_CTL", instance: "C5", index: 0, location: Location::Msr(0xDA0), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_GLOBAL_CTL", instance: "C6", index: 0, location: Location::Msr(0xD60), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_GLOBAL_CTL", instance: "C7", index: 0, location: Location::Msr(0xDE0), source: "linux-nhmex" },
+        AddressInfo::msr("C0_MSR_PMON_GLOBAL_CTL", "C0", 0, 0xD00, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_GLOBAL_CTL", "C1", 0, 0xD80, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_GLOBAL_CTL", "C2", 0, 0xD40, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_GLOBAL_CTL", "C3", 0, 0xDC0, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_GLOBAL_CTL", "C4", 0, 0xD20, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_GLOBAL_CTL", "C5", 0, 0xDA0, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_GLOBAL_CTL", "C6", 0, 0xD60, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_GLOBAL_CTL", "C7", 0, 0xDE0, "linux-nhmex"),
     ]),
     fields: CGlobalCtlLayout::FIELDS,
     notes: &[
@@ -150,34 +145,29 @@ impl Layout for CGlobalStatusLayout {
 }
 
 impl CGlobalStatus {
-    /// `ov` (bits 5:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
-    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 5:0 (rw-v, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(5, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter, bit n for counter n; set by hardware
+    /// when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, CGlobalStatusLayout::NAME, "ov")) }
 }
 
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C0.
-pub const C0_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD01, "C0_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C1.
-pub const C1_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD81, "C1_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C2.
-pub const C2_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD41, "C2_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C3.
-pub const C3_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDC1, "C3_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C4.
-pub const C4_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD21, "C4_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C5.
-pub const C5_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDA1, "C5_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C6.
-pub const C6_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xD61, "C6_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of instance C7.
-pub const C7_MSR_PMON_GLOBAL_STATUS: Msr<CGlobalStatus> = Msr::new(0xDE1, "C7_MSR_PMON_GLOBAL_STATUS");
-/// `C{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
-pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [C0_MSR_PMON_GLOBAL_STATUS, C1_MSR_PMON_GLOBAL_STATUS, C2_MSR_PMON_GLOBAL_STATUS, C3_MSR_PMON_GLOBAL_STATUS, C4_MSR_PMON_GLOBAL_STATUS, C5_MSR_PMON_GLOBAL_STATUS, C6_MSR_PMON_GLOBAL_STATUS, C7_MSR_PMON_GLOBAL_STATUS];
+/// `C{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [
+    Msr::new(0xD01, "C0_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xD81, "C1_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xD41, "C2_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xDC1, "C3_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xD21, "C4_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xDA1, "C5_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xD61, "C6_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xDE1, "C7_MSR_PMON_GLOBAL_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static C_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -187,14 +177,14 @@ static C_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_GLOBAL_STATUS", instance: "C0", index: 0, location: Location::Msr(0xD01), source: "likwid" },
-        AddressInfo { name: "C1_MSR_PMON_GLOBAL_STATUS", instance: "C1", index: 0, location: Location::Msr(0xD81), source: "likwid" },
-        AddressInfo { name: "C2_MSR_PMON_GLOBAL_STATUS", instance: "C2", index: 0, location: Location::Msr(0xD41), source: "likwid" },
-        AddressInfo { name: "C3_MSR_PMON_GLOBAL_STATUS", instance: "C3", index: 0, location: Location::Msr(0xDC1), source: "likwid" },
-        AddressInfo { name: "C4_MSR_PMON_GLOBAL_STATUS", instance: "C4", index: 0, location: Location::Msr(0xD21), source: "likwid" },
-        AddressInfo { name: "C5_MSR_PMON_GLOBAL_STATUS", instance: "C5", index: 0, location: Location::Msr(0xDA1), source: "likwid" },
-        AddressInfo { name: "C6_MSR_PMON_GLOBAL_STATUS", instance: "C6", index: 0, location: Location::Msr(0xD61), source: "likwid" },
-        AddressInfo { name: "C7_MSR_PMON_GLOBAL_STATUS", instance: "C7", index: 0, location: Location::Msr(0xDE1), source: "likwid" },
+        AddressInfo::msr("C0_MSR_PMON_GLOBAL_STATUS", "C0", 0, 0xD01, "likwid"),
+        AddressInfo::msr("C1_MSR_PMON_GLOBAL_STATUS", "C1", 0, 0xD81, "likwid"),
+        AddressInfo::msr("C2_MSR_PMON_GLOBAL_STATUS", "C2", 0, 0xD41, "likwid"),
+        AddressInfo::msr("C3_MSR_PMON_GLOBAL_STATUS", "C3", 0, 0xDC1, "likwid"),
+        AddressInfo::msr("C4_MSR_PMON_GLOBAL_STATUS", "C4", 0, 0xD21, "likwid"),
+        AddressInfo::msr("C5_MSR_PMON_GLOBAL_STATUS", "C5", 0, 0xDA1, "likwid"),
+        AddressInfo::msr("C6_MSR_PMON_GLOBAL_STATUS", "C6", 0, 0xD61, "likwid"),
+        AddressInfo::msr("C7_MSR_PMON_GLOBAL_STATUS", "C7", 0, 0xDE1, "likwid"),
     ]),
     fields: CGlobalStatusLayout::FIELDS,
     notes: &[
@@ -249,31 +239,26 @@ impl Layout for CGlobalOvfCtlLayout {
 }
 
 impl CGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_ov`: bits 5:0 (w1c, reset 0x0).
+    pub const CLR_OV_BITS: BitRange = BitRange::new(5, 0);
+    /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, CGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C0.
-pub const C0_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD02, "C0_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C1.
-pub const C1_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD82, "C1_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C2.
-pub const C2_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD42, "C2_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C3.
-pub const C3_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDC2, "C3_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C4.
-pub const C4_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD22, "C4_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C5.
-pub const C5_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDA2, "C5_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C6.
-pub const C6_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xD62, "C6_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance C7.
-pub const C7_MSR_PMON_GLOBAL_OVF_CTL: Msr<CGlobalOvfCtl> = Msr::new(0xDE2, "C7_MSR_PMON_GLOBAL_OVF_CTL");
-/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [C0_MSR_PMON_GLOBAL_OVF_CTL, C1_MSR_PMON_GLOBAL_OVF_CTL, C2_MSR_PMON_GLOBAL_OVF_CTL, C3_MSR_PMON_GLOBAL_OVF_CTL, C4_MSR_PMON_GLOBAL_OVF_CTL, C5_MSR_PMON_GLOBAL_OVF_CTL, C6_MSR_PMON_GLOBAL_OVF_CTL, C7_MSR_PMON_GLOBAL_OVF_CTL];
+/// `C{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [
+    Msr::new(0xD02, "C0_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xD82, "C1_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xD42, "C2_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xDC2, "C3_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xD22, "C4_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xDA2, "C5_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xD62, "C6_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xDE2, "C7_MSR_PMON_GLOBAL_OVF_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static C_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -283,14 +268,14 @@ static C_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_GLOBAL_OVF_CTL", instance: "C0", index: 0, location: Location::Msr(0xD02), source: "likwid" },
-        AddressInfo { name: "C1_MSR_PMON_GLOBAL_OVF_CTL", instance: "C1", index: 0, location: Location::Msr(0xD82), source: "likwid" },
-        AddressInfo { name: "C2_MSR_PMON_GLOBAL_OVF_CTL", instance: "C2", index: 0, location: Location::Msr(0xD42), source: "likwid" },
-        AddressInfo { name: "C3_MSR_PMON_GLOBAL_OVF_CTL", instance: "C3", index: 0, location: Location::Msr(0xDC2), source: "likwid" },
-        AddressInfo { name: "C4_MSR_PMON_GLOBAL_OVF_CTL", instance: "C4", index: 0, location: Location::Msr(0xD22), source: "likwid" },
-        AddressInfo { name: "C5_MSR_PMON_GLOBAL_OVF_CTL", instance: "C5", index: 0, location: Location::Msr(0xDA2), source: "likwid" },
-        AddressInfo { name: "C6_MSR_PMON_GLOBAL_OVF_CTL", instance: "C6", index: 0, location: Location::Msr(0xD62), source: "likwid" },
-        AddressInfo { name: "C7_MSR_PMON_GLOBAL_OVF_CTL", instance: "C7", index: 0, location: Location::Msr(0xDE2), source: "likwid" },
+        AddressInfo::msr("C0_MSR_PMON_GLOBAL_OVF_CTL", "C0", 0, 0xD02, "likwid"),
+        AddressInfo::msr("C1_MSR_PMON_GLOBAL_OVF_CTL", "C1", 0, 0xD82, "likwid"),
+        AddressInfo::msr("C2_MSR_PMON_GLOBAL_OVF_CTL", "C2", 0, 0xD42, "likwid"),
+        AddressInfo::msr("C3_MSR_PMON_GLOBAL_OVF_CTL", "C3", 0, 0xDC2, "likwid"),
+        AddressInfo::msr("C4_MSR_PMON_GLOBAL_OVF_CTL", "C4", 0, 0xD22, "likwid"),
+        AddressInfo::msr("C5_MSR_PMON_GLOBAL_OVF_CTL", "C5", 0, 0xDA2, "likwid"),
+        AddressInfo::msr("C6_MSR_PMON_GLOBAL_OVF_CTL", "C6", 0, 0xD62, "likwid"),
+        AddressInfo::msr("C7_MSR_PMON_GLOBAL_OVF_CTL", "C7", 0, 0xDE2, "likwid"),
     ]),
     fields: CGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -400,57 +385,64 @@ impl Layout for CEvtSelLayout {
 }
 
 impl CEvtSel {
-    /// `threshold` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event
+    /// `threshold`: bits 31:24 (rw, reset 0x0).
+    pub const THRESHOLD_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `pmi_en`: bit 20 (rw, reset 0x0).
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_detect`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DETECT_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `threshold` ([`Self::THRESHOLD_BITS`]): Threshold compared with the per-cycle event
     /// increment; 0 disables the comparison.
-    #[inline] pub const fn threshold(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `threshold` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_threshold(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> CEvtSelInvert { CEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: CEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box
-    /// enable must also be set.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `pmi_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead
-    /// of every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_detect` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask qualifying the selected event.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the C-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn threshold(self) -> u8 { Self::THRESHOLD_BITS.get(self.raw64()) as u8 }
+    /// This value with `threshold` set to `v`.
+    #[inline] pub const fn with_threshold(self, v: u8) -> Self { self.with_raw64(Self::THRESHOLD_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> CEvtSelInvert { CEvtSelInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: CEvtSelInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable
+    /// must also be set.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT_BITS`]): Count 0-to-1 transitions of a one-bit event
+    /// instead of every cycle it is asserted.
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT_BITS.is_set(self.raw64()) }
+    /// This value with `edge_detect` set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask qualifying the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the C-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C0.
-pub const C0_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD10, "C0_MSR_PMON_EVT_SEL0"), Msr::new(0xD12, "C0_MSR_PMON_EVT_SEL1"), Msr::new(0xD14, "C0_MSR_PMON_EVT_SEL2"), Msr::new(0xD16, "C0_MSR_PMON_EVT_SEL3"), Msr::new(0xD18, "C0_MSR_PMON_EVT_SEL4"), Msr::new(0xD1A, "C0_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C1.
-pub const C1_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD90, "C1_MSR_PMON_EVT_SEL0"), Msr::new(0xD92, "C1_MSR_PMON_EVT_SEL1"), Msr::new(0xD94, "C1_MSR_PMON_EVT_SEL2"), Msr::new(0xD96, "C1_MSR_PMON_EVT_SEL3"), Msr::new(0xD98, "C1_MSR_PMON_EVT_SEL4"), Msr::new(0xD9A, "C1_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C2.
-pub const C2_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD50, "C2_MSR_PMON_EVT_SEL0"), Msr::new(0xD52, "C2_MSR_PMON_EVT_SEL1"), Msr::new(0xD54, "C2_MSR_PMON_EVT_SEL2"), Msr::new(0xD56, "C2_MSR_PMON_EVT_SEL3"), Msr::new(0xD58, "C2_MSR_PMON_EVT_SEL4"), Msr::new(0xD5A, "C2_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C3.
-pub const C3_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDD0, "C3_MSR_PMON_EVT_SEL0"), Msr::new(0xDD2, "C3_MSR_PMON_EVT_SEL1"), Msr::new(0xDD4, "C3_MSR_PMON_EVT_SEL2"), Msr::new(0xDD6, "C3_MSR_PMON_EVT_SEL3"), Msr::new(0xDD8, "C3_MSR_PMON_EVT_SEL4"), Msr::new(0xDDA, "C3_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C4.
-pub const C4_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD30, "C4_MSR_PMON_EVT_SEL0"), Msr::new(0xD32, "C4_MSR_PMON_EVT_SEL1"), Msr::new(0xD34, "C4_MSR_PMON_EVT_SEL2"), Msr::new(0xD36, "C4_MSR_PMON_EVT_SEL3"), Msr::new(0xD38, "C4_MSR_PMON_EVT_SEL4"), Msr::new(0xD3A, "C4_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C5.
-pub const C5_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDB0, "C5_MSR_PMON_EVT_SEL0"), Msr::new(0xDB2, "C5_MSR_PMON_EVT_SEL1"), Msr::new(0xDB4, "C5_MSR_PMON_EVT_SEL2"), Msr::new(0xDB6, "C5_MSR_PMON_EVT_SEL3"), Msr::new(0xDB8, "C5_MSR_PMON_EVT_SEL4"), Msr::new(0xDBA, "C5_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C6.
-pub const C6_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xD70, "C6_MSR_PMON_EVT_SEL0"), Msr::new(0xD72, "C6_MSR_PMON_EVT_SEL1"), Msr::new(0xD74, "C6_MSR_PMON_EVT_SEL2"), Msr::new(0xD76, "C6_MSR_PMON_EVT_SEL3"), Msr::new(0xD78, "C6_MSR_PMON_EVT_SEL4"), Msr::new(0xD7A, "C6_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of instance C7.
-pub const C7_MSR_PMON_EVT_SEL: [Msr<CEvtSel>; 6] = [Msr::new(0xDF0, "C7_MSR_PMON_EVT_SEL0"), Msr::new(0xDF2, "C7_MSR_PMON_EVT_SEL1"), Msr::new(0xDF4, "C7_MSR_PMON_EVT_SEL2"), Msr::new(0xDF6, "C7_MSR_PMON_EVT_SEL3"), Msr::new(0xDF8, "C7_MSR_PMON_EVT_SEL4"), Msr::new(0xDFA, "C7_MSR_PMON_EVT_SEL5")];
-/// `C{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [C0_MSR_PMON_EVT_SEL, C1_MSR_PMON_EVT_SEL, C2_MSR_PMON_EVT_SEL, C3_MSR_PMON_EVT_SEL, C4_MSR_PMON_EVT_SEL, C5_MSR_PMON_EVT_SEL, C6_MSR_PMON_EVT_SEL, C7_MSR_PMON_EVT_SEL];
+/// `C{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [
+    [Msr::new(0xD10, "C0_MSR_PMON_EVT_SEL0"), Msr::new(0xD12, "C0_MSR_PMON_EVT_SEL1"), Msr::new(0xD14, "C0_MSR_PMON_EVT_SEL2"), Msr::new(0xD16, "C0_MSR_PMON_EVT_SEL3"), Msr::new(0xD18, "C0_MSR_PMON_EVT_SEL4"), Msr::new(0xD1A, "C0_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xD90, "C1_MSR_PMON_EVT_SEL0"), Msr::new(0xD92, "C1_MSR_PMON_EVT_SEL1"), Msr::new(0xD94, "C1_MSR_PMON_EVT_SEL2"), Msr::new(0xD96, "C1_MSR_PMON_EVT_SEL3"), Msr::new(0xD98, "C1_MSR_PMON_EVT_SEL4"), Msr::new(0xD9A, "C1_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xD50, "C2_MSR_PMON_EVT_SEL0"), Msr::new(0xD52, "C2_MSR_PMON_EVT_SEL1"), Msr::new(0xD54, "C2_MSR_PMON_EVT_SEL2"), Msr::new(0xD56, "C2_MSR_PMON_EVT_SEL3"), Msr::new(0xD58, "C2_MSR_PMON_EVT_SEL4"), Msr::new(0xD5A, "C2_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xDD0, "C3_MSR_PMON_EVT_SEL0"), Msr::new(0xDD2, "C3_MSR_PMON_EVT_SEL1"), Msr::new(0xDD4, "C3_MSR_PMON_EVT_SEL2"), Msr::new(0xDD6, "C3_MSR_PMON_EVT_SEL3"), Msr::new(0xDD8, "C3_MSR_PMON_EVT_SEL4"), Msr::new(0xDDA, "C3_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xD30, "C4_MSR_PMON_EVT_SEL0"), Msr::new(0xD32, "C4_MSR_PMON_EVT_SEL1"), Msr::new(0xD34, "C4_MSR_PMON_EVT_SEL2"), Msr::new(0xD36, "C4_MSR_PMON_EVT_SEL3"), Msr::new(0xD38, "C4_MSR_PMON_EVT_SEL4"), Msr::new(0xD3A, "C4_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xDB0, "C5_MSR_PMON_EVT_SEL0"), Msr::new(0xDB2, "C5_MSR_PMON_EVT_SEL1"), Msr::new(0xDB4, "C5_MSR_PMON_EVT_SEL2"), Msr::new(0xDB6, "C5_MSR_PMON_EVT_SEL3"), Msr::new(0xDB8, "C5_MSR_PMON_EVT_SEL4"), Msr::new(0xDBA, "C5_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xD70, "C6_MSR_PMON_EVT_SEL0"), Msr::new(0xD72, "C6_MSR_PMON_EVT_SEL1"), Msr::new(0xD74, "C6_MSR_PMON_EVT_SEL2"), Msr::new(0xD76, "C6_MSR_PMON_EVT_SEL3"), Msr::new(0xD78, "C6_MSR_PMON_EVT_SEL4"), Msr::new(0xD7A, "C6_MSR_PMON_EVT_SEL5")],
+    [Msr::new(0xDF0, "C7_MSR_PMON_EVT_SEL0"), Msr::new(0xDF2, "C7_MSR_PMON_EVT_SEL1"), Msr::new(0xDF4, "C7_MSR_PMON_EVT_SEL2"), Msr::new(0xDF6, "C7_MSR_PMON_EVT_SEL3"), Msr::new(0xDF8, "C7_MSR_PMON_EVT_SEL4"), Msr::new(0xDFA, "C7_MSR_PMON_EVT_SEL5")],
+];
 
 #[cfg(feature = "metadata")]
 static C_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
@@ -460,54 +452,54 @@ static C_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for C-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_EVT_SEL0", instance: "C0", index: 0, location: Location::Msr(0xD10), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_EVT_SEL1", instance: "C0", index: 1, location: Location::Msr(0xD12), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_EVT_SEL2", instance: "C0", index: 2, location: Location::Msr(0xD14), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_EVT_SEL3", instance: "C0", index: 3, location: Location::Msr(0xD16), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_EVT_SEL4", instance: "C0", index: 4, location: Location::Msr(0xD18), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_EVT_SEL5", instance: "C0", index: 5, location: Location::Msr(0xD1A), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_EVT_SEL0", instance: "C1", index: 0, location: Location::Msr(0xD90), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_EVT_SEL1", instance: "C1", index: 1, location: Location::Msr(0xD92), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_EVT_SEL2", instance: "C1", index: 2, location: Location::Msr(0xD94), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_EVT_SEL3", instance: "C1", index: 3, location: Location::Msr(0xD96), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_EVT_SEL4", instance: "C1", index: 4, location: Location::Msr(0xD98), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_EVT_SEL5", instance: "C1", index: 5, location: Location::Msr(0xD9A), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_EVT_SEL0", instance: "C2", index: 0, location: Location::Msr(0xD50), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_EVT_SEL1", instance: "C2", index: 1, location: Location::Msr(0xD52), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_EVT_SEL2", instance: "C2", index: 2, location: Location::Msr(0xD54), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_EVT_SEL3", instance: "C2", index: 3, location: Location::Msr(0xD56), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_EVT_SEL4", instance: "C2", index: 4, location: Location::Msr(0xD58), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_EVT_SEL5", instance: "C2", index: 5, location: Location::Msr(0xD5A), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_EVT_SEL0", instance: "C3", index: 0, location: Location::Msr(0xDD0), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_EVT_SEL1", instance: "C3", index: 1, location: Location::Msr(0xDD2), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_EVT_SEL2", instance: "C3", index: 2, location: Location::Msr(0xDD4), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_EVT_SEL3", instance: "C3", index: 3, location: Location::Msr(0xDD6), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_EVT_SEL4", instance: "C3", index: 4, location: Location::Msr(0xDD8), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_EVT_SEL5", instance: "C3", index: 5, location: Location::Msr(0xDDA), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_EVT_SEL0", instance: "C4", index: 0, location: Location::Msr(0xD30), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_EVT_SEL1", instance: "C4", index: 1, location: Location::Msr(0xD32), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_EVT_SEL2", instance: "C4", index: 2, location: Location::Msr(0xD34), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_EVT_SEL3", instance: "C4", index: 3, location: Location::Msr(0xD36), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_EVT_SEL4", instance: "C4", index: 4, location: Location::Msr(0xD38), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_EVT_SEL5", instance: "C4", index: 5, location: Location::Msr(0xD3A), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_EVT_SEL0", instance: "C5", index: 0, location: Location::Msr(0xDB0), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_EVT_SEL1", instance: "C5", index: 1, location: Location::Msr(0xDB2), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_EVT_SEL2", instance: "C5", index: 2, location: Location::Msr(0xDB4), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_EVT_SEL3", instance: "C5", index: 3, location: Location::Msr(0xDB6), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_EVT_SEL4", instance: "C5", index: 4, location: Location::Msr(0xDB8), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_EVT_SEL5", instance: "C5", index: 5, location: Location::Msr(0xDBA), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_EVT_SEL0", instance: "C6", index: 0, location: Location::Msr(0xD70), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_EVT_SEL1", instance: "C6", index: 1, location: Location::Msr(0xD72), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_EVT_SEL2", instance: "C6", index: 2, location: Location::Msr(0xD74), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_EVT_SEL3", instance: "C6", index: 3, location: Location::Msr(0xD76), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_EVT_SEL4", instance: "C6", index: 4, location: Location::Msr(0xD78), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_EVT_SEL5", instance: "C6", index: 5, location: Location::Msr(0xD7A), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_EVT_SEL0", instance: "C7", index: 0, location: Location::Msr(0xDF0), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_EVT_SEL1", instance: "C7", index: 1, location: Location::Msr(0xDF2), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_EVT_SEL2", instance: "C7", index: 2, location: Location::Msr(0xDF4), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_EVT_SEL3", instance: "C7", index: 3, location: Location::Msr(0xDF6), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_EVT_SEL4", instance: "C7", index: 4, location: Location::Msr(0xDF8), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_EVT_SEL5", instance: "C7", index: 5, location: Location::Msr(0xDFA), source: "linux-nhmex" },
+        AddressInfo::msr("C0_MSR_PMON_EVT_SEL0", "C0", 0, 0xD10, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_EVT_SEL1", "C0", 1, 0xD12, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_EVT_SEL2", "C0", 2, 0xD14, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_EVT_SEL3", "C0", 3, 0xD16, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_EVT_SEL4", "C0", 4, 0xD18, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_EVT_SEL5", "C0", 5, 0xD1A, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_EVT_SEL0", "C1", 0, 0xD90, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_EVT_SEL1", "C1", 1, 0xD92, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_EVT_SEL2", "C1", 2, 0xD94, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_EVT_SEL3", "C1", 3, 0xD96, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_EVT_SEL4", "C1", 4, 0xD98, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_EVT_SEL5", "C1", 5, 0xD9A, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_EVT_SEL0", "C2", 0, 0xD50, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_EVT_SEL1", "C2", 1, 0xD52, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_EVT_SEL2", "C2", 2, 0xD54, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_EVT_SEL3", "C2", 3, 0xD56, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_EVT_SEL4", "C2", 4, 0xD58, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_EVT_SEL5", "C2", 5, 0xD5A, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_EVT_SEL0", "C3", 0, 0xDD0, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_EVT_SEL1", "C3", 1, 0xDD2, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_EVT_SEL2", "C3", 2, 0xDD4, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_EVT_SEL3", "C3", 3, 0xDD6, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_EVT_SEL4", "C3", 4, 0xDD8, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_EVT_SEL5", "C3", 5, 0xDDA, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_EVT_SEL0", "C4", 0, 0xD30, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_EVT_SEL1", "C4", 1, 0xD32, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_EVT_SEL2", "C4", 2, 0xD34, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_EVT_SEL3", "C4", 3, 0xD36, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_EVT_SEL4", "C4", 4, 0xD38, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_EVT_SEL5", "C4", 5, 0xD3A, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_EVT_SEL0", "C5", 0, 0xDB0, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_EVT_SEL1", "C5", 1, 0xDB2, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_EVT_SEL2", "C5", 2, 0xDB4, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_EVT_SEL3", "C5", 3, 0xDB6, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_EVT_SEL4", "C5", 4, 0xDB8, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_EVT_SEL5", "C5", 5, 0xDBA, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_EVT_SEL0", "C6", 0, 0xD70, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_EVT_SEL1", "C6", 1, 0xD72, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_EVT_SEL2", "C6", 2, 0xD74, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_EVT_SEL3", "C6", 3, 0xD76, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_EVT_SEL4", "C6", 4, 0xD78, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_EVT_SEL5", "C6", 5, 0xD7A, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_EVT_SEL0", "C7", 0, 0xDF0, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_EVT_SEL1", "C7", 1, 0xDF2, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_EVT_SEL2", "C7", 2, 0xDF4, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_EVT_SEL3", "C7", 3, 0xDF6, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_EVT_SEL4", "C7", 4, 0xDF8, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_EVT_SEL5", "C7", 5, 0xDFA, "linux-nhmex"),
     ]),
     fields: CEvtSelLayout::FIELDS,
     notes: &[
@@ -556,35 +548,30 @@ impl Layout for CCtrLayout {
 }
 
 impl CCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
     /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
     /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
-pub const C0_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD11, "C0_MSR_PMON_CTR0"), Msr::new(0xD13, "C0_MSR_PMON_CTR1"), Msr::new(0xD15, "C0_MSR_PMON_CTR2"), Msr::new(0xD17, "C0_MSR_PMON_CTR3"), Msr::new(0xD19, "C0_MSR_PMON_CTR4"), Msr::new(0xD1B, "C0_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
-pub const C1_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD91, "C1_MSR_PMON_CTR0"), Msr::new(0xD93, "C1_MSR_PMON_CTR1"), Msr::new(0xD95, "C1_MSR_PMON_CTR2"), Msr::new(0xD97, "C1_MSR_PMON_CTR3"), Msr::new(0xD99, "C1_MSR_PMON_CTR4"), Msr::new(0xD9B, "C1_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
-pub const C2_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD51, "C2_MSR_PMON_CTR0"), Msr::new(0xD53, "C2_MSR_PMON_CTR1"), Msr::new(0xD55, "C2_MSR_PMON_CTR2"), Msr::new(0xD57, "C2_MSR_PMON_CTR3"), Msr::new(0xD59, "C2_MSR_PMON_CTR4"), Msr::new(0xD5B, "C2_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
-pub const C3_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDD1, "C3_MSR_PMON_CTR0"), Msr::new(0xDD3, "C3_MSR_PMON_CTR1"), Msr::new(0xDD5, "C3_MSR_PMON_CTR2"), Msr::new(0xDD7, "C3_MSR_PMON_CTR3"), Msr::new(0xDD9, "C3_MSR_PMON_CTR4"), Msr::new(0xDDB, "C3_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
-pub const C4_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD31, "C4_MSR_PMON_CTR0"), Msr::new(0xD33, "C4_MSR_PMON_CTR1"), Msr::new(0xD35, "C4_MSR_PMON_CTR2"), Msr::new(0xD37, "C4_MSR_PMON_CTR3"), Msr::new(0xD39, "C4_MSR_PMON_CTR4"), Msr::new(0xD3B, "C4_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
-pub const C5_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDB1, "C5_MSR_PMON_CTR0"), Msr::new(0xDB3, "C5_MSR_PMON_CTR1"), Msr::new(0xDB5, "C5_MSR_PMON_CTR2"), Msr::new(0xDB7, "C5_MSR_PMON_CTR3"), Msr::new(0xDB9, "C5_MSR_PMON_CTR4"), Msr::new(0xDBB, "C5_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
-pub const C6_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xD71, "C6_MSR_PMON_CTR0"), Msr::new(0xD73, "C6_MSR_PMON_CTR1"), Msr::new(0xD75, "C6_MSR_PMON_CTR2"), Msr::new(0xD77, "C6_MSR_PMON_CTR3"), Msr::new(0xD79, "C6_MSR_PMON_CTR4"), Msr::new(0xD7B, "C6_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
-pub const C7_MSR_PMON_CTR: [Msr<CCtr>; 6] = [Msr::new(0xDF1, "C7_MSR_PMON_CTR0"), Msr::new(0xDF3, "C7_MSR_PMON_CTR1"), Msr::new(0xDF5, "C7_MSR_PMON_CTR2"), Msr::new(0xDF7, "C7_MSR_PMON_CTR3"), Msr::new(0xDF9, "C7_MSR_PMON_CTR4"), Msr::new(0xDFB, "C7_MSR_PMON_CTR5")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [
+    [Msr::new(0xD11, "C0_MSR_PMON_CTR0"), Msr::new(0xD13, "C0_MSR_PMON_CTR1"), Msr::new(0xD15, "C0_MSR_PMON_CTR2"), Msr::new(0xD17, "C0_MSR_PMON_CTR3"), Msr::new(0xD19, "C0_MSR_PMON_CTR4"), Msr::new(0xD1B, "C0_MSR_PMON_CTR5")],
+    [Msr::new(0xD91, "C1_MSR_PMON_CTR0"), Msr::new(0xD93, "C1_MSR_PMON_CTR1"), Msr::new(0xD95, "C1_MSR_PMON_CTR2"), Msr::new(0xD97, "C1_MSR_PMON_CTR3"), Msr::new(0xD99, "C1_MSR_PMON_CTR4"), Msr::new(0xD9B, "C1_MSR_PMON_CTR5")],
+    [Msr::new(0xD51, "C2_MSR_PMON_CTR0"), Msr::new(0xD53, "C2_MSR_PMON_CTR1"), Msr::new(0xD55, "C2_MSR_PMON_CTR2"), Msr::new(0xD57, "C2_MSR_PMON_CTR3"), Msr::new(0xD59, "C2_MSR_PMON_CTR4"), Msr::new(0xD5B, "C2_MSR_PMON_CTR5")],
+    [Msr::new(0xDD1, "C3_MSR_PMON_CTR0"), Msr::new(0xDD3, "C3_MSR_PMON_CTR1"), Msr::new(0xDD5, "C3_MSR_PMON_CTR2"), Msr::new(0xDD7, "C3_MSR_PMON_CTR3"), Msr::new(0xDD9, "C3_MSR_PMON_CTR4"), Msr::new(0xDDB, "C3_MSR_PMON_CTR5")],
+    [Msr::new(0xD31, "C4_MSR_PMON_CTR0"), Msr::new(0xD33, "C4_MSR_PMON_CTR1"), Msr::new(0xD35, "C4_MSR_PMON_CTR2"), Msr::new(0xD37, "C4_MSR_PMON_CTR3"), Msr::new(0xD39, "C4_MSR_PMON_CTR4"), Msr::new(0xD3B, "C4_MSR_PMON_CTR5")],
+    [Msr::new(0xDB1, "C5_MSR_PMON_CTR0"), Msr::new(0xDB3, "C5_MSR_PMON_CTR1"), Msr::new(0xDB5, "C5_MSR_PMON_CTR2"), Msr::new(0xDB7, "C5_MSR_PMON_CTR3"), Msr::new(0xDB9, "C5_MSR_PMON_CTR4"), Msr::new(0xDBB, "C5_MSR_PMON_CTR5")],
+    [Msr::new(0xD71, "C6_MSR_PMON_CTR0"), Msr::new(0xD73, "C6_MSR_PMON_CTR1"), Msr::new(0xD75, "C6_MSR_PMON_CTR2"), Msr::new(0xD77, "C6_MSR_PMON_CTR3"), Msr::new(0xD79, "C6_MSR_PMON_CTR4"), Msr::new(0xD7B, "C6_MSR_PMON_CTR5")],
+    [Msr::new(0xDF1, "C7_MSR_PMON_CTR0"), Msr::new(0xDF3, "C7_MSR_PMON_CTR1"), Msr::new(0xDF5, "C7_MSR_PMON_CTR2"), Msr::new(0xDF7, "C7_MSR_PMON_CTR3"), Msr::new(0xDF9, "C7_MSR_PMON_CTR4"), Msr::new(0xDFB, "C7_MSR_PMON_CTR5")],
+];
 
 #[cfg(feature = "metadata")]
 static C_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -594,54 +581,54 @@ static C_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "C-box counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "C0", index: 0, location: Location::Msr(0xD11), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "C0", index: 1, location: Location::Msr(0xD13), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "C0", index: 2, location: Location::Msr(0xD15), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "C0", index: 3, location: Location::Msr(0xD17), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_CTR4", instance: "C0", index: 4, location: Location::Msr(0xD19), source: "linux-nhmex" },
-        AddressInfo { name: "C0_MSR_PMON_CTR5", instance: "C0", index: 5, location: Location::Msr(0xD1B), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "C1", index: 0, location: Location::Msr(0xD91), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "C1", index: 1, location: Location::Msr(0xD93), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "C1", index: 2, location: Location::Msr(0xD95), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "C1", index: 3, location: Location::Msr(0xD97), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_CTR4", instance: "C1", index: 4, location: Location::Msr(0xD99), source: "linux-nhmex" },
-        AddressInfo { name: "C1_MSR_PMON_CTR5", instance: "C1", index: 5, location: Location::Msr(0xD9B), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "C2", index: 0, location: Location::Msr(0xD51), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "C2", index: 1, location: Location::Msr(0xD53), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "C2", index: 2, location: Location::Msr(0xD55), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "C2", index: 3, location: Location::Msr(0xD57), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_CTR4", instance: "C2", index: 4, location: Location::Msr(0xD59), source: "linux-nhmex" },
-        AddressInfo { name: "C2_MSR_PMON_CTR5", instance: "C2", index: 5, location: Location::Msr(0xD5B), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "C3", index: 0, location: Location::Msr(0xDD1), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "C3", index: 1, location: Location::Msr(0xDD3), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "C3", index: 2, location: Location::Msr(0xDD5), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "C3", index: 3, location: Location::Msr(0xDD7), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_CTR4", instance: "C3", index: 4, location: Location::Msr(0xDD9), source: "linux-nhmex" },
-        AddressInfo { name: "C3_MSR_PMON_CTR5", instance: "C3", index: 5, location: Location::Msr(0xDDB), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "C4", index: 0, location: Location::Msr(0xD31), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "C4", index: 1, location: Location::Msr(0xD33), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "C4", index: 2, location: Location::Msr(0xD35), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "C4", index: 3, location: Location::Msr(0xD37), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_CTR4", instance: "C4", index: 4, location: Location::Msr(0xD39), source: "linux-nhmex" },
-        AddressInfo { name: "C4_MSR_PMON_CTR5", instance: "C4", index: 5, location: Location::Msr(0xD3B), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "C5", index: 0, location: Location::Msr(0xDB1), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "C5", index: 1, location: Location::Msr(0xDB3), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "C5", index: 2, location: Location::Msr(0xDB5), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "C5", index: 3, location: Location::Msr(0xDB7), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_CTR4", instance: "C5", index: 4, location: Location::Msr(0xDB9), source: "linux-nhmex" },
-        AddressInfo { name: "C5_MSR_PMON_CTR5", instance: "C5", index: 5, location: Location::Msr(0xDBB), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "C6", index: 0, location: Location::Msr(0xD71), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "C6", index: 1, location: Location::Msr(0xD73), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "C6", index: 2, location: Location::Msr(0xD75), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "C6", index: 3, location: Location::Msr(0xD77), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_CTR4", instance: "C6", index: 4, location: Location::Msr(0xD79), source: "linux-nhmex" },
-        AddressInfo { name: "C6_MSR_PMON_CTR5", instance: "C6", index: 5, location: Location::Msr(0xD7B), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "C7", index: 0, location: Location::Msr(0xDF1), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "C7", index: 1, location: Location::Msr(0xDF3), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "C7", index: 2, location: Location::Msr(0xDF5), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "C7", index: 3, location: Location::Msr(0xDF7), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_CTR4", instance: "C7", index: 4, location: Location::Msr(0xDF9), source: "linux-nhmex" },
-        AddressInfo { name: "C7_MSR_PMON_CTR5", instance: "C7", index: 5, location: Location::Msr(0xDFB), source: "linux-nhmex" },
+        AddressInfo::msr("C0_MSR_PMON_CTR0", "C0", 0, 0xD11, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_CTR1", "C0", 1, 0xD13, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_CTR2", "C0", 2, 0xD15, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_CTR3", "C0", 3, 0xD17, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_CTR4", "C0", 4, 0xD19, "linux-nhmex"),
+        AddressInfo::msr("C0_MSR_PMON_CTR5", "C0", 5, 0xD1B, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_CTR0", "C1", 0, 0xD91, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_CTR1", "C1", 1, 0xD93, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_CTR2", "C1", 2, 0xD95, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_CTR3", "C1", 3, 0xD97, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_CTR4", "C1", 4, 0xD99, "linux-nhmex"),
+        AddressInfo::msr("C1_MSR_PMON_CTR5", "C1", 5, 0xD9B, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_CTR0", "C2", 0, 0xD51, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_CTR1", "C2", 1, 0xD53, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_CTR2", "C2", 2, 0xD55, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_CTR3", "C2", 3, 0xD57, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_CTR4", "C2", 4, 0xD59, "linux-nhmex"),
+        AddressInfo::msr("C2_MSR_PMON_CTR5", "C2", 5, 0xD5B, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_CTR0", "C3", 0, 0xDD1, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_CTR1", "C3", 1, 0xDD3, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_CTR2", "C3", 2, 0xDD5, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_CTR3", "C3", 3, 0xDD7, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_CTR4", "C3", 4, 0xDD9, "linux-nhmex"),
+        AddressInfo::msr("C3_MSR_PMON_CTR5", "C3", 5, 0xDDB, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_CTR0", "C4", 0, 0xD31, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_CTR1", "C4", 1, 0xD33, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_CTR2", "C4", 2, 0xD35, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_CTR3", "C4", 3, 0xD37, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_CTR4", "C4", 4, 0xD39, "linux-nhmex"),
+        AddressInfo::msr("C4_MSR_PMON_CTR5", "C4", 5, 0xD3B, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_CTR0", "C5", 0, 0xDB1, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_CTR1", "C5", 1, 0xDB3, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_CTR2", "C5", 2, 0xDB5, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_CTR3", "C5", 3, 0xDB7, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_CTR4", "C5", 4, 0xDB9, "linux-nhmex"),
+        AddressInfo::msr("C5_MSR_PMON_CTR5", "C5", 5, 0xDBB, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_CTR0", "C6", 0, 0xD71, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_CTR1", "C6", 1, 0xD73, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_CTR2", "C6", 2, 0xD75, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_CTR3", "C6", 3, 0xD77, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_CTR4", "C6", 4, 0xD79, "linux-nhmex"),
+        AddressInfo::msr("C6_MSR_PMON_CTR5", "C6", 5, 0xD7B, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_CTR0", "C7", 0, 0xDF1, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_CTR1", "C7", 1, 0xDF3, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_CTR2", "C7", 2, 0xDF5, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_CTR3", "C7", 3, 0xDF7, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_CTR4", "C7", 4, 0xDF9, "linux-nhmex"),
+        AddressInfo::msr("C7_MSR_PMON_CTR5", "C7", 5, 0xDFB, "linux-nhmex"),
     ]),
     fields: CCtrLayout::FIELDS,
     notes: &[

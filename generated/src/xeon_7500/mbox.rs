@@ -51,21 +51,22 @@ impl Layout for MGlobalCtlLayout {
 }
 
 impl MGlobalCtl {
-    /// `ctr_en` (bits 5:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `ctr_en` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "M{i}_MSR_PERF_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ctr_en`: bits 5:0 (rw, reset 0x0).
+    pub const CTR_EN_BITS: BitRange = BitRange::new(5, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, MGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
-/// `M{i}_MSR_PERF_GLOBAL_CTL` of instance M0.
-pub const M0_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = Msr::new(0xCA0, "M0_MSR_PERF_GLOBAL_CTL");
-/// `M{i}_MSR_PERF_GLOBAL_CTL` of instance M1.
-pub const M1_MSR_PERF_GLOBAL_CTL: Msr<MGlobalCtl> = Msr::new(0xCE0, "M1_MSR_PERF_GLOBAL_CTL");
-/// `M{i}_MSR_PERF_GLOBAL_CTL` of every instance, in instance order.
-pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [M0_MSR_PERF_GLOBAL_CTL, M1_MSR_PERF_GLOBAL_CTL];
+/// `M{i}_MSR_PERF_GLOBAL_CTL` of every instance, in instance order (M0, M1).
+pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [
+    Msr::new(0xCA0, "M0_MSR_PERF_GLOBAL_CTL"),
+    Msr::new(0xCE0, "M1_MSR_PERF_GLOBAL_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -75,8 +76,8 @@ static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-64, p. 2-100"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PERF_GLOBAL_CTL", instance: "M0", index: 0, location: Location::Msr(0xCA0), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PERF_GLOBAL_CTL", instance: "M1", index: 0, location: Location::Msr(0xCE0), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PERF_GLOBAL_CTL", "M0", 0, 0xCA0, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PERF_GLOBAL_CTL", "M1", 0, 0xCE0, "linux-nhmex"),
     ]),
     fields: MGlobalCtlLayout::FIELDS,
     notes: &[
@@ -125,22 +126,23 @@ impl Layout for MGlobalStatusLayout {
 }
 
 impl MGlobalStatus {
-    /// `ov` (bits 5:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
-    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "M{i}_MSR_PERF_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 5:0 (rw-v, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(5, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter, bit n for counter n; set by hardware
+    /// when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, MGlobalStatusLayout::NAME, "ov")) }
 }
 
-/// `M{i}_MSR_PERF_GLOBAL_STATUS` of instance M0.
-pub const M0_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = Msr::new(0xCA1, "M0_MSR_PERF_GLOBAL_STATUS");
-/// `M{i}_MSR_PERF_GLOBAL_STATUS` of instance M1.
-pub const M1_MSR_PERF_GLOBAL_STATUS: Msr<MGlobalStatus> = Msr::new(0xCE1, "M1_MSR_PERF_GLOBAL_STATUS");
-/// `M{i}_MSR_PERF_GLOBAL_STATUS` of every instance, in instance order.
-pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [M0_MSR_PERF_GLOBAL_STATUS, M1_MSR_PERF_GLOBAL_STATUS];
+/// `M{i}_MSR_PERF_GLOBAL_STATUS` of every instance, in instance order (M0, M1).
+pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [
+    Msr::new(0xCA1, "M0_MSR_PERF_GLOBAL_STATUS"),
+    Msr::new(0xCE1, "M1_MSR_PERF_GLOBAL_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -150,8 +152,8 @@ static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PERF_GLOBAL_STATUS", instance: "M0", index: 0, location: Location::Msr(0xCA1), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PERF_GLOBAL_STATUS", instance: "M1", index: 0, location: Location::Msr(0xCE1), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PERF_GLOBAL_STATUS", "M0", 0, 0xCA1, "likwid"),
+        AddressInfo::msr("M1_MSR_PERF_GLOBAL_STATUS", "M1", 0, 0xCE1, "likwid"),
     ]),
     fields: MGlobalStatusLayout::FIELDS,
     notes: &[
@@ -201,19 +203,20 @@ impl Layout for MGlobalOvfCtlLayout {
 }
 
 impl MGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "M{i}_MSR_PERF_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_ov`: bits 5:0 (w1c, reset 0x0).
+    pub const CLR_OV_BITS: BitRange = BitRange::new(5, 0);
+    /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, MGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of instance M0.
-pub const M0_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = Msr::new(0xCA2, "M0_MSR_PERF_GLOBAL_OVF_CTL");
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of instance M1.
-pub const M1_MSR_PERF_GLOBAL_OVF_CTL: Msr<MGlobalOvfCtl> = Msr::new(0xCE2, "M1_MSR_PERF_GLOBAL_OVF_CTL");
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of every instance, in instance order.
-pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [M0_MSR_PERF_GLOBAL_OVF_CTL, M1_MSR_PERF_GLOBAL_OVF_CTL];
+/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL` of every instance, in instance order (M0, M1).
+pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [
+    Msr::new(0xCA2, "M0_MSR_PERF_GLOBAL_OVF_CTL"),
+    Msr::new(0xCE2, "M1_MSR_PERF_GLOBAL_OVF_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -223,8 +226,8 @@ static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PERF_GLOBAL_OVF_CTL", instance: "M0", index: 0, location: Location::Msr(0xCA2), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PERF_GLOBAL_OVF_CTL", instance: "M1", index: 0, location: Location::Msr(0xCE2), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PERF_GLOBAL_OVF_CTL", "M0", 0, 0xCA2, "likwid"),
+        AddressInfo::msr("M1_MSR_PERF_GLOBAL_OVF_CTL", "M1", 0, 0xCE2, "likwid"),
     ]),
     fields: MGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -275,12 +278,11 @@ impl Layout for MPmuTimestampLayout {
     ];
 }
 
-/// `M{i}_MSR_PMU_TIMESTAMP` of instance M0.
-pub const M0_MSR_PMU_TIMESTAMP: Msr<MPmuTimestamp> = Msr::new(0xCA4, "M0_MSR_PMU_TIMESTAMP");
-/// `M{i}_MSR_PMU_TIMESTAMP` of instance M1.
-pub const M1_MSR_PMU_TIMESTAMP: Msr<MPmuTimestamp> = Msr::new(0xCE4, "M1_MSR_PMU_TIMESTAMP");
-/// `M{i}_MSR_PMU_TIMESTAMP` of every instance, in instance order.
-pub const M_MSR_PMU_TIMESTAMP: [Msr<MPmuTimestamp>; 2] = [M0_MSR_PMU_TIMESTAMP, M1_MSR_PMU_TIMESTAMP];
+/// `M{i}_MSR_PMU_TIMESTAMP` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_TIMESTAMP: [Msr<MPmuTimestamp>; 2] = [
+    Msr::new(0xCA4, "M0_MSR_PMU_TIMESTAMP"),
+    Msr::new(0xCE4, "M1_MSR_PMU_TIMESTAMP"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
@@ -290,8 +292,8 @@ static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
     description: "The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not known from any public source, so every bit is recorded as reserved: the register can be read raw, and safe code never writes it.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_TIMESTAMP", instance: "M0", index: 0, location: Location::Msr(0xCA4), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PMU_TIMESTAMP", instance: "M1", index: 0, location: Location::Msr(0xCE4), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PMU_TIMESTAMP", "M0", 0, 0xCA4, "likwid"),
+        AddressInfo::msr("M1_MSR_PMU_TIMESTAMP", "M1", 0, 0xCE4, "likwid"),
     ]),
     fields: MPmuTimestampLayout::FIELDS,
     notes: &[
@@ -367,61 +369,76 @@ impl Layout for MCntCtlLayout {
 }
 
 impl MCntCtl {
-    /// `set_flag_sel` (bits 21:19, rw, reset 0x0): Secondary event select (the condition that sets
-    /// the enable flag); only used when flag_mode is 1.
-    #[inline] pub const fn set_flag_sel(self) -> u8 { get_bits(self.raw64(), 21, 19) as u8 }
-    /// This value with `set_flag_sel` (bits 21:19) set to `v`. Panics if `v` does not fit in 3 bits
-    /// (a compile error in const context); `try_with_set_flag_sel` returns an error instead.
-    #[inline] pub const fn with_set_flag_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 19, v as u64)) }
-    /// This value with `set_flag_sel` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_set_flag_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 21, 19, v as u64, "M{i}_MSR_PMU_CNT_CTL{n}", "set_flag_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `inc_sel` (bits 13:9, rw, reset 0x0): Primary event select: the increment signal for this
+    /// `set_flag_sel`: bits 21:19 (rw, reset 0x0).
+    pub const SET_FLAG_SEL_BITS: BitRange = BitRange::new(21, 19);
+    /// `inc_sel`: bits 13:9 (rw, reset 0x0).
+    pub const INC_SEL_BITS: BitRange = BitRange::new(13, 9);
+    /// `flag_mode`: bit 7 (rw, reset 0x0).
+    pub const FLAG_MODE_BITS: BitRange = BitRange::new(7, 7);
+    /// `wrap_mode`: bit 6 (rw, reset 0x0).
+    pub const WRAP_MODE_BITS: BitRange = BitRange::new(6, 6);
+    /// `storage_mode`: bits 5:4 (rw, reset 0x0).
+    pub const STORAGE_MODE_BITS: BitRange = BitRange::new(5, 4);
+    /// `count_mode`: bits 3:2 (rw, reset 0x0).
+    pub const COUNT_MODE_BITS: BitRange = BitRange::new(3, 2);
+    /// `pmi_en`: bit 1 (rw, reset 0x0).
+    pub const PMI_EN_BITS: BitRange = BitRange::new(1, 1);
+    /// `en`: bit 0 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `set_flag_sel` ([`Self::SET_FLAG_SEL_BITS`]): Secondary event select (the condition that
+    /// sets the enable flag); only used when flag_mode is 1.
+    #[inline] pub const fn set_flag_sel(self) -> u8 { Self::SET_FLAG_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `set_flag_sel` set to `v`. Panics if `v` does not fit in the field (a
+    /// compile error in const context); `try_with_set_flag_sel` returns an error instead.
+    #[inline] pub const fn with_set_flag_sel(self, v: u8) -> Self { self.with_raw64(Self::SET_FLAG_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `set_flag_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_set_flag_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::SET_FLAG_SEL_BITS.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "set_flag_sel")) }
+    /// `inc_sel` ([`Self::INC_SEL_BITS`]): Primary event select: the increment signal for this
     /// counter.
-    #[inline] pub const fn inc_sel(self) -> u8 { get_bits(self.raw64(), 13, 9) as u8 }
-    /// This value with `inc_sel` (bits 13:9) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_inc_sel` returns an error instead.
-    #[inline] pub const fn with_inc_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 9, v as u64)) }
-    /// This value with `inc_sel` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_inc_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 9, v as u64, "M{i}_MSR_PMU_CNT_CTL{n}", "inc_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `flag_mode` (bit 7, rw, reset 0x0): Selects flag mode, in which set_flag_sel rather than
+    #[inline] pub const fn inc_sel(self) -> u8 { Self::INC_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `inc_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_inc_sel` returns an error instead.
+    #[inline] pub const fn with_inc_sel(self, v: u8) -> Self { self.with_raw64(Self::INC_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `inc_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_inc_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::INC_SEL_BITS.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "inc_sel")) }
+    /// `flag_mode` ([`Self::FLAG_MODE_BITS`]): Selects flag mode, in which set_flag_sel rather than
     /// inc_sel chooses the event.
-    #[inline] pub const fn flag_mode(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
-    /// This value with `flag_mode` (bit 7) set to `v`.
-    #[inline] pub const fn with_flag_mode(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
-    /// `wrap_mode` (bit 6, rw, reset 0x0): Counter wrap behaviour on reaching its limit.
-    #[inline] pub const fn wrap_mode(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
-    /// This value with `wrap_mode` (bit 6) set to `v`.
-    #[inline] pub const fn with_wrap_mode(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
-    /// `storage_mode` (bits 5:4, rw, reset 0x0): Counter storage mode.
-    #[inline] pub const fn storage_mode(self) -> u8 { get_bits(self.raw64(), 5, 4) as u8 }
-    /// This value with `storage_mode` (bits 5:4) set to `v`. Panics if `v` does not fit in 2 bits
-    /// (a compile error in const context); `try_with_storage_mode` returns an error instead.
-    #[inline] pub const fn with_storage_mode(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 4, v as u64)) }
-    /// This value with `storage_mode` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_storage_mode(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 4, v as u64, "M{i}_MSR_PMU_CNT_CTL{n}", "storage_mode") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `count_mode` (bits 3:2, rw, reset 0x0): Counter counting mode.
-    #[inline] pub const fn count_mode(self) -> u8 { get_bits(self.raw64(), 3, 2) as u8 }
-    /// This value with `count_mode` (bits 3:2) set to `v`. Panics if `v` does not fit in 2 bits (a
-    /// compile error in const context); `try_with_count_mode` returns an error instead.
-    #[inline] pub const fn with_count_mode(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 2, v as u64)) }
-    /// This value with `count_mode` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_count_mode(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 2, v as u64, "M{i}_MSR_PMU_CNT_CTL{n}", "count_mode") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `pmi_en` (bit 1, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `pmi_en` (bit 1) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `en` (bit 0, rw, reset 0x0): Local enable for this counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `en` (bit 0) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn flag_mode(self) -> bool { Self::FLAG_MODE_BITS.is_set(self.raw64()) }
+    /// This value with `flag_mode` set to `v`.
+    #[inline] pub const fn with_flag_mode(self, v: bool) -> Self { self.with_raw64(Self::FLAG_MODE_BITS.set(self.raw64(), v as u64)) }
+    /// `wrap_mode` ([`Self::WRAP_MODE_BITS`]): Counter wrap behaviour on reaching its limit.
+    #[inline] pub const fn wrap_mode(self) -> bool { Self::WRAP_MODE_BITS.is_set(self.raw64()) }
+    /// This value with `wrap_mode` set to `v`.
+    #[inline] pub const fn with_wrap_mode(self, v: bool) -> Self { self.with_raw64(Self::WRAP_MODE_BITS.set(self.raw64(), v as u64)) }
+    /// `storage_mode` ([`Self::STORAGE_MODE_BITS`]): Counter storage mode.
+    #[inline] pub const fn storage_mode(self) -> u8 { Self::STORAGE_MODE_BITS.get(self.raw64()) as u8 }
+    /// This value with `storage_mode` set to `v`. Panics if `v` does not fit in the field (a
+    /// compile error in const context); `try_with_storage_mode` returns an error instead.
+    #[inline] pub const fn with_storage_mode(self, v: u8) -> Self { self.with_raw64(Self::STORAGE_MODE_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `storage_mode` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_storage_mode(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STORAGE_MODE_BITS.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "storage_mode")) }
+    /// `count_mode` ([`Self::COUNT_MODE_BITS`]): Counter counting mode.
+    #[inline] pub const fn count_mode(self) -> u8 { Self::COUNT_MODE_BITS.get(self.raw64()) as u8 }
+    /// This value with `count_mode` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_count_mode` returns an error instead.
+    #[inline] pub const fn with_count_mode(self, v: u8) -> Self { self.with_raw64(Self::COUNT_MODE_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `count_mode` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_count_mode(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::COUNT_MODE_BITS.try_set(self.raw64(), v as u64, MCntCtlLayout::NAME, "count_mode")) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_CNT_CTL{n}` of instance M0.
-pub const M0_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [Msr::new(0xCB0, "M0_MSR_PMU_CNT_CTL0"), Msr::new(0xCB2, "M0_MSR_PMU_CNT_CTL1"), Msr::new(0xCB4, "M0_MSR_PMU_CNT_CTL2"), Msr::new(0xCB6, "M0_MSR_PMU_CNT_CTL3"), Msr::new(0xCB8, "M0_MSR_PMU_CNT_CTL4"), Msr::new(0xCBA, "M0_MSR_PMU_CNT_CTL5")];
-/// `M{i}_MSR_PMU_CNT_CTL{n}` of instance M1.
-pub const M1_MSR_PMU_CNT_CTL: [Msr<MCntCtl>; 6] = [Msr::new(0xCF0, "M1_MSR_PMU_CNT_CTL0"), Msr::new(0xCF2, "M1_MSR_PMU_CNT_CTL1"), Msr::new(0xCF4, "M1_MSR_PMU_CNT_CTL2"), Msr::new(0xCF6, "M1_MSR_PMU_CNT_CTL3"), Msr::new(0xCF8, "M1_MSR_PMU_CNT_CTL4"), Msr::new(0xCFA, "M1_MSR_PMU_CNT_CTL5")];
-/// `M{i}_MSR_PMU_CNT_CTL{n}` of every instance, in instance order.
-pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [M0_MSR_PMU_CNT_CTL, M1_MSR_PMU_CNT_CTL];
+/// `M{i}_MSR_PMU_CNT_CTL{n}` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [
+    [Msr::new(0xCB0, "M0_MSR_PMU_CNT_CTL0"), Msr::new(0xCB2, "M0_MSR_PMU_CNT_CTL1"), Msr::new(0xCB4, "M0_MSR_PMU_CNT_CTL2"), Msr::new(0xCB6, "M0_MSR_PMU_CNT_CTL3"), Msr::new(0xCB8, "M0_MSR_PMU_CNT_CTL4"), Msr::new(0xCBA, "M0_MSR_PMU_CNT_CTL5")],
+    [Msr::new(0xCF0, "M1_MSR_PMU_CNT_CTL0"), Msr::new(0xCF2, "M1_MSR_PMU_CNT_CTL1"), Msr::new(0xCF4, "M1_MSR_PMU_CNT_CTL2"), Msr::new(0xCF6, "M1_MSR_PMU_CNT_CTL3"), Msr::new(0xCF8, "M1_MSR_PMU_CNT_CTL4"), Msr::new(0xCFA, "M1_MSR_PMU_CNT_CTL5")],
+];
 
 #[cfg(feature = "metadata")]
 static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -431,18 +448,18 @@ static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL0", instance: "M0", index: 0, location: Location::Msr(0xCB0), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL1", instance: "M0", index: 1, location: Location::Msr(0xCB2), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL2", instance: "M0", index: 2, location: Location::Msr(0xCB4), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL3", instance: "M0", index: 3, location: Location::Msr(0xCB6), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL4", instance: "M0", index: 4, location: Location::Msr(0xCB8), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT_CTL5", instance: "M0", index: 5, location: Location::Msr(0xCBA), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL0", instance: "M1", index: 0, location: Location::Msr(0xCF0), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL1", instance: "M1", index: 1, location: Location::Msr(0xCF2), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL2", instance: "M1", index: 2, location: Location::Msr(0xCF4), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL3", instance: "M1", index: 3, location: Location::Msr(0xCF6), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL4", instance: "M1", index: 4, location: Location::Msr(0xCF8), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT_CTL5", instance: "M1", index: 5, location: Location::Msr(0xCFA), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL0", "M0", 0, 0xCB0, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL1", "M0", 1, 0xCB2, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL2", "M0", 2, 0xCB4, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL3", "M0", 3, 0xCB6, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL4", "M0", 4, 0xCB8, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT_CTL5", "M0", 5, 0xCBA, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL0", "M1", 0, 0xCF0, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL1", "M1", 1, 0xCF2, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL2", "M1", 2, 0xCF4, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL3", "M1", 3, 0xCF6, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL4", "M1", 4, 0xCF8, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT_CTL5", "M1", 5, 0xCFA, "linux-nhmex"),
     ]),
     fields: MCntCtlLayout::FIELDS,
     notes: &[
@@ -491,23 +508,24 @@ impl Layout for MCntLayout {
 }
 
 impl MCnt {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
     /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
     /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "M{i}_MSR_PMU_CNT{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, MCntLayout::NAME, "event_count")) }
 }
 
-/// `M{i}_MSR_PMU_CNT{n}` of instance M0.
-pub const M0_MSR_PMU_CNT: [Msr<MCnt>; 6] = [Msr::new(0xCB1, "M0_MSR_PMU_CNT0"), Msr::new(0xCB3, "M0_MSR_PMU_CNT1"), Msr::new(0xCB5, "M0_MSR_PMU_CNT2"), Msr::new(0xCB7, "M0_MSR_PMU_CNT3"), Msr::new(0xCB9, "M0_MSR_PMU_CNT4"), Msr::new(0xCBB, "M0_MSR_PMU_CNT5")];
-/// `M{i}_MSR_PMU_CNT{n}` of instance M1.
-pub const M1_MSR_PMU_CNT: [Msr<MCnt>; 6] = [Msr::new(0xCF1, "M1_MSR_PMU_CNT0"), Msr::new(0xCF3, "M1_MSR_PMU_CNT1"), Msr::new(0xCF5, "M1_MSR_PMU_CNT2"), Msr::new(0xCF7, "M1_MSR_PMU_CNT3"), Msr::new(0xCF9, "M1_MSR_PMU_CNT4"), Msr::new(0xCFB, "M1_MSR_PMU_CNT5")];
-/// `M{i}_MSR_PMU_CNT{n}` of every instance, in instance order.
-pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [M0_MSR_PMU_CNT, M1_MSR_PMU_CNT];
+/// `M{i}_MSR_PMU_CNT{n}` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [
+    [Msr::new(0xCB1, "M0_MSR_PMU_CNT0"), Msr::new(0xCB3, "M0_MSR_PMU_CNT1"), Msr::new(0xCB5, "M0_MSR_PMU_CNT2"), Msr::new(0xCB7, "M0_MSR_PMU_CNT3"), Msr::new(0xCB9, "M0_MSR_PMU_CNT4"), Msr::new(0xCBB, "M0_MSR_PMU_CNT5")],
+    [Msr::new(0xCF1, "M1_MSR_PMU_CNT0"), Msr::new(0xCF3, "M1_MSR_PMU_CNT1"), Msr::new(0xCF5, "M1_MSR_PMU_CNT2"), Msr::new(0xCF7, "M1_MSR_PMU_CNT3"), Msr::new(0xCF9, "M1_MSR_PMU_CNT4"), Msr::new(0xCFB, "M1_MSR_PMU_CNT5")],
+];
 
 #[cfg(feature = "metadata")]
 static M_CNT_INFO: RegisterInfo = RegisterInfo {
@@ -517,18 +535,18 @@ static M_CNT_INFO: RegisterInfo = RegisterInfo {
     description: "M-box counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-68, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_CNT0", instance: "M0", index: 0, location: Location::Msr(0xCB1), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT1", instance: "M0", index: 1, location: Location::Msr(0xCB3), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT2", instance: "M0", index: 2, location: Location::Msr(0xCB5), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT3", instance: "M0", index: 3, location: Location::Msr(0xCB7), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT4", instance: "M0", index: 4, location: Location::Msr(0xCB9), source: "linux-nhmex" },
-        AddressInfo { name: "M0_MSR_PMU_CNT5", instance: "M0", index: 5, location: Location::Msr(0xCBB), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT0", instance: "M1", index: 0, location: Location::Msr(0xCF1), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT1", instance: "M1", index: 1, location: Location::Msr(0xCF3), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT2", instance: "M1", index: 2, location: Location::Msr(0xCF5), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT3", instance: "M1", index: 3, location: Location::Msr(0xCF7), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT4", instance: "M1", index: 4, location: Location::Msr(0xCF9), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_CNT5", instance: "M1", index: 5, location: Location::Msr(0xCFB), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_CNT0", "M0", 0, 0xCB1, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT1", "M0", 1, 0xCB3, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT2", "M0", 2, 0xCB5, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT3", "M0", 3, 0xCB7, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT4", "M0", 4, 0xCB9, "linux-nhmex"),
+        AddressInfo::msr("M0_MSR_PMU_CNT5", "M0", 5, 0xCBB, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT0", "M1", 0, 0xCF1, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT1", "M1", 1, 0xCF3, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT2", "M1", 2, 0xCF5, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT3", "M1", 3, 0xCF7, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT4", "M1", 4, 0xCF9, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_CNT5", "M1", 5, 0xCFB, "linux-nhmex"),
     ]),
     fields: MCntLayout::FIELDS,
     notes: &[
@@ -578,19 +596,20 @@ impl Layout for MPmuMmCfgLayout {
 }
 
 impl MPmuMmCfg {
-    /// `en` (bit 63, rw, reset 0x0): Enables the address match/mask filter. Software should clear
-    /// it while reprogramming the match and mask registers and set it afterwards.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
-    /// This value with `en` (bit 63) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
+    /// `en`: bit 63 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(63, 63);
+    /// `en` ([`Self::EN_BITS`]): Enables the address match/mask filter. Software should clear it
+    /// while reprogramming the match and mask registers and set it afterwards.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_MM_CFG` of instance M0.
-pub const M0_MSR_PMU_MM_CFG: Msr<MPmuMmCfg> = Msr::new(0xE54, "M0_MSR_PMU_MM_CFG");
-/// `M{i}_MSR_PMU_MM_CFG` of instance M1.
-pub const M1_MSR_PMU_MM_CFG: Msr<MPmuMmCfg> = Msr::new(0xE5C, "M1_MSR_PMU_MM_CFG");
-/// `M{i}_MSR_PMU_MM_CFG` of every instance, in instance order.
-pub const M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [M0_MSR_PMU_MM_CFG, M1_MSR_PMU_MM_CFG];
+/// `M{i}_MSR_PMU_MM_CFG` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [
+    Msr::new(0xE54, "M0_MSR_PMU_MM_CFG"),
+    Msr::new(0xE5C, "M1_MSR_PMU_MM_CFG"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
@@ -600,8 +619,8 @@ static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     description: "Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_MM_CFG", instance: "M0", index: 0, location: Location::Msr(0xE54), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_MM_CFG", instance: "M1", index: 0, location: Location::Msr(0xE5C), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_MM_CFG", "M0", 0, 0xE54, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_MM_CFG", "M1", 0, 0xE5C, "linux-nhmex"),
     ]),
     fields: MPmuMmCfgLayout::FIELDS,
     notes: &[
@@ -653,21 +672,22 @@ impl Layout for MPmuAddrMatchLayout {
 }
 
 impl MPmuAddrMatch {
-    /// `addr` (bits 33:0, rw, reset 0x0): Address bits to match (34 bits).
-    #[inline] pub const fn addr(self) -> u64 { get_bits(self.raw64(), 33, 0) }
-    /// This value with `addr` (bits 33:0) set to `v`. Panics if `v` does not fit in 34 bits (a
-    /// compile error in const context); `try_with_addr` returns an error instead.
-    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 33, 0, v)) }
-    /// This value with `addr` set to `v`, or an error if `v` does not fit in 34 bits.
-    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 33, 0, v, "M{i}_MSR_PMU_ADDR_MATCH", "addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `addr`: bits 33:0 (rw, reset 0x0).
+    pub const ADDR_BITS: BitRange = BitRange::new(33, 0);
+    /// `addr` ([`Self::ADDR_BITS`]): Address bits to match (34 bits).
+    #[inline] pub const fn addr(self) -> u64 { Self::ADDR_BITS.get(self.raw64()) }
+    /// This value with `addr` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_addr` returns an error instead.
+    #[inline] pub const fn with_addr(self, v: u64) -> Self { self.with_raw64(Self::ADDR_BITS.set(self.raw64(), v)) }
+    /// This value with `addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_addr(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::ADDR_BITS.try_set(self.raw64(), v, MPmuAddrMatchLayout::NAME, "addr")) }
 }
 
-/// `M{i}_MSR_PMU_ADDR_MATCH` of instance M0.
-pub const M0_MSR_PMU_ADDR_MATCH: Msr<MPmuAddrMatch> = Msr::new(0xE55, "M0_MSR_PMU_ADDR_MATCH");
-/// `M{i}_MSR_PMU_ADDR_MATCH` of instance M1.
-pub const M1_MSR_PMU_ADDR_MATCH: Msr<MPmuAddrMatch> = Msr::new(0xE5D, "M1_MSR_PMU_ADDR_MATCH");
-/// `M{i}_MSR_PMU_ADDR_MATCH` of every instance, in instance order.
-pub const M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [M0_MSR_PMU_ADDR_MATCH, M1_MSR_PMU_ADDR_MATCH];
+/// `M{i}_MSR_PMU_ADDR_MATCH` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [
+    Msr::new(0xE55, "M0_MSR_PMU_ADDR_MATCH"),
+    Msr::new(0xE5D, "M1_MSR_PMU_ADDR_MATCH"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
@@ -677,8 +697,8 @@ static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_ADDR_MATCH", instance: "M0", index: 0, location: Location::Msr(0xE55), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PMU_ADDR_MATCH", instance: "M1", index: 0, location: Location::Msr(0xE5D), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PMU_ADDR_MATCH", "M0", 0, 0xE55, "likwid"),
+        AddressInfo::msr("M1_MSR_PMU_ADDR_MATCH", "M1", 0, 0xE5D, "likwid"),
     ]),
     fields: MPmuAddrMatchLayout::FIELDS,
     notes: &[
@@ -729,21 +749,22 @@ impl Layout for MPmuAddrMaskLayout {
 }
 
 impl MPmuAddrMask {
-    /// `mask` (bits 26:0, rw, reset 0x0): Address mask bits (27 bits).
-    #[inline] pub const fn mask(self) -> u32 { get_bits(self.raw64(), 26, 0) as u32 }
-    /// This value with `mask` (bits 26:0) set to `v`. Panics if `v` does not fit in 27 bits (a
-    /// compile error in const context); `try_with_mask` returns an error instead.
-    #[inline] pub const fn with_mask(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 0, v as u64)) }
-    /// This value with `mask` set to `v`, or an error if `v` does not fit in 27 bits.
-    #[inline] pub const fn try_with_mask(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 26, 0, v as u64, "M{i}_MSR_PMU_ADDR_MASK", "mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `mask`: bits 26:0 (rw, reset 0x0).
+    pub const MASK_BITS: BitRange = BitRange::new(26, 0);
+    /// `mask` ([`Self::MASK_BITS`]): Address mask bits (27 bits).
+    #[inline] pub const fn mask(self) -> u32 { Self::MASK_BITS.get(self.raw64()) as u32 }
+    /// This value with `mask` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_mask` returns an error instead.
+    #[inline] pub const fn with_mask(self, v: u32) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `mask` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_mask(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MASK_BITS.try_set(self.raw64(), v as u64, MPmuAddrMaskLayout::NAME, "mask")) }
 }
 
-/// `M{i}_MSR_PMU_ADDR_MASK` of instance M0.
-pub const M0_MSR_PMU_ADDR_MASK: Msr<MPmuAddrMask> = Msr::new(0xE56, "M0_MSR_PMU_ADDR_MASK");
-/// `M{i}_MSR_PMU_ADDR_MASK` of instance M1.
-pub const M1_MSR_PMU_ADDR_MASK: Msr<MPmuAddrMask> = Msr::new(0xE5E, "M1_MSR_PMU_ADDR_MASK");
-/// `M{i}_MSR_PMU_ADDR_MASK` of every instance, in instance order.
-pub const M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [M0_MSR_PMU_ADDR_MASK, M1_MSR_PMU_ADDR_MASK];
+/// `M{i}_MSR_PMU_ADDR_MASK` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [
+    Msr::new(0xE56, "M0_MSR_PMU_ADDR_MASK"),
+    Msr::new(0xE5E, "M1_MSR_PMU_ADDR_MASK"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
@@ -753,8 +774,8 @@ static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
     description: "Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_ADDR_MASK", instance: "M0", index: 0, location: Location::Msr(0xE56), source: "likwid" },
-        AddressInfo { name: "M1_MSR_PMU_ADDR_MASK", instance: "M1", index: 0, location: Location::Msr(0xE5E), source: "likwid" },
+        AddressInfo::msr("M0_MSR_PMU_ADDR_MASK", "M0", 0, 0xE56, "likwid"),
+        AddressInfo::msr("M1_MSR_PMU_ADDR_MASK", "M1", 0, 0xE5E, "likwid"),
     ]),
     fields: MPmuAddrMaskLayout::FIELDS,
     notes: &[
@@ -803,19 +824,20 @@ impl Layout for MPmuDspLayout {
 }
 
 impl MPmuDsp {
-    /// `dsp_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the DSP-refined events; the
+    /// `dsp_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const DSP_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `dsp_cfg` ([`Self::DSP_CFG_BITS`]): Event qualification for the DSP-refined events; the
     /// encoding is defined by the guide's DSP table.
-    #[inline] pub const fn dsp_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `dsp_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_dsp_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn dsp_cfg(self) -> u32 { Self::DSP_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `dsp_cfg` set to `v`.
+    #[inline] pub const fn with_dsp_cfg(self, v: u32) -> Self { self.with_raw64(Self::DSP_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_DSP` of instance M0.
-pub const M0_MSR_PMU_DSP: Msr<MPmuDsp> = Msr::new(0xCA5, "M0_MSR_PMU_DSP");
-/// `M{i}_MSR_PMU_DSP` of instance M1.
-pub const M1_MSR_PMU_DSP: Msr<MPmuDsp> = Msr::new(0xCE5, "M1_MSR_PMU_DSP");
-/// `M{i}_MSR_PMU_DSP` of every instance, in instance order.
-pub const M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [M0_MSR_PMU_DSP, M1_MSR_PMU_DSP];
+/// `M{i}_MSR_PMU_DSP` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [
+    Msr::new(0xCA5, "M0_MSR_PMU_DSP"),
+    Msr::new(0xCE5, "M1_MSR_PMU_DSP"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
@@ -825,8 +847,8 @@ static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_DSP", instance: "M0", index: 0, location: Location::Msr(0xCA5), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_DSP", instance: "M1", index: 0, location: Location::Msr(0xCE5), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_DSP", "M0", 0, 0xCA5, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_DSP", "M1", 0, 0xCE5, "linux-nhmex"),
     ]),
     fields: MPmuDspLayout::FIELDS,
     notes: &[
@@ -875,19 +897,20 @@ impl Layout for MPmuIssLayout {
 }
 
 impl MPmuIss {
-    /// `iss_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the ISS-refined events; the
+    /// `iss_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const ISS_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `iss_cfg` ([`Self::ISS_CFG_BITS`]): Event qualification for the ISS-refined events; the
     /// encoding is defined by the guide's ISS table.
-    #[inline] pub const fn iss_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `iss_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_iss_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn iss_cfg(self) -> u32 { Self::ISS_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `iss_cfg` set to `v`.
+    #[inline] pub const fn with_iss_cfg(self, v: u32) -> Self { self.with_raw64(Self::ISS_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_ISS` of instance M0.
-pub const M0_MSR_PMU_ISS: Msr<MPmuIss> = Msr::new(0xCA6, "M0_MSR_PMU_ISS");
-/// `M{i}_MSR_PMU_ISS` of instance M1.
-pub const M1_MSR_PMU_ISS: Msr<MPmuIss> = Msr::new(0xCE6, "M1_MSR_PMU_ISS");
-/// `M{i}_MSR_PMU_ISS` of every instance, in instance order.
-pub const M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [M0_MSR_PMU_ISS, M1_MSR_PMU_ISS];
+/// `M{i}_MSR_PMU_ISS` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [
+    Msr::new(0xCA6, "M0_MSR_PMU_ISS"),
+    Msr::new(0xCE6, "M1_MSR_PMU_ISS"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
@@ -897,8 +920,8 @@ static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_ISS", instance: "M0", index: 0, location: Location::Msr(0xCA6), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_ISS", instance: "M1", index: 0, location: Location::Msr(0xCE6), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_ISS", "M0", 0, 0xCA6, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_ISS", "M1", 0, 0xCE6, "linux-nhmex"),
     ]),
     fields: MPmuIssLayout::FIELDS,
     notes: &[
@@ -946,19 +969,20 @@ impl Layout for MPmuMapLayout {
 }
 
 impl MPmuMap {
-    /// `map_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the MAP-refined event; the
+    /// `map_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const MAP_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `map_cfg` ([`Self::MAP_CFG_BITS`]): Event qualification for the MAP-refined event; the
     /// encoding is defined by the guide's MAP table.
-    #[inline] pub const fn map_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `map_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_map_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn map_cfg(self) -> u32 { Self::MAP_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `map_cfg` set to `v`.
+    #[inline] pub const fn with_map_cfg(self, v: u32) -> Self { self.with_raw64(Self::MAP_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_MAP` of instance M0.
-pub const M0_MSR_PMU_MAP: Msr<MPmuMap> = Msr::new(0xCA7, "M0_MSR_PMU_MAP");
-/// `M{i}_MSR_PMU_MAP` of instance M1.
-pub const M1_MSR_PMU_MAP: Msr<MPmuMap> = Msr::new(0xCE7, "M1_MSR_PMU_MAP");
-/// `M{i}_MSR_PMU_MAP` of every instance, in instance order.
-pub const M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [M0_MSR_PMU_MAP, M1_MSR_PMU_MAP];
+/// `M{i}_MSR_PMU_MAP` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [
+    Msr::new(0xCA7, "M0_MSR_PMU_MAP"),
+    Msr::new(0xCE7, "M1_MSR_PMU_MAP"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
@@ -968,8 +992,8 @@ static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_MAP", instance: "M0", index: 0, location: Location::Msr(0xCA7), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_MAP", instance: "M1", index: 0, location: Location::Msr(0xCE7), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_MAP", "M0", 0, 0xCA7, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_MAP", "M1", 0, 0xCE7, "linux-nhmex"),
     ]),
     fields: MPmuMapLayout::FIELDS,
     notes: &[
@@ -1017,19 +1041,20 @@ impl Layout for MPmuMscThrLayout {
 }
 
 impl MPmuMscThr {
-    /// `thr_cfg` (bits 31:0, rw, reset 0x0): Event qualification (thresholds) for the
-    /// MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table.
-    #[inline] pub const fn thr_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `thr_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_thr_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    /// `thr_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const THR_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `thr_cfg` ([`Self::THR_CFG_BITS`]): Event qualification (thresholds) for the MSC_THR-refined
+    /// events; the encoding is defined by the guide's MSC_THR table.
+    #[inline] pub const fn thr_cfg(self) -> u32 { Self::THR_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `thr_cfg` set to `v`.
+    #[inline] pub const fn with_thr_cfg(self, v: u32) -> Self { self.with_raw64(Self::THR_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_MSC_THR` of instance M0.
-pub const M0_MSR_PMU_MSC_THR: Msr<MPmuMscThr> = Msr::new(0xCA8, "M0_MSR_PMU_MSC_THR");
-/// `M{i}_MSR_PMU_MSC_THR` of instance M1.
-pub const M1_MSR_PMU_MSC_THR: Msr<MPmuMscThr> = Msr::new(0xCE8, "M1_MSR_PMU_MSC_THR");
-/// `M{i}_MSR_PMU_MSC_THR` of every instance, in instance order.
-pub const M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [M0_MSR_PMU_MSC_THR, M1_MSR_PMU_MSC_THR];
+/// `M{i}_MSR_PMU_MSC_THR` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [
+    Msr::new(0xCA8, "M0_MSR_PMU_MSC_THR"),
+    Msr::new(0xCE8, "M1_MSR_PMU_MSC_THR"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
@@ -1039,8 +1064,8 @@ static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_MSC_THR", instance: "M0", index: 0, location: Location::Msr(0xCA8), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_MSC_THR", instance: "M1", index: 0, location: Location::Msr(0xCE8), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_MSC_THR", "M0", 0, 0xCA8, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_MSC_THR", "M1", 0, 0xCE8, "linux-nhmex"),
     ]),
     fields: MPmuMscThrLayout::FIELDS,
     notes: &[
@@ -1089,19 +1114,20 @@ impl Layout for MPmuPgtLayout {
 }
 
 impl MPmuPgt {
-    /// `pgt_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the PGT-refined events; the
+    /// `pgt_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const PGT_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `pgt_cfg` ([`Self::PGT_CFG_BITS`]): Event qualification for the PGT-refined events; the
     /// encoding is defined by the guide's PGT table.
-    #[inline] pub const fn pgt_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `pgt_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_pgt_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn pgt_cfg(self) -> u32 { Self::PGT_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `pgt_cfg` set to `v`.
+    #[inline] pub const fn with_pgt_cfg(self, v: u32) -> Self { self.with_raw64(Self::PGT_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_PGT` of instance M0.
-pub const M0_MSR_PMU_PGT: Msr<MPmuPgt> = Msr::new(0xCA9, "M0_MSR_PMU_PGT");
-/// `M{i}_MSR_PMU_PGT` of instance M1.
-pub const M1_MSR_PMU_PGT: Msr<MPmuPgt> = Msr::new(0xCE9, "M1_MSR_PMU_PGT");
-/// `M{i}_MSR_PMU_PGT` of every instance, in instance order.
-pub const M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [M0_MSR_PMU_PGT, M1_MSR_PMU_PGT];
+/// `M{i}_MSR_PMU_PGT` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [
+    Msr::new(0xCA9, "M0_MSR_PMU_PGT"),
+    Msr::new(0xCE9, "M1_MSR_PMU_PGT"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
@@ -1111,8 +1137,8 @@ static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_PGT", instance: "M0", index: 0, location: Location::Msr(0xCA9), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_PGT", instance: "M1", index: 0, location: Location::Msr(0xCE9), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_PGT", "M0", 0, 0xCA9, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_PGT", "M1", 0, 0xCE9, "linux-nhmex"),
     ]),
     fields: MPmuPgtLayout::FIELDS,
     notes: &[
@@ -1163,19 +1189,20 @@ impl Layout for MPmuPldLayout {
 }
 
 impl MPmuPld {
-    /// `pld_cfg` (bits 31:0, rw, reset 0x0): Event qualification for the PLD-refined events; the
+    /// `pld_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const PLD_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `pld_cfg` ([`Self::PLD_CFG_BITS`]): Event qualification for the PLD-refined events; the
     /// encoding is defined by the guide's PLD table.
-    #[inline] pub const fn pld_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `pld_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_pld_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn pld_cfg(self) -> u32 { Self::PLD_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `pld_cfg` set to `v`.
+    #[inline] pub const fn with_pld_cfg(self, v: u32) -> Self { self.with_raw64(Self::PLD_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `M{i}_MSR_PMU_PLD` of instance M0.
-pub const M0_MSR_PMU_PLD: Msr<MPmuPld> = Msr::new(0xCAA, "M0_MSR_PMU_PLD");
-/// `M{i}_MSR_PMU_PLD` of instance M1.
-pub const M1_MSR_PMU_PLD: Msr<MPmuPld> = Msr::new(0xCEA, "M1_MSR_PMU_PLD");
-/// `M{i}_MSR_PMU_PLD` of every instance, in instance order.
-pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [M0_MSR_PMU_PLD, M1_MSR_PMU_PLD];
+/// `M{i}_MSR_PMU_PLD` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [
+    Msr::new(0xCAA, "M0_MSR_PMU_PLD"),
+    Msr::new(0xCEA, "M1_MSR_PMU_PLD"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
@@ -1185,8 +1212,8 @@ static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_PLD", instance: "M0", index: 0, location: Location::Msr(0xCAA), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_PLD", instance: "M1", index: 0, location: Location::Msr(0xCEA), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_PLD", "M0", 0, 0xCAA, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_PLD", "M1", 0, 0xCEA, "linux-nhmex"),
     ]),
     fields: MPmuPldLayout::FIELDS,
     notes: &[
@@ -1262,70 +1289,85 @@ impl Layout for MPmuZdpCtlFvcLayout {
 }
 
 impl MPmuZdpCtlFvc {
-    /// `pbox_init_err` (bit 23, rw, reset 0x0): Shared qualifier bit the guide names pbox_init_err;
-    /// its use in the event encodings is defined by the guide's table.
-    #[inline] pub const fn pbox_init_err(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `pbox_init_err` (bit 23) set to `v`.
-    #[inline] pub const fn with_pbox_init_err(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `evnt3` (bits 22:20, rw, reset 0x0): Event select used by inc_sel 0x10.
-    #[inline] pub const fn evnt3(self) -> u8 { get_bits(self.raw64(), 22, 20) as u8 }
-    /// This value with `evnt3` (bits 22:20) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_evnt3` returns an error instead.
-    #[inline] pub const fn with_evnt3(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 20, v as u64)) }
-    /// This value with `evnt3` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_evnt3(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 22, 20, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "evnt3") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `evnt2` (bits 19:17, rw, reset 0x0): Event select used by inc_sel 0xF.
-    #[inline] pub const fn evnt2(self) -> u8 { get_bits(self.raw64(), 19, 17) as u8 }
-    /// This value with `evnt2` (bits 19:17) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_evnt2` returns an error instead.
-    #[inline] pub const fn with_evnt2(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 17, v as u64)) }
-    /// This value with `evnt2` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_evnt2(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 17, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "evnt2") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `evnt1` (bits 16:14, rw, reset 0x0): Event select used by inc_sel 0xE.
-    #[inline] pub const fn evnt1(self) -> u8 { get_bits(self.raw64(), 16, 14) as u8 }
-    /// This value with `evnt1` (bits 16:14) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_evnt1` returns an error instead.
-    #[inline] pub const fn with_evnt1(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 14, v as u64)) }
-    /// This value with `evnt1` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_evnt1(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 16, 14, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "evnt1") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `evnt0` (bits 13:11, rw, reset 0x0): Event select used by inc_sel 0xD (Intel PCM uses 5 to
-    /// count matching B-box commands).
-    #[inline] pub const fn evnt0(self) -> u8 { get_bits(self.raw64(), 13, 11) as u8 }
-    /// This value with `evnt0` (bits 13:11) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_evnt0` returns an error instead.
-    #[inline] pub const fn with_evnt0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 11, v as u64)) }
-    /// This value with `evnt0` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_evnt0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 11, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "evnt0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `resp` (bits 10:8, rw, reset 0x0): Response type to match, shared by the four events.
-    #[inline] pub const fn resp(self) -> u8 { get_bits(self.raw64(), 10, 8) as u8 }
-    /// This value with `resp` (bits 10:8) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_resp` returns an error instead.
-    #[inline] pub const fn with_resp(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 10, 8, v as u64)) }
-    /// This value with `resp` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_resp(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 10, 8, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "resp") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `bcmd` (bits 7:5, rw, reset 0x0): B-box command to match, shared by the four events (Linux
-    /// and PCM use 0 for reads; Linux uses 1 for writes).
-    #[inline] pub const fn bcmd(self) -> u8 { get_bits(self.raw64(), 7, 5) as u8 }
-    /// This value with `bcmd` (bits 7:5) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_bcmd` returns an error instead.
-    #[inline] pub const fn with_bcmd(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 5, v as u64)) }
-    /// This value with `bcmd` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_bcmd(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 7, 5, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "bcmd") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `fvid` (bits 4:0, rw, reset 0x0): Fill/victim ID qualifier, shared by the four events.
-    #[inline] pub const fn fvid(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
-    /// This value with `fvid` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_fvid` returns an error instead.
-    #[inline] pub const fn with_fvid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
-    /// This value with `fvid` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_fvid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "M{i}_MSR_PMU_ZDP_CTL_FVC", "fvid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `pbox_init_err`: bit 23 (rw, reset 0x0).
+    pub const PBOX_INIT_ERR_BITS: BitRange = BitRange::new(23, 23);
+    /// `evnt3`: bits 22:20 (rw, reset 0x0).
+    pub const EVNT3_BITS: BitRange = BitRange::new(22, 20);
+    /// `evnt2`: bits 19:17 (rw, reset 0x0).
+    pub const EVNT2_BITS: BitRange = BitRange::new(19, 17);
+    /// `evnt1`: bits 16:14 (rw, reset 0x0).
+    pub const EVNT1_BITS: BitRange = BitRange::new(16, 14);
+    /// `evnt0`: bits 13:11 (rw, reset 0x0).
+    pub const EVNT0_BITS: BitRange = BitRange::new(13, 11);
+    /// `resp`: bits 10:8 (rw, reset 0x0).
+    pub const RESP_BITS: BitRange = BitRange::new(10, 8);
+    /// `bcmd`: bits 7:5 (rw, reset 0x0).
+    pub const BCMD_BITS: BitRange = BitRange::new(7, 5);
+    /// `fvid`: bits 4:0 (rw, reset 0x0).
+    pub const FVID_BITS: BitRange = BitRange::new(4, 0);
+    /// `pbox_init_err` ([`Self::PBOX_INIT_ERR_BITS`]): Shared qualifier bit the guide names
+    /// pbox_init_err; its use in the event encodings is defined by the guide's table.
+    #[inline] pub const fn pbox_init_err(self) -> bool { Self::PBOX_INIT_ERR_BITS.is_set(self.raw64()) }
+    /// This value with `pbox_init_err` set to `v`.
+    #[inline] pub const fn with_pbox_init_err(self, v: bool) -> Self { self.with_raw64(Self::PBOX_INIT_ERR_BITS.set(self.raw64(), v as u64)) }
+    /// `evnt3` ([`Self::EVNT3_BITS`]): Event select used by inc_sel 0x10.
+    #[inline] pub const fn evnt3(self) -> u8 { Self::EVNT3_BITS.get(self.raw64()) as u8 }
+    /// This value with `evnt3` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_evnt3` returns an error instead.
+    #[inline] pub const fn with_evnt3(self, v: u8) -> Self { self.with_raw64(Self::EVNT3_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `evnt3` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_evnt3(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT3_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt3")) }
+    /// `evnt2` ([`Self::EVNT2_BITS`]): Event select used by inc_sel 0xF.
+    #[inline] pub const fn evnt2(self) -> u8 { Self::EVNT2_BITS.get(self.raw64()) as u8 }
+    /// This value with `evnt2` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_evnt2` returns an error instead.
+    #[inline] pub const fn with_evnt2(self, v: u8) -> Self { self.with_raw64(Self::EVNT2_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `evnt2` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_evnt2(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT2_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt2")) }
+    /// `evnt1` ([`Self::EVNT1_BITS`]): Event select used by inc_sel 0xE.
+    #[inline] pub const fn evnt1(self) -> u8 { Self::EVNT1_BITS.get(self.raw64()) as u8 }
+    /// This value with `evnt1` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_evnt1` returns an error instead.
+    #[inline] pub const fn with_evnt1(self, v: u8) -> Self { self.with_raw64(Self::EVNT1_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `evnt1` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_evnt1(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT1_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt1")) }
+    /// `evnt0` ([`Self::EVNT0_BITS`]): Event select used by inc_sel 0xD (Intel PCM uses 5 to count
+    /// matching B-box commands).
+    #[inline] pub const fn evnt0(self) -> u8 { Self::EVNT0_BITS.get(self.raw64()) as u8 }
+    /// This value with `evnt0` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_evnt0` returns an error instead.
+    #[inline] pub const fn with_evnt0(self, v: u8) -> Self { self.with_raw64(Self::EVNT0_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `evnt0` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_evnt0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVNT0_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "evnt0")) }
+    /// `resp` ([`Self::RESP_BITS`]): Response type to match, shared by the four events.
+    #[inline] pub const fn resp(self) -> u8 { Self::RESP_BITS.get(self.raw64()) as u8 }
+    /// This value with `resp` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_resp` returns an error instead.
+    #[inline] pub const fn with_resp(self, v: u8) -> Self { self.with_raw64(Self::RESP_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `resp` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_resp(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RESP_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "resp")) }
+    /// `bcmd` ([`Self::BCMD_BITS`]): B-box command to match, shared by the four events (Linux and
+    /// PCM use 0 for reads; Linux uses 1 for writes).
+    #[inline] pub const fn bcmd(self) -> u8 { Self::BCMD_BITS.get(self.raw64()) as u8 }
+    /// This value with `bcmd` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_bcmd` returns an error instead.
+    #[inline] pub const fn with_bcmd(self, v: u8) -> Self { self.with_raw64(Self::BCMD_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `bcmd` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_bcmd(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::BCMD_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "bcmd")) }
+    /// `fvid` ([`Self::FVID_BITS`]): Fill/victim ID qualifier, shared by the four events.
+    #[inline] pub const fn fvid(self) -> u8 { Self::FVID_BITS.get(self.raw64()) as u8 }
+    /// This value with `fvid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_fvid` returns an error instead.
+    #[inline] pub const fn with_fvid(self, v: u8) -> Self { self.with_raw64(Self::FVID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `fvid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_fvid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::FVID_BITS.try_set(self.raw64(), v as u64, MPmuZdpCtlFvcLayout::NAME, "fvid")) }
 }
 
-/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of instance M0.
-pub const M0_MSR_PMU_ZDP_CTL_FVC: Msr<MPmuZdpCtlFvc> = Msr::new(0xCAB, "M0_MSR_PMU_ZDP_CTL_FVC");
-/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of instance M1.
-pub const M1_MSR_PMU_ZDP_CTL_FVC: Msr<MPmuZdpCtlFvc> = Msr::new(0xCEB, "M1_MSR_PMU_ZDP_CTL_FVC");
-/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of every instance, in instance order.
-pub const M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [M0_MSR_PMU_ZDP_CTL_FVC, M1_MSR_PMU_ZDP_CTL_FVC];
+/// `M{i}_MSR_PMU_ZDP_CTL_FVC` of every instance, in instance order (M0, M1).
+pub const M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [
+    Msr::new(0xCAB, "M0_MSR_PMU_ZDP_CTL_FVC"),
+    Msr::new(0xCEB, "M1_MSR_PMU_ZDP_CTL_FVC"),
+];
 
 #[cfg(feature = "metadata")]
 static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {
@@ -1335,8 +1377,8 @@ static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {
     description: "M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.",
     sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "M0_MSR_PMU_ZDP_CTL_FVC", instance: "M0", index: 0, location: Location::Msr(0xCAB), source: "linux-nhmex" },
-        AddressInfo { name: "M1_MSR_PMU_ZDP_CTL_FVC", instance: "M1", index: 0, location: Location::Msr(0xCEB), source: "linux-nhmex" },
+        AddressInfo::msr("M0_MSR_PMU_ZDP_CTL_FVC", "M0", 0, 0xCAB, "linux-nhmex"),
+        AddressInfo::msr("M1_MSR_PMU_ZDP_CTL_FVC", "M1", 0, 0xCEB, "linux-nhmex"),
     ]),
     fields: MPmuZdpCtlFvcLayout::FIELDS,
     notes: &[

@@ -1015,119 +1015,119 @@ const U_MSR_PMON_GLOBAL_OVF_CTL_CLR_OV_W: BitRef = BitRef {
     register_name: "U_MSR_PMON_GLOBAL_OVF_CTL",
     qualified: "U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_w",
 };
-/// `B_MSR_PMON_EVT_SEL.pmi_en` (bit 20).
+/// `B_MSR_PMON_EVT_SEL.pmi_en`.
 const B_EVT_SEL_PMI_EN: &FieldInfo = BEvtSel::INFO.field_named("pmi_en");
-/// `B_MSR_PMON_EVT_SEL.ev_sel` (bits 5:1).
+/// `B_MSR_PMON_EVT_SEL.ev_sel`.
 const B_EVT_SEL_EV_SEL: &FieldInfo = BEvtSel::INFO.field_named("ev_sel");
-/// `B_MSR_PMON_EVT_SEL.en` (bit 0).
+/// `B_MSR_PMON_EVT_SEL.en`.
 const B_EVT_SEL_EN: &FieldInfo = BEvtSel::INFO.field_named("en");
-/// `B_MSR_PMON_CNT.event_count` (bits 47:0).
+/// `B_MSR_PMON_CNT.event_count`.
 const B_CNT_EVENT_COUNT: &FieldInfo = BCnt::INFO.field_named("event_count");
-/// `C_MSR_PMON_EVT_SEL.threshold` (bits 31:24).
+/// `C_MSR_PMON_EVT_SEL.threshold`.
 const C_EVT_SEL_THRESHOLD: &FieldInfo = CEvtSel::INFO.field_named("threshold");
-/// `C_MSR_PMON_EVT_SEL.invert` (bit 23).
+/// `C_MSR_PMON_EVT_SEL.invert`.
 const C_EVT_SEL_INVERT: &FieldInfo = CEvtSel::INFO.field_named("invert");
-/// `C_MSR_PMON_EVT_SEL.en` (bit 22).
+/// `C_MSR_PMON_EVT_SEL.en`.
 const C_EVT_SEL_EN: &FieldInfo = CEvtSel::INFO.field_named("en");
-/// `C_MSR_PMON_EVT_SEL.pmi_en` (bit 20).
+/// `C_MSR_PMON_EVT_SEL.pmi_en`.
 const C_EVT_SEL_PMI_EN: &FieldInfo = CEvtSel::INFO.field_named("pmi_en");
-/// `C_MSR_PMON_EVT_SEL.edge_detect` (bit 18).
+/// `C_MSR_PMON_EVT_SEL.edge_detect`.
 const C_EVT_SEL_EDGE_DETECT: &FieldInfo = CEvtSel::INFO.field_named("edge_detect");
-/// `C_MSR_PMON_EVT_SEL.umask` (bits 15:8).
+/// `C_MSR_PMON_EVT_SEL.umask`.
 const C_EVT_SEL_UMASK: &FieldInfo = CEvtSel::INFO.field_named("umask");
-/// `C_MSR_PMON_EVT_SEL.ev_sel` (bits 7:0).
+/// `C_MSR_PMON_EVT_SEL.ev_sel`.
 const C_EVT_SEL_EV_SEL: &FieldInfo = CEvtSel::INFO.field_named("ev_sel");
-/// `C_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `C_MSR_PMON_CTR.event_count`.
 const C_CTR_EVENT_COUNT: &FieldInfo = CCtr::INFO.field_named("event_count");
-/// `M_MSR_PMU_CNT_CTL.inc_sel` (bits 13:9).
+/// `M_MSR_PMU_CNT_CTL.inc_sel`.
 const M_CNT_CTL_INC_SEL: &FieldInfo = MCntCtl::INFO.field_named("inc_sel");
-/// `M_MSR_PMU_CNT_CTL.pmi_en` (bit 1).
+/// `M_MSR_PMU_CNT_CTL.pmi_en`.
 const M_CNT_CTL_PMI_EN: &FieldInfo = MCntCtl::INFO.field_named("pmi_en");
-/// `M_MSR_PMU_CNT_CTL.en` (bit 0).
+/// `M_MSR_PMU_CNT_CTL.en`.
 const M_CNT_CTL_EN: &FieldInfo = MCntCtl::INFO.field_named("en");
-/// `M_MSR_PMU_CNT.event_count` (bits 47:0).
+/// `M_MSR_PMU_CNT.event_count`.
 const M_CNT_EVENT_COUNT: &FieldInfo = MCnt::INFO.field_named("event_count");
-/// `R_MSR_PMON_CTL.pmi_en` (bit 6).
+/// `R_MSR_PMON_CTL.pmi_en`.
 const R_CTL_PMI_EN: &FieldInfo = RCtl::INFO.field_named("pmi_en");
-/// `R_MSR_PMON_CTL.ev_sel` (bits 5:1).
+/// `R_MSR_PMON_CTL.ev_sel`.
 const R_CTL_EV_SEL: &FieldInfo = RCtl::INFO.field_named("ev_sel");
-/// `R_MSR_PMON_CTL.en` (bit 0).
+/// `R_MSR_PMON_CTL.en`.
 const R_CTL_EN: &FieldInfo = RCtl::INFO.field_named("en");
-/// `R_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `R_MSR_PMON_CTR.event_count`.
 const R_CTR_EVENT_COUNT: &FieldInfo = RCtr::INFO.field_named("event_count");
-/// `S_MSR_PMON_SUMMARY.ov_r` (bit 19).
+/// `S_MSR_PMON_SUMMARY.ov_r`.
 const S_SUMMARY_OV_R: &FieldInfo = SSummary::INFO.field_named("ov_r");
-/// `S_MSR_PMON_SUMMARY.ov_s` (bit 18).
+/// `S_MSR_PMON_SUMMARY.ov_s`.
 const S_SUMMARY_OV_S: &FieldInfo = SSummary::INFO.field_named("ov_s");
-/// `S_MSR_PMON_SUMMARY.ov_mb` (bit 16).
+/// `S_MSR_PMON_SUMMARY.ov_mb`.
 const S_SUMMARY_OV_MB: &FieldInfo = SSummary::INFO.field_named("ov_mb");
-/// `S_MSR_PMON_SUMMARY.ov_c_l` (bit 2).
+/// `S_MSR_PMON_SUMMARY.ov_c_l`.
 const S_SUMMARY_OV_C_L: &FieldInfo = SSummary::INFO.field_named("ov_c_l");
-/// `S_MSR_PMON_SUMMARY.ov_c_r` (bit 0).
+/// `S_MSR_PMON_SUMMARY.ov_c_r`.
 const S_SUMMARY_OV_C_R: &FieldInfo = SSummary::INFO.field_named("ov_c_r");
-/// `S_MSR_PMON_EVT_SEL.thresh` (bits 31:24).
+/// `S_MSR_PMON_EVT_SEL.thresh`.
 const S_EVT_SEL_THRESH: &FieldInfo = SEvtSel::INFO.field_named("thresh");
-/// `S_MSR_PMON_EVT_SEL.invert` (bit 23).
+/// `S_MSR_PMON_EVT_SEL.invert`.
 const S_EVT_SEL_INVERT: &FieldInfo = SEvtSel::INFO.field_named("invert");
-/// `S_MSR_PMON_EVT_SEL.en` (bit 22).
+/// `S_MSR_PMON_EVT_SEL.en`.
 const S_EVT_SEL_EN: &FieldInfo = SEvtSel::INFO.field_named("en");
-/// `S_MSR_PMON_EVT_SEL.pmi_en` (bit 20).
+/// `S_MSR_PMON_EVT_SEL.pmi_en`.
 const S_EVT_SEL_PMI_EN: &FieldInfo = SEvtSel::INFO.field_named("pmi_en");
-/// `S_MSR_PMON_EVT_SEL.edge_detect` (bit 18).
+/// `S_MSR_PMON_EVT_SEL.edge_detect`.
 const S_EVT_SEL_EDGE_DETECT: &FieldInfo = SEvtSel::INFO.field_named("edge_detect");
-/// `S_MSR_PMON_EVT_SEL.umask` (bits 15:8).
+/// `S_MSR_PMON_EVT_SEL.umask`.
 const S_EVT_SEL_UMASK: &FieldInfo = SEvtSel::INFO.field_named("umask");
-/// `S_MSR_PMON_EVT_SEL.ev_sel` (bits 7:0).
+/// `S_MSR_PMON_EVT_SEL.ev_sel`.
 const S_EVT_SEL_EV_SEL: &FieldInfo = SEvtSel::INFO.field_named("ev_sel");
-/// `S_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `S_MSR_PMON_CTR.event_count`.
 const S_CTR_EVENT_COUNT: &FieldInfo = SCtr::INFO.field_named("event_count");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_s0` (bit 3).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_s0`.
 const U_GLOBAL_STATUS_OV_S0: &FieldInfo = UGlobalStatus::INFO.field_named("ov_s0");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_s1` (bit 2).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_s1`.
 const U_GLOBAL_STATUS_OV_S1: &FieldInfo = UGlobalStatus::INFO.field_named("ov_s1");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_w` (bit 1).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_w`.
 const U_GLOBAL_STATUS_OV_W: &FieldInfo = UGlobalStatus::INFO.field_named("ov_w");
-/// `U_MSR_PMON_GLOBAL_STATUS.ov_u` (bit 0).
+/// `U_MSR_PMON_GLOBAL_STATUS.ov_u`.
 const U_GLOBAL_STATUS_OV_U: &FieldInfo = UGlobalStatus::INFO.field_named("ov_u");
-/// `U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_s0` (bit 3).
+/// `U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_s0`.
 const U_GLOBAL_OVF_CTL_CLR_OV_S0: &FieldInfo = UGlobalOvfCtl::INFO
     .field_named("clr_ov_s0");
-/// `U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_s1` (bit 2).
+/// `U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_s1`.
 const U_GLOBAL_OVF_CTL_CLR_OV_S1: &FieldInfo = UGlobalOvfCtl::INFO
     .field_named("clr_ov_s1");
-/// `U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_w` (bit 1).
+/// `U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_w`.
 const U_GLOBAL_OVF_CTL_CLR_OV_W: &FieldInfo = UGlobalOvfCtl::INFO
     .field_named("clr_ov_w");
-/// `U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_u` (bit 0).
+/// `U_MSR_PMON_GLOBAL_OVF_CTL.clr_ov_u`.
 const U_GLOBAL_OVF_CTL_CLR_OV_U: &FieldInfo = UGlobalOvfCtl::INFO
     .field_named("clr_ov_u");
-/// `U_MSR_PMON_EVT_SEL.en` (bit 22).
+/// `U_MSR_PMON_EVT_SEL.en`.
 const U_EVT_SEL_EN: &FieldInfo = UEvtSel::INFO.field_named("en");
-/// `U_MSR_PMON_EVT_SEL.pmi_en` (bit 20).
+/// `U_MSR_PMON_EVT_SEL.pmi_en`.
 const U_EVT_SEL_PMI_EN: &FieldInfo = UEvtSel::INFO.field_named("pmi_en");
-/// `U_MSR_PMON_EVT_SEL.edge_detect` (bit 18).
+/// `U_MSR_PMON_EVT_SEL.edge_detect`.
 const U_EVT_SEL_EDGE_DETECT: &FieldInfo = UEvtSel::INFO.field_named("edge_detect");
-/// `U_MSR_PMON_EVT_SEL.ev_sel` (bits 7:0).
+/// `U_MSR_PMON_EVT_SEL.ev_sel`.
 const U_EVT_SEL_EV_SEL: &FieldInfo = UEvtSel::INFO.field_named("ev_sel");
-/// `U_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `U_MSR_PMON_CTR.event_count`.
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
-/// `W_MSR_PMON_EVT_SEL.thresh` (bits 31:24).
+/// `W_MSR_PMON_EVT_SEL.thresh`.
 const W_EVT_SEL_THRESH: &FieldInfo = WEvtSel::INFO.field_named("thresh");
-/// `W_MSR_PMON_EVT_SEL.invert` (bit 23).
+/// `W_MSR_PMON_EVT_SEL.invert`.
 const W_EVT_SEL_INVERT: &FieldInfo = WEvtSel::INFO.field_named("invert");
-/// `W_MSR_PMON_EVT_SEL.en` (bit 22).
+/// `W_MSR_PMON_EVT_SEL.en`.
 const W_EVT_SEL_EN: &FieldInfo = WEvtSel::INFO.field_named("en");
-/// `W_MSR_PMON_EVT_SEL.pmi_en` (bit 20).
+/// `W_MSR_PMON_EVT_SEL.pmi_en`.
 const W_EVT_SEL_PMI_EN: &FieldInfo = WEvtSel::INFO.field_named("pmi_en");
-/// `W_MSR_PMON_EVT_SEL.edge_detect` (bit 18).
+/// `W_MSR_PMON_EVT_SEL.edge_detect`.
 const W_EVT_SEL_EDGE_DETECT: &FieldInfo = WEvtSel::INFO.field_named("edge_detect");
-/// `W_MSR_PMON_EVT_SEL.umask` (bits 15:8).
+/// `W_MSR_PMON_EVT_SEL.umask`.
 const W_EVT_SEL_UMASK: &FieldInfo = WEvtSel::INFO.field_named("umask");
-/// `W_MSR_PMON_EVT_SEL.ev_sel` (bits 7:0).
+/// `W_MSR_PMON_EVT_SEL.ev_sel`.
 const W_EVT_SEL_EV_SEL: &FieldInfo = WEvtSel::INFO.field_named("ev_sel");
-/// `W_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `W_MSR_PMON_CTR.event_count`.
 const W_CTR_EVENT_COUNT: &FieldInfo = WCtr::INFO.field_named("event_count");
-/// `W_MSR_PMON_FIXED_CTR.event_count` (bits 47:0).
+/// `W_MSR_PMON_FIXED_CTR.event_count`.
 const W_FIXED_CTR_EVENT_COUNT: &FieldInfo = WFixedCtr::INFO.field_named("event_count");
 /// The `nhmex-bbox` perf driver's format (`nhmex_uncore_bbox_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_nhmex.c).

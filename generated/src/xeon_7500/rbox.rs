@@ -51,10 +51,12 @@ impl Layout for RGlobalCtlLoLayout {
 }
 
 impl RGlobalCtlLo {
-    /// `ctr_en` (bits 7:0, rw, reset 0x0): Enable per counter; bit k for counter k.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ctr_en` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `ctr_en`: bits 7:0 (rw, reset 0x0).
+    pub const CTR_EN_BITS: BitRange = BitRange::new(7, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Enable per counter; bit k for counter k.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_CTL_7_0` of instance R.
@@ -68,7 +70,7 @@ static R_GLOBAL_CTL_LO_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PMON_GLOBAL_CTL_7_0", instance: "R", index: 0, location: Location::Msr(0xE00), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PMON_GLOBAL_CTL_7_0", "R", 0, 0xE00, "linux-nhmex"),
     ]),
     fields: RGlobalCtlLoLayout::FIELDS,
     notes: &[
@@ -118,10 +120,12 @@ impl Layout for RGlobalStatusLoLayout {
 }
 
 impl RGlobalStatusLo {
-    /// `ov` (bits 7:0, rw-v, reset 0x0): Overflow flag per counter of this half.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ov` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `ov`: bits 7:0 (rw-v, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(7, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter of this half.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_STATUS_7_0` of instance R.
@@ -135,7 +139,7 @@ static R_GLOBAL_STATUS_LO_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PMON_GLOBAL_STATUS_7_0", instance: "R", index: 0, location: Location::Msr(0xE01), source: "likwid" },
+        AddressInfo::msr("R_MSR_PMON_GLOBAL_STATUS_7_0", "R", 0, 0xE01, "likwid"),
     ]),
     fields: RGlobalStatusLoLayout::FIELDS,
     notes: &[
@@ -187,8 +191,10 @@ impl Layout for RGlobalOvfCtlLoLayout {
 }
 
 impl RGlobalOvfCtlLo {
-    /// This value with `clr_ov` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `clr_ov`: bits 7:0 (w1c, reset 0x0).
+    pub const CLR_OV_BITS: BitRange = BitRange::new(7, 0);
+    /// This value with `clr_ov` set to `v`.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0` of instance R.
@@ -202,7 +208,7 @@ static R_GLOBAL_OVF_CTL_LO_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PMON_GLOBAL_OVF_CTL_7_0", instance: "R", index: 0, location: Location::Msr(0xE02), source: "likwid" },
+        AddressInfo::msr("R_MSR_PMON_GLOBAL_OVF_CTL_7_0", "R", 0, 0xE02, "likwid"),
     ]),
     fields: RGlobalOvfCtlLoLayout::FIELDS,
     notes: &[
@@ -251,10 +257,12 @@ impl Layout for RGlobalCtlHiLayout {
 }
 
 impl RGlobalCtlHi {
-    /// `ctr_en` (bits 7:0, rw, reset 0x0): Enable per counter; bit k for counter k+8.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ctr_en` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `ctr_en`: bits 7:0 (rw, reset 0x0).
+    pub const CTR_EN_BITS: BitRange = BitRange::new(7, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Enable per counter; bit k for counter k+8.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_CTL_15_8` of instance R.
@@ -268,7 +276,7 @@ static R_GLOBAL_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PMON_GLOBAL_CTL_15_8", instance: "R", index: 0, location: Location::Msr(0xE20), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PMON_GLOBAL_CTL_15_8", "R", 0, 0xE20, "linux-nhmex"),
     ]),
     fields: RGlobalCtlHiLayout::FIELDS,
     notes: &[
@@ -318,10 +326,12 @@ impl Layout for RGlobalStatusHiLayout {
 }
 
 impl RGlobalStatusHi {
-    /// `ov` (bits 7:0, rw-v, reset 0x0): Overflow flag per counter of this half.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ov` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `ov`: bits 7:0 (rw-v, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(7, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter of this half.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_STATUS_15_8` of instance R.
@@ -335,7 +345,7 @@ static R_GLOBAL_STATUS_HI_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PMON_GLOBAL_STATUS_15_8", instance: "R", index: 0, location: Location::Msr(0xE21), source: "likwid" },
+        AddressInfo::msr("R_MSR_PMON_GLOBAL_STATUS_15_8", "R", 0, 0xE21, "likwid"),
     ]),
     fields: RGlobalStatusHiLayout::FIELDS,
     notes: &[
@@ -387,8 +397,10 @@ impl Layout for RGlobalOvfCtlHiLayout {
 }
 
 impl RGlobalOvfCtlHi {
-    /// This value with `clr_ov` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `clr_ov`: bits 7:0 (w1c, reset 0x0).
+    pub const CLR_OV_BITS: BitRange = BitRange::new(7, 0);
+    /// This value with `clr_ov` set to `v`.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8` of instance R.
@@ -402,7 +414,7 @@ static R_GLOBAL_OVF_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PMON_GLOBAL_OVF_CTL_15_8", instance: "R", index: 0, location: Location::Msr(0xE22), source: "likwid" },
+        AddressInfo::msr("R_MSR_PMON_GLOBAL_OVF_CTL_15_8", "R", 0, 0xE22, "likwid"),
     ]),
     fields: RGlobalOvfCtlHiLayout::FIELDS,
     notes: &[
@@ -461,22 +473,28 @@ impl Layout for RCtlLayout {
 }
 
 impl RCtl {
-    /// `pmi_en` (bit 6, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
-    /// This value with `pmi_en` (bit 6) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
-    /// `ev_sel` (bits 5:1, rw, reset 0x0): Selects the sub-control register (and sub-field) that
+    /// `pmi_en`: bit 6 (rw, reset 0x0).
+    pub const PMI_EN_BITS: BitRange = BitRange::new(6, 6);
+    /// `ev_sel`: bits 5:1 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(5, 1);
+    /// `en`: bit 0 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the sub-control register (and sub-field) that
     /// defines the event.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 5, 1) as u8 }
-    /// This value with `ev_sel` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_ev_sel` returns an error instead.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 1, v as u64)) }
-    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 1, v as u64, "R_MSR_PMON_CTL{n}", "ev_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 0, rw, reset 0x0): Local enable for this counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `en` (bit 0) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ev_sel` returns an error instead.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ev_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ev_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EV_SEL_BITS.try_set(self.raw64(), v as u64, RCtlLayout::NAME, "ev_sel")) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PMON_CTL{n}` of instance R.
@@ -490,22 +508,22 @@ static R_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PMON_CTL0", instance: "R", index: 0, location: Location::Msr(0xE10), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL1", instance: "R", index: 1, location: Location::Msr(0xE12), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL2", instance: "R", index: 2, location: Location::Msr(0xE14), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL3", instance: "R", index: 3, location: Location::Msr(0xE16), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL4", instance: "R", index: 4, location: Location::Msr(0xE18), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL5", instance: "R", index: 5, location: Location::Msr(0xE1A), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL6", instance: "R", index: 6, location: Location::Msr(0xE1C), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL7", instance: "R", index: 7, location: Location::Msr(0xE1E), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL8", instance: "R", index: 8, location: Location::Msr(0xE30), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL9", instance: "R", index: 9, location: Location::Msr(0xE32), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL10", instance: "R", index: 10, location: Location::Msr(0xE34), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL11", instance: "R", index: 11, location: Location::Msr(0xE36), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL12", instance: "R", index: 12, location: Location::Msr(0xE38), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL13", instance: "R", index: 13, location: Location::Msr(0xE3A), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL14", instance: "R", index: 14, location: Location::Msr(0xE3C), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTL15", instance: "R", index: 15, location: Location::Msr(0xE3E), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PMON_CTL0", "R", 0, 0xE10, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL1", "R", 1, 0xE12, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL2", "R", 2, 0xE14, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL3", "R", 3, 0xE16, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL4", "R", 4, 0xE18, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL5", "R", 5, 0xE1A, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL6", "R", 6, 0xE1C, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL7", "R", 7, 0xE1E, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL8", "R", 8, 0xE30, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL9", "R", 9, 0xE32, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL10", "R", 10, 0xE34, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL11", "R", 11, 0xE36, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL12", "R", 12, 0xE38, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL13", "R", 13, 0xE3A, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL14", "R", 14, 0xE3C, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTL15", "R", 15, 0xE3E, "linux-nhmex"),
     ]),
     fields: RCtlLayout::FIELDS,
     notes: &[
@@ -551,15 +569,17 @@ impl Layout for RCtrLayout {
 }
 
 impl RCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
     /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
     /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "R_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, RCtrLayout::NAME, "event_count")) }
 }
 
 /// `R_MSR_PMON_CTR{n}` of instance R.
@@ -573,22 +593,22 @@ static R_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "R-box counter n (48-bit).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PMON_CTR0", instance: "R", index: 0, location: Location::Msr(0xE11), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR1", instance: "R", index: 1, location: Location::Msr(0xE13), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR2", instance: "R", index: 2, location: Location::Msr(0xE15), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR3", instance: "R", index: 3, location: Location::Msr(0xE17), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR4", instance: "R", index: 4, location: Location::Msr(0xE19), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR5", instance: "R", index: 5, location: Location::Msr(0xE1B), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR6", instance: "R", index: 6, location: Location::Msr(0xE1D), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR7", instance: "R", index: 7, location: Location::Msr(0xE1F), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR8", instance: "R", index: 8, location: Location::Msr(0xE31), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR9", instance: "R", index: 9, location: Location::Msr(0xE33), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR10", instance: "R", index: 10, location: Location::Msr(0xE35), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR11", instance: "R", index: 11, location: Location::Msr(0xE37), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR12", instance: "R", index: 12, location: Location::Msr(0xE39), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR13", instance: "R", index: 13, location: Location::Msr(0xE3B), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR14", instance: "R", index: 14, location: Location::Msr(0xE3D), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PMON_CTR15", instance: "R", index: 15, location: Location::Msr(0xE3F), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PMON_CTR0", "R", 0, 0xE11, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR1", "R", 1, 0xE13, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR2", "R", 2, 0xE15, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR3", "R", 3, 0xE17, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR4", "R", 4, 0xE19, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR5", "R", 5, 0xE1B, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR6", "R", 6, 0xE1D, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR7", "R", 7, 0xE1F, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR8", "R", 8, 0xE31, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR9", "R", 9, 0xE33, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR10", "R", 10, 0xE35, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR11", "R", 11, 0xE37, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR12", "R", 12, 0xE39, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR13", "R", 13, 0xE3B, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR14", "R", 14, 0xE3D, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PMON_CTR15", "R", 15, 0xE3F, "linux-nhmex"),
     ]),
     fields: RCtrLayout::FIELDS,
     notes: &[
@@ -640,12 +660,14 @@ impl Layout for RIperfCfg0Layout {
 }
 
 impl RIperfCfg0 {
-    /// `iperf_cfg` (bits 31:0, rw, reset 0x0): IPERF event configuration (the guide's IPERF
+    /// `iperf_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const IPERF_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `iperf_cfg` ([`Self::IPERF_CFG_BITS`]): IPERF event configuration (the guide's IPERF
     /// sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for
     /// data responses.
-    #[inline] pub const fn iperf_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `iperf_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn iperf_cfg(self) -> u32 { Self::IPERF_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `iperf_cfg` set to `v`.
+    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(Self::IPERF_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_IPERF_CFG0` of instance R.
@@ -659,14 +681,14 @@ static R_IPERF_CFG0_INFO: RegisterInfo = RegisterInfo {
     description: "First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_IPERF_CFG0", instance: "R", index: 0, location: Location::Msr(0xE04), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_IPERF_CFG0", instance: "R", index: 1, location: Location::Msr(0xE05), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_IPERF_CFG0", instance: "R", index: 2, location: Location::Msr(0xE06), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_IPERF_CFG0", instance: "R", index: 3, location: Location::Msr(0xE07), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_IPERF_CFG0", instance: "R", index: 4, location: Location::Msr(0xE08), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_IPERF_CFG0", instance: "R", index: 5, location: Location::Msr(0xE09), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_IPERF_CFG0", instance: "R", index: 6, location: Location::Msr(0xE0A), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_IPERF_CFG0", instance: "R", index: 7, location: Location::Msr(0xE0B), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_IPERF_CFG0", "R", 0, 0xE04, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_IPERF_CFG0", "R", 1, 0xE05, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_IPERF_CFG0", "R", 2, 0xE06, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_IPERF_CFG0", "R", 3, 0xE07, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_IPERF_CFG0", "R", 4, 0xE08, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_IPERF_CFG0", "R", 5, 0xE09, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_IPERF_CFG0", "R", 6, 0xE0A, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_IPERF_CFG0", "R", 7, 0xE0B, "linux-nhmex"),
     ]),
     fields: RIperfCfg0Layout::FIELDS,
     notes: &[
@@ -719,11 +741,13 @@ impl Layout for RIperfCfg1Layout {
 }
 
 impl RIperfCfg1 {
-    /// `iperf_cfg` (bits 31:0, rw, reset 0x0): IPERF event configuration, same encoding as
+    /// `iperf_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const IPERF_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `iperf_cfg` ([`Self::IPERF_CFG_BITS`]): IPERF event configuration, same encoding as
     /// R_MSR_PORT{n}_IPERF_CFG0.
-    #[inline] pub const fn iperf_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `iperf_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn iperf_cfg(self) -> u32 { Self::IPERF_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `iperf_cfg` set to `v`.
+    #[inline] pub const fn with_iperf_cfg(self, v: u32) -> Self { self.with_raw64(Self::IPERF_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_IPERF_CFG1` of instance R.
@@ -737,14 +761,14 @@ static R_IPERF_CFG1_INFO: RegisterInfo = RegisterInfo {
     description: "Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_IPERF_CFG1", instance: "R", index: 0, location: Location::Msr(0xE24), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_IPERF_CFG1", instance: "R", index: 1, location: Location::Msr(0xE25), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_IPERF_CFG1", instance: "R", index: 2, location: Location::Msr(0xE26), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_IPERF_CFG1", instance: "R", index: 3, location: Location::Msr(0xE27), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_IPERF_CFG1", instance: "R", index: 4, location: Location::Msr(0xE28), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_IPERF_CFG1", instance: "R", index: 5, location: Location::Msr(0xE29), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_IPERF_CFG1", instance: "R", index: 6, location: Location::Msr(0xE2A), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_IPERF_CFG1", instance: "R", index: 7, location: Location::Msr(0xE2B), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_IPERF_CFG1", "R", 0, 0xE24, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_IPERF_CFG1", "R", 1, 0xE25, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_IPERF_CFG1", "R", 2, 0xE26, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_IPERF_CFG1", "R", 3, 0xE27, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_IPERF_CFG1", "R", 4, 0xE28, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_IPERF_CFG1", "R", 5, 0xE29, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_IPERF_CFG1", "R", 6, 0xE2A, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_IPERF_CFG1", "R", 7, 0xE2B, "linux-nhmex"),
     ]),
     fields: RIperfCfg1Layout::FIELDS,
     notes: &[
@@ -798,16 +822,20 @@ impl Layout for RQlxCfgLayout {
 }
 
 impl RQlxCfg {
-    /// `qlx_cfg1` (bits 15:8, rw, reset 0x0): Second QLX event select of this port, used by the
+    /// `qlx_cfg1`: bits 15:8 (rw, reset 0x0).
+    pub const QLX_CFG1_BITS: BitRange = BitRange::new(15, 8);
+    /// `qlx_cfg0`: bits 7:0 (rw, reset 0x0).
+    pub const QLX_CFG0_BITS: BitRange = BitRange::new(7, 0);
+    /// `qlx_cfg1` ([`Self::QLX_CFG1_BITS`]): Second QLX event select of this port, used by the
     /// R-box ev_sel value that names the upper QLX sub-field.
-    #[inline] pub const fn qlx_cfg1(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `qlx_cfg1` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_qlx_cfg1(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `qlx_cfg0` (bits 7:0, rw, reset 0x0): First QLX event select of this port, used by the R-box
+    #[inline] pub const fn qlx_cfg1(self) -> u8 { Self::QLX_CFG1_BITS.get(self.raw64()) as u8 }
+    /// This value with `qlx_cfg1` set to `v`.
+    #[inline] pub const fn with_qlx_cfg1(self, v: u8) -> Self { self.with_raw64(Self::QLX_CFG1_BITS.set(self.raw64(), v as u64)) }
+    /// `qlx_cfg0` ([`Self::QLX_CFG0_BITS`]): First QLX event select of this port, used by the R-box
     /// ev_sel value that names the lower QLX sub-field.
-    #[inline] pub const fn qlx_cfg0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `qlx_cfg0` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_qlx_cfg0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn qlx_cfg0(self) -> u8 { Self::QLX_CFG0_BITS.get(self.raw64()) as u8 }
+    /// This value with `qlx_cfg0` set to `v`.
+    #[inline] pub const fn with_qlx_cfg0(self, v: u8) -> Self { self.with_raw64(Self::QLX_CFG0_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_QLX_CFG` of instance R.
@@ -821,14 +849,14 @@ static R_QLX_CFG_INFO: RegisterInfo = RegisterInfo {
     description: "QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_QLX_CFG", instance: "R", index: 0, location: Location::Msr(0xE0C), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_QLX_CFG", instance: "R", index: 1, location: Location::Msr(0xE0D), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_QLX_CFG", instance: "R", index: 2, location: Location::Msr(0xE0E), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_QLX_CFG", instance: "R", index: 3, location: Location::Msr(0xE0F), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_QLX_CFG", instance: "R", index: 4, location: Location::Msr(0xE2C), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_QLX_CFG", instance: "R", index: 5, location: Location::Msr(0xE2D), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_QLX_CFG", instance: "R", index: 6, location: Location::Msr(0xE2E), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_QLX_CFG", instance: "R", index: 7, location: Location::Msr(0xE2F), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_QLX_CFG", "R", 0, 0xE0C, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_QLX_CFG", "R", 1, 0xE0D, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_QLX_CFG", "R", 2, 0xE0E, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_QLX_CFG", "R", 3, 0xE0F, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_QLX_CFG", "R", 4, 0xE2C, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_QLX_CFG", "R", 5, 0xE2D, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_QLX_CFG", "R", 6, 0xE2E, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_QLX_CFG", "R", 7, 0xE2F, "linux-nhmex"),
     ]),
     fields: RQlxCfgLayout::FIELDS,
     notes: &[
@@ -884,12 +912,14 @@ impl Layout for RXbrSet1MmCfgLayout {
 }
 
 impl RXbrSet1MmCfg {
-    /// `mm_cfg` (bits 31:0, rw, reset 0x0): Match/mask configuration for this set: how the match
-    /// and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG
+    /// `mm_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const MM_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `mm_cfg` ([`Self::MM_CFG_BITS`]): Match/mask configuration for this set: how the match and
+    /// mask registers are applied and what the set's event counts (the guide's XBR MM_CFG
     /// sub-fields).
-    #[inline] pub const fn mm_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `mm_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn mm_cfg(self) -> u32 { Self::MM_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `mm_cfg` set to `v`.
+    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(Self::MM_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET1_MM_CFG` of instance R.
@@ -903,14 +933,14 @@ static R_XBR_SET1_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     description: "Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_XBR_SET1_MM_CFG", instance: "R", index: 0, location: Location::Msr(0xE60), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_XBR_SET1_MM_CFG", instance: "R", index: 1, location: Location::Msr(0xE64), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_XBR_SET1_MM_CFG", instance: "R", index: 2, location: Location::Msr(0xE68), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_XBR_SET1_MM_CFG", instance: "R", index: 3, location: Location::Msr(0xE6C), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_XBR_SET1_MM_CFG", instance: "R", index: 4, location: Location::Msr(0xE80), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_XBR_SET1_MM_CFG", instance: "R", index: 5, location: Location::Msr(0xE84), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_XBR_SET1_MM_CFG", instance: "R", index: 6, location: Location::Msr(0xE88), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_XBR_SET1_MM_CFG", instance: "R", index: 7, location: Location::Msr(0xE8C), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_XBR_SET1_MM_CFG", "R", 0, 0xE60, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_XBR_SET1_MM_CFG", "R", 1, 0xE64, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_XBR_SET1_MM_CFG", "R", 2, 0xE68, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_XBR_SET1_MM_CFG", "R", 3, 0xE6C, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_XBR_SET1_MM_CFG", "R", 4, 0xE80, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_XBR_SET1_MM_CFG", "R", 5, 0xE84, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_XBR_SET1_MM_CFG", "R", 6, 0xE88, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_XBR_SET1_MM_CFG", "R", 7, 0xE8C, "linux-nhmex"),
     ]),
     fields: RXbrSet1MmCfgLayout::FIELDS,
     notes: &[
@@ -959,11 +989,13 @@ impl Layout for RXbrSet1MatchLayout {
 }
 
 impl RXbrSet1Match {
-    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against; only bits
-    /// selected by the set's MASK register take part.
-    #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `match` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `match`: bits 63:0 (rw, reset 0x0).
+    pub const MATCH_BITS: BitRange = BitRange::new(63, 0);
+    /// `match` ([`Self::MATCH_BITS`]): Packet field values to compare against; only bits selected
+    /// by the set's MASK register take part.
+    #[inline] pub const fn match_(self) -> u64 { Self::MATCH_BITS.get(self.raw64()) }
+    /// This value with `match` set to `v`.
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH_BITS.set(self.raw64(), v)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET1_MATCH` of instance R.
@@ -977,14 +1009,14 @@ static R_XBR_SET1_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_XBR_SET1_MATCH", instance: "R", index: 0, location: Location::Msr(0xE61), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_XBR_SET1_MATCH", instance: "R", index: 1, location: Location::Msr(0xE65), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_XBR_SET1_MATCH", instance: "R", index: 2, location: Location::Msr(0xE69), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_XBR_SET1_MATCH", instance: "R", index: 3, location: Location::Msr(0xE6D), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_XBR_SET1_MATCH", instance: "R", index: 4, location: Location::Msr(0xE81), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_XBR_SET1_MATCH", instance: "R", index: 5, location: Location::Msr(0xE85), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_XBR_SET1_MATCH", instance: "R", index: 6, location: Location::Msr(0xE89), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_XBR_SET1_MATCH", instance: "R", index: 7, location: Location::Msr(0xE8D), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_XBR_SET1_MATCH", "R", 0, 0xE61, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_XBR_SET1_MATCH", "R", 1, 0xE65, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_XBR_SET1_MATCH", "R", 2, 0xE69, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_XBR_SET1_MATCH", "R", 3, 0xE6D, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_XBR_SET1_MATCH", "R", 4, 0xE81, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_XBR_SET1_MATCH", "R", 5, 0xE85, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_XBR_SET1_MATCH", "R", 6, 0xE89, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_XBR_SET1_MATCH", "R", 7, 0xE8D, "linux-nhmex"),
     ]),
     fields: RXbrSet1MatchLayout::FIELDS,
     notes: &[
@@ -1033,10 +1065,12 @@ impl Layout for RXbrSet1MaskLayout {
 }
 
 impl RXbrSet1Mask {
-    /// `mask` (bits 63:0, rw, reset 0x0): Per-bit mask for the set's MATCH register.
-    #[inline] pub const fn mask(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `mask` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `mask`: bits 63:0 (rw, reset 0x0).
+    pub const MASK_BITS: BitRange = BitRange::new(63, 0);
+    /// `mask` ([`Self::MASK_BITS`]): Per-bit mask for the set's MATCH register.
+    #[inline] pub const fn mask(self) -> u64 { Self::MASK_BITS.get(self.raw64()) }
+    /// This value with `mask` set to `v`.
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET1_MASK` of instance R.
@@ -1050,14 +1084,14 @@ static R_XBR_SET1_MASK_INFO: RegisterInfo = RegisterInfo {
     description: "Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_XBR_SET1_MASK", instance: "R", index: 0, location: Location::Msr(0xE62), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_XBR_SET1_MASK", instance: "R", index: 1, location: Location::Msr(0xE66), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_XBR_SET1_MASK", instance: "R", index: 2, location: Location::Msr(0xE6A), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_XBR_SET1_MASK", instance: "R", index: 3, location: Location::Msr(0xE6E), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_XBR_SET1_MASK", instance: "R", index: 4, location: Location::Msr(0xE82), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_XBR_SET1_MASK", instance: "R", index: 5, location: Location::Msr(0xE86), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_XBR_SET1_MASK", instance: "R", index: 6, location: Location::Msr(0xE8A), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_XBR_SET1_MASK", instance: "R", index: 7, location: Location::Msr(0xE8E), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_XBR_SET1_MASK", "R", 0, 0xE62, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_XBR_SET1_MASK", "R", 1, 0xE66, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_XBR_SET1_MASK", "R", 2, 0xE6A, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_XBR_SET1_MASK", "R", 3, 0xE6E, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_XBR_SET1_MASK", "R", 4, 0xE82, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_XBR_SET1_MASK", "R", 5, 0xE86, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_XBR_SET1_MASK", "R", 6, 0xE8A, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_XBR_SET1_MASK", "R", 7, 0xE8E, "linux-nhmex"),
     ]),
     fields: RXbrSet1MaskLayout::FIELDS,
     notes: &[
@@ -1112,12 +1146,14 @@ impl Layout for RXbrSet2MmCfgLayout {
 }
 
 impl RXbrSet2MmCfg {
-    /// `mm_cfg` (bits 31:0, rw, reset 0x0): Match/mask configuration for this set: how the match
-    /// and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG
+    /// `mm_cfg`: bits 31:0 (rw, reset 0x0).
+    pub const MM_CFG_BITS: BitRange = BitRange::new(31, 0);
+    /// `mm_cfg` ([`Self::MM_CFG_BITS`]): Match/mask configuration for this set: how the match and
+    /// mask registers are applied and what the set's event counts (the guide's XBR MM_CFG
     /// sub-fields).
-    #[inline] pub const fn mm_cfg(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
-    /// This value with `mm_cfg` (bits 31:0) set to `v`.
-    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 0, v as u64)) }
+    #[inline] pub const fn mm_cfg(self) -> u32 { Self::MM_CFG_BITS.get(self.raw64()) as u32 }
+    /// This value with `mm_cfg` set to `v`.
+    #[inline] pub const fn with_mm_cfg(self, v: u32) -> Self { self.with_raw64(Self::MM_CFG_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET2_MM_CFG` of instance R.
@@ -1131,14 +1167,14 @@ static R_XBR_SET2_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     description: "Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_XBR_SET2_MM_CFG", instance: "R", index: 0, location: Location::Msr(0xE70), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_XBR_SET2_MM_CFG", instance: "R", index: 1, location: Location::Msr(0xE74), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_XBR_SET2_MM_CFG", instance: "R", index: 2, location: Location::Msr(0xE78), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_XBR_SET2_MM_CFG", instance: "R", index: 3, location: Location::Msr(0xE7C), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_XBR_SET2_MM_CFG", instance: "R", index: 4, location: Location::Msr(0xE90), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_XBR_SET2_MM_CFG", instance: "R", index: 5, location: Location::Msr(0xE94), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_XBR_SET2_MM_CFG", instance: "R", index: 6, location: Location::Msr(0xE98), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_XBR_SET2_MM_CFG", instance: "R", index: 7, location: Location::Msr(0xE9C), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_XBR_SET2_MM_CFG", "R", 0, 0xE70, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_XBR_SET2_MM_CFG", "R", 1, 0xE74, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_XBR_SET2_MM_CFG", "R", 2, 0xE78, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_XBR_SET2_MM_CFG", "R", 3, 0xE7C, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_XBR_SET2_MM_CFG", "R", 4, 0xE90, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_XBR_SET2_MM_CFG", "R", 5, 0xE94, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_XBR_SET2_MM_CFG", "R", 6, 0xE98, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_XBR_SET2_MM_CFG", "R", 7, 0xE9C, "linux-nhmex"),
     ]),
     fields: RXbrSet2MmCfgLayout::FIELDS,
     notes: &[
@@ -1187,11 +1223,13 @@ impl Layout for RXbrSet2MatchLayout {
 }
 
 impl RXbrSet2Match {
-    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against; only bits
-    /// selected by the set's MASK register take part.
-    #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `match` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `match`: bits 63:0 (rw, reset 0x0).
+    pub const MATCH_BITS: BitRange = BitRange::new(63, 0);
+    /// `match` ([`Self::MATCH_BITS`]): Packet field values to compare against; only bits selected
+    /// by the set's MASK register take part.
+    #[inline] pub const fn match_(self) -> u64 { Self::MATCH_BITS.get(self.raw64()) }
+    /// This value with `match` set to `v`.
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH_BITS.set(self.raw64(), v)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET2_MATCH` of instance R.
@@ -1205,14 +1243,14 @@ static R_XBR_SET2_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_XBR_SET2_MATCH", instance: "R", index: 0, location: Location::Msr(0xE71), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_XBR_SET2_MATCH", instance: "R", index: 1, location: Location::Msr(0xE75), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_XBR_SET2_MATCH", instance: "R", index: 2, location: Location::Msr(0xE79), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_XBR_SET2_MATCH", instance: "R", index: 3, location: Location::Msr(0xE7D), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_XBR_SET2_MATCH", instance: "R", index: 4, location: Location::Msr(0xE91), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_XBR_SET2_MATCH", instance: "R", index: 5, location: Location::Msr(0xE95), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_XBR_SET2_MATCH", instance: "R", index: 6, location: Location::Msr(0xE99), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_XBR_SET2_MATCH", instance: "R", index: 7, location: Location::Msr(0xE9D), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_XBR_SET2_MATCH", "R", 0, 0xE71, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_XBR_SET2_MATCH", "R", 1, 0xE75, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_XBR_SET2_MATCH", "R", 2, 0xE79, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_XBR_SET2_MATCH", "R", 3, 0xE7D, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_XBR_SET2_MATCH", "R", 4, 0xE91, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_XBR_SET2_MATCH", "R", 5, 0xE95, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_XBR_SET2_MATCH", "R", 6, 0xE99, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_XBR_SET2_MATCH", "R", 7, 0xE9D, "linux-nhmex"),
     ]),
     fields: RXbrSet2MatchLayout::FIELDS,
     notes: &[
@@ -1260,10 +1298,12 @@ impl Layout for RXbrSet2MaskLayout {
 }
 
 impl RXbrSet2Mask {
-    /// `mask` (bits 63:0, rw, reset 0x0): Per-bit mask for the set's MATCH register.
-    #[inline] pub const fn mask(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `mask` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `mask`: bits 63:0 (rw, reset 0x0).
+    pub const MASK_BITS: BitRange = BitRange::new(63, 0);
+    /// `mask` ([`Self::MASK_BITS`]): Per-bit mask for the set's MATCH register.
+    #[inline] pub const fn mask(self) -> u64 { Self::MASK_BITS.get(self.raw64()) }
+    /// This value with `mask` set to `v`.
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v)) }
 }
 
 /// `R_MSR_PORT{n}_XBR_SET2_MASK` of instance R.
@@ -1277,14 +1317,14 @@ static R_XBR_SET2_MASK_INFO: RegisterInfo = RegisterInfo {
     description: "Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R_MSR_PORT0_XBR_SET2_MASK", instance: "R", index: 0, location: Location::Msr(0xE72), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT1_XBR_SET2_MASK", instance: "R", index: 1, location: Location::Msr(0xE76), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT2_XBR_SET2_MASK", instance: "R", index: 2, location: Location::Msr(0xE7A), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT3_XBR_SET2_MASK", instance: "R", index: 3, location: Location::Msr(0xE7E), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT4_XBR_SET2_MASK", instance: "R", index: 4, location: Location::Msr(0xE92), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT5_XBR_SET2_MASK", instance: "R", index: 5, location: Location::Msr(0xE96), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT6_XBR_SET2_MASK", instance: "R", index: 6, location: Location::Msr(0xE9A), source: "linux-nhmex" },
-        AddressInfo { name: "R_MSR_PORT7_XBR_SET2_MASK", instance: "R", index: 7, location: Location::Msr(0xE9E), source: "linux-nhmex" },
+        AddressInfo::msr("R_MSR_PORT0_XBR_SET2_MASK", "R", 0, 0xE72, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT1_XBR_SET2_MASK", "R", 1, 0xE76, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT2_XBR_SET2_MASK", "R", 2, 0xE7A, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT3_XBR_SET2_MASK", "R", 3, 0xE7E, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT4_XBR_SET2_MASK", "R", 4, 0xE92, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT5_XBR_SET2_MASK", "R", 5, 0xE96, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT6_XBR_SET2_MASK", "R", 6, 0xE9A, "linux-nhmex"),
+        AddressInfo::msr("R_MSR_PORT7_XBR_SET2_MASK", "R", 7, 0xE9E, "linux-nhmex"),
     ]),
     fields: RXbrSet2MaskLayout::FIELDS,
     notes: &[

@@ -53,21 +53,22 @@ impl Layout for SGlobalCtlLayout {
 }
 
 impl SGlobalCtl {
-    /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for counter n of this box.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ctr_en`: bits 3:0 (rw, reset 0x0).
+    pub const CTR_EN_BITS: BitRange = BitRange::new(3, 0);
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for counter n of this box.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, SGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
-/// `S{i}_MSR_PMON_GLOBAL_CTL` of instance S0.
-pub const S0_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = Msr::new(0xC40, "S0_MSR_PMON_GLOBAL_CTL");
-/// `S{i}_MSR_PMON_GLOBAL_CTL` of instance S1.
-pub const S1_MSR_PMON_GLOBAL_CTL: Msr<SGlobalCtl> = Msr::new(0xCC0, "S1_MSR_PMON_GLOBAL_CTL");
-/// `S{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order.
-pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [S0_MSR_PMON_GLOBAL_CTL, S1_MSR_PMON_GLOBAL_CTL];
+/// `S{i}_MSR_PMON_GLOBAL_CTL` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [
+    Msr::new(0xC40, "S0_MSR_PMON_GLOBAL_CTL"),
+    Msr::new(0xCC0, "S1_MSR_PMON_GLOBAL_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static S_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -77,8 +78,8 @@ static S_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-27, p. 2-47"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_GLOBAL_CTL", instance: "S0", index: 0, location: Location::Msr(0xC40), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_GLOBAL_CTL", instance: "S1", index: 0, location: Location::Msr(0xCC0), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_GLOBAL_CTL", "S0", 0, 0xC40, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_GLOBAL_CTL", "S1", 0, 0xCC0, "linux-nhmex"),
     ]),
     fields: SGlobalCtlLayout::FIELDS,
     notes: &[
@@ -127,22 +128,23 @@ impl Layout for SGlobalStatusLayout {
 }
 
 impl SGlobalStatus {
-    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per counter, bit n for counter n; set by
-    /// hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw-v, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per counter, bit n for counter n; set by hardware
+    /// when that counter carries out of bit 47, cleared through the matching clr_ov bit.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, SGlobalStatusLayout::NAME, "ov")) }
 }
 
-/// `S{i}_MSR_PMON_GLOBAL_STATUS` of instance S0.
-pub const S0_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = Msr::new(0xC41, "S0_MSR_PMON_GLOBAL_STATUS");
-/// `S{i}_MSR_PMON_GLOBAL_STATUS` of instance S1.
-pub const S1_MSR_PMON_GLOBAL_STATUS: Msr<SGlobalStatus> = Msr::new(0xCC1, "S1_MSR_PMON_GLOBAL_STATUS");
-/// `S{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order.
-pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [S0_MSR_PMON_GLOBAL_STATUS, S1_MSR_PMON_GLOBAL_STATUS];
+/// `S{i}_MSR_PMON_GLOBAL_STATUS` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [
+    Msr::new(0xC41, "S0_MSR_PMON_GLOBAL_STATUS"),
+    Msr::new(0xCC1, "S1_MSR_PMON_GLOBAL_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -152,8 +154,8 @@ static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-28, p. 2-47", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_GLOBAL_STATUS", instance: "S0", index: 0, location: Location::Msr(0xC41), source: "likwid" },
-        AddressInfo { name: "S1_MSR_PMON_GLOBAL_STATUS", instance: "S1", index: 0, location: Location::Msr(0xCC1), source: "likwid" },
+        AddressInfo::msr("S0_MSR_PMON_GLOBAL_STATUS", "S0", 0, 0xC41, "likwid"),
+        AddressInfo::msr("S1_MSR_PMON_GLOBAL_STATUS", "S1", 0, 0xCC1, "likwid"),
     ]),
     fields: SGlobalStatusLayout::FIELDS,
     notes: &[
@@ -205,19 +207,20 @@ impl Layout for SGlobalOvfCtlLayout {
 }
 
 impl SGlobalOvfCtl {
-    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_ov`: bits 3:0 (w1c, reset 0x0).
+    pub const CLR_OV_BITS: BitRange = BitRange::new(3, 0);
+    /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, SGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
-/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance S0.
-pub const S0_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = Msr::new(0xC42, "S0_MSR_PMON_GLOBAL_OVF_CTL");
-/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of instance S1.
-pub const S1_MSR_PMON_GLOBAL_OVF_CTL: Msr<SGlobalOvfCtl> = Msr::new(0xCC2, "S1_MSR_PMON_GLOBAL_OVF_CTL");
-/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order.
-pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [S0_MSR_PMON_GLOBAL_OVF_CTL, S1_MSR_PMON_GLOBAL_OVF_CTL];
+/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [
+    Msr::new(0xC42, "S0_MSR_PMON_GLOBAL_OVF_CTL"),
+    Msr::new(0xCC2, "S1_MSR_PMON_GLOBAL_OVF_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -227,8 +230,8 @@ static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_GLOBAL_OVF_CTL", instance: "S0", index: 0, location: Location::Msr(0xC42), source: "likwid" },
-        AddressInfo { name: "S1_MSR_PMON_GLOBAL_OVF_CTL", instance: "S1", index: 0, location: Location::Msr(0xCC2), source: "likwid" },
+        AddressInfo::msr("S0_MSR_PMON_GLOBAL_OVF_CTL", "S0", 0, 0xC42, "likwid"),
+        AddressInfo::msr("S1_MSR_PMON_GLOBAL_OVF_CTL", "S1", 0, 0xCC2, "likwid"),
     ]),
     fields: SGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -303,20 +306,30 @@ impl Layout for SSummaryLayout {
 }
 
 impl SSummary {
-    /// `ov_r` (bit 19, ro-v, reset 0x0): An R-box counter overflowed: the left R-box half (counters
+    /// `ov_r`: bit 19 (ro-v, reset 0x0).
+    pub const OV_R_BITS: BitRange = BitRange::new(19, 19);
+    /// `ov_s`: bit 18 (ro-v, reset 0x0).
+    pub const OV_S_BITS: BitRange = BitRange::new(18, 18);
+    /// `ov_mb`: bit 16 (ro-v, reset 0x0).
+    pub const OV_MB_BITS: BitRange = BitRange::new(16, 16);
+    /// `ov_c_l`: bit 2 (ro-v, reset 0x0).
+    pub const OV_C_L_BITS: BitRange = BitRange::new(2, 2);
+    /// `ov_c_r`: bit 0 (ro-v, reset 0x0).
+    pub const OV_C_R_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_r` ([`Self::OV_R_BITS`]): An R-box counter overflowed: the left R-box half (counters
     /// 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.
-    #[inline] pub const fn ov_r(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// `ov_s` (bit 18, ro-v, reset 0x0): A counter of this S-box itself overflowed.
-    #[inline] pub const fn ov_s(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// `ov_mb` (bit 16, ro-v, reset 0x0): A counter in the M-box or B-box attached to this S-box
+    #[inline] pub const fn ov_r(self) -> bool { Self::OV_R_BITS.is_set(self.raw64()) }
+    /// `ov_s` ([`Self::OV_S_BITS`]): A counter of this S-box itself overflowed.
+    #[inline] pub const fn ov_s(self) -> bool { Self::OV_S_BITS.is_set(self.raw64()) }
+    /// `ov_mb` ([`Self::OV_MB_BITS`]): A counter in the M-box or B-box attached to this S-box
     /// overflowed.
-    #[inline] pub const fn ov_mb(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// `ov_c_l` (bit 2, ro-v, reset 0x0): A counter in one of the 'left' C-boxes overflowed: C0 or
+    #[inline] pub const fn ov_mb(self) -> bool { Self::OV_MB_BITS.is_set(self.raw64()) }
+    /// `ov_c_l` ([`Self::OV_C_L_BITS`]): A counter in one of the 'left' C-boxes overflowed: C0 or
     /// C1 for S-box 0, C4 or C5 for S-box 1.
-    #[inline] pub const fn ov_c_l(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// `ov_c_r` (bit 0, ro-v, reset 0x0): A counter in one of the 'right' C-boxes overflowed: C2 or
+    #[inline] pub const fn ov_c_l(self) -> bool { Self::OV_C_L_BITS.is_set(self.raw64()) }
+    /// `ov_c_r` ([`Self::OV_C_R_BITS`]): A counter in one of the 'right' C-boxes overflowed: C2 or
     /// C3 for S-box 0, C6 or C7 for S-box 1.
-    #[inline] pub const fn ov_c_r(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
+    #[inline] pub const fn ov_c_r(self) -> bool { Self::OV_C_R_BITS.is_set(self.raw64()) }
 }
 
 #[cfg(feature = "metadata")]
@@ -424,45 +437,58 @@ impl Layout for SEvtSelLayout {
 }
 
 impl SEvtSel {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment;
-    /// 0 disables the comparison.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> SEvtSelInvert { SEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: SEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Local enable for this counter (Linux sets bit 22 to enable
-    /// S-box events).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `pmi_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead
-    /// of every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_detect` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask qualifying the selected event.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the S-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `pmi_en`: bit 20 (rw, reset 0x0).
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_detect`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DETECT_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold compared with the per-cycle event increment; 0
+    /// disables the comparison.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> SEvtSelInvert { SEvtSelInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: SEvtSelInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter (Linux sets bit 22 to enable S-box
+    /// events).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT_BITS`]): Count 0-to-1 transitions of a one-bit event
+    /// instead of every cycle it is asserted.
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT_BITS.is_set(self.raw64()) }
+    /// This value with `edge_detect` set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask qualifying the selected event.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the S-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `S{i}_MSR_PMON_EVT_SEL{n}` of instance S0.
-pub const S0_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [Msr::new(0xC50, "S0_MSR_PMON_EVT_SEL0"), Msr::new(0xC52, "S0_MSR_PMON_EVT_SEL1"), Msr::new(0xC54, "S0_MSR_PMON_EVT_SEL2"), Msr::new(0xC56, "S0_MSR_PMON_EVT_SEL3")];
-/// `S{i}_MSR_PMON_EVT_SEL{n}` of instance S1.
-pub const S1_MSR_PMON_EVT_SEL: [Msr<SEvtSel>; 4] = [Msr::new(0xCD0, "S1_MSR_PMON_EVT_SEL0"), Msr::new(0xCD2, "S1_MSR_PMON_EVT_SEL1"), Msr::new(0xCD4, "S1_MSR_PMON_EVT_SEL2"), Msr::new(0xCD6, "S1_MSR_PMON_EVT_SEL3")];
-/// `S{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order.
-pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [S0_MSR_PMON_EVT_SEL, S1_MSR_PMON_EVT_SEL];
+/// `S{i}_MSR_PMON_EVT_SEL{n}` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [
+    [Msr::new(0xC50, "S0_MSR_PMON_EVT_SEL0"), Msr::new(0xC52, "S0_MSR_PMON_EVT_SEL1"), Msr::new(0xC54, "S0_MSR_PMON_EVT_SEL2"), Msr::new(0xC56, "S0_MSR_PMON_EVT_SEL3")],
+    [Msr::new(0xCD0, "S1_MSR_PMON_EVT_SEL0"), Msr::new(0xCD2, "S1_MSR_PMON_EVT_SEL1"), Msr::new(0xCD4, "S1_MSR_PMON_EVT_SEL2"), Msr::new(0xCD6, "S1_MSR_PMON_EVT_SEL3")],
+];
 
 #[cfg(feature = "metadata")]
 static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
@@ -472,14 +498,14 @@ static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_EVT_SEL0", instance: "S0", index: 0, location: Location::Msr(0xC50), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_EVT_SEL1", instance: "S0", index: 1, location: Location::Msr(0xC52), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_EVT_SEL2", instance: "S0", index: 2, location: Location::Msr(0xC54), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_EVT_SEL3", instance: "S0", index: 3, location: Location::Msr(0xC56), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_EVT_SEL0", instance: "S1", index: 0, location: Location::Msr(0xCD0), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_EVT_SEL1", instance: "S1", index: 1, location: Location::Msr(0xCD2), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_EVT_SEL2", instance: "S1", index: 2, location: Location::Msr(0xCD4), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_EVT_SEL3", instance: "S1", index: 3, location: Location::Msr(0xCD6), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_EVT_SEL0", "S0", 0, 0xC50, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_EVT_SEL1", "S0", 1, 0xC52, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_EVT_SEL2", "S0", 2, 0xC54, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_EVT_SEL3", "S0", 3, 0xC56, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_EVT_SEL0", "S1", 0, 0xCD0, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_EVT_SEL1", "S1", 1, 0xCD2, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_EVT_SEL2", "S1", 2, 0xCD4, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_EVT_SEL3", "S1", 3, 0xCD6, "linux-nhmex"),
     ]),
     fields: SEvtSelLayout::FIELDS,
     notes: &[
@@ -523,23 +549,24 @@ impl Layout for SCtrLayout {
 }
 
 impl SCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
     /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
     /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "S{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, SCtrLayout::NAME, "event_count")) }
 }
 
-/// `S{i}_MSR_PMON_CTR{n}` of instance S0.
-pub const S0_MSR_PMON_CTR: [Msr<SCtr>; 4] = [Msr::new(0xC51, "S0_MSR_PMON_CTR0"), Msr::new(0xC53, "S0_MSR_PMON_CTR1"), Msr::new(0xC55, "S0_MSR_PMON_CTR2"), Msr::new(0xC57, "S0_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of instance S1.
-pub const S1_MSR_PMON_CTR: [Msr<SCtr>; 4] = [Msr::new(0xCD1, "S1_MSR_PMON_CTR0"), Msr::new(0xCD3, "S1_MSR_PMON_CTR1"), Msr::new(0xCD5, "S1_MSR_PMON_CTR2"), Msr::new(0xCD7, "S1_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR];
+/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [
+    [Msr::new(0xC51, "S0_MSR_PMON_CTR0"), Msr::new(0xC53, "S0_MSR_PMON_CTR1"), Msr::new(0xC55, "S0_MSR_PMON_CTR2"), Msr::new(0xC57, "S0_MSR_PMON_CTR3")],
+    [Msr::new(0xCD1, "S1_MSR_PMON_CTR0"), Msr::new(0xCD3, "S1_MSR_PMON_CTR1"), Msr::new(0xCD5, "S1_MSR_PMON_CTR2"), Msr::new(0xCD7, "S1_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static S_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -549,14 +576,14 @@ static S_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "S-box counter n (48-bit).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_CTR0", instance: "S0", index: 0, location: Location::Msr(0xC51), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_CTR1", instance: "S0", index: 1, location: Location::Msr(0xC53), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_CTR2", instance: "S0", index: 2, location: Location::Msr(0xC55), source: "linux-nhmex" },
-        AddressInfo { name: "S0_MSR_PMON_CTR3", instance: "S0", index: 3, location: Location::Msr(0xC57), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_CTR0", instance: "S1", index: 0, location: Location::Msr(0xCD1), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_CTR1", instance: "S1", index: 1, location: Location::Msr(0xCD3), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_CTR2", instance: "S1", index: 2, location: Location::Msr(0xCD5), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_CTR3", instance: "S1", index: 3, location: Location::Msr(0xCD7), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_CTR0", "S0", 0, 0xC51, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_CTR1", "S0", 1, 0xC53, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_CTR2", "S0", 2, 0xC55, "linux-nhmex"),
+        AddressInfo::msr("S0_MSR_PMON_CTR3", "S0", 3, 0xC57, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_CTR0", "S1", 0, 0xCD1, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_CTR1", "S1", 1, 0xCD3, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_CTR2", "S1", 2, 0xCD5, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_CTR3", "S1", 3, 0xCD7, "linux-nhmex"),
     ]),
     fields: SCtrLayout::FIELDS,
     notes: &[
@@ -609,19 +636,20 @@ impl Layout for SMmCfgLayout {
 }
 
 impl SMmCfg {
-    /// `en` (bit 63, rw, reset 0x0): Enables the match/mask filter. Software should clear it while
+    /// `en`: bit 63 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(63, 63);
+    /// `en` ([`Self::EN_BITS`]): Enables the match/mask filter. Software should clear it while
     /// reprogramming the match and mask registers and set it afterwards.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
-    /// This value with `en` (bit 63) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `S{i}_MSR_PMON_MM_CFG` of instance S0.
-pub const S0_MSR_PMON_MM_CFG: Msr<SMmCfg> = Msr::new(0xE48, "S0_MSR_PMON_MM_CFG");
-/// `S{i}_MSR_PMON_MM_CFG` of instance S1.
-pub const S1_MSR_PMON_MM_CFG: Msr<SMmCfg> = Msr::new(0xE58, "S1_MSR_PMON_MM_CFG");
-/// `S{i}_MSR_PMON_MM_CFG` of every instance, in instance order.
-pub const S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [S0_MSR_PMON_MM_CFG, S1_MSR_PMON_MM_CFG];
+/// `S{i}_MSR_PMON_MM_CFG` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [
+    Msr::new(0xE48, "S0_MSR_PMON_MM_CFG"),
+    Msr::new(0xE58, "S1_MSR_PMON_MM_CFG"),
+];
 
 #[cfg(feature = "metadata")]
 static S_MM_CFG_INFO: RegisterInfo = RegisterInfo {
@@ -631,8 +659,8 @@ static S_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     description: "Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_MM_CFG", instance: "S0", index: 0, location: Location::Msr(0xE48), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_MM_CFG", instance: "S1", index: 0, location: Location::Msr(0xE58), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_MM_CFG", "S0", 0, 0xE48, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_MM_CFG", "S1", 0, 0xE58, "linux-nhmex"),
     ]),
     fields: SMmCfgLayout::FIELDS,
     notes: &[
@@ -678,19 +706,20 @@ impl Layout for SMatchLayout {
 }
 
 impl SMatch {
-    /// `match` (bits 63:0, rw, reset 0x0): Packet field values to compare against, in the guide's
-    /// S-box match layout; only the bits selected by the mask register take part in the comparison.
-    #[inline] pub const fn match_(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `match` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `match`: bits 63:0 (rw, reset 0x0).
+    pub const MATCH_BITS: BitRange = BitRange::new(63, 0);
+    /// `match` ([`Self::MATCH_BITS`]): Packet field values to compare against, in the guide's S-box
+    /// match layout; only the bits selected by the mask register take part in the comparison.
+    #[inline] pub const fn match_(self) -> u64 { Self::MATCH_BITS.get(self.raw64()) }
+    /// This value with `match` set to `v`.
+    #[inline] pub const fn with_match_(self, v: u64) -> Self { self.with_raw64(Self::MATCH_BITS.set(self.raw64(), v)) }
 }
 
-/// `S{i}_MSR_PMON_MATCH` of instance S0.
-pub const S0_MSR_PMON_MATCH: Msr<SMatch> = Msr::new(0xE49, "S0_MSR_PMON_MATCH");
-/// `S{i}_MSR_PMON_MATCH` of instance S1.
-pub const S1_MSR_PMON_MATCH: Msr<SMatch> = Msr::new(0xE59, "S1_MSR_PMON_MATCH");
-/// `S{i}_MSR_PMON_MATCH` of every instance, in instance order.
-pub const S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [S0_MSR_PMON_MATCH, S1_MSR_PMON_MATCH];
+/// `S{i}_MSR_PMON_MATCH` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [
+    Msr::new(0xE49, "S0_MSR_PMON_MATCH"),
+    Msr::new(0xE59, "S1_MSR_PMON_MATCH"),
+];
 
 #[cfg(feature = "metadata")]
 static S_MATCH_INFO: RegisterInfo = RegisterInfo {
@@ -700,8 +729,8 @@ static S_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_MATCH", instance: "S0", index: 0, location: Location::Msr(0xE49), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_MATCH", instance: "S1", index: 0, location: Location::Msr(0xE59), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_MATCH", "S0", 0, 0xE49, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_MATCH", "S1", 0, 0xE59, "linux-nhmex"),
     ]),
     fields: SMatchLayout::FIELDS,
     notes: &[
@@ -745,18 +774,19 @@ impl Layout for SMaskLayout {
 }
 
 impl SMask {
-    /// `mask` (bits 63:0, rw, reset 0x0): Per-bit mask for the match register.
-    #[inline] pub const fn mask(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `mask` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+    /// `mask`: bits 63:0 (rw, reset 0x0).
+    pub const MASK_BITS: BitRange = BitRange::new(63, 0);
+    /// `mask` ([`Self::MASK_BITS`]): Per-bit mask for the match register.
+    #[inline] pub const fn mask(self) -> u64 { Self::MASK_BITS.get(self.raw64()) }
+    /// This value with `mask` set to `v`.
+    #[inline] pub const fn with_mask(self, v: u64) -> Self { self.with_raw64(Self::MASK_BITS.set(self.raw64(), v)) }
 }
 
-/// `S{i}_MSR_PMON_MASK` of instance S0.
-pub const S0_MSR_PMON_MASK: Msr<SMask> = Msr::new(0xE4A, "S0_MSR_PMON_MASK");
-/// `S{i}_MSR_PMON_MASK` of instance S1.
-pub const S1_MSR_PMON_MASK: Msr<SMask> = Msr::new(0xE5A, "S1_MSR_PMON_MASK");
-/// `S{i}_MSR_PMON_MASK` of every instance, in instance order.
-pub const S_MSR_PMON_MASK: [Msr<SMask>; 2] = [S0_MSR_PMON_MASK, S1_MSR_PMON_MASK];
+/// `S{i}_MSR_PMON_MASK` of every instance, in instance order (S0, S1).
+pub const S_MSR_PMON_MASK: [Msr<SMask>; 2] = [
+    Msr::new(0xE4A, "S0_MSR_PMON_MASK"),
+    Msr::new(0xE5A, "S1_MSR_PMON_MASK"),
+];
 
 #[cfg(feature = "metadata")]
 static S_MASK_INFO: RegisterInfo = RegisterInfo {
@@ -766,8 +796,8 @@ static S_MASK_INFO: RegisterInfo = RegisterInfo {
     description: "Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_MASK", instance: "S0", index: 0, location: Location::Msr(0xE4A), source: "linux-nhmex" },
-        AddressInfo { name: "S1_MSR_PMON_MASK", instance: "S1", index: 0, location: Location::Msr(0xE5A), source: "linux-nhmex" },
+        AddressInfo::msr("S0_MSR_PMON_MASK", "S0", 0, 0xE4A, "linux-nhmex"),
+        AddressInfo::msr("S1_MSR_PMON_MASK", "S1", 0, 0xE5A, "linux-nhmex"),
     ]),
     fields: SMaskLayout::FIELDS,
     notes: &[

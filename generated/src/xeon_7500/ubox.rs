@@ -76,33 +76,43 @@ impl Layout for UGlobalCtlLayout {
 }
 
 impl UGlobalCtl {
-    /// `frz_all` (bit 31, rw, reset 0x0): When set, an overflow PMI arriving at the U-box freezes
+    /// `frz_all`: bit 31 (rw, reset 0x0).
+    pub const FRZ_ALL_BITS: BitRange = BitRange::new(31, 31);
+    /// `rst_all`: bit 29 (rw, reset 0x0).
+    pub const RST_ALL_BITS: BitRange = BitRange::new(29, 29);
+    /// `en_all`: bit 28 (rw, reset 0x0).
+    pub const EN_ALL_BITS: BitRange = BitRange::new(28, 28);
+    /// `pmi_core_sel`: bits 4:1 (rw, reset 0x0).
+    pub const PMI_CORE_SEL_BITS: BitRange = BitRange::new(4, 1);
+    /// `en`: bit 0 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `frz_all` ([`Self::FRZ_ALL_BITS`]): When set, an overflow PMI arriving at the U-box freezes
     /// (disables) all uncore counting, so the counters hold the values they had at the overflow.
-    #[inline] pub const fn frz_all(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `frz_all` (bit 31) set to `v`.
-    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `rst_all` (bit 29, rw, reset 0x0): When written as 1, resets all uncore counters; write it
+    #[inline] pub const fn frz_all(self) -> bool { Self::FRZ_ALL_BITS.is_set(self.raw64()) }
+    /// This value with `frz_all` set to `v`.
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(Self::FRZ_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `rst_all` ([`Self::RST_ALL_BITS`]): When written as 1, resets all uncore counters; write it
     /// back to 0 (in the same write that sets en_all) before counting resumes.
-    #[inline] pub const fn rst_all(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `rst_all` (bit 29) set to `v`.
-    #[inline] pub const fn with_rst_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `en_all` (bit 28, rw, reset 0x0): Master enable: no uncore counter collects events unless
+    #[inline] pub const fn rst_all(self) -> bool { Self::RST_ALL_BITS.is_set(self.raw64()) }
+    /// This value with `rst_all` set to `v`.
+    #[inline] pub const fn with_rst_all(self, v: bool) -> Self { self.with_raw64(Self::RST_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `en_all` ([`Self::EN_ALL_BITS`]): Master enable: no uncore counter collects events unless
     /// this bit is 1. Cleared by hardware when a PMI freezes the uncore.
-    #[inline] pub const fn en_all(self) -> bool { get_bits(self.raw64(), 28, 28) != 0 }
-    /// This value with `en_all` (bit 28) set to `v`.
-    #[inline] pub const fn with_en_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 28, v as u64)) }
-    /// `pmi_core_sel` (bits 4:1, rw, reset 0x0): Mask of cores that receive a PMI when an uncore
-    /// counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
-    #[inline] pub const fn pmi_core_sel(self) -> u8 { get_bits(self.raw64(), 4, 1) as u8 }
-    /// This value with `pmi_core_sel` (bits 4:1) set to `v`. Panics if `v` does not fit in 4 bits
-    /// (a compile error in const context); `try_with_pmi_core_sel` returns an error instead.
-    #[inline] pub const fn with_pmi_core_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 1, v as u64)) }
-    /// This value with `pmi_core_sel` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_pmi_core_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 1, v as u64, "U_MSR_PMON_GLOBAL_CTL", "pmi_core_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 0, rw, reset 0x0): Enables the U-box's own counter (U_MSR_PMON_CTR).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `en` (bit 0) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn en_all(self) -> bool { Self::EN_ALL_BITS.is_set(self.raw64()) }
+    /// This value with `en_all` set to `v`.
+    #[inline] pub const fn with_en_all(self, v: bool) -> Self { self.with_raw64(Self::EN_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_core_sel` ([`Self::PMI_CORE_SEL_BITS`]): Mask of cores that receive a PMI when an
+    /// uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.
+    #[inline] pub const fn pmi_core_sel(self) -> u8 { Self::PMI_CORE_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `pmi_core_sel` set to `v`. Panics if `v` does not fit in the field (a
+    /// compile error in const context); `try_with_pmi_core_sel` returns an error instead.
+    #[inline] pub const fn with_pmi_core_sel(self, v: u8) -> Self { self.with_raw64(Self::PMI_CORE_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `pmi_core_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_pmi_core_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::PMI_CORE_SEL_BITS.try_set(self.raw64(), v as u64, UGlobalCtlLayout::NAME, "pmi_core_sel")) }
+    /// `en` ([`Self::EN_BITS`]): Enables the U-box's own counter (U_MSR_PMON_CTR).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_CTL` of instance U.
@@ -116,7 +126,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "U", index: 0, location: Location::Msr(0xC00), source: "linux-nhmex" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "U", 0, 0xC00, "linux-nhmex"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -182,24 +192,32 @@ impl Layout for UGlobalStatusLayout {
 }
 
 impl UGlobalStatus {
-    /// `ov_s0` (bit 3, rw-v, reset 0x0): A counter in S-box 0 or in a box that reports through
-    /// S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next.
-    #[inline] pub const fn ov_s0(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `ov_s0` (bit 3) set to `v`.
-    #[inline] pub const fn with_ov_s0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// `ov_s1` (bit 2, rw-v, reset 0x0): A counter in S-box 1 or in a box that reports through
-    /// S-box 1 overflowed; read S1_MSR_PMON_SUMMARY next.
-    #[inline] pub const fn ov_s1(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// This value with `ov_s1` (bit 2) set to `v`.
-    #[inline] pub const fn with_ov_s1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// `ov_w` (bit 1, rw-v, reset 0x0): A W-box counter (general-purpose or fixed) overflowed.
-    #[inline] pub const fn ov_w(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `ov_w` (bit 1) set to `v`.
-    #[inline] pub const fn with_ov_w(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `ov_u` (bit 0, rw-v, reset 0x0): The U-box counter overflowed.
-    #[inline] pub const fn ov_u(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `ov_u` (bit 0) set to `v`.
-    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `ov_s0`: bit 3 (rw-v, reset 0x0).
+    pub const OV_S0_BITS: BitRange = BitRange::new(3, 3);
+    /// `ov_s1`: bit 2 (rw-v, reset 0x0).
+    pub const OV_S1_BITS: BitRange = BitRange::new(2, 2);
+    /// `ov_w`: bit 1 (rw-v, reset 0x0).
+    pub const OV_W_BITS: BitRange = BitRange::new(1, 1);
+    /// `ov_u`: bit 0 (rw-v, reset 0x0).
+    pub const OV_U_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_s0` ([`Self::OV_S0_BITS`]): A counter in S-box 0 or in a box that reports through S-box
+    /// 0 overflowed; read S0_MSR_PMON_SUMMARY next.
+    #[inline] pub const fn ov_s0(self) -> bool { Self::OV_S0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_s0` set to `v`.
+    #[inline] pub const fn with_ov_s0(self, v: bool) -> Self { self.with_raw64(Self::OV_S0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_s1` ([`Self::OV_S1_BITS`]): A counter in S-box 1 or in a box that reports through S-box
+    /// 1 overflowed; read S1_MSR_PMON_SUMMARY next.
+    #[inline] pub const fn ov_s1(self) -> bool { Self::OV_S1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_s1` set to `v`.
+    #[inline] pub const fn with_ov_s1(self, v: bool) -> Self { self.with_raw64(Self::OV_S1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_w` ([`Self::OV_W_BITS`]): A W-box counter (general-purpose or fixed) overflowed.
+    #[inline] pub const fn ov_w(self) -> bool { Self::OV_W_BITS.is_set(self.raw64()) }
+    /// This value with `ov_w` set to `v`.
+    #[inline] pub const fn with_ov_w(self, v: bool) -> Self { self.with_raw64(Self::OV_W_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u` ([`Self::OV_U_BITS`]): The U-box counter overflowed.
+    #[inline] pub const fn ov_u(self) -> bool { Self::OV_U_BITS.is_set(self.raw64()) }
+    /// This value with `ov_u` set to `v`.
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(Self::OV_U_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_STATUS` of instance U.
@@ -213,7 +231,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "U", index: 0, location: Location::Msr(0xC01), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "U", 0, 0xC01, "likwid"),
     ]),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -265,14 +283,22 @@ impl Layout for UGlobalOvfCtlLayout {
 }
 
 impl UGlobalOvfCtl {
-    /// This value with `clr_ov_s0` (bit 3) set to `v`.
-    #[inline] pub const fn with_clr_ov_s0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// This value with `clr_ov_s1` (bit 2) set to `v`.
-    #[inline] pub const fn with_clr_ov_s1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// This value with `clr_ov_w` (bit 1) set to `v`.
-    #[inline] pub const fn with_clr_ov_w(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `clr_ov_u` (bit 0) set to `v`.
-    #[inline] pub const fn with_clr_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `clr_ov_s0`: bit 3 (w1c, reset 0x0).
+    pub const CLR_OV_S0_BITS: BitRange = BitRange::new(3, 3);
+    /// `clr_ov_s1`: bit 2 (w1c, reset 0x0).
+    pub const CLR_OV_S1_BITS: BitRange = BitRange::new(2, 2);
+    /// `clr_ov_w`: bit 1 (w1c, reset 0x0).
+    pub const CLR_OV_W_BITS: BitRange = BitRange::new(1, 1);
+    /// `clr_ov_u`: bit 0 (w1c, reset 0x0).
+    pub const CLR_OV_U_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `clr_ov_s0` set to `v`.
+    #[inline] pub const fn with_clr_ov_s0(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_S0_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov_s1` set to `v`.
+    #[inline] pub const fn with_clr_ov_s1(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_S1_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov_w` set to `v`.
+    #[inline] pub const fn with_clr_ov_w(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_W_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov_u` set to `v`.
+    #[inline] pub const fn with_clr_ov_u(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_U_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_OVF_CTL` of instance U.
@@ -286,7 +312,7 @@ static U_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_OVF_CTL", instance: "U", index: 0, location: Location::Msr(0xC02), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_OVF_CTL", "U", 0, 0xC02, "likwid"),
     ]),
     fields: UGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -413,24 +439,32 @@ impl Layout for UEvtSelLayout {
 }
 
 impl UEvtSel {
-    /// `en` (bit 22, rw, reset 0x0): Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en
-    /// and en_all must also be set.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when the counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `pmi_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of the event instead of
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `pmi_en`: bit 20 (rw, reset 0x0).
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_detect`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DETECT_BITS: BitRange = BitRange::new(18, 18);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `en` ([`Self::EN_BITS`]): Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and
+    /// en_all must also be set.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when the counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT_BITS`]): Count 0-to-1 transitions of the event instead of
     /// every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_detect` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the U-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT_BITS.is_set(self.raw64()) }
+    /// This value with `edge_detect` set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_EVT_SEL` of instance U.
@@ -444,7 +478,7 @@ static U_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_EVT_SEL", instance: "U", index: 0, location: Location::Msr(0xC10), source: "linux-nhmex" },
+        AddressInfo::msr("U_MSR_PMON_EVT_SEL", "U", 0, 0xC10, "linux-nhmex"),
     ]),
     fields: UEvtSelLayout::FIELDS,
     notes: &[
@@ -491,15 +525,17 @@ impl Layout for UCtrLayout {
 }
 
 impl UCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
     /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
     /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_CTR` of instance U.
@@ -513,7 +549,7 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box's single 48-bit event counter.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR", instance: "U", index: 0, location: Location::Msr(0xC11), source: "linux-nhmex" },
+        AddressInfo::msr("U_MSR_PMON_CTR", "U", 0, 0xC11, "linux-nhmex"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[

@@ -49,17 +49,21 @@ impl Layout for WGlobalCtlLayout {
 }
 
 impl WGlobalCtl {
-    /// `fixed_en` (bit 31, rw, reset 0x0): Enables the fixed counter W_MSR_PMON_FIXED_CTR.
-    #[inline] pub const fn fixed_en(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `fixed_en` (bit 31) set to `v`.
-    #[inline] pub const fn with_fixed_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `ctr_en` (bits 3:0, rw, reset 0x0): Per-counter enable, bit n for W_MSR_PMON_CTR{n}.
-    #[inline] pub const fn ctr_en(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ctr_en` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_ctr_en` returns an error instead.
-    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_CTL", "ctr_en") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `fixed_en`: bit 31 (rw, reset 0x0).
+    pub const FIXED_EN_BITS: BitRange = BitRange::new(31, 31);
+    /// `ctr_en`: bits 3:0 (rw, reset 0x0).
+    pub const CTR_EN_BITS: BitRange = BitRange::new(3, 0);
+    /// `fixed_en` ([`Self::FIXED_EN_BITS`]): Enables the fixed counter W_MSR_PMON_FIXED_CTR.
+    #[inline] pub const fn fixed_en(self) -> bool { Self::FIXED_EN_BITS.is_set(self.raw64()) }
+    /// This value with `fixed_en` set to `v`.
+    #[inline] pub const fn with_fixed_en(self, v: bool) -> Self { self.with_raw64(Self::FIXED_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ctr_en` ([`Self::CTR_EN_BITS`]): Per-counter enable, bit n for W_MSR_PMON_CTR{n}.
+    #[inline] pub const fn ctr_en(self) -> u8 { Self::CTR_EN_BITS.get(self.raw64()) as u8 }
+    /// This value with `ctr_en` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_ctr_en` returns an error instead.
+    #[inline] pub const fn with_ctr_en(self, v: u8) -> Self { self.with_raw64(Self::CTR_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ctr_en` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ctr_en(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CTR_EN_BITS.try_set(self.raw64(), v as u64, WGlobalCtlLayout::NAME, "ctr_en")) }
 }
 
 /// `W_MSR_PMON_GLOBAL_CTL` of instance W.
@@ -73,7 +77,7 @@ static W_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_GLOBAL_CTL", instance: "W", index: 0, location: Location::Msr(0xC80), source: "linux-nhmex" },
+        AddressInfo::msr("W_MSR_PMON_GLOBAL_CTL", "W", 0, 0xC80, "linux-nhmex"),
     ]),
     fields: WGlobalCtlLayout::FIELDS,
     notes: &[
@@ -122,18 +126,22 @@ impl Layout for WGlobalStatusLayout {
 }
 
 impl WGlobalStatus {
-    /// `ov_fixed` (bit 31, rw-v, reset 0x0): The fixed counter overflowed.
-    #[inline] pub const fn ov_fixed(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `ov_fixed` (bit 31) set to `v`.
-    #[inline] pub const fn with_ov_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `ov` (bits 3:0, rw-v, reset 0x0): Overflow flag per general-purpose counter, bit n for
+    /// `ov_fixed`: bit 31 (rw-v, reset 0x0).
+    pub const OV_FIXED_BITS: BitRange = BitRange::new(31, 31);
+    /// `ov`: bits 3:0 (rw-v, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov_fixed` ([`Self::OV_FIXED_BITS`]): The fixed counter overflowed.
+    #[inline] pub const fn ov_fixed(self) -> bool { Self::OV_FIXED_BITS.is_set(self.raw64()) }
+    /// This value with `ov_fixed` set to `v`.
+    #[inline] pub const fn with_ov_fixed(self, v: bool) -> Self { self.with_raw64(Self::OV_FIXED_BITS.set(self.raw64(), v as u64)) }
+    /// `ov` ([`Self::OV_BITS`]): Overflow flag per general-purpose counter, bit n for
     /// W_MSR_PMON_CTR{n}.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, WGlobalStatusLayout::NAME, "ov")) }
 }
 
 /// `W_MSR_PMON_GLOBAL_STATUS` of instance W.
@@ -147,7 +155,7 @@ static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the W-box counters (general-purpose and fixed).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_GLOBAL_STATUS", instance: "W", index: 0, location: Location::Msr(0xC81), source: "likwid" },
+        AddressInfo::msr("W_MSR_PMON_GLOBAL_STATUS", "W", 0, 0xC81, "likwid"),
     ]),
     fields: WGlobalStatusLayout::FIELDS,
     notes: &[
@@ -195,13 +203,17 @@ impl Layout for WGlobalOvfCtlLayout {
 }
 
 impl WGlobalOvfCtl {
-    /// This value with `clr_ov_fixed` (bit 31) set to `v`.
-    #[inline] pub const fn with_clr_ov_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// This value with `clr_ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_clr_ov` returns an error instead.
-    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "W_MSR_PMON_GLOBAL_OVF_CTL", "clr_ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `clr_ov_fixed`: bit 31 (w1c, reset 0x0).
+    pub const CLR_OV_FIXED_BITS: BitRange = BitRange::new(31, 31);
+    /// `clr_ov`: bits 3:0 (w1c, reset 0x0).
+    pub const CLR_OV_BITS: BitRange = BitRange::new(3, 0);
+    /// This value with `clr_ov_fixed` set to `v`.
+    #[inline] pub const fn with_clr_ov_fixed(self, v: bool) -> Self { self.with_raw64(Self::CLR_OV_FIXED_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_clr_ov` returns an error instead.
+    #[inline] pub const fn with_clr_ov(self, v: u8) -> Self { self.with_raw64(Self::CLR_OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `clr_ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_clr_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CLR_OV_BITS.try_set(self.raw64(), v as u64, WGlobalOvfCtlLayout::NAME, "clr_ov")) }
 }
 
 /// `W_MSR_PMON_GLOBAL_OVF_CTL` of instance W.
@@ -215,7 +227,7 @@ static W_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Clears W-box overflow flags.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_GLOBAL_OVF_CTL", instance: "W", index: 0, location: Location::Msr(0xC82), source: "likwid" },
+        AddressInfo::msr("W_MSR_PMON_GLOBAL_OVF_CTL", "W", 0, 0xC82, "likwid"),
     ]),
     fields: WGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -335,38 +347,52 @@ impl Layout for WEvtSelLayout {
 }
 
 impl WEvtSel {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold compared with the per-cycle event increment;
-    /// 0 disables the comparison.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> WEvtSelInvert { WEvtSelInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: WEvtSelInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en
-    /// and the U-box enable must also be set.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `pmi_en` (bit 20, rw, reset 0x0): Signal a PMI to the U-box when this counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `pmi_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_detect` (bit 18, rw, reset 0x0): Count 0-to-1 transitions of a one-bit event instead
-    /// of every cycle it is asserted.
-    #[inline] pub const fn edge_detect(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_detect` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): For the W-box: per-core mask for core-scoped events, bit
-    /// k selecting core k.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Selects the W-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `thresh`: bits 31:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `pmi_en`: bit 20 (rw, reset 0x0).
+    pub const PMI_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_detect`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DETECT_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold compared with the per-cycle event increment; 0
+    /// disables the comparison.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> WEvtSelInvert { WEvtSelInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: WEvtSelInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and
+    /// the U-box enable must also be set.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when this counter overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_detect` ([`Self::EDGE_DETECT_BITS`]): Count 0-to-1 transitions of a one-bit event
+    /// instead of every cycle it is asserted.
+    #[inline] pub const fn edge_detect(self) -> bool { Self::EDGE_DETECT_BITS.is_set(self.raw64()) }
+    /// This value with `edge_detect` set to `v`.
+    #[inline] pub const fn with_edge_detect(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DETECT_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): For the W-box: per-core mask for core-scoped events, bit k
+    /// selecting core k.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Selects the W-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `W_MSR_PMON_EVT_SEL{n}` of instance W.
@@ -380,10 +406,10 @@ static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_EVT_SEL0", instance: "W", index: 0, location: Location::Msr(0xC90), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_EVT_SEL1", instance: "W", index: 1, location: Location::Msr(0xC92), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_EVT_SEL2", instance: "W", index: 2, location: Location::Msr(0xC94), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_EVT_SEL3", instance: "W", index: 3, location: Location::Msr(0xC96), source: "likwid" },
+        AddressInfo::msr("W_MSR_PMON_EVT_SEL0", "W", 0, 0xC90, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_EVT_SEL1", "W", 1, 0xC92, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_EVT_SEL2", "W", 2, 0xC94, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_EVT_SEL3", "W", 3, 0xC96, "likwid"),
     ]),
     fields: WEvtSelLayout::FIELDS,
     notes: &[
@@ -438,15 +464,17 @@ impl Layout for WCtrLayout {
 }
 
 impl WCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
     /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
     /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "W_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, WCtrLayout::NAME, "event_count")) }
 }
 
 /// `W_MSR_PMON_CTR{n}` of instance W.
@@ -460,10 +488,10 @@ static W_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "W-box general-purpose counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_CTR0", instance: "W", index: 0, location: Location::Msr(0xC91), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_CTR1", instance: "W", index: 1, location: Location::Msr(0xC93), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_CTR2", instance: "W", index: 2, location: Location::Msr(0xC95), source: "likwid" },
-        AddressInfo { name: "W_MSR_PMON_CTR3", instance: "W", index: 3, location: Location::Msr(0xC97), source: "likwid" },
+        AddressInfo::msr("W_MSR_PMON_CTR0", "W", 0, 0xC91, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_CTR1", "W", 1, 0xC93, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_CTR2", "W", 2, 0xC95, "likwid"),
+        AddressInfo::msr("W_MSR_PMON_CTR3", "W", 3, 0xC97, "likwid"),
     ]),
     fields: WCtrLayout::FIELDS,
     notes: &[
@@ -511,15 +539,20 @@ impl Layout for WFixedCtrCtlLayout {
 }
 
 impl WFixedCtrCtl {
-    /// `pmi_en` (bit 1, rw, reset 0x0): Signal a PMI to the U-box when the fixed counter overflows.
-    #[inline] pub const fn pmi_en(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `pmi_en` (bit 1) set to `v`.
-    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `en` (bit 0, rw, reset 0x0): Local enable for the fixed counter;
-    /// W_MSR_PMON_GLOBAL_CTL.fixed_en must also be set.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `en` (bit 0) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `pmi_en`: bit 1 (rw, reset 0x0).
+    pub const PMI_EN_BITS: BitRange = BitRange::new(1, 1);
+    /// `en`: bit 0 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(0, 0);
+    /// `pmi_en` ([`Self::PMI_EN_BITS`]): Signal a PMI to the U-box when the fixed counter
+    /// overflows.
+    #[inline] pub const fn pmi_en(self) -> bool { Self::PMI_EN_BITS.is_set(self.raw64()) }
+    /// This value with `pmi_en` set to `v`.
+    #[inline] pub const fn with_pmi_en(self, v: bool) -> Self { self.with_raw64(Self::PMI_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Local enable for the fixed counter; W_MSR_PMON_GLOBAL_CTL.fixed_en
+    /// must also be set.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `W_MSR_PMON_FIXED_CTR_CTL` of instance W.
@@ -533,7 +566,7 @@ static W_FIXED_CTR_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for the W-box fixed counter, which counts uncore clock cycles.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_FIXED_CTR_CTL", instance: "W", index: 0, location: Location::Msr(0x395), source: "linux-nhmex" },
+        AddressInfo::msr("W_MSR_PMON_FIXED_CTR_CTL", "W", 0, 0x395, "linux-nhmex"),
     ]),
     fields: WFixedCtrCtlLayout::FIELDS,
     notes: &[
@@ -580,15 +613,17 @@ impl Layout for WFixedCtrLayout {
 }
 
 impl WFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The 48-bit event count. Software may preload it
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The 48-bit event count. Software may preload it
     /// (for example with 2^48 minus a sample interval) so that it overflows after a chosen number
     /// of events.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "W_MSR_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, WFixedCtrLayout::NAME, "event_count")) }
 }
 
 /// `W_MSR_PMON_FIXED_CTR` of instance W.
@@ -602,7 +637,7 @@ static W_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "W_MSR_PMON_FIXED_CTR", instance: "W", index: 0, location: Location::Msr(0x394), source: "linux-nhmex" },
+        AddressInfo::msr("W_MSR_PMON_FIXED_CTR", "W", 0, 0x394, "linux-nhmex"),
     ]),
     fields: WFixedCtrLayout::FIELDS,
     notes: &[

@@ -67,34 +67,35 @@ impl Layout for CboBoxCtlLayout {
 }
 
 impl CboBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 8] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 8] = [
+    Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -104,14 +105,14 @@ static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_CTL", instance: "C0", index: 0, location: Location::Msr(0xD04), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_CTL", instance: "C1", index: 0, location: Location::Msr(0xD24), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_CTL", instance: "C2", index: 0, location: Location::Msr(0xD44), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_CTL", instance: "C3", index: 0, location: Location::Msr(0xD64), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_CTL", instance: "C4", index: 0, location: Location::Msr(0xD84), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_CTL", instance: "C5", index: 0, location: Location::Msr(0xDA4), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_CTL", instance: "C6", index: 0, location: Location::Msr(0xDC4), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_CTL", instance: "C7", index: 0, location: Location::Msr(0xDE4), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "C0", 0, 0xD04, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "C1", 0, 0xD24, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "C2", 0, 0xD44, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "C3", 0, 0xD64, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "C4", 0, 0xD84, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "C5", 0, 0xDA4, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "C6", 0, 0xDC4, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "C7", 0, 0xDE4, "linux-snbep"),
     ]),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
@@ -218,65 +219,74 @@ impl Layout for CboCtlLayout {
 }
 
 impl CboCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; invert and
-    /// edge_det only work with a non-zero threshold (use 1 for events that increment by at most one
-    /// per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `tid_en`: bit 19 (rw-v, reset 0x0).
+    pub const TID_EN_BITS: BitRange = BitRange::new(19, 19);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; invert and edge_det
+    /// only work with a non-zero threshold (use 1 for events that increment by at most one per
+    /// cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison. With
     /// edge_det also set, the counter counts falling rather than rising edges.
-    #[inline] pub const fn invert(self) -> CboCtlInvert { CboCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: CboCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `tid_en` (bit 19, rw-v, reset 0x0): Thread-id filter enable: when 1, the counter only counts
+    #[inline] pub const fn invert(self) -> CboCtlInvert { CboCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: CboCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: when 1, the counter only counts
     /// occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are
     /// counted.
-    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `tid_en` (bit 19) set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
+    /// This value with `tid_en` set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the CBo event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the CBo event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance C0.
-pub const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C1.
-pub const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C2.
-pub const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C3.
-pub const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C4.
-pub const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C5.
-pub const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C6.
-pub const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C7.
-pub const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 8] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 8] = [
+    [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -286,38 +296,38 @@ static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one CBo: selects the event and sub-events, enables the counter, can clear it, can restrict counting to the thread programmed in the box filter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTL0", instance: "C0", index: 0, location: Location::Msr(0xD10), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL1", instance: "C0", index: 1, location: Location::Msr(0xD11), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL2", instance: "C0", index: 2, location: Location::Msr(0xD12), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL3", instance: "C0", index: 3, location: Location::Msr(0xD13), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL0", instance: "C1", index: 0, location: Location::Msr(0xD30), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL1", instance: "C1", index: 1, location: Location::Msr(0xD31), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL2", instance: "C1", index: 2, location: Location::Msr(0xD32), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL3", instance: "C1", index: 3, location: Location::Msr(0xD33), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL0", instance: "C2", index: 0, location: Location::Msr(0xD50), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL1", instance: "C2", index: 1, location: Location::Msr(0xD51), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL2", instance: "C2", index: 2, location: Location::Msr(0xD52), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL3", instance: "C2", index: 3, location: Location::Msr(0xD53), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL0", instance: "C3", index: 0, location: Location::Msr(0xD70), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL1", instance: "C3", index: 1, location: Location::Msr(0xD71), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL2", instance: "C3", index: 2, location: Location::Msr(0xD72), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL3", instance: "C3", index: 3, location: Location::Msr(0xD73), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL0", instance: "C4", index: 0, location: Location::Msr(0xD90), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL1", instance: "C4", index: 1, location: Location::Msr(0xD91), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL2", instance: "C4", index: 2, location: Location::Msr(0xD92), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL3", instance: "C4", index: 3, location: Location::Msr(0xD93), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL0", instance: "C5", index: 0, location: Location::Msr(0xDB0), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL1", instance: "C5", index: 1, location: Location::Msr(0xDB1), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL2", instance: "C5", index: 2, location: Location::Msr(0xDB2), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL3", instance: "C5", index: 3, location: Location::Msr(0xDB3), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL0", instance: "C6", index: 0, location: Location::Msr(0xDD0), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL1", instance: "C6", index: 1, location: Location::Msr(0xDD1), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL2", instance: "C6", index: 2, location: Location::Msr(0xDD2), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL3", instance: "C6", index: 3, location: Location::Msr(0xDD3), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL0", instance: "C7", index: 0, location: Location::Msr(0xDF0), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL1", instance: "C7", index: 1, location: Location::Msr(0xDF1), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL2", instance: "C7", index: 2, location: Location::Msr(0xDF2), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL3", instance: "C7", index: 3, location: Location::Msr(0xDF3), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTL0", "C0", 0, 0xD10, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL1", "C0", 1, 0xD11, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL2", "C0", 2, 0xD12, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL3", "C0", 3, 0xD13, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL0", "C1", 0, 0xD30, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL1", "C1", 1, 0xD31, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL2", "C1", 2, 0xD32, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL3", "C1", 3, 0xD33, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL0", "C2", 0, 0xD50, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL1", "C2", 1, 0xD51, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL2", "C2", 2, 0xD52, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL3", "C2", 3, 0xD53, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL0", "C3", 0, 0xD70, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL1", "C3", 1, 0xD71, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL2", "C3", 2, 0xD72, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL3", "C3", 3, 0xD73, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL0", "C4", 0, 0xD90, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL1", "C4", 1, 0xD91, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL2", "C4", 2, 0xD92, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL3", "C4", 3, 0xD93, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL0", "C5", 0, 0xDB0, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL1", "C5", 1, 0xDB1, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL2", "C5", 2, 0xDB2, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL3", "C5", 3, 0xDB3, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL0", "C6", 0, 0xDD0, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL1", "C6", 1, 0xDD1, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL2", "C6", 2, 0xDD2, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL3", "C6", 3, 0xDD3, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL0", "C7", 0, 0xDF0, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL1", "C7", 1, 0xDF1, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL2", "C7", 2, 0xDF2, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL3", "C7", 3, 0xDF3, "linux-snbep"),
     ]),
     fields: CboCtlLayout::FIELDS,
     notes: &[
@@ -368,34 +378,29 @@ impl Layout for CboCtrLayout {
 }
 
 impl CboCtr {
-    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event
+    /// `event_count`: bits 43:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
     /// selected by C{i}_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
-pub const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
-pub const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
-pub const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
-pub const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
-pub const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
-pub const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
-pub const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
-pub const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 8] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 8] = [
+    [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -405,38 +410,38 @@ static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one CBo: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "C0", index: 0, location: Location::Msr(0xD16), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "C0", index: 1, location: Location::Msr(0xD17), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "C0", index: 2, location: Location::Msr(0xD18), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "C0", index: 3, location: Location::Msr(0xD19), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "C1", index: 0, location: Location::Msr(0xD36), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "C1", index: 1, location: Location::Msr(0xD37), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "C1", index: 2, location: Location::Msr(0xD38), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "C1", index: 3, location: Location::Msr(0xD39), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "C2", index: 0, location: Location::Msr(0xD56), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "C2", index: 1, location: Location::Msr(0xD57), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "C2", index: 2, location: Location::Msr(0xD58), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "C2", index: 3, location: Location::Msr(0xD59), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "C3", index: 0, location: Location::Msr(0xD76), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "C3", index: 1, location: Location::Msr(0xD77), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "C3", index: 2, location: Location::Msr(0xD78), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "C3", index: 3, location: Location::Msr(0xD79), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "C4", index: 0, location: Location::Msr(0xD96), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "C4", index: 1, location: Location::Msr(0xD97), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "C4", index: 2, location: Location::Msr(0xD98), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "C4", index: 3, location: Location::Msr(0xD99), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "C5", index: 0, location: Location::Msr(0xDB6), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "C5", index: 1, location: Location::Msr(0xDB7), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "C5", index: 2, location: Location::Msr(0xDB8), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "C5", index: 3, location: Location::Msr(0xDB9), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "C6", index: 0, location: Location::Msr(0xDD6), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "C6", index: 1, location: Location::Msr(0xDD7), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "C6", index: 2, location: Location::Msr(0xDD8), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "C6", index: 3, location: Location::Msr(0xDD9), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "C7", index: 0, location: Location::Msr(0xDF6), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "C7", index: 1, location: Location::Msr(0xDF7), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "C7", index: 2, location: Location::Msr(0xDF8), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "C7", index: 3, location: Location::Msr(0xDF9), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTR0", "C0", 0, 0xD16, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR1", "C0", 1, 0xD17, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR2", "C0", 2, 0xD18, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR3", "C0", 3, 0xD19, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR0", "C1", 0, 0xD36, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR1", "C1", 1, 0xD37, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR2", "C1", 2, 0xD38, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR3", "C1", 3, 0xD39, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR0", "C2", 0, 0xD56, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR1", "C2", 1, 0xD57, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR2", "C2", 2, 0xD58, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR3", "C2", 3, 0xD59, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR0", "C3", 0, 0xD76, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR1", "C3", 1, 0xD77, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR2", "C3", 2, 0xD78, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR3", "C3", 3, 0xD79, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR0", "C4", 0, 0xD96, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR1", "C4", 1, 0xD97, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR2", "C4", 2, 0xD98, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR3", "C4", 3, 0xD99, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR0", "C5", 0, 0xDB6, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR1", "C5", 1, 0xDB7, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR2", "C5", 2, 0xDB8, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR3", "C5", 3, 0xDB9, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR0", "C6", 0, 0xDD6, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR1", "C6", 1, 0xDD7, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR2", "C6", 2, 0xDD8, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR3", "C6", 3, 0xDD9, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR0", "C7", 0, 0xDF6, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR1", "C7", 1, 0xDF7, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR2", "C7", 2, 0xDF8, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR3", "C7", 3, 0xDF9, "linux-snbep"),
     ]),
     fields: CboCtrLayout::FIELDS,
     notes: &[
@@ -505,54 +510,55 @@ impl Layout for CboBoxFilterLayout {
 }
 
 impl CboBoxFilter {
-    /// `opc` (bits 31:23, rw, reset 0x0): Opcode of the queued request to match, for the
-    /// TOR_INSERTS and TOR_OCCUPANCY events (encodings in the guide's opcode tables).
-    #[inline] pub const fn opc(self) -> u16 { get_bits(self.raw64(), 31, 23) as u16 }
-    /// This value with `opc` (bits 31:23) set to `v`. Panics if `v` does not fit in 9 bits (a
-    /// compile error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 23, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 9 bits.
-    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 31, 23, v as u64, "C{i}_MSR_PMON_BOX_FILTER", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `state` (bits 22:18, rw, reset 0x0): Cache-line states to match for the LLC_LOOKUP event,
-    /// one bit per state; setting several bits tracks several states.
-    #[inline] pub const fn state(self) -> u8 { get_bits(self.raw64(), 22, 18) as u8 }
-    /// This value with `state` (bits 22:18) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_state` returns an error instead.
-    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 18, v as u64)) }
-    /// This value with `state` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 22, 18, v as u64, "C{i}_MSR_PMON_BOX_FILTER", "state") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `nid` (bits 17:10, rw, reset 0x0): Node id to match, for the events that filter by node.
-    #[inline] pub const fn nid(self) -> u8 { get_bits(self.raw64(), 17, 10) as u8 }
-    /// This value with `nid` (bits 17:10) set to `v`.
-    #[inline] pub const fn with_nid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 10, v as u64)) }
-    /// `tid` (bits 4:0, rw, reset 0x0): Thread/core id to match; used by any CBo event whose
-    /// control register has tid_en set.
-    #[inline] pub const fn tid(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
-    /// This value with `tid` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a compile
-    /// error in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
-    /// This value with `tid` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "C{i}_MSR_PMON_BOX_FILTER", "tid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc`: bits 31:23 (rw, reset 0x0).
+    pub const OPC_BITS: BitRange = BitRange::new(31, 23);
+    /// `state`: bits 22:18 (rw, reset 0x0).
+    pub const STATE_BITS: BitRange = BitRange::new(22, 18);
+    /// `nid`: bits 17:10 (rw, reset 0x0).
+    pub const NID_BITS: BitRange = BitRange::new(17, 10);
+    /// `tid`: bits 4:0 (rw, reset 0x0).
+    pub const TID_BITS: BitRange = BitRange::new(4, 0);
+    /// `opc` ([`Self::OPC_BITS`]): Opcode of the queued request to match, for the TOR_INSERTS and
+    /// TOR_OCCUPANCY events (encodings in the guide's opcode tables).
+    #[inline] pub const fn opc(self) -> u16 { Self::OPC_BITS.get(self.raw64()) as u16 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, CboBoxFilterLayout::NAME, "opc")) }
+    /// `state` ([`Self::STATE_BITS`]): Cache-line states to match for the LLC_LOOKUP event, one bit
+    /// per state; setting several bits tracks several states.
+    #[inline] pub const fn state(self) -> u8 { Self::STATE_BITS.get(self.raw64()) as u8 }
+    /// This value with `state` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_state` returns an error instead.
+    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(Self::STATE_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `state` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STATE_BITS.try_set(self.raw64(), v as u64, CboBoxFilterLayout::NAME, "state")) }
+    /// `nid` ([`Self::NID_BITS`]): Node id to match, for the events that filter by node.
+    #[inline] pub const fn nid(self) -> u8 { Self::NID_BITS.get(self.raw64()) as u8 }
+    /// This value with `nid` set to `v`.
+    #[inline] pub const fn with_nid(self, v: u8) -> Self { self.with_raw64(Self::NID_BITS.set(self.raw64(), v as u64)) }
+    /// `tid` ([`Self::TID_BITS`]): Thread/core id to match; used by any CBo event whose control
+    /// register has tid_en set.
+    #[inline] pub const fn tid(self) -> u8 { Self::TID_BITS.get(self.raw64()) as u8 }
+    /// This value with `tid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_tid` returns an error instead.
+    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `tid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, CboBoxFilterLayout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER: Msr<CboBoxFilter> = Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER");
-/// `C{i}_MSR_PMON_BOX_FILTER` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER: [Msr<CboBoxFilter>; 8] = [C0_MSR_PMON_BOX_FILTER, C1_MSR_PMON_BOX_FILTER, C2_MSR_PMON_BOX_FILTER, C3_MSR_PMON_BOX_FILTER, C4_MSR_PMON_BOX_FILTER, C5_MSR_PMON_BOX_FILTER, C6_MSR_PMON_BOX_FILTER, C7_MSR_PMON_BOX_FILTER];
+/// `C{i}_MSR_PMON_BOX_FILTER` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7).
+pub const C_MSR_PMON_BOX_FILTER: [Msr<CboBoxFilter>; 8] = [
+    Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER"),
+    Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
@@ -562,14 +568,14 @@ static CBO_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "Filter shared by the four counters of one CBo. Which fields an event honours depends on the event: any event can be restricted to one thread (with the control register's tid_en set), LLC_LOOKUP by cache-line state, and TOR_INSERTS / TOR_OCCUPANCY by request opcode and node id. Because the register is shared, only events that agree on its contents can be counted together in one CBo.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER", instance: "C0", index: 0, location: Location::Msr(0xD14), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER", instance: "C1", index: 0, location: Location::Msr(0xD34), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER", instance: "C2", index: 0, location: Location::Msr(0xD54), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER", instance: "C3", index: 0, location: Location::Msr(0xD74), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER", instance: "C4", index: 0, location: Location::Msr(0xD94), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER", instance: "C5", index: 0, location: Location::Msr(0xDB4), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER", instance: "C6", index: 0, location: Location::Msr(0xDD4), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER", instance: "C7", index: 0, location: Location::Msr(0xDF4), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER", "C0", 0, 0xD14, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER", "C1", 0, 0xD34, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER", "C2", 0, 0xD54, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER", "C3", 0, 0xD74, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER", "C4", 0, 0xD94, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER", "C5", 0, 0xDB4, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER", "C6", 0, 0xDD4, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER", "C7", 0, 0xDF4, "linux-snbep"),
     ]),
     fields: CboBoxFilterLayout::FIELDS,
     notes: &[

@@ -77,14 +77,22 @@ impl Layout for HaBoxCtlLayout {
 }
 
 impl HaBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `HA_PCI_PMON_BOX_CTL` of instance HA.
@@ -98,7 +106,7 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_BOX_CTL", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("HA_PCI_PMON_BOX_CTL", "HA", 0, (0x3C46, 14, 1, 0x0F4), "likwid"),
     ]),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
@@ -208,38 +216,49 @@ impl Layout for HaCtlLayout {
 }
 
 impl HaCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; edge_det and
-    /// invert only work with a non-zero threshold (use 1 for events that increment by at most one
-    /// per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; edge_det and invert
+    /// only work with a non-zero threshold (use 1 for events that increment by at most one per
+    /// cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison. With
     /// edge_det also set, the counter counts falling rather than rising edges.
-    #[inline] pub const fn invert(self) -> HaCtlInvert { HaCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: HaCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    #[inline] pub const fn invert(self) -> HaCtlInvert { HaCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: HaCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the Home Agent event to
-    /// count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the Home Agent event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `HA_PCI_PMON_CTL{n}` of instance HA.
@@ -253,10 +272,10 @@ static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_CTL0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTL1", instance: "HA", index: 1, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTL2", instance: "HA", index: 2, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTL3", instance: "HA", index: 3, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("HA_PCI_PMON_CTL0", "HA", 0, (0x3C46, 14, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTL1", "HA", 1, (0x3C46, 14, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTL2", "HA", 2, (0x3C46, 14, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTL3", "HA", 3, (0x3C46, 14, 1, 0x0E4), "likwid"),
     ]),
     fields: HaCtlLayout::FIELDS,
     notes: &[
@@ -307,14 +326,16 @@ impl Layout for HaCtrLayout {
 }
 
 impl HaCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by HA_PCI_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "HA_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, HaCtrLayout::NAME, "event_count")) }
 }
 
 /// `HA_PCI_PMON_CTR{n}` of instance HA.
@@ -328,10 +349,10 @@ static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_CTR0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTR1", instance: "HA", index: 1, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTR2", instance: "HA", index: 2, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "HA_PCI_PMON_CTR3", instance: "HA", index: 3, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("HA_PCI_PMON_CTR0", "HA", 0, (0x3C46, 14, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTR1", "HA", 1, (0x3C46, 14, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTR2", "HA", 2, (0x3C46, 14, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("HA_PCI_PMON_CTR3", "HA", 3, (0x3C46, 14, 1, 0x0B8), "likwid"),
     ]),
     fields: HaCtrLayout::FIELDS,
     notes: &[
@@ -386,14 +407,16 @@ impl Layout for HaAddrMatch0Layout {
 }
 
 impl HaAddrMatch0 {
-    /// `lo_addr` (bits 31:6, rw, reset 0x0): Bits 31:6 of the cache-line-aligned system address to
+    /// `lo_addr`: bits 31:6 (rw, reset 0x0).
+    pub const LO_ADDR_BITS: BitRange = BitRange::new(31, 6);
+    /// `lo_addr` ([`Self::LO_ADDR_BITS`]): Bits 31:6 of the cache-line-aligned system address to
     /// match.
-    #[inline] pub const fn lo_addr(self) -> u32 { get_bits(self.raw64(), 31, 6) as u32 }
-    /// This value with `lo_addr` (bits 31:6) set to `v`. Panics if `v` does not fit in 26 bits (a
-    /// compile error in const context); `try_with_lo_addr` returns an error instead.
-    #[inline] pub const fn with_lo_addr(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 6, v as u64)) }
-    /// This value with `lo_addr` set to `v`, or an error if `v` does not fit in 26 bits.
-    #[inline] pub const fn try_with_lo_addr(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 31, 6, v as u64, "HA_PCI_PMON_BOX_ADDRMATCH0", "lo_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn lo_addr(self) -> u32 { Self::LO_ADDR_BITS.get(self.raw64()) as u32 }
+    /// This value with `lo_addr` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_lo_addr` returns an error instead.
+    #[inline] pub const fn with_lo_addr(self, v: u32) -> Self { self.with_raw64(Self::LO_ADDR_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `lo_addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_lo_addr(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LO_ADDR_BITS.try_set(self.raw64(), v as u64, HaAddrMatch0Layout::NAME, "lo_addr")) }
 }
 
 /// `HA_PCI_PMON_BOX_ADDRMATCH0` of instance HA.
@@ -407,7 +430,7 @@ static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_BOX_ADDRMATCH0", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x040 }, source: "linux-snbep" },
+        AddressInfo::pci("HA_PCI_PMON_BOX_ADDRMATCH0", "HA", 0, (0x3C46, 14, 1, 0x040), "linux-snbep"),
     ]),
     fields: HaAddrMatch0Layout::FIELDS,
     notes: &[
@@ -451,14 +474,16 @@ impl Layout for HaAddrMatch1Layout {
 }
 
 impl HaAddrMatch1 {
-    /// `hi_addr` (bits 13:0, rw, reset 0x0): Bits 45:32 of the cache-line-aligned system address to
+    /// `hi_addr`: bits 13:0 (rw, reset 0x0).
+    pub const HI_ADDR_BITS: BitRange = BitRange::new(13, 0);
+    /// `hi_addr` ([`Self::HI_ADDR_BITS`]): Bits 45:32 of the cache-line-aligned system address to
     /// match.
-    #[inline] pub const fn hi_addr(self) -> u16 { get_bits(self.raw64(), 13, 0) as u16 }
-    /// This value with `hi_addr` (bits 13:0) set to `v`. Panics if `v` does not fit in 14 bits (a
-    /// compile error in const context); `try_with_hi_addr` returns an error instead.
-    #[inline] pub const fn with_hi_addr(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 0, v as u64)) }
-    /// This value with `hi_addr` set to `v`, or an error if `v` does not fit in 14 bits.
-    #[inline] pub const fn try_with_hi_addr(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 0, v as u64, "HA_PCI_PMON_BOX_ADDRMATCH1", "hi_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn hi_addr(self) -> u16 { Self::HI_ADDR_BITS.get(self.raw64()) as u16 }
+    /// This value with `hi_addr` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_hi_addr` returns an error instead.
+    #[inline] pub const fn with_hi_addr(self, v: u16) -> Self { self.with_raw64(Self::HI_ADDR_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `hi_addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_hi_addr(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::HI_ADDR_BITS.try_set(self.raw64(), v as u64, HaAddrMatch1Layout::NAME, "hi_addr")) }
 }
 
 /// `HA_PCI_PMON_BOX_ADDRMATCH1` of instance HA.
@@ -472,7 +497,7 @@ static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     description: "High half of the physical-address match of the Home Agent's filter: address bits 45:32.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_BOX_ADDRMATCH1", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x044 }, source: "linux-snbep" },
+        AddressInfo::pci("HA_PCI_PMON_BOX_ADDRMATCH1", "HA", 0, (0x3C46, 14, 1, 0x044), "linux-snbep"),
     ]),
     fields: HaAddrMatch1Layout::FIELDS,
     notes: &[
@@ -518,14 +543,16 @@ impl Layout for HaOpcodeMatchLayout {
 }
 
 impl HaOpcodeMatch {
-    /// `opc` (bits 5:0, rw, reset 0x0): Opcode (with its message class) of incoming requests to
-    /// match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143).
-    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `opc` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile
-    /// error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "HA_PCI_PMON_BOX_OPCODEMATCH", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc`: bits 5:0 (rw, reset 0x0).
+    pub const OPC_BITS: BitRange = BitRange::new(5, 0);
+    /// `opc` ([`Self::OPC_BITS`]): Opcode (with its message class) of incoming requests to match;
+    /// encodings in the guide's packet-matching reference (Tables 2-142 and 2-143).
+    #[inline] pub const fn opc(self) -> u8 { Self::OPC_BITS.get(self.raw64()) as u8 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, HaOpcodeMatchLayout::NAME, "opc")) }
 }
 
 /// `HA_PCI_PMON_BOX_OPCODEMATCH` of instance HA.
@@ -539,7 +566,7 @@ static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA_PCI_PMON_BOX_OPCODEMATCH", instance: "HA", index: 0, location: Location::Pci { device_id: 0x3C46, device: 14, function: 1, offset: 0x048 }, source: "linux-snbep" },
+        AddressInfo::pci("HA_PCI_PMON_BOX_OPCODEMATCH", "HA", 0, (0x3C46, 14, 1, 0x048), "linux-snbep"),
     ]),
     fields: HaOpcodeMatchLayout::FIELDS,
     notes: &[

@@ -88,26 +88,31 @@ impl Layout for ImcBoxCtlLayout {
 }
 
 impl ImcBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH0.
-pub const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB0, 16, 0, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH1.
-pub const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB1, 16, 1, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH2.
-pub const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB4, 16, 4, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH3.
-pub const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x3CB5, 16, 5, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 4] = [MC_CH0_PCI_PMON_BOX_CTL, MC_CH1_PCI_PMON_BOX_CTL, MC_CH2_PCI_PMON_BOX_CTL, MC_CH3_PCI_PMON_BOX_CTL];
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 4] = [
+    PciRegister::new(0x3CB0, 16, 0, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3CB1, 16, 1, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3CB4, 16, 4, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3CB5, 16, 5, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -117,10 +122,10 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether the channel honours a freeze signal, and clears the counters or their control registers in a single write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 60", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 61", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_BOX_CTL", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_BOX_CTL", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_BOX_CTL", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_BOX_CTL", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_CTL", "CH0", 0, (0x3CB0, 16, 0, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_CTL", "CH1", 0, (0x3CB1, 16, 1, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_CTL", "CH2", 0, (0x3CB4, 16, 4, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_CTL", "CH3", 0, (0x3CB5, 16, 5, 0x0F4), "likwid"),
     ]),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
@@ -235,50 +240,59 @@ impl Layout for ImcCtlLayout {
 }
 
 impl ImcCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; edge_det and
-    /// invert only work with a non-zero threshold (use 1 for events that increment by at most one
-    /// per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; edge_det and invert
+    /// only work with a non-zero threshold (use 1 for events that increment by at most one per
+    /// cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison. With
     /// edge_det also set, the counter counts falling rather than rising edges.
-    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the memory-controller event
-    /// to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the memory-controller event to
+    /// count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH0.
-pub const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB0, 16, 0, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x3CB0, 16, 0, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x3CB0, 16, 0, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x3CB0, 16, 0, 0x0E4, "MC_CH0_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH1.
-pub const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB1, 16, 1, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x3CB1, 16, 1, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x3CB1, 16, 1, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x3CB1, 16, 1, 0x0E4, "MC_CH1_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH2.
-pub const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB4, 16, 4, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x3CB4, 16, 4, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x3CB4, 16, 4, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x3CB4, 16, 4, 0x0E4, "MC_CH2_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH3.
-pub const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x3CB5, 16, 5, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x3CB5, 16, 5, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x3CB5, 16, 5, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x3CB5, 16, 5, 0x0E4, "MC_CH3_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 4] = [MC_CH0_PCI_PMON_CTL, MC_CH1_PCI_PMON_CTL, MC_CH2_PCI_PMON_CTL, MC_CH3_PCI_PMON_CTL];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 4] = [
+    [PciRegister::new(0x3CB0, 16, 0, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x3CB0, 16, 0, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x3CB0, 16, 0, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x3CB0, 16, 0, 0x0E4, "MC_CH0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3CB1, 16, 1, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x3CB1, 16, 1, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x3CB1, 16, 1, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x3CB1, 16, 1, 0x0E4, "MC_CH1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3CB4, 16, 4, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x3CB4, 16, 4, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x3CB4, 16, 4, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x3CB4, 16, 4, 0x0E4, "MC_CH2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3CB5, 16, 5, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x3CB5, 16, 5, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x3CB5, 16, 5, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x3CB5, 16, 5, 0x0E4, "MC_CH3_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -288,22 +302,22 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Per-counter control for general counter n of one memory channel: selects the event and its sub-events, enables the counter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection before it is added.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-61, p. 61", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTL0", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTL1", instance: "CH0", index: 1, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTL2", instance: "CH0", index: 2, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTL3", instance: "CH0", index: 3, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTL0", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTL1", instance: "CH1", index: 1, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTL2", instance: "CH1", index: 2, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTL3", instance: "CH1", index: 3, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTL0", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTL1", instance: "CH2", index: 1, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTL2", instance: "CH2", index: 2, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTL3", instance: "CH2", index: 3, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTL0", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTL1", instance: "CH3", index: 1, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTL2", instance: "CH3", index: 2, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTL3", instance: "CH3", index: 3, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTL0", "CH0", 0, (0x3CB0, 16, 0, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTL1", "CH0", 1, (0x3CB0, 16, 0, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTL2", "CH0", 2, (0x3CB0, 16, 0, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTL3", "CH0", 3, (0x3CB0, 16, 0, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTL0", "CH1", 0, (0x3CB1, 16, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTL1", "CH1", 1, (0x3CB1, 16, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTL2", "CH1", 2, (0x3CB1, 16, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTL3", "CH1", 3, (0x3CB1, 16, 1, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTL0", "CH2", 0, (0x3CB4, 16, 4, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTL1", "CH2", 1, (0x3CB4, 16, 4, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTL2", "CH2", 2, (0x3CB4, 16, 4, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTL3", "CH2", 3, (0x3CB4, 16, 4, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTL0", "CH3", 0, (0x3CB5, 16, 5, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTL1", "CH3", 1, (0x3CB5, 16, 5, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTL2", "CH3", 2, (0x3CB5, 16, 5, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTL3", "CH3", 3, (0x3CB5, 16, 5, 0x0E4), "likwid"),
     ]),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
@@ -357,26 +371,25 @@ impl Layout for ImcCtrLayout {
 }
 
 impl ImcCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by MC_CH{i}_PCI_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH0.
-pub const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB0, 16, 0, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x3CB0, 16, 0, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x3CB0, 16, 0, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x3CB0, 16, 0, 0x0B8, "MC_CH0_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH1.
-pub const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB1, 16, 1, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x3CB1, 16, 1, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x3CB1, 16, 1, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x3CB1, 16, 1, 0x0B8, "MC_CH1_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH2.
-pub const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB4, 16, 4, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x3CB4, 16, 4, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x3CB4, 16, 4, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x3CB4, 16, 4, 0x0B8, "MC_CH2_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH3.
-pub const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x3CB5, 16, 5, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x3CB5, 16, 5, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x3CB5, 16, 5, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x3CB5, 16, 5, 0x0B8, "MC_CH3_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 4] = [MC_CH0_PCI_PMON_CTR, MC_CH1_PCI_PMON_CTR, MC_CH2_PCI_PMON_CTR, MC_CH3_PCI_PMON_CTR];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 4] = [
+    [PciRegister::new(0x3CB0, 16, 0, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x3CB0, 16, 0, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x3CB0, 16, 0, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x3CB0, 16, 0, 0x0B8, "MC_CH0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3CB1, 16, 1, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x3CB1, 16, 1, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x3CB1, 16, 1, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x3CB1, 16, 1, 0x0B8, "MC_CH1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3CB4, 16, 4, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x3CB4, 16, 4, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x3CB4, 16, 4, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x3CB4, 16, 4, 0x0B8, "MC_CH2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3CB5, 16, 5, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x3CB5, 16, 5, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x3CB5, 16, 5, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x3CB5, 16, 5, 0x0B8, "MC_CH3_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -386,22 +399,22 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTR0", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTR1", instance: "CH0", index: 1, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTR2", instance: "CH0", index: 2, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTR3", instance: "CH0", index: 3, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTR0", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTR1", instance: "CH1", index: 1, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTR2", instance: "CH1", index: 2, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTR3", instance: "CH1", index: 3, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTR0", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTR1", instance: "CH2", index: 1, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTR2", instance: "CH2", index: 2, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTR3", instance: "CH2", index: 3, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTR0", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTR1", instance: "CH3", index: 1, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTR2", instance: "CH3", index: 2, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTR3", instance: "CH3", index: 3, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTR0", "CH0", 0, (0x3CB0, 16, 0, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTR1", "CH0", 1, (0x3CB0, 16, 0, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTR2", "CH0", 2, (0x3CB0, 16, 0, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTR3", "CH0", 3, (0x3CB0, 16, 0, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTR0", "CH1", 0, (0x3CB1, 16, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTR1", "CH1", 1, (0x3CB1, 16, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTR2", "CH1", 2, (0x3CB1, 16, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTR3", "CH1", 3, (0x3CB1, 16, 1, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTR0", "CH2", 0, (0x3CB4, 16, 4, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTR1", "CH2", 1, (0x3CB4, 16, 4, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTR2", "CH2", 2, (0x3CB4, 16, 4, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTR3", "CH2", 3, (0x3CB4, 16, 4, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTR0", "CH3", 0, (0x3CB5, 16, 5, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTR1", "CH3", 1, (0x3CB5, 16, 5, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTR2", "CH3", 2, (0x3CB5, 16, 5, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTR3", "CH3", 3, (0x3CB5, 16, 5, 0x0B8), "likwid"),
     ]),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
@@ -458,25 +471,26 @@ impl Layout for ImcFixedCtlLayout {
 }
 
 impl ImcFixedCtl {
-    /// `en` (bit 22, rw-v, reset 0x0): Enables the fixed DRAM-clock counter; it counts only while
-    /// this bit is 1.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// This value with `rst` (bit 19) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `rst`: bit 19 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(19, 19);
+    /// `en` ([`Self::EN_BITS`]): Enables the fixed DRAM-clock counter; it counts only while this
+    /// bit is 1.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH0.
-pub const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB0, 16, 0, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH1.
-pub const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB1, 16, 1, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH2.
-pub const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB4, 16, 4, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH3.
-pub const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x3CB5, 16, 5, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 4] = [MC_CH0_PCI_PMON_FIXED_CTL, MC_CH1_PCI_PMON_FIXED_CTL, MC_CH2_PCI_PMON_FIXED_CTL, MC_CH3_PCI_PMON_FIXED_CTL];
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 4] = [
+    PciRegister::new(0x3CB0, 16, 0, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x3CB1, 16, 1, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x3CB4, 16, 4, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x3CB5, 16, 5, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -486,10 +500,10 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it and can clear it. There is no event select; the event is fixed.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-62, p. 62"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_FIXED_CTL", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_FIXED_CTL", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_FIXED_CTL", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_FIXED_CTL", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTL", "CH0", 0, (0x3CB0, 16, 0, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTL", "CH1", 0, (0x3CB1, 16, 1, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTL", "CH2", 0, (0x3CB4, 16, 4, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTL", "CH3", 0, (0x3CB5, 16, 5, 0x0F0), "likwid"),
     ]),
     fields: ImcFixedCtlLayout::FIELDS,
     notes: &[
@@ -538,26 +552,25 @@ impl Layout for ImcFixedCtrLayout {
 }
 
 impl ImcFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of DRAM clock
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of DRAM clock
     /// cycles since the counter was last cleared.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH0.
-pub const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB0, 16, 0, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH1.
-pub const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB1, 16, 1, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH2.
-pub const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB4, 16, 4, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH3.
-pub const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x3CB5, 16, 5, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 4] = [MC_CH0_PCI_PMON_FIXED_CTR, MC_CH1_PCI_PMON_FIXED_CTR, MC_CH2_PCI_PMON_FIXED_CTR, MC_CH3_PCI_PMON_FIXED_CTR];
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order (CH0, CH1, CH2, CH3).
+pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 4] = [
+    PciRegister::new(0x3CB0, 16, 0, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x3CB1, 16, 1, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x3CB4, 16, 4, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x3CB5, 16, 5, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -567,10 +580,10 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk frequency does not change on a running system, which makes this counter a steady time base for the channel's other events.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_FIXED_CTR", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x3CB0, device: 16, function: 0, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_FIXED_CTR", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x3CB1, device: 16, function: 1, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_FIXED_CTR", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x3CB4, device: 16, function: 4, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_FIXED_CTR", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x3CB5, device: 16, function: 5, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTR", "CH0", 0, (0x3CB0, 16, 0, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTR", "CH1", 0, (0x3CB1, 16, 1, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTR", "CH2", 0, (0x3CB4, 16, 4, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTR", "CH3", 0, (0x3CB5, 16, 5, 0x0D0), "likwid"),
     ]),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[

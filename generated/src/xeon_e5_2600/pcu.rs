@@ -65,14 +65,22 @@ impl Layout for PcuBoxCtlLayout {
 }
 
 impl PcuBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_BOX_CTL` of instance PCU.
@@ -86,7 +94,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0xC24), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0xC24, "linux-snbep"),
     ]),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -251,62 +259,82 @@ impl Layout for PcuCtlLayout {
 }
 
 impl PcuCtl {
-    /// `occ_edge_det` (bit 31, rw-v, reset 0x0): Edge detect for occupancy events (ev_sel bit 7
+    /// `occ_edge_det`: bit 31 (rw-v, reset 0x0).
+    pub const OCC_EDGE_DET_BITS: BitRange = BitRange::new(31, 31);
+    /// `occ_invert`: bit 30 (rw-v, reset 0x0).
+    pub const OCC_INVERT_BITS: BitRange = BitRange::new(30, 30);
+    /// `thresh`: bits 28:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ev_sel_ext`: bit 21 (rw-v, reset 0x0).
+    pub const EV_SEL_EXT_BITS: BitRange = BitRange::new(21, 21);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `occ_sel`: bits 15:14 (rw-v, reset 0x0).
+    pub const OCC_SEL_BITS: BitRange = BitRange::new(15, 14);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `occ_edge_det` ([`Self::OCC_EDGE_DET_BITS`]): Edge detect for occupancy events (ev_sel bit 7
     /// set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy
     /// condition rather than in every cycle it holds; needs a non-zero thresh.
-    #[inline] pub const fn occ_edge_det(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `occ_edge_det` (bit 31) set to `v`.
-    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `occ_invert` (bit 30, rw-v, reset 0x0): Sense of the threshold comparison for occupancy
+    #[inline] pub const fn occ_edge_det(self) -> bool { Self::OCC_EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `occ_edge_det` set to `v`.
+    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(Self::OCC_EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `occ_invert` ([`Self::OCC_INVERT_BITS`]): Sense of the threshold comparison for occupancy
     /// events (ev_sel bit 7 set).
-    #[inline] pub const fn occ_invert(self) -> PcuCtlOccInvert { PcuCtlOccInvert::from_bits(get_bits(self.raw64(), 30, 30) as u8) }
-    /// This value with `occ_invert` (bit 30) set to `v`.
-    #[inline] pub const fn with_occ_invert(self, v: PcuCtlOccInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v.bits() as u64)) }
-    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold (5 bits): when non-zero, a cycle is
-    /// counted only if that cycle's increment compares against this value as selected by invert (or
-    /// occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "PCU_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison for ordinary
+    #[inline] pub const fn occ_invert(self) -> PcuCtlOccInvert { PcuCtlOccInvert::from_bits(Self::OCC_INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `occ_invert` set to `v`.
+    #[inline] pub const fn with_occ_invert(self, v: PcuCtlOccInvert) -> Self { self.with_raw64(Self::OCC_INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (5 bits): when non-zero, a cycle is counted only
+    /// if that cycle's increment compares against this value as selected by invert (or occ_invert
+    /// for occupancy events); use 1 for events that increment by at most one per cycle.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison for ordinary
     /// (non-occupancy) events. With edge_det also set, the counter counts falling rather than
     /// rising edges.
-    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ev_sel_ext` (bit 21, rw-v, reset 0x0): Event select extension: an extra event-select bit
+    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel_ext` ([`Self::EV_SEL_EXT_BITS`]): Event select extension: an extra event-select bit
     /// needed by some PCU events (for example the frequency and core transition-cycle events).
-    #[inline] pub const fn ev_sel_ext(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `ev_sel_ext` (bit 21) set to `v`.
-    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect for ordinary events: when 1, the counter
+    #[inline] pub const fn ev_sel_ext(self) -> bool { Self::EV_SEL_EXT_BITS.is_set(self.raw64()) }
+    /// This value with `ev_sel_ext` set to `v`.
+    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(Self::EV_SEL_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect for ordinary events: when 1, the counter
     /// advances once per 0-to-1 transition of the thresholded event instead of once per cycle in
     /// which it is active; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `occ_sel` (bits 15:14, rw-v, reset 0x0): Occupancy select: for occupancy events (ev_sel bit
-    /// 7 set), which of the PCU's core-state occupancy counters the event samples.
-    #[inline] pub const fn occ_sel(self) -> u8 { get_bits(self.raw64(), 15, 14) as u8 }
-    /// This value with `occ_sel` (bits 15:14) set to `v`. Panics if `v` does not fit in 2 bits (a
-    /// compile error in const context); `try_with_occ_sel` returns an error instead.
-    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 14, v as u64)) }
-    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 15, 14, v as u64, "PCU_MSR_PMON_CTL{n}", "occ_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the PCU event to count. Bit
-    /// 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `occ_sel` ([`Self::OCC_SEL_BITS`]): Occupancy select: for occupancy events (ev_sel bit 7
+    /// set), which of the PCU's core-state occupancy counters the event samples.
+    #[inline] pub const fn occ_sel(self) -> u8 { Self::OCC_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `occ_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_occ_sel` returns an error instead.
+    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(Self::OCC_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OCC_SEL_BITS.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "occ_sel")) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the PCU event to count. Bit 7
+    /// set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_CTL{n}` of instance PCU.
@@ -320,10 +348,10 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0xC30), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0xC31), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0xC32), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0xC33), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0xC30, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0xC31, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0xC32, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0xC33, "linux-snbep"),
     ]),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -375,14 +403,16 @@ impl Layout for PcuCtrLayout {
 }
 
 impl PcuCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by PCU_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "PCU_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, PcuCtrLayout::NAME, "event_count")) }
 }
 
 /// `PCU_MSR_PMON_CTR{n}` of instance PCU.
@@ -396,10 +426,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0xC36), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0xC37), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0xC38), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0xC39), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0xC36, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0xC37, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0xC38, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0xC39, "linux-snbep"),
     ]),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
@@ -459,26 +489,34 @@ impl Layout for PcuBoxFilterLayout {
 }
 
 impl PcuBoxFilter {
-    /// `filt31_24` (bits 31:24, rw-v, reset 0x0): Band 3 threshold, for the band-3
-    /// frequency/voltage event.
-    #[inline] pub const fn filt31_24(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `filt31_24` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `filt23_16` (bits 23:16, rw-v, reset 0x0): Band 2 threshold, for the band-2
-    /// frequency/voltage event.
-    #[inline] pub const fn filt23_16(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// This value with `filt23_16` (bits 23:16) set to `v`.
-    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
-    /// `filt15_8` (bits 15:8, rw-v, reset 0x0): Band 1 threshold, for the band-1 frequency/voltage
+    /// `filt31_24`: bits 31:24 (rw-v, reset 0x0).
+    pub const FILT31_24_BITS: BitRange = BitRange::new(31, 24);
+    /// `filt23_16`: bits 23:16 (rw-v, reset 0x0).
+    pub const FILT23_16_BITS: BitRange = BitRange::new(23, 16);
+    /// `filt15_8`: bits 15:8 (rw-v, reset 0x0).
+    pub const FILT15_8_BITS: BitRange = BitRange::new(15, 8);
+    /// `filt7_0`: bits 7:0 (rw-v, reset 0x0).
+    pub const FILT7_0_BITS: BitRange = BitRange::new(7, 0);
+    /// `filt31_24` ([`Self::FILT31_24_BITS`]): Band 3 threshold, for the band-3 frequency/voltage
     /// event.
-    #[inline] pub const fn filt15_8(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `filt15_8` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `filt7_0` (bits 7:0, rw-v, reset 0x0): Band 0 threshold, for the band-0 frequency/voltage
+    #[inline] pub const fn filt31_24(self) -> u8 { Self::FILT31_24_BITS.get(self.raw64()) as u8 }
+    /// This value with `filt31_24` set to `v`.
+    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(Self::FILT31_24_BITS.set(self.raw64(), v as u64)) }
+    /// `filt23_16` ([`Self::FILT23_16_BITS`]): Band 2 threshold, for the band-2 frequency/voltage
     /// event.
-    #[inline] pub const fn filt7_0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `filt7_0` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn filt23_16(self) -> u8 { Self::FILT23_16_BITS.get(self.raw64()) as u8 }
+    /// This value with `filt23_16` set to `v`.
+    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(Self::FILT23_16_BITS.set(self.raw64(), v as u64)) }
+    /// `filt15_8` ([`Self::FILT15_8_BITS`]): Band 1 threshold, for the band-1 frequency/voltage
+    /// event.
+    #[inline] pub const fn filt15_8(self) -> u8 { Self::FILT15_8_BITS.get(self.raw64()) as u8 }
+    /// This value with `filt15_8` set to `v`.
+    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(Self::FILT15_8_BITS.set(self.raw64(), v as u64)) }
+    /// `filt7_0` ([`Self::FILT7_0_BITS`]): Band 0 threshold, for the band-0 frequency/voltage
+    /// event.
+    #[inline] pub const fn filt7_0(self) -> u8 { Self::FILT7_0_BITS.get(self.raw64()) as u8 }
+    /// This value with `filt7_0` set to `v`.
+    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(Self::FILT7_0_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_BOX_FILTER` of instance PCU.
@@ -492,7 +530,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0xC34), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0xC34, "linux-snbep"),
     ]),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -539,8 +577,10 @@ impl Layout for PcuCoreC6CtrLayout {
 }
 
 impl PcuCoreC6Ctr {
-    /// `event_count` (bits 63:0, ro-v, reset 0x0): Cycles in which some core was in C6, 64 bits.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// `event_count`: bits 63:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Cycles in which some core was in C6, 64 bits.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `PCU_MSR_CORE_C6_CTR` of instance PCU.
@@ -554,7 +594,7 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "linux-snbep"),
     ]),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
@@ -605,8 +645,10 @@ impl Layout for PcuCoreC3CtrLayout {
 }
 
 impl PcuCoreC3Ctr {
-    /// `event_count` (bits 63:0, ro-v, reset 0x0): Cycles in which some core was in C3, 64 bits.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// `event_count`: bits 63:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Cycles in which some core was in C3, 64 bits.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `PCU_MSR_CORE_C3_CTR` of instance PCU.
@@ -620,7 +662,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "linux-snbep"),
     ]),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[

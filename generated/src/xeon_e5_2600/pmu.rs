@@ -1043,206 +1043,206 @@ impl CounterValue for UCtr {
 impl CounterValue for UUclkFixedCtr {
     const COUNT: &'static FieldInfo = U_UCLK_FIXED_CTR_EVENT_COUNT;
 }
-/// `C_MSR_PMON_BOX_CTL.frz_en` (bit 16).
+/// `C_MSR_PMON_BOX_CTL.frz_en`.
 const CBO_BOX_CTL_FRZ_EN: &FieldInfo = CboBoxCtl::INFO.field_named("frz_en");
-/// `C_MSR_PMON_BOX_CTL.frz` (bit 8).
+/// `C_MSR_PMON_BOX_CTL.frz`.
 const CBO_BOX_CTL_FRZ: &FieldInfo = CboBoxCtl::INFO.field_named("frz");
-/// `C_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
+/// `C_MSR_PMON_BOX_CTL.rst_ctrs`.
 const CBO_BOX_CTL_RST_CTRS: &FieldInfo = CboBoxCtl::INFO.field_named("rst_ctrs");
-/// `C_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
+/// `C_MSR_PMON_BOX_CTL.rst_ctrl`.
 const CBO_BOX_CTL_RST_CTRL: &FieldInfo = CboBoxCtl::INFO.field_named("rst_ctrl");
-/// `C_MSR_PMON_CTL.thresh` (bits 31:24).
+/// `C_MSR_PMON_CTL.thresh`.
 const CBO_CTL_THRESH: &FieldInfo = CboCtl::INFO.field_named("thresh");
-/// `C_MSR_PMON_CTL.invert` (bit 23).
+/// `C_MSR_PMON_CTL.invert`.
 const CBO_CTL_INVERT: &FieldInfo = CboCtl::INFO.field_named("invert");
-/// `C_MSR_PMON_CTL.en` (bit 22).
+/// `C_MSR_PMON_CTL.en`.
 const CBO_CTL_EN: &FieldInfo = CboCtl::INFO.field_named("en");
-/// `C_MSR_PMON_CTL.edge_det` (bit 18).
+/// `C_MSR_PMON_CTL.edge_det`.
 const CBO_CTL_EDGE_DET: &FieldInfo = CboCtl::INFO.field_named("edge_det");
-/// `C_MSR_PMON_CTL.umask` (bits 15:8).
+/// `C_MSR_PMON_CTL.umask`.
 const CBO_CTL_UMASK: &FieldInfo = CboCtl::INFO.field_named("umask");
-/// `C_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `C_MSR_PMON_CTL.ev_sel`.
 const CBO_CTL_EV_SEL: &FieldInfo = CboCtl::INFO.field_named("ev_sel");
-/// `C_MSR_PMON_CTR.event_count` (bits 43:0).
+/// `C_MSR_PMON_CTR.event_count`.
 const CBO_CTR_EVENT_COUNT: &FieldInfo = CboCtr::INFO.field_named("event_count");
-/// `HA_PCI_PMON_BOX_CTL.frz_en` (bit 16).
+/// `HA_PCI_PMON_BOX_CTL.frz_en`.
 const HA_BOX_CTL_FRZ_EN: &FieldInfo = HaBoxCtl::INFO.field_named("frz_en");
-/// `HA_PCI_PMON_BOX_CTL.frz` (bit 8).
+/// `HA_PCI_PMON_BOX_CTL.frz`.
 const HA_BOX_CTL_FRZ: &FieldInfo = HaBoxCtl::INFO.field_named("frz");
-/// `HA_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+/// `HA_PCI_PMON_BOX_CTL.rst_ctrs`.
 const HA_BOX_CTL_RST_CTRS: &FieldInfo = HaBoxCtl::INFO.field_named("rst_ctrs");
-/// `HA_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+/// `HA_PCI_PMON_BOX_CTL.rst_ctrl`.
 const HA_BOX_CTL_RST_CTRL: &FieldInfo = HaBoxCtl::INFO.field_named("rst_ctrl");
-/// `HA_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `HA_PCI_PMON_CTL.thresh`.
 const HA_CTL_THRESH: &FieldInfo = HaCtl::INFO.field_named("thresh");
-/// `HA_PCI_PMON_CTL.invert` (bit 23).
+/// `HA_PCI_PMON_CTL.invert`.
 const HA_CTL_INVERT: &FieldInfo = HaCtl::INFO.field_named("invert");
-/// `HA_PCI_PMON_CTL.en` (bit 22).
+/// `HA_PCI_PMON_CTL.en`.
 const HA_CTL_EN: &FieldInfo = HaCtl::INFO.field_named("en");
-/// `HA_PCI_PMON_CTL.edge_det` (bit 18).
+/// `HA_PCI_PMON_CTL.edge_det`.
 const HA_CTL_EDGE_DET: &FieldInfo = HaCtl::INFO.field_named("edge_det");
-/// `HA_PCI_PMON_CTL.umask` (bits 15:8).
+/// `HA_PCI_PMON_CTL.umask`.
 const HA_CTL_UMASK: &FieldInfo = HaCtl::INFO.field_named("umask");
-/// `HA_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `HA_PCI_PMON_CTL.ev_sel`.
 const HA_CTL_EV_SEL: &FieldInfo = HaCtl::INFO.field_named("ev_sel");
-/// `HA_PCI_PMON_CTR.event_count` (bits 47:0).
+/// `HA_PCI_PMON_CTR.event_count`.
 const HA_CTR_EVENT_COUNT: &FieldInfo = HaCtr::INFO.field_named("event_count");
-/// `MC_CH_PCI_PMON_BOX_CTL.frz_en` (bit 16).
+/// `MC_CH_PCI_PMON_BOX_CTL.frz_en`.
 const IMC_BOX_CTL_FRZ_EN: &FieldInfo = ImcBoxCtl::INFO.field_named("frz_en");
-/// `MC_CH_PCI_PMON_BOX_CTL.frz` (bit 8).
+/// `MC_CH_PCI_PMON_BOX_CTL.frz`.
 const IMC_BOX_CTL_FRZ: &FieldInfo = ImcBoxCtl::INFO.field_named("frz");
-/// `MC_CH_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+/// `MC_CH_PCI_PMON_BOX_CTL.rst_ctrs`.
 const IMC_BOX_CTL_RST_CTRS: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrs");
-/// `MC_CH_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+/// `MC_CH_PCI_PMON_BOX_CTL.rst_ctrl`.
 const IMC_BOX_CTL_RST_CTRL: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrl");
-/// `MC_CH_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `MC_CH_PCI_PMON_CTL.thresh`.
 const IMC_CTL_THRESH: &FieldInfo = ImcCtl::INFO.field_named("thresh");
-/// `MC_CH_PCI_PMON_CTL.invert` (bit 23).
+/// `MC_CH_PCI_PMON_CTL.invert`.
 const IMC_CTL_INVERT: &FieldInfo = ImcCtl::INFO.field_named("invert");
-/// `MC_CH_PCI_PMON_CTL.en` (bit 22).
+/// `MC_CH_PCI_PMON_CTL.en`.
 const IMC_CTL_EN: &FieldInfo = ImcCtl::INFO.field_named("en");
-/// `MC_CH_PCI_PMON_CTL.edge_det` (bit 18).
+/// `MC_CH_PCI_PMON_CTL.edge_det`.
 const IMC_CTL_EDGE_DET: &FieldInfo = ImcCtl::INFO.field_named("edge_det");
-/// `MC_CH_PCI_PMON_CTL.umask` (bits 15:8).
+/// `MC_CH_PCI_PMON_CTL.umask`.
 const IMC_CTL_UMASK: &FieldInfo = ImcCtl::INFO.field_named("umask");
-/// `MC_CH_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `MC_CH_PCI_PMON_CTL.ev_sel`.
 const IMC_CTL_EV_SEL: &FieldInfo = ImcCtl::INFO.field_named("ev_sel");
-/// `MC_CH_PCI_PMON_CTR.event_count` (bits 47:0).
+/// `MC_CH_PCI_PMON_CTR.event_count`.
 const IMC_CTR_EVENT_COUNT: &FieldInfo = ImcCtr::INFO.field_named("event_count");
-/// `MC_CH_PCI_PMON_FIXED_CTR.event_count` (bits 47:0).
+/// `MC_CH_PCI_PMON_FIXED_CTR.event_count`.
 const IMC_FIXED_CTR_EVENT_COUNT: &FieldInfo = ImcFixedCtr::INFO
     .field_named("event_count");
-/// `PCU_MSR_PMON_BOX_CTL.frz_en` (bit 16).
+/// `PCU_MSR_PMON_BOX_CTL.frz_en`.
 const PCU_BOX_CTL_FRZ_EN: &FieldInfo = PcuBoxCtl::INFO.field_named("frz_en");
-/// `PCU_MSR_PMON_BOX_CTL.frz` (bit 8).
+/// `PCU_MSR_PMON_BOX_CTL.frz`.
 const PCU_BOX_CTL_FRZ: &FieldInfo = PcuBoxCtl::INFO.field_named("frz");
-/// `PCU_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
+/// `PCU_MSR_PMON_BOX_CTL.rst_ctrs`.
 const PCU_BOX_CTL_RST_CTRS: &FieldInfo = PcuBoxCtl::INFO.field_named("rst_ctrs");
-/// `PCU_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
+/// `PCU_MSR_PMON_BOX_CTL.rst_ctrl`.
 const PCU_BOX_CTL_RST_CTRL: &FieldInfo = PcuBoxCtl::INFO.field_named("rst_ctrl");
-/// `PCU_MSR_PMON_CTL.thresh` (bits 28:24).
+/// `PCU_MSR_PMON_CTL.thresh`.
 const PCU_CTL_THRESH: &FieldInfo = PcuCtl::INFO.field_named("thresh");
-/// `PCU_MSR_PMON_CTL.invert` (bit 23).
+/// `PCU_MSR_PMON_CTL.invert`.
 const PCU_CTL_INVERT: &FieldInfo = PcuCtl::INFO.field_named("invert");
-/// `PCU_MSR_PMON_CTL.en` (bit 22).
+/// `PCU_MSR_PMON_CTL.en`.
 const PCU_CTL_EN: &FieldInfo = PcuCtl::INFO.field_named("en");
-/// `PCU_MSR_PMON_CTL.ev_sel_ext` (bit 21).
+/// `PCU_MSR_PMON_CTL.ev_sel_ext`.
 const PCU_CTL_EV_SEL_EXT: &FieldInfo = PcuCtl::INFO.field_named("ev_sel_ext");
-/// `PCU_MSR_PMON_CTL.edge_det` (bit 18).
+/// `PCU_MSR_PMON_CTL.edge_det`.
 const PCU_CTL_EDGE_DET: &FieldInfo = PcuCtl::INFO.field_named("edge_det");
-/// `PCU_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `PCU_MSR_PMON_CTL.ev_sel`.
 const PCU_CTL_EV_SEL: &FieldInfo = PcuCtl::INFO.field_named("ev_sel");
-/// `PCU_MSR_PMON_CTR.event_count` (bits 47:0).
+/// `PCU_MSR_PMON_CTR.event_count`.
 const PCU_CTR_EVENT_COUNT: &FieldInfo = PcuCtr::INFO.field_named("event_count");
-/// `PCU_MSR_CORE_C6_CTR.event_count` (bits 63:0).
+/// `PCU_MSR_CORE_C6_CTR.event_count`.
 const PCU_CORE_C6_CTR_EVENT_COUNT: &FieldInfo = PcuCoreC6Ctr::INFO
     .field_named("event_count");
-/// `PCU_MSR_CORE_C3_CTR.event_count` (bits 63:0).
+/// `PCU_MSR_CORE_C3_CTR.event_count`.
 const PCU_CORE_C3_CTR_EVENT_COUNT: &FieldInfo = PcuCoreC3Ctr::INFO
     .field_named("event_count");
-/// `Q_P_PCI_PMON_BOX_CTL.frz_en` (bit 16).
+/// `Q_P_PCI_PMON_BOX_CTL.frz_en`.
 const QPI_BOX_CTL_FRZ_EN: &FieldInfo = QpiBoxCtl::INFO.field_named("frz_en");
-/// `Q_P_PCI_PMON_BOX_CTL.frz` (bit 8).
+/// `Q_P_PCI_PMON_BOX_CTL.frz`.
 const QPI_BOX_CTL_FRZ: &FieldInfo = QpiBoxCtl::INFO.field_named("frz");
-/// `Q_P_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+/// `Q_P_PCI_PMON_BOX_CTL.rst_ctrs`.
 const QPI_BOX_CTL_RST_CTRS: &FieldInfo = QpiBoxCtl::INFO.field_named("rst_ctrs");
-/// `Q_P_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+/// `Q_P_PCI_PMON_BOX_CTL.rst_ctrl`.
 const QPI_BOX_CTL_RST_CTRL: &FieldInfo = QpiBoxCtl::INFO.field_named("rst_ctrl");
-/// `Q_P_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `Q_P_PCI_PMON_CTL.thresh`.
 const QPI_CTL_THRESH: &FieldInfo = QpiCtl::INFO.field_named("thresh");
-/// `Q_P_PCI_PMON_CTL.invert` (bit 23).
+/// `Q_P_PCI_PMON_CTL.invert`.
 const QPI_CTL_INVERT: &FieldInfo = QpiCtl::INFO.field_named("invert");
-/// `Q_P_PCI_PMON_CTL.en` (bit 22).
+/// `Q_P_PCI_PMON_CTL.en`.
 const QPI_CTL_EN: &FieldInfo = QpiCtl::INFO.field_named("en");
-/// `Q_P_PCI_PMON_CTL.ev_sel_ext` (bit 21).
+/// `Q_P_PCI_PMON_CTL.ev_sel_ext`.
 const QPI_CTL_EV_SEL_EXT: &FieldInfo = QpiCtl::INFO.field_named("ev_sel_ext");
-/// `Q_P_PCI_PMON_CTL.edge_det` (bit 18).
+/// `Q_P_PCI_PMON_CTL.edge_det`.
 const QPI_CTL_EDGE_DET: &FieldInfo = QpiCtl::INFO.field_named("edge_det");
-/// `Q_P_PCI_PMON_CTL.umask` (bits 15:8).
+/// `Q_P_PCI_PMON_CTL.umask`.
 const QPI_CTL_UMASK: &FieldInfo = QpiCtl::INFO.field_named("umask");
-/// `Q_P_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `Q_P_PCI_PMON_CTL.ev_sel`.
 const QPI_CTL_EV_SEL: &FieldInfo = QpiCtl::INFO.field_named("ev_sel");
-/// `Q_P_PCI_PMON_CTR.event_count` (bits 47:0).
+/// `Q_P_PCI_PMON_CTR.event_count`.
 const QPI_CTR_EVENT_COUNT: &FieldInfo = QpiCtr::INFO.field_named("event_count");
-/// `R2_PCI_PMON_BOX_CTL.frz_en` (bit 16).
+/// `R2_PCI_PMON_BOX_CTL.frz_en`.
 const R2PCIE_BOX_CTL_FRZ_EN: &FieldInfo = R2pcieBoxCtl::INFO.field_named("frz_en");
-/// `R2_PCI_PMON_BOX_CTL.frz` (bit 8).
+/// `R2_PCI_PMON_BOX_CTL.frz`.
 const R2PCIE_BOX_CTL_FRZ: &FieldInfo = R2pcieBoxCtl::INFO.field_named("frz");
-/// `R2_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+/// `R2_PCI_PMON_BOX_CTL.rst_ctrs`.
 const R2PCIE_BOX_CTL_RST_CTRS: &FieldInfo = R2pcieBoxCtl::INFO.field_named("rst_ctrs");
-/// `R2_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+/// `R2_PCI_PMON_BOX_CTL.rst_ctrl`.
 const R2PCIE_BOX_CTL_RST_CTRL: &FieldInfo = R2pcieBoxCtl::INFO.field_named("rst_ctrl");
-/// `R2_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `R2_PCI_PMON_CTL.thresh`.
 const R2PCIE_CTL_THRESH: &FieldInfo = R2pcieCtl::INFO.field_named("thresh");
-/// `R2_PCI_PMON_CTL.invert` (bit 23).
+/// `R2_PCI_PMON_CTL.invert`.
 const R2PCIE_CTL_INVERT: &FieldInfo = R2pcieCtl::INFO.field_named("invert");
-/// `R2_PCI_PMON_CTL.en` (bit 22).
+/// `R2_PCI_PMON_CTL.en`.
 const R2PCIE_CTL_EN: &FieldInfo = R2pcieCtl::INFO.field_named("en");
-/// `R2_PCI_PMON_CTL.edge_det` (bit 18).
+/// `R2_PCI_PMON_CTL.edge_det`.
 const R2PCIE_CTL_EDGE_DET: &FieldInfo = R2pcieCtl::INFO.field_named("edge_det");
-/// `R2_PCI_PMON_CTL.umask` (bits 15:8).
+/// `R2_PCI_PMON_CTL.umask`.
 const R2PCIE_CTL_UMASK: &FieldInfo = R2pcieCtl::INFO.field_named("umask");
-/// `R2_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `R2_PCI_PMON_CTL.ev_sel`.
 const R2PCIE_CTL_EV_SEL: &FieldInfo = R2pcieCtl::INFO.field_named("ev_sel");
-/// `R2_PCI_PMON_CTR.event_count` (bits 43:0).
+/// `R2_PCI_PMON_CTR.event_count`.
 const R2PCIE_CTR_EVENT_COUNT: &FieldInfo = R2pcieCtr::INFO.field_named("event_count");
-/// `R3_L_PCI_PMON_BOX_CTL.frz_en` (bit 16).
+/// `R3_L_PCI_PMON_BOX_CTL.frz_en`.
 const R3QPI_BOX_CTL_FRZ_EN: &FieldInfo = R3qpiBoxCtl::INFO.field_named("frz_en");
-/// `R3_L_PCI_PMON_BOX_CTL.frz` (bit 8).
+/// `R3_L_PCI_PMON_BOX_CTL.frz`.
 const R3QPI_BOX_CTL_FRZ: &FieldInfo = R3qpiBoxCtl::INFO.field_named("frz");
-/// `R3_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+/// `R3_L_PCI_PMON_BOX_CTL.rst_ctrs`.
 const R3QPI_BOX_CTL_RST_CTRS: &FieldInfo = R3qpiBoxCtl::INFO.field_named("rst_ctrs");
-/// `R3_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+/// `R3_L_PCI_PMON_BOX_CTL.rst_ctrl`.
 const R3QPI_BOX_CTL_RST_CTRL: &FieldInfo = R3qpiBoxCtl::INFO.field_named("rst_ctrl");
-/// `R3_L_PCI_PMON_CTL.thresh` (bits 31:24).
+/// `R3_L_PCI_PMON_CTL.thresh`.
 const R3QPI_CTL_THRESH: &FieldInfo = R3qpiCtl::INFO.field_named("thresh");
-/// `R3_L_PCI_PMON_CTL.invert` (bit 23).
+/// `R3_L_PCI_PMON_CTL.invert`.
 const R3QPI_CTL_INVERT: &FieldInfo = R3qpiCtl::INFO.field_named("invert");
-/// `R3_L_PCI_PMON_CTL.en` (bit 22).
+/// `R3_L_PCI_PMON_CTL.en`.
 const R3QPI_CTL_EN: &FieldInfo = R3qpiCtl::INFO.field_named("en");
-/// `R3_L_PCI_PMON_CTL.edge_det` (bit 18).
+/// `R3_L_PCI_PMON_CTL.edge_det`.
 const R3QPI_CTL_EDGE_DET: &FieldInfo = R3qpiCtl::INFO.field_named("edge_det");
-/// `R3_L_PCI_PMON_CTL.umask` (bits 15:8).
+/// `R3_L_PCI_PMON_CTL.umask`.
 const R3QPI_CTL_UMASK: &FieldInfo = R3qpiCtl::INFO.field_named("umask");
-/// `R3_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+/// `R3_L_PCI_PMON_CTL.ev_sel`.
 const R3QPI_CTL_EV_SEL: &FieldInfo = R3qpiCtl::INFO.field_named("ev_sel");
-/// `R3_L_PCI_PMON_CTR.event_count` (bits 43:0).
+/// `R3_L_PCI_PMON_CTR.event_count`.
 const R3QPI_CTR_EVENT_COUNT: &FieldInfo = R3qpiCtr::INFO.field_named("event_count");
-/// `U_MSR_PMON_CTL.thresh` (bits 28:24).
+/// `U_MSR_PMON_CTL.thresh`.
 const U_CTL_THRESH: &FieldInfo = UCtl::INFO.field_named("thresh");
-/// `U_MSR_PMON_CTL.invert` (bit 23).
+/// `U_MSR_PMON_CTL.invert`.
 const U_CTL_INVERT: &FieldInfo = UCtl::INFO.field_named("invert");
-/// `U_MSR_PMON_CTL.en` (bit 22).
+/// `U_MSR_PMON_CTL.en`.
 const U_CTL_EN: &FieldInfo = UCtl::INFO.field_named("en");
-/// `U_MSR_PMON_CTL.edge_det` (bit 18).
+/// `U_MSR_PMON_CTL.edge_det`.
 const U_CTL_EDGE_DET: &FieldInfo = UCtl::INFO.field_named("edge_det");
-/// `U_MSR_PMON_CTL.umask` (bits 15:8).
+/// `U_MSR_PMON_CTL.umask`.
 const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
-/// `U_MSR_PMON_CTL.ev_sel` (bits 7:0).
+/// `U_MSR_PMON_CTL.ev_sel`.
 const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
-/// `U_MSR_PMON_CTR.event_count` (bits 43:0).
+/// `U_MSR_PMON_CTR.event_count`.
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
-/// `U_MSR_PMON_UCLK_FIXED_CTR.event_count` (bits 47:0).
+/// `U_MSR_PMON_UCLK_FIXED_CTR.event_count`.
 const U_UCLK_FIXED_CTR_EVENT_COUNT: &FieldInfo = UUclkFixedCtr::INFO
     .field_named("event_count");
-/// `U_PCI_CPUNODEID.local_node_id` (bits 2:0).
+/// `U_PCI_CPUNODEID.local_node_id`.
 const U_CPU_NODE_ID_LOCAL_NODE_ID: &FieldInfo = UCpuNodeId::INFO
     .field_named("local_node_id");
-/// `U_PCI_GIDNIDMAP.node_id7` (bits 23:21).
+/// `U_PCI_GIDNIDMAP.node_id7`.
 const U_GID_NID_MAP_NODE_ID7: &FieldInfo = UGidNidMap::INFO.field_named("node_id7");
-/// `U_PCI_GIDNIDMAP.node_id6` (bits 20:18).
+/// `U_PCI_GIDNIDMAP.node_id6`.
 const U_GID_NID_MAP_NODE_ID6: &FieldInfo = UGidNidMap::INFO.field_named("node_id6");
-/// `U_PCI_GIDNIDMAP.node_id5` (bits 17:15).
+/// `U_PCI_GIDNIDMAP.node_id5`.
 const U_GID_NID_MAP_NODE_ID5: &FieldInfo = UGidNidMap::INFO.field_named("node_id5");
-/// `U_PCI_GIDNIDMAP.node_id4` (bits 14:12).
+/// `U_PCI_GIDNIDMAP.node_id4`.
 const U_GID_NID_MAP_NODE_ID4: &FieldInfo = UGidNidMap::INFO.field_named("node_id4");
-/// `U_PCI_GIDNIDMAP.node_id3` (bits 11:9).
+/// `U_PCI_GIDNIDMAP.node_id3`.
 const U_GID_NID_MAP_NODE_ID3: &FieldInfo = UGidNidMap::INFO.field_named("node_id3");
-/// `U_PCI_GIDNIDMAP.node_id2` (bits 8:6).
+/// `U_PCI_GIDNIDMAP.node_id2`.
 const U_GID_NID_MAP_NODE_ID2: &FieldInfo = UGidNidMap::INFO.field_named("node_id2");
-/// `U_PCI_GIDNIDMAP.node_id1` (bits 5:3).
+/// `U_PCI_GIDNIDMAP.node_id1`.
 const U_GID_NID_MAP_NODE_ID1: &FieldInfo = UGidNidMap::INFO.field_named("node_id1");
-/// `U_PCI_GIDNIDMAP.node_id0` (bits 2:0).
+/// `U_PCI_GIDNIDMAP.node_id0`.
 const U_GID_NID_MAP_NODE_ID0: &FieldInfo = UGidNidMap::INFO.field_named("node_id0");
 /// The `snbep-cbox` perf driver's format (`snbep_uncore_cbox_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).

@@ -71,22 +71,29 @@ impl Layout for QpiBoxCtlLayout {
 }
 
 impl QpiBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P0.
-pub const Q_P0_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x3C41, 8, 2, 0x0F4, "Q_P0_PCI_PMON_BOX_CTL");
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of instance P1.
-pub const Q_P1_PCI_PMON_BOX_CTL: PciRegister<QpiBoxCtl> = PciRegister::new(0x3C42, 9, 2, 0x0F4, "Q_P1_PCI_PMON_BOX_CTL");
-/// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [Q_P0_PCI_PMON_BOX_CTL, Q_P1_PCI_PMON_BOX_CTL];
+/// `Q_P{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [
+    PciRegister::new(0x3C41, 8, 2, 0x0F4, "Q_P0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3C42, 9, 2, 0x0F4, "Q_P1_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -96,8 +103,8 @@ static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_BOX_CTL", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_BOX_CTL", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_BOX_CTL", "P0", 0, (0x3C41, 8, 2, 0x0F4), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_BOX_CTL", "P1", 0, (0x3C42, 9, 2, 0x0F4), "likwid"),
     ]),
     fields: QpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -205,53 +212,69 @@ impl Layout for QpiCtlLayout {
 }
 
 impl QpiCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; edge_det and
-    /// invert only work with a non-zero threshold (use 1 for events that increment by at most one
-    /// per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ev_sel_ext`: bit 21 (rw-v, reset 0x0).
+    pub const EV_SEL_EXT_BITS: BitRange = BitRange::new(21, 21);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; edge_det and invert
+    /// only work with a non-zero threshold (use 1 for events that increment by at most one per
+    /// cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison. With
     /// edge_det also set, the counter counts falling rather than rising edges.
-    #[inline] pub const fn invert(self) -> QpiCtlInvert { QpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: QpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ev_sel_ext` (bit 21, rw-v, reset 0x0): Event select extension: the most significant (ninth)
-    /// bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.
-    #[inline] pub const fn ev_sel_ext(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `ev_sel_ext` (bit 21) set to `v`.
-    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    #[inline] pub const fn invert(self) -> QpiCtlInvert { QpiCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: QpiCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel_ext` ([`Self::EV_SEL_EXT_BITS`]): Event select extension: the most significant
+    /// (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and
+    /// above.
+    #[inline] pub const fn ev_sel_ext(self) -> bool { Self::EV_SEL_EXT_BITS.is_set(self.raw64()) }
+    /// This value with `ev_sel_ext` set to `v`.
+    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(Self::EV_SEL_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the low eight bits of the code of the
-    /// QPI event to count (see ev_sel_ext for the ninth bit).
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the low eight bits of the code of the QPI
+    /// event to count (see ev_sel_ext for the ninth bit).
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P0.
-pub const Q_P0_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x3C41, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"), PciRegister::new(0x3C41, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"), PciRegister::new(0x3C41, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"), PciRegister::new(0x3C41, 8, 2, 0x0E4, "Q_P0_PCI_PMON_CTL3")];
-/// `Q_P{i}_PCI_PMON_CTL{n}` of instance P1.
-pub const Q_P1_PCI_PMON_CTL: [PciRegister<QpiCtl>; 4] = [PciRegister::new(0x3C42, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"), PciRegister::new(0x3C42, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"), PciRegister::new(0x3C42, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"), PciRegister::new(0x3C42, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3")];
-/// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [Q_P0_PCI_PMON_CTL, Q_P1_PCI_PMON_CTL];
+/// `Q_P{i}_PCI_PMON_CTL{n}` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [
+    [PciRegister::new(0x3C41, 8, 2, 0x0D8, "Q_P0_PCI_PMON_CTL0"), PciRegister::new(0x3C41, 8, 2, 0x0DC, "Q_P0_PCI_PMON_CTL1"), PciRegister::new(0x3C41, 8, 2, 0x0E0, "Q_P0_PCI_PMON_CTL2"), PciRegister::new(0x3C41, 8, 2, 0x0E4, "Q_P0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x3C42, 9, 2, 0x0D8, "Q_P1_PCI_PMON_CTL0"), PciRegister::new(0x3C42, 9, 2, 0x0DC, "Q_P1_PCI_PMON_CTL1"), PciRegister::new(0x3C42, 9, 2, 0x0E0, "Q_P1_PCI_PMON_CTL2"), PciRegister::new(0x3C42, 9, 2, 0x0E4, "Q_P1_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -261,14 +284,14 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_CTL0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTL1", instance: "P0", index: 1, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTL2", instance: "P0", index: 2, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTL3", instance: "P0", index: 3, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTL0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTL1", instance: "P1", index: 1, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTL2", instance: "P1", index: 2, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTL3", instance: "P1", index: 3, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_CTL0", "P0", 0, (0x3C41, 8, 2, 0x0D8), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTL1", "P0", 1, (0x3C41, 8, 2, 0x0DC), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTL2", "P0", 2, (0x3C41, 8, 2, 0x0E0), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTL3", "P0", 3, (0x3C41, 8, 2, 0x0E4), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTL0", "P1", 0, (0x3C42, 9, 2, 0x0D8), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTL1", "P1", 1, (0x3C42, 9, 2, 0x0DC), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTL2", "P1", 2, (0x3C42, 9, 2, 0x0E0), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTL3", "P1", 3, (0x3C42, 9, 2, 0x0E4), "likwid"),
     ]),
     fields: QpiCtlLayout::FIELDS,
     notes: &[
@@ -316,22 +339,23 @@ impl Layout for QpiCtrLayout {
 }
 
 impl QpiCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by Q_P{i}_PCI_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "Q_P{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, QpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P0.
-pub const Q_P0_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x3C41, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"), PciRegister::new(0x3C41, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"), PciRegister::new(0x3C41, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"), PciRegister::new(0x3C41, 8, 2, 0x0B8, "Q_P0_PCI_PMON_CTR3")];
-/// `Q_P{i}_PCI_PMON_CTR{n}` of instance P1.
-pub const Q_P1_PCI_PMON_CTR: [PciRegister<QpiCtr>; 4] = [PciRegister::new(0x3C42, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"), PciRegister::new(0x3C42, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"), PciRegister::new(0x3C42, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"), PciRegister::new(0x3C42, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3")];
-/// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [Q_P0_PCI_PMON_CTR, Q_P1_PCI_PMON_CTR];
+/// `Q_P{i}_PCI_PMON_CTR{n}` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [
+    [PciRegister::new(0x3C41, 8, 2, 0x0A0, "Q_P0_PCI_PMON_CTR0"), PciRegister::new(0x3C41, 8, 2, 0x0A8, "Q_P0_PCI_PMON_CTR1"), PciRegister::new(0x3C41, 8, 2, 0x0B0, "Q_P0_PCI_PMON_CTR2"), PciRegister::new(0x3C41, 8, 2, 0x0B8, "Q_P0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x3C42, 9, 2, 0x0A0, "Q_P1_PCI_PMON_CTR0"), PciRegister::new(0x3C42, 9, 2, 0x0A8, "Q_P1_PCI_PMON_CTR1"), PciRegister::new(0x3C42, 9, 2, 0x0B0, "Q_P1_PCI_PMON_CTR2"), PciRegister::new(0x3C42, 9, 2, 0x0B8, "Q_P1_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -341,14 +365,14 @@ static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_CTR0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTR1", instance: "P0", index: 1, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTR2", instance: "P0", index: 2, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "Q_P0_PCI_PMON_CTR3", instance: "P0", index: 3, location: Location::Pci { device_id: 0x3C41, device: 8, function: 2, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTR0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTR1", instance: "P1", index: 1, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTR2", instance: "P1", index: 2, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_CTR3", instance: "P1", index: 3, location: Location::Pci { device_id: 0x3C42, device: 9, function: 2, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_CTR0", "P0", 0, (0x3C41, 8, 2, 0x0A0), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTR1", "P0", 1, (0x3C41, 8, 2, 0x0A8), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTR2", "P0", 2, (0x3C41, 8, 2, 0x0B0), "likwid"),
+        AddressInfo::pci("Q_P0_PCI_PMON_CTR3", "P0", 3, (0x3C41, 8, 2, 0x0B8), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTR0", "P1", 0, (0x3C42, 9, 2, 0x0A0), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTR1", "P1", 1, (0x3C42, 9, 2, 0x0A8), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTR2", "P1", 2, (0x3C42, 9, 2, 0x0B0), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_CTR3", "P1", 3, (0x3C42, 9, 2, 0x0B8), "likwid"),
     ]),
     fields: QpiCtrLayout::FIELDS,
     notes: &[
@@ -421,49 +445,58 @@ impl Layout for QpiPktMatch0Layout {
 }
 
 impl QpiPktMatch0 {
-    /// `rnid_4` (bit 31, rw, reset 0x0): Bit 4, the most significant bit, of the remote node id to
+    /// `rnid_4`: bit 31 (rw, reset 0x0).
+    pub const RNID_4_BITS: BitRange = BitRange::new(31, 31);
+    /// `dnid`: bits 17:13 (rw, reset 0x0).
+    pub const DNID_BITS: BitRange = BitRange::new(17, 13);
+    /// `mc`: bits 12:9 (rw, reset 0x0).
+    pub const MC_BITS: BitRange = BitRange::new(12, 9);
+    /// `opc`: bits 8:5 (rw, reset 0x0).
+    pub const OPC_BITS: BitRange = BitRange::new(8, 5);
+    /// `vnw`: bits 4:3 (rw, reset 0x0).
+    pub const VNW_BITS: BitRange = BitRange::new(4, 3);
+    /// `rnid_4` ([`Self::RNID_4_BITS`]): Bit 4, the most significant bit, of the remote node id to
     /// match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0.
-    #[inline] pub const fn rnid_4(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `rnid_4` (bit 31) set to `v`.
-    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `dnid` (bits 17:13, rw, reset 0x0): Destination node id to match.
-    #[inline] pub const fn dnid(self) -> u8 { get_bits(self.raw64(), 17, 13) as u8 }
-    /// This value with `dnid` (bits 17:13) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_dnid` returns an error instead.
-    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 13, v as u64)) }
-    /// This value with `dnid` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 17, 13, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "dnid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `mc` (bits 12:9, rw, reset 0x0): Message class to match (encodings in the guide's
-    /// packet-matching reference, section 2.10).
-    #[inline] pub const fn mc(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
-    /// This value with `mc` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_mc` returns an error instead.
-    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
-    /// This value with `mc` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "mc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc` (bits 8:5, rw, reset 0x0): Opcode to match; which opcodes exist depends on the message
+    #[inline] pub const fn rnid_4(self) -> bool { Self::RNID_4_BITS.is_set(self.raw64()) }
+    /// This value with `rnid_4` set to `v`.
+    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(Self::RNID_4_BITS.set(self.raw64(), v as u64)) }
+    /// `dnid` ([`Self::DNID_BITS`]): Destination node id to match.
+    #[inline] pub const fn dnid(self) -> u8 { Self::DNID_BITS.get(self.raw64()) as u8 }
+    /// This value with `dnid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_dnid` returns an error instead.
+    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(Self::DNID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `dnid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::DNID_BITS.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "dnid")) }
+    /// `mc` ([`Self::MC_BITS`]): Message class to match (encodings in the guide's packet-matching
+    /// reference, section 2.10).
+    #[inline] pub const fn mc(self) -> u8 { Self::MC_BITS.get(self.raw64()) as u8 }
+    /// This value with `mc` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_mc` returns an error instead.
+    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(Self::MC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `mc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MC_BITS.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "mc")) }
+    /// `opc` ([`Self::OPC_BITS`]): Opcode to match; which opcodes exist depends on the message
     /// class (guide section 2.10).
-    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
-    /// This value with `opc` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `vnw` (bits 4:3, rw, reset 0x0): Virtual network to match.
-    #[inline] pub const fn vnw(self) -> u8 { get_bits(self.raw64(), 4, 3) as u8 }
-    /// This value with `vnw` (bits 4:3) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_vnw` returns an error instead.
-    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 3, v as u64)) }
-    /// This value with `vnw` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 3, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH0", "vnw") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn opc(self) -> u8 { Self::OPC_BITS.get(self.raw64()) as u8 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "opc")) }
+    /// `vnw` ([`Self::VNW_BITS`]): Virtual network to match.
+    #[inline] pub const fn vnw(self) -> u8 { Self::VNW_BITS.get(self.raw64()) as u8 }
+    /// This value with `vnw` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_vnw` returns an error instead.
+    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(Self::VNW_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `vnw` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::VNW_BITS.try_set(self.raw64(), v as u64, QpiPktMatch0Layout::NAME, "vnw")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x3C86, 8, 6, 0x228, "Q_P0_PCI_PMON_PKT_MATCH0");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MATCH0: PciRegister<QpiPktMatch0> = PciRegister::new(0x3C96, 9, 6, 0x228, "Q_P1_PCI_PMON_PKT_MATCH0");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [Q_P0_PCI_PMON_PKT_MATCH0, Q_P1_PCI_PMON_PKT_MATCH0];
+/// `Q_P{i}_PCI_PMON_PKT_MATCH0` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [
+    PciRegister::new(0x3C86, 8, 6, 0x228, "Q_P0_PCI_PMON_PKT_MATCH0"),
+    PciRegister::new(0x3C96, 9, 6, 0x228, "Q_P1_PCI_PMON_PKT_MATCH0"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
@@ -473,8 +506,8 @@ static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     description: "Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MATCH0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x228 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MATCH0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x228 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH0", "P0", 0, (0x3C86, 8, 6, 0x228), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH0", "P1", 0, (0x3C96, 9, 6, 0x228), "likwid"),
     ]),
     fields: QpiPktMatch0Layout::FIELDS,
     notes: &[
@@ -541,31 +574,34 @@ impl Layout for QpiPktMatch1Layout {
 }
 
 impl QpiPktMatch1 {
-    /// `rds` (bits 19:16, rw, reset 0x0): Response data state to match; meaningful only for
-    /// DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are
-    /// mutually exclusive.
-    #[inline] pub const fn rds(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
-    /// This value with `rds` (bits 19:16) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_rds` returns an error instead.
-    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 16, v as u64)) }
-    /// This value with `rds` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 16, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH1", "rds") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `rnid_3_0` (bits 3:0, rw, reset 0x0): Bits 3:0 of the remote node id to match; bit 4 is
+    /// `rds`: bits 19:16 (rw, reset 0x0).
+    pub const RDS_BITS: BitRange = BitRange::new(19, 16);
+    /// `rnid_3_0`: bits 3:0 (rw, reset 0x0).
+    pub const RNID_3_0_BITS: BitRange = BitRange::new(3, 0);
+    /// `rds` ([`Self::RDS_BITS`]): Response data state to match; meaningful only for DRS-class
+    /// packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually
+    /// exclusive.
+    #[inline] pub const fn rds(self) -> u8 { Self::RDS_BITS.get(self.raw64()) as u8 }
+    /// This value with `rds` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_rds` returns an error instead.
+    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(Self::RDS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rds` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RDS_BITS.try_set(self.raw64(), v as u64, QpiPktMatch1Layout::NAME, "rds")) }
+    /// `rnid_3_0` ([`Self::RNID_3_0_BITS`]): Bits 3:0 of the remote node id to match; bit 4 is
     /// Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4.
-    #[inline] pub const fn rnid_3_0(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `rnid_3_0` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_rnid_3_0` returns an error instead.
-    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_PKT_MATCH1", "rnid_3_0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn rnid_3_0(self) -> u8 { Self::RNID_3_0_BITS.get(self.raw64()) as u8 }
+    /// This value with `rnid_3_0` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_rnid_3_0` returns an error instead.
+    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(Self::RNID_3_0_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RNID_3_0_BITS.try_set(self.raw64(), v as u64, QpiPktMatch1Layout::NAME, "rnid_3_0")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x3C86, 8, 6, 0x22C, "Q_P0_PCI_PMON_PKT_MATCH1");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MATCH1: PciRegister<QpiPktMatch1> = PciRegister::new(0x3C96, 9, 6, 0x22C, "Q_P1_PCI_PMON_PKT_MATCH1");
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [Q_P0_PCI_PMON_PKT_MATCH1, Q_P1_PCI_PMON_PKT_MATCH1];
+/// `Q_P{i}_PCI_PMON_PKT_MATCH1` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [
+    PciRegister::new(0x3C86, 8, 6, 0x22C, "Q_P0_PCI_PMON_PKT_MATCH1"),
+    PciRegister::new(0x3C96, 9, 6, 0x22C, "Q_P1_PCI_PMON_PKT_MATCH1"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
@@ -575,8 +611,8 @@ static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     description: "High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MATCH1", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x22C }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MATCH1", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x22C }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH1", "P0", 0, (0x3C86, 8, 6, 0x22C), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH1", "P1", 0, (0x3C96, 9, 6, 0x22C), "likwid"),
     ]),
     fields: QpiPktMatch1Layout::FIELDS,
     notes: &[
@@ -634,46 +670,55 @@ impl Layout for QpiPktMask0Layout {
 }
 
 impl QpiPktMask0 {
-    /// `rnid_4` (bit 31, rw, reset 0x0): Mask for bit 4 of the remote node id.
-    #[inline] pub const fn rnid_4(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `rnid_4` (bit 31) set to `v`.
-    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `dnid` (bits 17:13, rw, reset 0x0): Mask for the destination node id.
-    #[inline] pub const fn dnid(self) -> u8 { get_bits(self.raw64(), 17, 13) as u8 }
-    /// This value with `dnid` (bits 17:13) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_dnid` returns an error instead.
-    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 13, v as u64)) }
-    /// This value with `dnid` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 17, 13, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "dnid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `mc` (bits 12:9, rw, reset 0x0): Mask for the message class.
-    #[inline] pub const fn mc(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
-    /// This value with `mc` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_mc` returns an error instead.
-    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
-    /// This value with `mc` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "mc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc` (bits 8:5, rw, reset 0x0): Mask for the opcode.
-    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
-    /// This value with `opc` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `vnw` (bits 4:3, rw, reset 0x0): Mask for the virtual network.
-    #[inline] pub const fn vnw(self) -> u8 { get_bits(self.raw64(), 4, 3) as u8 }
-    /// This value with `vnw` (bits 4:3) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_vnw` returns an error instead.
-    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 3, v as u64)) }
-    /// This value with `vnw` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 3, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK0", "vnw") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rnid_4`: bit 31 (rw, reset 0x0).
+    pub const RNID_4_BITS: BitRange = BitRange::new(31, 31);
+    /// `dnid`: bits 17:13 (rw, reset 0x0).
+    pub const DNID_BITS: BitRange = BitRange::new(17, 13);
+    /// `mc`: bits 12:9 (rw, reset 0x0).
+    pub const MC_BITS: BitRange = BitRange::new(12, 9);
+    /// `opc`: bits 8:5 (rw, reset 0x0).
+    pub const OPC_BITS: BitRange = BitRange::new(8, 5);
+    /// `vnw`: bits 4:3 (rw, reset 0x0).
+    pub const VNW_BITS: BitRange = BitRange::new(4, 3);
+    /// `rnid_4` ([`Self::RNID_4_BITS`]): Mask for bit 4 of the remote node id.
+    #[inline] pub const fn rnid_4(self) -> bool { Self::RNID_4_BITS.is_set(self.raw64()) }
+    /// This value with `rnid_4` set to `v`.
+    #[inline] pub const fn with_rnid_4(self, v: bool) -> Self { self.with_raw64(Self::RNID_4_BITS.set(self.raw64(), v as u64)) }
+    /// `dnid` ([`Self::DNID_BITS`]): Mask for the destination node id.
+    #[inline] pub const fn dnid(self) -> u8 { Self::DNID_BITS.get(self.raw64()) as u8 }
+    /// This value with `dnid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_dnid` returns an error instead.
+    #[inline] pub const fn with_dnid(self, v: u8) -> Self { self.with_raw64(Self::DNID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `dnid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_dnid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::DNID_BITS.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "dnid")) }
+    /// `mc` ([`Self::MC_BITS`]): Mask for the message class.
+    #[inline] pub const fn mc(self) -> u8 { Self::MC_BITS.get(self.raw64()) as u8 }
+    /// This value with `mc` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_mc` returns an error instead.
+    #[inline] pub const fn with_mc(self, v: u8) -> Self { self.with_raw64(Self::MC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `mc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_mc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::MC_BITS.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "mc")) }
+    /// `opc` ([`Self::OPC_BITS`]): Mask for the opcode.
+    #[inline] pub const fn opc(self) -> u8 { Self::OPC_BITS.get(self.raw64()) as u8 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "opc")) }
+    /// `vnw` ([`Self::VNW_BITS`]): Mask for the virtual network.
+    #[inline] pub const fn vnw(self) -> u8 { Self::VNW_BITS.get(self.raw64()) as u8 }
+    /// This value with `vnw` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_vnw` returns an error instead.
+    #[inline] pub const fn with_vnw(self, v: u8) -> Self { self.with_raw64(Self::VNW_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `vnw` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_vnw(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::VNW_BITS.try_set(self.raw64(), v as u64, QpiPktMask0Layout::NAME, "vnw")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x3C86, 8, 6, 0x238, "Q_P0_PCI_PMON_PKT_MASK0");
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MASK0: PciRegister<QpiPktMask0> = PciRegister::new(0x3C96, 9, 6, 0x238, "Q_P1_PCI_PMON_PKT_MASK0");
-/// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [Q_P0_PCI_PMON_PKT_MASK0, Q_P1_PCI_PMON_PKT_MASK0];
+/// `Q_P{i}_PCI_PMON_PKT_MASK0` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [
+    PciRegister::new(0x3C86, 8, 6, 0x238, "Q_P0_PCI_PMON_PKT_MASK0"),
+    PciRegister::new(0x3C96, 9, 6, 0x238, "Q_P1_PCI_PMON_PKT_MASK0"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
@@ -683,8 +728,8 @@ static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     description: "Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MASK0", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x238 }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MASK0", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x238 }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK0", "P0", 0, (0x3C86, 8, 6, 0x238), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK0", "P1", 0, (0x3C96, 9, 6, 0x238), "likwid"),
     ]),
     fields: QpiPktMask0Layout::FIELDS,
     notes: &[
@@ -734,29 +779,32 @@ impl Layout for QpiPktMask1Layout {
 }
 
 impl QpiPktMask1 {
-    /// `rds` (bits 19:16, rw, reset 0x0): Mask for the response data state (see MATCH1.rds for the
-    /// state encodings).
-    #[inline] pub const fn rds(self) -> u8 { get_bits(self.raw64(), 19, 16) as u8 }
-    /// This value with `rds` (bits 19:16) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_rds` returns an error instead.
-    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 16, v as u64)) }
-    /// This value with `rds` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 16, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK1", "rds") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `rnid_3_0` (bits 3:0, rw, reset 0x0): Mask for bits 3:0 of the remote node id.
-    #[inline] pub const fn rnid_3_0(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `rnid_3_0` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_rnid_3_0` returns an error instead.
-    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "Q_P{i}_PCI_PMON_PKT_MASK1", "rnid_3_0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `rds`: bits 19:16 (rw, reset 0x0).
+    pub const RDS_BITS: BitRange = BitRange::new(19, 16);
+    /// `rnid_3_0`: bits 3:0 (rw, reset 0x0).
+    pub const RNID_3_0_BITS: BitRange = BitRange::new(3, 0);
+    /// `rds` ([`Self::RDS_BITS`]): Mask for the response data state (see MATCH1.rds for the state
+    /// encodings).
+    #[inline] pub const fn rds(self) -> u8 { Self::RDS_BITS.get(self.raw64()) as u8 }
+    /// This value with `rds` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_rds` returns an error instead.
+    #[inline] pub const fn with_rds(self, v: u8) -> Self { self.with_raw64(Self::RDS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rds` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_rds(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RDS_BITS.try_set(self.raw64(), v as u64, QpiPktMask1Layout::NAME, "rds")) }
+    /// `rnid_3_0` ([`Self::RNID_3_0_BITS`]): Mask for bits 3:0 of the remote node id.
+    #[inline] pub const fn rnid_3_0(self) -> u8 { Self::RNID_3_0_BITS.get(self.raw64()) as u8 }
+    /// This value with `rnid_3_0` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_rnid_3_0` returns an error instead.
+    #[inline] pub const fn with_rnid_3_0(self, v: u8) -> Self { self.with_raw64(Self::RNID_3_0_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rnid_3_0` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_rnid_3_0(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::RNID_3_0_BITS.try_set(self.raw64(), v as u64, QpiPktMask1Layout::NAME, "rnid_3_0")) }
 }
 
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P0.
-pub const Q_P0_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x3C86, 8, 6, 0x23C, "Q_P0_PCI_PMON_PKT_MASK1");
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of instance P1.
-pub const Q_P1_PCI_PMON_PKT_MASK1: PciRegister<QpiPktMask1> = PciRegister::new(0x3C96, 9, 6, 0x23C, "Q_P1_PCI_PMON_PKT_MASK1");
-/// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order.
-pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [Q_P0_PCI_PMON_PKT_MASK1, Q_P1_PCI_PMON_PKT_MASK1];
+/// `Q_P{i}_PCI_PMON_PKT_MASK1` of every instance, in instance order (P0, P1).
+pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [
+    PciRegister::new(0x3C86, 8, 6, 0x23C, "Q_P0_PCI_PMON_PKT_MASK1"),
+    PciRegister::new(0x3C96, 9, 6, 0x23C, "Q_P1_PCI_PMON_PKT_MASK1"),
+];
 
 #[cfg(feature = "metadata")]
 static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
@@ -766,8 +814,8 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     description: "High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "Q_P0_PCI_PMON_PKT_MASK1", instance: "P0", index: 0, location: Location::Pci { device_id: 0x3C86, device: 8, function: 6, offset: 0x23C }, source: "likwid" },
-        AddressInfo { name: "Q_P1_PCI_PMON_PKT_MASK1", instance: "P1", index: 0, location: Location::Pci { device_id: 0x3C96, device: 9, function: 6, offset: 0x23C }, source: "likwid" },
+        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK1", "P0", 0, (0x3C86, 8, 6, 0x23C), "likwid"),
+        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK1", "P1", 0, (0x3C96, 9, 6, 0x23C), "likwid"),
     ]),
     fields: QpiPktMask1Layout::FIELDS,
     notes: &[

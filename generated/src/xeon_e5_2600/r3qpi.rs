@@ -78,22 +78,29 @@ impl Layout for R3qpiBoxCtlLayout {
 }
 
 impl R3qpiBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L0.
-pub const R3_L0_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x3C44, 19, 5, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L1.
-pub const R3_L1_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x3C45, 19, 6, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 2] = [R3_L0_PCI_PMON_BOX_CTL, R3_L1_PCI_PMON_BOX_CTL];
+/// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (L0, L1).
+pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 2] = [
+    PciRegister::new(0x3C44, 19, 5, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x3C45, 19, 6, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -103,8 +110,8 @@ static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one R3QPI link's counters: freezes all three counters at once, chooses whether the box honours a freeze signal, and clears the counters or their control registers in a single write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_BOX_CTL", instance: "L0", index: 0, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_BOX_CTL", instance: "L1", index: 0, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_BOX_CTL", "L0", 0, (0x3C44, 19, 5, 0x0F4), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_BOX_CTL", "L1", 0, (0x3C45, 19, 6, 0x0F4), "likwid"),
     ]),
     fields: R3qpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -219,47 +226,60 @@ impl Layout for R3qpiCtlLayout {
 }
 
 impl R3qpiCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; edge_det and
-    /// invert only work with a non-zero threshold (use 1 for events that increment by at most one
-    /// per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Selects the sense of the threshold comparison. With
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; edge_det and invert
+    /// only work with a non-zero threshold (use 1 for events that increment by at most one per
+    /// cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison. With
     /// edge_det also set, the counter counts falling rather than rising edges.
-    #[inline] pub const fn invert(self) -> R3qpiCtlInvert { R3qpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: R3qpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    #[inline] pub const fn invert(self) -> R3qpiCtlInvert { R3qpiCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: R3qpiCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the R3QPI event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the R3QPI event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L0.
-pub const R3_L0_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x3C44, 19, 5, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x3C44, 19, 5, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x3C44, 19, 5, 0x0E0, "R3_L0_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L1.
-pub const R3_L1_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x3C45, 19, 6, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x3C45, 19, 6, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x3C45, 19, 6, 0x0E0, "R3_L1_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 2] = [R3_L0_PCI_PMON_CTL, R3_L1_PCI_PMON_CTL];
+/// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (L0, L1).
+pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 2] = [
+    [PciRegister::new(0x3C44, 19, 5, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x3C44, 19, 5, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x3C44, 19, 5, 0x0E0, "R3_L0_PCI_PMON_CTL2")],
+    [PciRegister::new(0x3C45, 19, 6, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x3C45, 19, 6, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x3C45, 19, 6, 0x0E0, "R3_L1_PCI_PMON_CTL2")],
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -269,12 +289,12 @@ static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Per-counter control for counter n of one R3QPI link: selects the event and its sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-120, p. 121", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL0", instance: "L0", index: 0, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL1", instance: "L0", index: 1, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL2", instance: "L0", index: 2, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL0", instance: "L1", index: 0, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL1", instance: "L1", index: 1, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL2", instance: "L1", index: 2, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL0", "L0", 0, (0x3C44, 19, 5, 0x0D8), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL1", "L0", 1, (0x3C44, 19, 5, 0x0DC), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL2", "L0", 2, (0x3C44, 19, 5, 0x0E0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL0", "L1", 0, (0x3C45, 19, 6, 0x0D8), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL1", "L1", 1, (0x3C45, 19, 6, 0x0DC), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL2", "L1", 2, (0x3C45, 19, 6, 0x0E0), "likwid"),
     ]),
     fields: R3qpiCtlLayout::FIELDS,
     notes: &[
@@ -329,22 +349,23 @@ impl Layout for R3qpiCtrLayout {
 }
 
 impl R3qpiCtr {
-    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event
+    /// `event_count`: bits 43:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
     /// selected by R3_L{i}_PCI_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "R3_L{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, R3qpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L0.
-pub const R3_L0_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x3C44, 19, 5, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x3C44, 19, 5, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x3C44, 19, 5, 0x0B0, "R3_L0_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L1.
-pub const R3_L1_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x3C45, 19, 6, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x3C45, 19, 6, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x3C45, 19, 6, 0x0B0, "R3_L1_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 2] = [R3_L0_PCI_PMON_CTR, R3_L1_PCI_PMON_CTR];
+/// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (L0, L1).
+pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 2] = [
+    [PciRegister::new(0x3C44, 19, 5, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x3C44, 19, 5, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x3C44, 19, 5, 0x0B0, "R3_L0_PCI_PMON_CTR2")],
+    [PciRegister::new(0x3C45, 19, 6, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x3C45, 19, 6, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x3C45, 19, 6, 0x0B0, "R3_L1_PCI_PMON_CTR2")],
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -354,12 +375,12 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one R3QPI link: a 44-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps counting, and may be read while counting is enabled.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.9.3.2, p. 121", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR0", instance: "L0", index: 0, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR1", instance: "L0", index: 1, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR2", instance: "L0", index: 2, location: Location::Pci { device_id: 0x3C44, device: 19, function: 5, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR0", instance: "L1", index: 0, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR1", instance: "L1", index: 1, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR2", instance: "L1", index: 2, location: Location::Pci { device_id: 0x3C45, device: 19, function: 6, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR0", "L0", 0, (0x3C44, 19, 5, 0x0A0), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR1", "L0", 1, (0x3C44, 19, 5, 0x0A8), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR2", "L0", 2, (0x3C44, 19, 5, 0x0B0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR0", "L1", 0, (0x3C45, 19, 6, 0x0A0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR1", "L1", 1, (0x3C45, 19, 6, 0x0A8), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR2", "L1", 2, (0x3C45, 19, 6, 0x0B0), "likwid"),
     ]),
     fields: R3qpiCtrLayout::FIELDS,
     notes: &[

@@ -127,43 +127,57 @@ impl Layout for UCtlLayout {
 }
 
 impl UCtl {
-    /// `thresh` (bits 28:24, rw, reset 0x0): Threshold (5 bits): when non-zero, a cycle is counted
-    /// only if that cycle's increment compares against this value as selected by invert; invert and
+    /// `thresh`: bits 28:24 (rw, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
+    /// `invert`: bit 23 (rw, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (5 bits): when non-zero, a cycle is counted only
+    /// if that cycle's increment compares against this value as selected by invert; invert and
     /// edge_det only work with a non-zero threshold (use 1 for events that increment by at most one
     /// per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "U_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw, reset 0x0): Selects the sense of the threshold comparison. With
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, UCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Selects the sense of the threshold comparison. With
     /// edge_det also set, the counter counts falling rather than rising edges.
-    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter; it counts only while this bit is 1 (and
-    /// the uncore is globally enabled).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: when 1, the counter advances once per
+    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
+    /// uncore is globally enabled).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the U-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_CTL{n}` of instance UBOX.
@@ -177,8 +191,8 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for U-box counter n: selects the event and sub-events, enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-2, p. 20", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0xC10), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0xC11), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0xC10, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0xC11, "linux-snbep"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -231,14 +245,16 @@ impl Layout for UCtrLayout {
 }
 
 impl UCtr {
-    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event
+    /// `event_count`: bits 43:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
     /// selected by U_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "U_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_CTR{n}` of instance UBOX.
@@ -252,8 +268,8 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.2.3.2, p. 20", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0xC16), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0xC17), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0xC16, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0xC17, "linux-snbep"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -303,11 +319,13 @@ impl Layout for UUclkFixedCtlLayout {
 }
 
 impl UUclkFixedCtl {
-    /// `en` (bit 22, rw, reset 0x0): Enables the UCLK fixed counter; it counts while this bit is 1
-    /// and the uncore is globally enabled.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `en` ([`Self::EN_BITS`]): Enables the UCLK fixed counter; it counts while this bit is 1 and
+    /// the uncore is globally enabled.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
@@ -321,7 +339,7 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function is to enable that counter.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC08), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0xC08, "linux-snbep"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -375,13 +393,15 @@ impl Layout for UUclkFixedCtrLayout {
 }
 
 impl UUclkFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The number of UCLK cycles counted, 48 bits.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_UCLK_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The number of UCLK cycles counted, 48 bits.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UUclkFixedCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
@@ -395,7 +415,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: it advances by one every uncore clock cycle while U_MSR_PMON_UCLK_FIXED_CTL.en is set.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-5, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0xC09), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0xC09, "linux-snbep"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -454,9 +474,11 @@ impl Layout for UCpuNodeIdLayout {
 }
 
 impl UCpuNodeId {
-    /// `local_node_id` (bits 2:0, ro, reset 0x0): Node ID of this socket (local node ID), as
+    /// `local_node_id`: bits 2:0 (ro, reset 0x0).
+    pub const LOCAL_NODE_ID_BITS: BitRange = BitRange::new(2, 0);
+    /// `local_node_id` ([`Self::LOCAL_NODE_ID_BITS`]): Node ID of this socket (local node ID), as
     /// configured by firmware.
-    #[inline] pub const fn local_node_id(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    #[inline] pub const fn local_node_id(self) -> u8 { Self::LOCAL_NODE_ID_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_CPUNODEID` of instance UBOX.
@@ -470,7 +492,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     description: "Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x3CE0, device: 11, function: 0, offset: 0x040 }, source: "linux-snbep" },
+        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x3CE0, 11, 0, 0x040), "linux-snbep"),
     ]),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -538,22 +560,38 @@ impl Layout for UGidNidMapLayout {
 }
 
 impl UGidNidMap {
-    /// `node_id7` (bits 23:21, ro, reset 0x0): Node ID of the socket whose group ID is 7.
-    #[inline] pub const fn node_id7(self) -> u8 { get_bits(self.raw64(), 23, 21) as u8 }
-    /// `node_id6` (bits 20:18, ro, reset 0x0): Node ID of the socket whose group ID is 6.
-    #[inline] pub const fn node_id6(self) -> u8 { get_bits(self.raw64(), 20, 18) as u8 }
-    /// `node_id5` (bits 17:15, ro, reset 0x0): Node ID of the socket whose group ID is 5.
-    #[inline] pub const fn node_id5(self) -> u8 { get_bits(self.raw64(), 17, 15) as u8 }
-    /// `node_id4` (bits 14:12, ro, reset 0x0): Node ID of the socket whose group ID is 4.
-    #[inline] pub const fn node_id4(self) -> u8 { get_bits(self.raw64(), 14, 12) as u8 }
-    /// `node_id3` (bits 11:9, ro, reset 0x0): Node ID of the socket whose group ID is 3.
-    #[inline] pub const fn node_id3(self) -> u8 { get_bits(self.raw64(), 11, 9) as u8 }
-    /// `node_id2` (bits 8:6, ro, reset 0x0): Node ID of the socket whose group ID is 2.
-    #[inline] pub const fn node_id2(self) -> u8 { get_bits(self.raw64(), 8, 6) as u8 }
-    /// `node_id1` (bits 5:3, ro, reset 0x0): Node ID of the socket whose group ID is 1.
-    #[inline] pub const fn node_id1(self) -> u8 { get_bits(self.raw64(), 5, 3) as u8 }
-    /// `node_id0` (bits 2:0, ro, reset 0x0): Node ID of the socket whose group ID is 0.
-    #[inline] pub const fn node_id0(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    /// `node_id7`: bits 23:21 (ro, reset 0x0).
+    pub const NODE_ID7_BITS: BitRange = BitRange::new(23, 21);
+    /// `node_id6`: bits 20:18 (ro, reset 0x0).
+    pub const NODE_ID6_BITS: BitRange = BitRange::new(20, 18);
+    /// `node_id5`: bits 17:15 (ro, reset 0x0).
+    pub const NODE_ID5_BITS: BitRange = BitRange::new(17, 15);
+    /// `node_id4`: bits 14:12 (ro, reset 0x0).
+    pub const NODE_ID4_BITS: BitRange = BitRange::new(14, 12);
+    /// `node_id3`: bits 11:9 (ro, reset 0x0).
+    pub const NODE_ID3_BITS: BitRange = BitRange::new(11, 9);
+    /// `node_id2`: bits 8:6 (ro, reset 0x0).
+    pub const NODE_ID2_BITS: BitRange = BitRange::new(8, 6);
+    /// `node_id1`: bits 5:3 (ro, reset 0x0).
+    pub const NODE_ID1_BITS: BitRange = BitRange::new(5, 3);
+    /// `node_id0`: bits 2:0 (ro, reset 0x0).
+    pub const NODE_ID0_BITS: BitRange = BitRange::new(2, 0);
+    /// `node_id7` ([`Self::NODE_ID7_BITS`]): Node ID of the socket whose group ID is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { Self::NODE_ID7_BITS.get(self.raw64()) as u8 }
+    /// `node_id6` ([`Self::NODE_ID6_BITS`]): Node ID of the socket whose group ID is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { Self::NODE_ID6_BITS.get(self.raw64()) as u8 }
+    /// `node_id5` ([`Self::NODE_ID5_BITS`]): Node ID of the socket whose group ID is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { Self::NODE_ID5_BITS.get(self.raw64()) as u8 }
+    /// `node_id4` ([`Self::NODE_ID4_BITS`]): Node ID of the socket whose group ID is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { Self::NODE_ID4_BITS.get(self.raw64()) as u8 }
+    /// `node_id3` ([`Self::NODE_ID3_BITS`]): Node ID of the socket whose group ID is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { Self::NODE_ID3_BITS.get(self.raw64()) as u8 }
+    /// `node_id2` ([`Self::NODE_ID2_BITS`]): Node ID of the socket whose group ID is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { Self::NODE_ID2_BITS.get(self.raw64()) as u8 }
+    /// `node_id1` ([`Self::NODE_ID1_BITS`]): Node ID of the socket whose group ID is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { Self::NODE_ID1_BITS.get(self.raw64()) as u8 }
+    /// `node_id0` ([`Self::NODE_ID0_BITS`]): Node ID of the socket whose group ID is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { Self::NODE_ID0_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_GIDNIDMAP` of instance UBOX.
@@ -567,7 +605,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x3CE0, device: 11, function: 0, offset: 0x054 }, source: "linux-snbep" },
+        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x3CE0, 11, 0, 0x054), "linux-snbep"),
     ]),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

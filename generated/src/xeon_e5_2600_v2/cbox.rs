@@ -77,56 +77,52 @@ impl Layout for CboBoxCtlLayout {
 }
 
 impl CboBoxCtl {
-    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters
+    /// `ov_en`: bit 17 (rw, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(17, 17);
+    /// `frz_en`: bit 16 (rw, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Unit overflow enable: lets overflows of this box's counters
     /// travel on to the U-box. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `ov_en` (bit 17) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `frz_en` ([`Self::FRZ_EN_BITS`]): Unit freeze enable: lets this box's counters obey the
     /// uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn frz_en(self) -> bool { Self::FRZ_EN_BITS.is_set(self.raw64()) }
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE04, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE24, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE44, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE64, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE84, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEA4, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEC4, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 15] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 15] = [
+    Msr::new(0xD04, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD24, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD44, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD64, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xD84, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDA4, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDC4, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xDE4, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE04, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE24, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE44, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE64, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE84, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEA4, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEC4, "C14_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -136,21 +132,21 @@ static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one CBo: freezes its four counters and clears the counters or their controls in one write; bits 17:16 let the box take part in uncore-wide freeze and overflow handling.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-13, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_CTL", instance: "C0", index: 0, location: Location::Msr(0xD04), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_CTL", instance: "C1", index: 0, location: Location::Msr(0xD24), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_CTL", instance: "C2", index: 0, location: Location::Msr(0xD44), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_CTL", instance: "C3", index: 0, location: Location::Msr(0xD64), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_CTL", instance: "C4", index: 0, location: Location::Msr(0xD84), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_CTL", instance: "C5", index: 0, location: Location::Msr(0xDA4), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_CTL", instance: "C6", index: 0, location: Location::Msr(0xDC4), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_CTL", instance: "C7", index: 0, location: Location::Msr(0xDE4), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_CTL", instance: "C8", index: 0, location: Location::Msr(0xE04), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_CTL", instance: "C9", index: 0, location: Location::Msr(0xE24), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_CTL", instance: "C10", index: 0, location: Location::Msr(0xE44), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_CTL", instance: "C11", index: 0, location: Location::Msr(0xE64), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_CTL", instance: "C12", index: 0, location: Location::Msr(0xE84), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_CTL", instance: "C13", index: 0, location: Location::Msr(0xEA4), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_CTL", instance: "C14", index: 0, location: Location::Msr(0xEC4), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "C0", 0, 0xD04, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "C1", 0, 0xD24, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "C2", 0, 0xD44, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "C3", 0, 0xD64, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "C4", 0, 0xD84, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "C5", 0, 0xDA4, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "C6", 0, 0xDC4, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "C7", 0, 0xDE4, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_CTL", "C8", 0, 0xE04, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_CTL", "C9", 0, 0xE24, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_CTL", "C10", 0, 0xE44, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_CTL", "C11", 0, 0xE64, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_CTL", "C12", 0, 0xE84, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_CTL", "C13", 0, 0xEA4, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_CTL", "C14", 0, 0xEC4, "linux-snbep"),
     ]),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
@@ -225,73 +221,73 @@ impl Layout for CboCtlLayout {
 }
 
 impl CboCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment is at least this value; edge_det works only with a non-zero threshold
-    /// (use 1 for events that increment by at most one per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1
-    /// (and the uncore is not frozen).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `tid_en` (bit 19, rw-v, reset 0x0): Thread-id filter enable: when 1, the counter counts only
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `tid_en`: bit 19 (rw-v, reset 0x0).
+    pub const TID_EN_BITS: BitRange = BitRange::new(19, 19);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment is at least this value; edge_det works only with a non-zero threshold (use
+    /// 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
+    /// uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: when 1, the counter counts only
     /// occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER0.
-    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `tid_en` (bit 19) set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
+    /// This value with `tid_en` set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance C0.
-pub const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C1.
-pub const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C2.
-pub const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C3.
-pub const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C4.
-pub const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C5.
-pub const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C6.
-pub const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C7.
-pub const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C8.
-pub const C8_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE10, "C8_MSR_PMON_CTL0"), Msr::new(0xE11, "C8_MSR_PMON_CTL1"), Msr::new(0xE12, "C8_MSR_PMON_CTL2"), Msr::new(0xE13, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C9.
-pub const C9_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE30, "C9_MSR_PMON_CTL0"), Msr::new(0xE31, "C9_MSR_PMON_CTL1"), Msr::new(0xE32, "C9_MSR_PMON_CTL2"), Msr::new(0xE33, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C10.
-pub const C10_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE50, "C10_MSR_PMON_CTL0"), Msr::new(0xE51, "C10_MSR_PMON_CTL1"), Msr::new(0xE52, "C10_MSR_PMON_CTL2"), Msr::new(0xE53, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C11.
-pub const C11_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE70, "C11_MSR_PMON_CTL0"), Msr::new(0xE71, "C11_MSR_PMON_CTL1"), Msr::new(0xE72, "C11_MSR_PMON_CTL2"), Msr::new(0xE73, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C12.
-pub const C12_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE90, "C12_MSR_PMON_CTL0"), Msr::new(0xE91, "C12_MSR_PMON_CTL1"), Msr::new(0xE92, "C12_MSR_PMON_CTL2"), Msr::new(0xE93, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C13.
-pub const C13_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEB0, "C13_MSR_PMON_CTL0"), Msr::new(0xEB1, "C13_MSR_PMON_CTL1"), Msr::new(0xEB2, "C13_MSR_PMON_CTL2"), Msr::new(0xEB3, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C14.
-pub const C14_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xED0, "C14_MSR_PMON_CTL0"), Msr::new(0xED1, "C14_MSR_PMON_CTL1"), Msr::new(0xED2, "C14_MSR_PMON_CTL2"), Msr::new(0xED3, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 15] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 15] = [
+    [Msr::new(0xD10, "C0_MSR_PMON_CTL0"), Msr::new(0xD11, "C0_MSR_PMON_CTL1"), Msr::new(0xD12, "C0_MSR_PMON_CTL2"), Msr::new(0xD13, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xD30, "C1_MSR_PMON_CTL0"), Msr::new(0xD31, "C1_MSR_PMON_CTL1"), Msr::new(0xD32, "C1_MSR_PMON_CTL2"), Msr::new(0xD33, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xD50, "C2_MSR_PMON_CTL0"), Msr::new(0xD51, "C2_MSR_PMON_CTL1"), Msr::new(0xD52, "C2_MSR_PMON_CTL2"), Msr::new(0xD53, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xD70, "C3_MSR_PMON_CTL0"), Msr::new(0xD71, "C3_MSR_PMON_CTL1"), Msr::new(0xD72, "C3_MSR_PMON_CTL2"), Msr::new(0xD73, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xD90, "C4_MSR_PMON_CTL0"), Msr::new(0xD91, "C4_MSR_PMON_CTL1"), Msr::new(0xD92, "C4_MSR_PMON_CTL2"), Msr::new(0xD93, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xDB0, "C5_MSR_PMON_CTL0"), Msr::new(0xDB1, "C5_MSR_PMON_CTL1"), Msr::new(0xDB2, "C5_MSR_PMON_CTL2"), Msr::new(0xDB3, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xDD0, "C6_MSR_PMON_CTL0"), Msr::new(0xDD1, "C6_MSR_PMON_CTL1"), Msr::new(0xDD2, "C6_MSR_PMON_CTL2"), Msr::new(0xDD3, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xDF0, "C7_MSR_PMON_CTL0"), Msr::new(0xDF1, "C7_MSR_PMON_CTL1"), Msr::new(0xDF2, "C7_MSR_PMON_CTL2"), Msr::new(0xDF3, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0xE10, "C8_MSR_PMON_CTL0"), Msr::new(0xE11, "C8_MSR_PMON_CTL1"), Msr::new(0xE12, "C8_MSR_PMON_CTL2"), Msr::new(0xE13, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0xE30, "C9_MSR_PMON_CTL0"), Msr::new(0xE31, "C9_MSR_PMON_CTL1"), Msr::new(0xE32, "C9_MSR_PMON_CTL2"), Msr::new(0xE33, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0xE50, "C10_MSR_PMON_CTL0"), Msr::new(0xE51, "C10_MSR_PMON_CTL1"), Msr::new(0xE52, "C10_MSR_PMON_CTL2"), Msr::new(0xE53, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0xE70, "C11_MSR_PMON_CTL0"), Msr::new(0xE71, "C11_MSR_PMON_CTL1"), Msr::new(0xE72, "C11_MSR_PMON_CTL2"), Msr::new(0xE73, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0xE90, "C12_MSR_PMON_CTL0"), Msr::new(0xE91, "C12_MSR_PMON_CTL1"), Msr::new(0xE92, "C12_MSR_PMON_CTL2"), Msr::new(0xE93, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0xEB0, "C13_MSR_PMON_CTL0"), Msr::new(0xEB1, "C13_MSR_PMON_CTL1"), Msr::new(0xEB2, "C13_MSR_PMON_CTL2"), Msr::new(0xEB3, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0xED0, "C14_MSR_PMON_CTL0"), Msr::new(0xED1, "C14_MSR_PMON_CTL1"), Msr::new(0xED2, "C14_MSR_PMON_CTL2"), Msr::new(0xED3, "C14_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -301,66 +297,66 @@ static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one CBo: event and sub-event select, enable, reset, thread filter enable, and threshold/edge filtering of each cycle's increment.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-14, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTL0", instance: "C0", index: 0, location: Location::Msr(0xD10), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL1", instance: "C0", index: 1, location: Location::Msr(0xD11), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL2", instance: "C0", index: 2, location: Location::Msr(0xD12), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL3", instance: "C0", index: 3, location: Location::Msr(0xD13), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL0", instance: "C1", index: 0, location: Location::Msr(0xD30), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL1", instance: "C1", index: 1, location: Location::Msr(0xD31), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL2", instance: "C1", index: 2, location: Location::Msr(0xD32), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL3", instance: "C1", index: 3, location: Location::Msr(0xD33), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL0", instance: "C2", index: 0, location: Location::Msr(0xD50), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL1", instance: "C2", index: 1, location: Location::Msr(0xD51), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL2", instance: "C2", index: 2, location: Location::Msr(0xD52), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL3", instance: "C2", index: 3, location: Location::Msr(0xD53), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL0", instance: "C3", index: 0, location: Location::Msr(0xD70), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL1", instance: "C3", index: 1, location: Location::Msr(0xD71), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL2", instance: "C3", index: 2, location: Location::Msr(0xD72), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL3", instance: "C3", index: 3, location: Location::Msr(0xD73), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL0", instance: "C4", index: 0, location: Location::Msr(0xD90), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL1", instance: "C4", index: 1, location: Location::Msr(0xD91), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL2", instance: "C4", index: 2, location: Location::Msr(0xD92), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL3", instance: "C4", index: 3, location: Location::Msr(0xD93), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL0", instance: "C5", index: 0, location: Location::Msr(0xDB0), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL1", instance: "C5", index: 1, location: Location::Msr(0xDB1), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL2", instance: "C5", index: 2, location: Location::Msr(0xDB2), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL3", instance: "C5", index: 3, location: Location::Msr(0xDB3), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL0", instance: "C6", index: 0, location: Location::Msr(0xDD0), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL1", instance: "C6", index: 1, location: Location::Msr(0xDD1), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL2", instance: "C6", index: 2, location: Location::Msr(0xDD2), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL3", instance: "C6", index: 3, location: Location::Msr(0xDD3), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL0", instance: "C7", index: 0, location: Location::Msr(0xDF0), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL1", instance: "C7", index: 1, location: Location::Msr(0xDF1), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL2", instance: "C7", index: 2, location: Location::Msr(0xDF2), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL3", instance: "C7", index: 3, location: Location::Msr(0xDF3), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL0", instance: "C8", index: 0, location: Location::Msr(0xE10), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL1", instance: "C8", index: 1, location: Location::Msr(0xE11), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL2", instance: "C8", index: 2, location: Location::Msr(0xE12), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL3", instance: "C8", index: 3, location: Location::Msr(0xE13), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL0", instance: "C9", index: 0, location: Location::Msr(0xE30), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL1", instance: "C9", index: 1, location: Location::Msr(0xE31), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL2", instance: "C9", index: 2, location: Location::Msr(0xE32), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL3", instance: "C9", index: 3, location: Location::Msr(0xE33), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL0", instance: "C10", index: 0, location: Location::Msr(0xE50), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL1", instance: "C10", index: 1, location: Location::Msr(0xE51), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL2", instance: "C10", index: 2, location: Location::Msr(0xE52), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL3", instance: "C10", index: 3, location: Location::Msr(0xE53), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL0", instance: "C11", index: 0, location: Location::Msr(0xE70), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL1", instance: "C11", index: 1, location: Location::Msr(0xE71), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL2", instance: "C11", index: 2, location: Location::Msr(0xE72), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL3", instance: "C11", index: 3, location: Location::Msr(0xE73), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL0", instance: "C12", index: 0, location: Location::Msr(0xE90), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL1", instance: "C12", index: 1, location: Location::Msr(0xE91), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL2", instance: "C12", index: 2, location: Location::Msr(0xE92), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL3", instance: "C12", index: 3, location: Location::Msr(0xE93), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL0", instance: "C13", index: 0, location: Location::Msr(0xEB0), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL1", instance: "C13", index: 1, location: Location::Msr(0xEB1), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL2", instance: "C13", index: 2, location: Location::Msr(0xEB2), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL3", instance: "C13", index: 3, location: Location::Msr(0xEB3), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL0", instance: "C14", index: 0, location: Location::Msr(0xED0), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL1", instance: "C14", index: 1, location: Location::Msr(0xED1), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL2", instance: "C14", index: 2, location: Location::Msr(0xED2), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL3", instance: "C14", index: 3, location: Location::Msr(0xED3), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTL0", "C0", 0, 0xD10, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL1", "C0", 1, 0xD11, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL2", "C0", 2, 0xD12, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL3", "C0", 3, 0xD13, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL0", "C1", 0, 0xD30, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL1", "C1", 1, 0xD31, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL2", "C1", 2, 0xD32, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL3", "C1", 3, 0xD33, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL0", "C2", 0, 0xD50, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL1", "C2", 1, 0xD51, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL2", "C2", 2, 0xD52, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL3", "C2", 3, 0xD53, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL0", "C3", 0, 0xD70, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL1", "C3", 1, 0xD71, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL2", "C3", 2, 0xD72, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL3", "C3", 3, 0xD73, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL0", "C4", 0, 0xD90, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL1", "C4", 1, 0xD91, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL2", "C4", 2, 0xD92, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL3", "C4", 3, 0xD93, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL0", "C5", 0, 0xDB0, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL1", "C5", 1, 0xDB1, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL2", "C5", 2, 0xDB2, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL3", "C5", 3, 0xDB3, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL0", "C6", 0, 0xDD0, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL1", "C6", 1, 0xDD1, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL2", "C6", 2, 0xDD2, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL3", "C6", 3, 0xDD3, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL0", "C7", 0, 0xDF0, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL1", "C7", 1, 0xDF1, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL2", "C7", 2, 0xDF2, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL3", "C7", 3, 0xDF3, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL0", "C8", 0, 0xE10, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL1", "C8", 1, 0xE11, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL2", "C8", 2, 0xE12, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL3", "C8", 3, 0xE13, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL0", "C9", 0, 0xE30, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL1", "C9", 1, 0xE31, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL2", "C9", 2, 0xE32, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL3", "C9", 3, 0xE33, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL0", "C10", 0, 0xE50, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL1", "C10", 1, 0xE51, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL2", "C10", 2, 0xE52, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL3", "C10", 3, 0xE53, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL0", "C11", 0, 0xE70, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL1", "C11", 1, 0xE71, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL2", "C11", 2, 0xE72, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL3", "C11", 3, 0xE73, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL0", "C12", 0, 0xE90, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL1", "C12", 1, 0xE91, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL2", "C12", 2, 0xE92, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL3", "C12", 3, 0xE93, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL0", "C13", 0, 0xEB0, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL1", "C13", 1, 0xEB1, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL2", "C13", 2, 0xEB2, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL3", "C13", 3, 0xEB3, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL0", "C14", 0, 0xED0, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL1", "C14", 1, 0xED1, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL2", "C14", 2, 0xED2, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL3", "C14", 3, 0xED3, "linux-snbep"),
     ]),
     fields: CboCtlLayout::FIELDS,
     notes: &[
@@ -405,48 +401,36 @@ impl Layout for CboCtrLayout {
 }
 
 impl CboCtr {
-    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event
+    /// `event_count`: bits 43:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
     /// selected by C{i}_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
-pub const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
-pub const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
-pub const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
-pub const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
-pub const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
-pub const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
-pub const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
-pub const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C8.
-pub const C8_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE16, "C8_MSR_PMON_CTR0"), Msr::new(0xE17, "C8_MSR_PMON_CTR1"), Msr::new(0xE18, "C8_MSR_PMON_CTR2"), Msr::new(0xE19, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C9.
-pub const C9_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE36, "C9_MSR_PMON_CTR0"), Msr::new(0xE37, "C9_MSR_PMON_CTR1"), Msr::new(0xE38, "C9_MSR_PMON_CTR2"), Msr::new(0xE39, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C10.
-pub const C10_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE56, "C10_MSR_PMON_CTR0"), Msr::new(0xE57, "C10_MSR_PMON_CTR1"), Msr::new(0xE58, "C10_MSR_PMON_CTR2"), Msr::new(0xE59, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C11.
-pub const C11_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE76, "C11_MSR_PMON_CTR0"), Msr::new(0xE77, "C11_MSR_PMON_CTR1"), Msr::new(0xE78, "C11_MSR_PMON_CTR2"), Msr::new(0xE79, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C12.
-pub const C12_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE96, "C12_MSR_PMON_CTR0"), Msr::new(0xE97, "C12_MSR_PMON_CTR1"), Msr::new(0xE98, "C12_MSR_PMON_CTR2"), Msr::new(0xE99, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C13.
-pub const C13_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEB6, "C13_MSR_PMON_CTR0"), Msr::new(0xEB7, "C13_MSR_PMON_CTR1"), Msr::new(0xEB8, "C13_MSR_PMON_CTR2"), Msr::new(0xEB9, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C14.
-pub const C14_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xED6, "C14_MSR_PMON_CTR0"), Msr::new(0xED7, "C14_MSR_PMON_CTR1"), Msr::new(0xED8, "C14_MSR_PMON_CTR2"), Msr::new(0xED9, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 15] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 15] = [
+    [Msr::new(0xD16, "C0_MSR_PMON_CTR0"), Msr::new(0xD17, "C0_MSR_PMON_CTR1"), Msr::new(0xD18, "C0_MSR_PMON_CTR2"), Msr::new(0xD19, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xD36, "C1_MSR_PMON_CTR0"), Msr::new(0xD37, "C1_MSR_PMON_CTR1"), Msr::new(0xD38, "C1_MSR_PMON_CTR2"), Msr::new(0xD39, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xD56, "C2_MSR_PMON_CTR0"), Msr::new(0xD57, "C2_MSR_PMON_CTR1"), Msr::new(0xD58, "C2_MSR_PMON_CTR2"), Msr::new(0xD59, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xD76, "C3_MSR_PMON_CTR0"), Msr::new(0xD77, "C3_MSR_PMON_CTR1"), Msr::new(0xD78, "C3_MSR_PMON_CTR2"), Msr::new(0xD79, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xD96, "C4_MSR_PMON_CTR0"), Msr::new(0xD97, "C4_MSR_PMON_CTR1"), Msr::new(0xD98, "C4_MSR_PMON_CTR2"), Msr::new(0xD99, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xDB6, "C5_MSR_PMON_CTR0"), Msr::new(0xDB7, "C5_MSR_PMON_CTR1"), Msr::new(0xDB8, "C5_MSR_PMON_CTR2"), Msr::new(0xDB9, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xDD6, "C6_MSR_PMON_CTR0"), Msr::new(0xDD7, "C6_MSR_PMON_CTR1"), Msr::new(0xDD8, "C6_MSR_PMON_CTR2"), Msr::new(0xDD9, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xDF6, "C7_MSR_PMON_CTR0"), Msr::new(0xDF7, "C7_MSR_PMON_CTR1"), Msr::new(0xDF8, "C7_MSR_PMON_CTR2"), Msr::new(0xDF9, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0xE16, "C8_MSR_PMON_CTR0"), Msr::new(0xE17, "C8_MSR_PMON_CTR1"), Msr::new(0xE18, "C8_MSR_PMON_CTR2"), Msr::new(0xE19, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0xE36, "C9_MSR_PMON_CTR0"), Msr::new(0xE37, "C9_MSR_PMON_CTR1"), Msr::new(0xE38, "C9_MSR_PMON_CTR2"), Msr::new(0xE39, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0xE56, "C10_MSR_PMON_CTR0"), Msr::new(0xE57, "C10_MSR_PMON_CTR1"), Msr::new(0xE58, "C10_MSR_PMON_CTR2"), Msr::new(0xE59, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0xE76, "C11_MSR_PMON_CTR0"), Msr::new(0xE77, "C11_MSR_PMON_CTR1"), Msr::new(0xE78, "C11_MSR_PMON_CTR2"), Msr::new(0xE79, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0xE96, "C12_MSR_PMON_CTR0"), Msr::new(0xE97, "C12_MSR_PMON_CTR1"), Msr::new(0xE98, "C12_MSR_PMON_CTR2"), Msr::new(0xE99, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0xEB6, "C13_MSR_PMON_CTR0"), Msr::new(0xEB7, "C13_MSR_PMON_CTR1"), Msr::new(0xEB8, "C13_MSR_PMON_CTR2"), Msr::new(0xEB9, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0xED6, "C14_MSR_PMON_CTR0"), Msr::new(0xED7, "C14_MSR_PMON_CTR1"), Msr::new(0xED8, "C14_MSR_PMON_CTR2"), Msr::new(0xED9, "C14_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -456,66 +440,66 @@ static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one CBo: a 44-bit event count that wraps on overflow.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.3.3.2, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "C0", index: 0, location: Location::Msr(0xD16), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "C0", index: 1, location: Location::Msr(0xD17), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "C0", index: 2, location: Location::Msr(0xD18), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "C0", index: 3, location: Location::Msr(0xD19), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "C1", index: 0, location: Location::Msr(0xD36), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "C1", index: 1, location: Location::Msr(0xD37), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "C1", index: 2, location: Location::Msr(0xD38), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "C1", index: 3, location: Location::Msr(0xD39), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "C2", index: 0, location: Location::Msr(0xD56), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "C2", index: 1, location: Location::Msr(0xD57), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "C2", index: 2, location: Location::Msr(0xD58), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "C2", index: 3, location: Location::Msr(0xD59), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "C3", index: 0, location: Location::Msr(0xD76), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "C3", index: 1, location: Location::Msr(0xD77), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "C3", index: 2, location: Location::Msr(0xD78), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "C3", index: 3, location: Location::Msr(0xD79), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "C4", index: 0, location: Location::Msr(0xD96), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "C4", index: 1, location: Location::Msr(0xD97), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "C4", index: 2, location: Location::Msr(0xD98), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "C4", index: 3, location: Location::Msr(0xD99), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "C5", index: 0, location: Location::Msr(0xDB6), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "C5", index: 1, location: Location::Msr(0xDB7), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "C5", index: 2, location: Location::Msr(0xDB8), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "C5", index: 3, location: Location::Msr(0xDB9), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "C6", index: 0, location: Location::Msr(0xDD6), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "C6", index: 1, location: Location::Msr(0xDD7), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "C6", index: 2, location: Location::Msr(0xDD8), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "C6", index: 3, location: Location::Msr(0xDD9), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "C7", index: 0, location: Location::Msr(0xDF6), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "C7", index: 1, location: Location::Msr(0xDF7), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "C7", index: 2, location: Location::Msr(0xDF8), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "C7", index: 3, location: Location::Msr(0xDF9), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR0", instance: "C8", index: 0, location: Location::Msr(0xE16), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR1", instance: "C8", index: 1, location: Location::Msr(0xE17), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR2", instance: "C8", index: 2, location: Location::Msr(0xE18), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR3", instance: "C8", index: 3, location: Location::Msr(0xE19), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR0", instance: "C9", index: 0, location: Location::Msr(0xE36), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR1", instance: "C9", index: 1, location: Location::Msr(0xE37), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR2", instance: "C9", index: 2, location: Location::Msr(0xE38), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR3", instance: "C9", index: 3, location: Location::Msr(0xE39), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR0", instance: "C10", index: 0, location: Location::Msr(0xE56), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR1", instance: "C10", index: 1, location: Location::Msr(0xE57), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR2", instance: "C10", index: 2, location: Location::Msr(0xE58), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR3", instance: "C10", index: 3, location: Location::Msr(0xE59), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR0", instance: "C11", index: 0, location: Location::Msr(0xE76), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR1", instance: "C11", index: 1, location: Location::Msr(0xE77), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR2", instance: "C11", index: 2, location: Location::Msr(0xE78), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR3", instance: "C11", index: 3, location: Location::Msr(0xE79), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR0", instance: "C12", index: 0, location: Location::Msr(0xE96), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR1", instance: "C12", index: 1, location: Location::Msr(0xE97), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR2", instance: "C12", index: 2, location: Location::Msr(0xE98), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR3", instance: "C12", index: 3, location: Location::Msr(0xE99), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR0", instance: "C13", index: 0, location: Location::Msr(0xEB6), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR1", instance: "C13", index: 1, location: Location::Msr(0xEB7), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR2", instance: "C13", index: 2, location: Location::Msr(0xEB8), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR3", instance: "C13", index: 3, location: Location::Msr(0xEB9), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR0", instance: "C14", index: 0, location: Location::Msr(0xED6), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR1", instance: "C14", index: 1, location: Location::Msr(0xED7), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR2", instance: "C14", index: 2, location: Location::Msr(0xED8), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR3", instance: "C14", index: 3, location: Location::Msr(0xED9), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTR0", "C0", 0, 0xD16, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR1", "C0", 1, 0xD17, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR2", "C0", 2, 0xD18, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR3", "C0", 3, 0xD19, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR0", "C1", 0, 0xD36, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR1", "C1", 1, 0xD37, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR2", "C1", 2, 0xD38, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR3", "C1", 3, 0xD39, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR0", "C2", 0, 0xD56, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR1", "C2", 1, 0xD57, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR2", "C2", 2, 0xD58, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR3", "C2", 3, 0xD59, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR0", "C3", 0, 0xD76, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR1", "C3", 1, 0xD77, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR2", "C3", 2, 0xD78, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR3", "C3", 3, 0xD79, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR0", "C4", 0, 0xD96, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR1", "C4", 1, 0xD97, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR2", "C4", 2, 0xD98, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR3", "C4", 3, 0xD99, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR0", "C5", 0, 0xDB6, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR1", "C5", 1, 0xDB7, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR2", "C5", 2, 0xDB8, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR3", "C5", 3, 0xDB9, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR0", "C6", 0, 0xDD6, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR1", "C6", 1, 0xDD7, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR2", "C6", 2, 0xDD8, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR3", "C6", 3, 0xDD9, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR0", "C7", 0, 0xDF6, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR1", "C7", 1, 0xDF7, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR2", "C7", 2, 0xDF8, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR3", "C7", 3, 0xDF9, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR0", "C8", 0, 0xE16, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR1", "C8", 1, 0xE17, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR2", "C8", 2, 0xE18, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR3", "C8", 3, 0xE19, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR0", "C9", 0, 0xE36, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR1", "C9", 1, 0xE37, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR2", "C9", 2, 0xE38, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR3", "C9", 3, 0xE39, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR0", "C10", 0, 0xE56, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR1", "C10", 1, 0xE57, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR2", "C10", 2, 0xE58, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR3", "C10", 3, 0xE59, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR0", "C11", 0, 0xE76, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR1", "C11", 1, 0xE77, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR2", "C11", 2, 0xE78, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR3", "C11", 3, 0xE79, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR0", "C12", 0, 0xE96, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR1", "C12", 1, 0xE97, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR2", "C12", 2, 0xE98, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR3", "C12", 3, 0xE99, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR0", "C13", 0, 0xEB6, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR1", "C13", 1, 0xEB7, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR2", "C13", 2, 0xEB8, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR3", "C13", 3, 0xEB9, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR0", "C14", 0, 0xED6, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR1", "C14", 1, 0xED7, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR2", "C14", 2, 0xED8, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR3", "C14", 3, 0xED9, "linux-snbep"),
     ]),
     fields: CboCtrLayout::FIELDS,
     notes: &[
@@ -574,62 +558,54 @@ impl Layout for CboBoxFilter0Layout {
 }
 
 impl CboBoxFilter0 {
-    /// `state` (bits 22:17, rw, reset 0x0): Cache-line states to match, one bit per state, for LLC
+    /// `state`: bits 22:17 (rw, reset 0x0).
+    pub const STATE_BITS: BitRange = BitRange::new(22, 17);
+    /// `link`: bits 8:5 (rw, reset 0x0).
+    pub const LINK_BITS: BitRange = BitRange::new(8, 5);
+    /// `tid`: bits 4:0 (rw, reset 0x0).
+    pub const TID_BITS: BitRange = BitRange::new(4, 0);
+    /// `state` ([`Self::STATE_BITS`]): Cache-line states to match, one bit per state, for LLC
     /// lookup/victim events.
-    #[inline] pub const fn state(self) -> u8 { get_bits(self.raw64(), 22, 17) as u8 }
-    /// This value with `state` (bits 22:17) set to `v`. Panics if `v` does not fit in 6 bits (a
-    /// compile error in const context); `try_with_state` returns an error instead.
-    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 17, v as u64)) }
-    /// This value with `state` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 22, 17, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "state") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `link` (bits 8:5, rw, reset 0x0): QPI link to match, for events that filter by link.
-    #[inline] pub const fn link(self) -> u8 { get_bits(self.raw64(), 8, 5) as u8 }
-    /// This value with `link` (bits 8:5) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_link` returns an error instead.
-    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 5, v as u64)) }
-    /// This value with `link` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 5, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "link") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `tid` (bits 4:0, rw, reset 0x0): Thread id to match when a control's tid_en is set.
-    #[inline] pub const fn tid(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
-    /// This value with `tid` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a compile
-    /// error in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
-    /// This value with `tid` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "tid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn state(self) -> u8 { Self::STATE_BITS.get(self.raw64()) as u8 }
+    /// This value with `state` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_state` returns an error instead.
+    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(Self::STATE_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `state` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STATE_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "state")) }
+    /// `link` ([`Self::LINK_BITS`]): QPI link to match, for events that filter by link.
+    #[inline] pub const fn link(self) -> u8 { Self::LINK_BITS.get(self.raw64()) as u8 }
+    /// This value with `link` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_link` returns an error instead.
+    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(Self::LINK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `link` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LINK_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "link")) }
+    /// `tid` ([`Self::TID_BITS`]): Thread id to match when a control's tid_en is set.
+    #[inline] pub const fn tid(self) -> u8 { Self::TID_BITS.get(self.raw64()) as u8 }
+    /// This value with `tid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_tid` returns an error instead.
+    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `tid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE14, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE34, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE54, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE74, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE94, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEB4, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xED4, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 15] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 15] = [
+    Msr::new(0xD14, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xD34, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xD54, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xD74, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xD94, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xDB4, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xDD4, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xDF4, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE14, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE34, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE54, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE74, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE94, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEB4, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xED4, "C14_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
@@ -639,21 +615,21 @@ static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     description: "First filter register of one CBo, shared by its four counters: the thread id (used when a control's tid_en is set), the QPI link, and the cache-line states that LLC_LOOKUP and LLC_VICTIMS events match.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER0", instance: "C0", index: 0, location: Location::Msr(0xD14), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER0", instance: "C1", index: 0, location: Location::Msr(0xD34), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER0", instance: "C2", index: 0, location: Location::Msr(0xD54), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER0", instance: "C3", index: 0, location: Location::Msr(0xD74), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER0", instance: "C4", index: 0, location: Location::Msr(0xD94), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER0", instance: "C5", index: 0, location: Location::Msr(0xDB4), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER0", instance: "C6", index: 0, location: Location::Msr(0xDD4), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER0", instance: "C7", index: 0, location: Location::Msr(0xDF4), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_FILTER0", instance: "C8", index: 0, location: Location::Msr(0xE14), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_FILTER0", instance: "C9", index: 0, location: Location::Msr(0xE34), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_FILTER0", instance: "C10", index: 0, location: Location::Msr(0xE54), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_FILTER0", instance: "C11", index: 0, location: Location::Msr(0xE74), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_FILTER0", instance: "C12", index: 0, location: Location::Msr(0xE94), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_FILTER0", instance: "C13", index: 0, location: Location::Msr(0xEB4), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_FILTER0", instance: "C14", index: 0, location: Location::Msr(0xED4), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER0", "C0", 0, 0xD14, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER0", "C1", 0, 0xD34, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER0", "C2", 0, 0xD54, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER0", "C3", 0, 0xD74, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER0", "C4", 0, 0xD94, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER0", "C5", 0, 0xDB4, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER0", "C6", 0, 0xDD4, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER0", "C7", 0, 0xDF4, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER0", "C8", 0, 0xE14, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER0", "C9", 0, 0xE34, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER0", "C10", 0, 0xE54, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER0", "C11", 0, 0xE74, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER0", "C12", 0, 0xE94, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER0", "C13", 0, 0xEB4, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER0", "C14", 0, 0xED4, "linux-snbep"),
     ]),
     fields: CboBoxFilter0Layout::FIELDS,
     notes: &[
@@ -711,63 +687,59 @@ impl Layout for CboBoxFilter1Layout {
 }
 
 impl CboBoxFilter1 {
-    /// `isoc` (bit 31, rw, reset 0x0): Match isochronous requests.
-    #[inline] pub const fn isoc(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `isoc` (bit 31) set to `v`.
-    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `nc` (bit 30, rw, reset 0x0): Match non-coherent requests.
-    #[inline] pub const fn nc(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `nc` (bit 30) set to `v`.
-    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `c6` (bit 29, rw, reset 0x0): Match requests related to C6 entry/exit.
-    #[inline] pub const fn c6(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `c6` (bit 29) set to `v`.
-    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `opc` (bits 28:20, rw, reset 0x0): Opcode of the queued request to match.
-    #[inline] pub const fn opc(self) -> u16 { get_bits(self.raw64(), 28, 20) as u16 }
-    /// This value with `opc` (bits 28:20) set to `v`. Panics if `v` does not fit in 9 bits (a
-    /// compile error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 20, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 9 bits.
-    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 20, v as u64, "C{i}_MSR_PMON_BOX_FILTER1", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `nid` (bits 15:0, rw, reset 0x0): Node id mask to match, one bit per node.
-    #[inline] pub const fn nid(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
-    /// This value with `nid` (bits 15:0) set to `v`.
-    #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 0, v as u64)) }
+    /// `isoc`: bit 31 (rw, reset 0x0).
+    pub const ISOC_BITS: BitRange = BitRange::new(31, 31);
+    /// `nc`: bit 30 (rw, reset 0x0).
+    pub const NC_BITS: BitRange = BitRange::new(30, 30);
+    /// `c6`: bit 29 (rw, reset 0x0).
+    pub const C6_BITS: BitRange = BitRange::new(29, 29);
+    /// `opc`: bits 28:20 (rw, reset 0x0).
+    pub const OPC_BITS: BitRange = BitRange::new(28, 20);
+    /// `nid`: bits 15:0 (rw, reset 0x0).
+    pub const NID_BITS: BitRange = BitRange::new(15, 0);
+    /// `isoc` ([`Self::ISOC_BITS`]): Match isochronous requests.
+    #[inline] pub const fn isoc(self) -> bool { Self::ISOC_BITS.is_set(self.raw64()) }
+    /// This value with `isoc` set to `v`.
+    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(Self::ISOC_BITS.set(self.raw64(), v as u64)) }
+    /// `nc` ([`Self::NC_BITS`]): Match non-coherent requests.
+    #[inline] pub const fn nc(self) -> bool { Self::NC_BITS.is_set(self.raw64()) }
+    /// This value with `nc` set to `v`.
+    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(Self::NC_BITS.set(self.raw64(), v as u64)) }
+    /// `c6` ([`Self::C6_BITS`]): Match requests related to C6 entry/exit.
+    #[inline] pub const fn c6(self) -> bool { Self::C6_BITS.is_set(self.raw64()) }
+    /// This value with `c6` set to `v`.
+    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(Self::C6_BITS.set(self.raw64(), v as u64)) }
+    /// `opc` ([`Self::OPC_BITS`]): Opcode of the queued request to match.
+    #[inline] pub const fn opc(self) -> u16 { Self::OPC_BITS.get(self.raw64()) as u16 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, CboBoxFilter1Layout::NAME, "opc")) }
+    /// `nid` ([`Self::NID_BITS`]): Node id mask to match, one bit per node.
+    #[inline] pub const fn nid(self) -> u16 { Self::NID_BITS.get(self.raw64()) as u16 }
+    /// This value with `nid` set to `v`.
+    #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(Self::NID_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD1A, "C0_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD3A, "C1_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD5A, "C2_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD7A, "C3_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xD9A, "C4_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xDBA, "C5_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xDDA, "C6_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xDFA, "C7_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C8.
-pub const C8_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE1A, "C8_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C9.
-pub const C9_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE3A, "C9_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C10.
-pub const C10_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE5A, "C10_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C11.
-pub const C11_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE7A, "C11_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C12.
-pub const C12_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE9A, "C12_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C13.
-pub const C13_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEBA, "C13_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C14.
-pub const C14_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEDA, "C14_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 15] = [C0_MSR_PMON_BOX_FILTER1, C1_MSR_PMON_BOX_FILTER1, C2_MSR_PMON_BOX_FILTER1, C3_MSR_PMON_BOX_FILTER1, C4_MSR_PMON_BOX_FILTER1, C5_MSR_PMON_BOX_FILTER1, C6_MSR_PMON_BOX_FILTER1, C7_MSR_PMON_BOX_FILTER1, C8_MSR_PMON_BOX_FILTER1, C9_MSR_PMON_BOX_FILTER1, C10_MSR_PMON_BOX_FILTER1, C11_MSR_PMON_BOX_FILTER1, C12_MSR_PMON_BOX_FILTER1, C13_MSR_PMON_BOX_FILTER1, C14_MSR_PMON_BOX_FILTER1];
+/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
+pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 15] = [
+    Msr::new(0xD1A, "C0_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xD3A, "C1_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xD5A, "C2_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xD7A, "C3_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xD9A, "C4_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xDBA, "C5_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xDDA, "C6_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xDFA, "C7_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE1A, "C8_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE3A, "C9_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE5A, "C10_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE7A, "C11_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE9A, "C12_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEBA, "C13_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEDA, "C14_MSR_PMON_BOX_FILTER1"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
@@ -777,21 +749,21 @@ static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     description: "Second filter register of one CBo: the node id and request opcode that TOR_INSERTS / TOR_OCCUPANCY events match, and qualifiers for non-coherent, C6 and isochronous requests.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER1", instance: "C0", index: 0, location: Location::Msr(0xD1A), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER1", instance: "C1", index: 0, location: Location::Msr(0xD3A), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER1", instance: "C2", index: 0, location: Location::Msr(0xD5A), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER1", instance: "C3", index: 0, location: Location::Msr(0xD7A), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER1", instance: "C4", index: 0, location: Location::Msr(0xD9A), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER1", instance: "C5", index: 0, location: Location::Msr(0xDBA), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER1", instance: "C6", index: 0, location: Location::Msr(0xDDA), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER1", instance: "C7", index: 0, location: Location::Msr(0xDFA), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_FILTER1", instance: "C8", index: 0, location: Location::Msr(0xE1A), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_FILTER1", instance: "C9", index: 0, location: Location::Msr(0xE3A), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_FILTER1", instance: "C10", index: 0, location: Location::Msr(0xE5A), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_FILTER1", instance: "C11", index: 0, location: Location::Msr(0xE7A), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_FILTER1", instance: "C12", index: 0, location: Location::Msr(0xE9A), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_FILTER1", instance: "C13", index: 0, location: Location::Msr(0xEBA), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_FILTER1", instance: "C14", index: 0, location: Location::Msr(0xEDA), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER1", "C0", 0, 0xD1A, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER1", "C1", 0, 0xD3A, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER1", "C2", 0, 0xD5A, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER1", "C3", 0, 0xD7A, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER1", "C4", 0, 0xD9A, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER1", "C5", 0, 0xDBA, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER1", "C6", 0, 0xDDA, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER1", "C7", 0, 0xDFA, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER1", "C8", 0, 0xE1A, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER1", "C9", 0, 0xE3A, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER1", "C10", 0, 0xE5A, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER1", "C11", 0, 0xE7A, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER1", "C12", 0, 0xE9A, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER1", "C13", 0, 0xEBA, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER1", "C14", 0, 0xEDA, "linux-snbep"),
     ]),
     fields: CboBoxFilter1Layout::FIELDS,
     notes: &[

@@ -80,42 +80,45 @@ impl Layout for ImcBoxCtlLayout {
 }
 
 impl ImcBoxCtl {
-    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters
+    /// `ov_en`: bit 17 (rw, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(17, 17);
+    /// `frz_en`: bit 16 (rw, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Unit overflow enable: lets overflows of this box's counters
     /// travel on to the U-box. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `ov_en` (bit 17) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `frz_en` ([`Self::FRZ_EN_BITS`]): Unit freeze enable: lets this box's counters obey the
     /// uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn frz_en(self) -> bool { Self::FRZ_EN_BITS.is_set(self.raw64()) }
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH0.
-pub const MC_CH0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EB4, 16, 4, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH1.
-pub const MC_CH1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EB5, 16, 5, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH2.
-pub const MC_CH2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EB0, 16, 0, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH3.
-pub const MC_CH3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EB1, 16, 1, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH4.
-pub const MC_CH4_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EF4, 30, 4, 0x0F4, "MC_CH4_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH5.
-pub const MC_CH5_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EF5, 30, 5, 0x0F4, "MC_CH5_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH6.
-pub const MC_CH6_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EF0, 30, 0, 0x0F4, "MC_CH6_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of instance CH7.
-pub const MC_CH7_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x0EF1, 30, 1, 0x0F4, "MC_CH7_PCI_PMON_BOX_CTL");
-/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 8] = [MC_CH0_PCI_PMON_BOX_CTL, MC_CH1_PCI_PMON_BOX_CTL, MC_CH2_PCI_PMON_BOX_CTL, MC_CH3_PCI_PMON_BOX_CTL, MC_CH4_PCI_PMON_BOX_CTL, MC_CH5_PCI_PMON_BOX_CTL, MC_CH6_PCI_PMON_BOX_CTL, MC_CH7_PCI_PMON_BOX_CTL];
+/// `MC_CH{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 8] = [
+    PciRegister::new(0x0EB4, 16, 4, 0x0F4, "MC_CH0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0EB5, 16, 5, 0x0F4, "MC_CH1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0EB0, 16, 0, 0x0F4, "MC_CH2_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0EB1, 16, 1, 0x0F4, "MC_CH3_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0EF4, 30, 4, 0x0F4, "MC_CH4_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0EF5, 30, 5, 0x0F4, "MC_CH5_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0EF0, 30, 0, 0x0F4, "MC_CH6_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x0EF1, 30, 1, 0x0F4, "MC_CH7_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -125,14 +128,14 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-72, p. 79", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_BOX_CTL", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_BOX_CTL", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_BOX_CTL", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_BOX_CTL", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_BOX_CTL", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_BOX_CTL", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_BOX_CTL", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_BOX_CTL", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_CTL", "CH0", 0, (0x0EB4, 16, 4, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_CTL", "CH1", 0, (0x0EB5, 16, 5, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_CTL", "CH2", 0, (0x0EB0, 16, 0, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_CTL", "CH3", 0, (0x0EB1, 16, 1, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_BOX_CTL", "CH4", 0, (0x0EF4, 30, 4, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_BOX_CTL", "CH5", 0, (0x0EF5, 30, 5, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_BOX_CTL", "CH6", 0, (0x0EF0, 30, 0, 0x0F4), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_BOX_CTL", "CH7", 0, (0x0EF1, 30, 1, 0x0F4), "likwid"),
     ]),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
@@ -179,35 +182,30 @@ impl Layout for ImcBoxStatusLayout {
 }
 
 impl ImcBoxStatus {
-    /// `ov` (bits 4:0, rw1c, reset 0x0): Overflow bits, one per counter of the box: hardware sets a
-    /// bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it
-    /// (RW1C in the guide).
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
-    /// This value with `ov` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "MC_CH{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 4:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(4, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow bits, one per counter of the box: hardware sets a bit
+    /// when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C
+    /// in the guide).
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, ImcBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH0.
-pub const MC_CH0_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EB4, 16, 4, 0x0F8, "MC_CH0_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH1.
-pub const MC_CH1_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EB5, 16, 5, 0x0F8, "MC_CH1_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH2.
-pub const MC_CH2_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EB0, 16, 0, 0x0F8, "MC_CH2_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH3.
-pub const MC_CH3_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EB1, 16, 1, 0x0F8, "MC_CH3_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH4.
-pub const MC_CH4_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EF4, 30, 4, 0x0F8, "MC_CH4_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH5.
-pub const MC_CH5_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EF5, 30, 5, 0x0F8, "MC_CH5_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH6.
-pub const MC_CH6_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EF0, 30, 0, 0x0F8, "MC_CH6_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of instance CH7.
-pub const MC_CH7_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x0EF1, 30, 1, 0x0F8, "MC_CH7_PCI_PMON_BOX_STATUS");
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 8] = [MC_CH0_PCI_PMON_BOX_STATUS, MC_CH1_PCI_PMON_BOX_STATUS, MC_CH2_PCI_PMON_BOX_STATUS, MC_CH3_PCI_PMON_BOX_STATUS, MC_CH4_PCI_PMON_BOX_STATUS, MC_CH5_PCI_PMON_BOX_STATUS, MC_CH6_PCI_PMON_BOX_STATUS, MC_CH7_PCI_PMON_BOX_STATUS];
+/// `MC_CH{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 8] = [
+    PciRegister::new(0x0EB4, 16, 4, 0x0F8, "MC_CH0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0EB5, 16, 5, 0x0F8, "MC_CH1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0EB0, 16, 0, 0x0F8, "MC_CH2_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0EB1, 16, 1, 0x0F8, "MC_CH3_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0EF4, 30, 4, 0x0F8, "MC_CH4_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0EF5, 30, 5, 0x0F8, "MC_CH5_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0EF0, 30, 0, 0x0F8, "MC_CH6_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x0EF1, 30, 1, 0x0F8, "MC_CH7_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -217,14 +215,14 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_BOX_STATUS", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_BOX_STATUS", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_BOX_STATUS", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_BOX_STATUS", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_BOX_STATUS", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_BOX_STATUS", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_BOX_STATUS", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_BOX_STATUS", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_STATUS", "CH0", 0, (0x0EB4, 16, 4, 0x0F8), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_STATUS", "CH1", 0, (0x0EB5, 16, 5, 0x0F8), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_STATUS", "CH2", 0, (0x0EB0, 16, 0, 0x0F8), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_STATUS", "CH3", 0, (0x0EB1, 16, 1, 0x0F8), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_BOX_STATUS", "CH4", 0, (0x0EF4, 30, 4, 0x0F8), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_BOX_STATUS", "CH5", 0, (0x0EF5, 30, 5, 0x0F8), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_BOX_STATUS", "CH6", 0, (0x0EF0, 30, 0, 0x0F8), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_BOX_STATUS", "CH7", 0, (0x0EF1, 30, 1, 0x0F8), "likwid"),
     ]),
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
@@ -290,60 +288,67 @@ impl Layout for ImcCtlLayout {
 }
 
 impl ImcCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment is at least this value; edge_det works only with a non-zero threshold
-    /// (use 1 for events that increment by at most one per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1
-    /// (and the uncore is not frozen).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired
-    /// counter sets its bit in the box status register and is reported to the U-box, which records
-    /// it in its global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_en`: bit 20 (rw-v, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment is at least this value; edge_det works only with a non-zero threshold (use
+    /// 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
+    /// uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
+    /// sets its bit in the box status register and is reported to the U-box, which records it in
+    /// its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH0.
-pub const MC_CH0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EB4, 16, 4, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x0EB4, 16, 4, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x0EB4, 16, 4, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x0EB4, 16, 4, 0x0E4, "MC_CH0_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH1.
-pub const MC_CH1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EB5, 16, 5, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x0EB5, 16, 5, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x0EB5, 16, 5, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x0EB5, 16, 5, 0x0E4, "MC_CH1_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH2.
-pub const MC_CH2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EB0, 16, 0, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x0EB0, 16, 0, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x0EB0, 16, 0, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x0EB0, 16, 0, 0x0E4, "MC_CH2_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH3.
-pub const MC_CH3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EB1, 16, 1, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x0EB1, 16, 1, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x0EB1, 16, 1, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x0EB1, 16, 1, 0x0E4, "MC_CH3_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH4.
-pub const MC_CH4_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EF4, 30, 4, 0x0D8, "MC_CH4_PCI_PMON_CTL0"), PciRegister::new(0x0EF4, 30, 4, 0x0DC, "MC_CH4_PCI_PMON_CTL1"), PciRegister::new(0x0EF4, 30, 4, 0x0E0, "MC_CH4_PCI_PMON_CTL2"), PciRegister::new(0x0EF4, 30, 4, 0x0E4, "MC_CH4_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH5.
-pub const MC_CH5_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EF5, 30, 5, 0x0D8, "MC_CH5_PCI_PMON_CTL0"), PciRegister::new(0x0EF5, 30, 5, 0x0DC, "MC_CH5_PCI_PMON_CTL1"), PciRegister::new(0x0EF5, 30, 5, 0x0E0, "MC_CH5_PCI_PMON_CTL2"), PciRegister::new(0x0EF5, 30, 5, 0x0E4, "MC_CH5_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH6.
-pub const MC_CH6_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EF0, 30, 0, 0x0D8, "MC_CH6_PCI_PMON_CTL0"), PciRegister::new(0x0EF0, 30, 0, 0x0DC, "MC_CH6_PCI_PMON_CTL1"), PciRegister::new(0x0EF0, 30, 0, 0x0E0, "MC_CH6_PCI_PMON_CTL2"), PciRegister::new(0x0EF0, 30, 0, 0x0E4, "MC_CH6_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of instance CH7.
-pub const MC_CH7_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x0EF1, 30, 1, 0x0D8, "MC_CH7_PCI_PMON_CTL0"), PciRegister::new(0x0EF1, 30, 1, 0x0DC, "MC_CH7_PCI_PMON_CTL1"), PciRegister::new(0x0EF1, 30, 1, 0x0E0, "MC_CH7_PCI_PMON_CTL2"), PciRegister::new(0x0EF1, 30, 1, 0x0E4, "MC_CH7_PCI_PMON_CTL3")];
-/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 8] = [MC_CH0_PCI_PMON_CTL, MC_CH1_PCI_PMON_CTL, MC_CH2_PCI_PMON_CTL, MC_CH3_PCI_PMON_CTL, MC_CH4_PCI_PMON_CTL, MC_CH5_PCI_PMON_CTL, MC_CH6_PCI_PMON_CTL, MC_CH7_PCI_PMON_CTL];
+/// `MC_CH{i}_PCI_PMON_CTL{n}` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 8] = [
+    [PciRegister::new(0x0EB4, 16, 4, 0x0D8, "MC_CH0_PCI_PMON_CTL0"), PciRegister::new(0x0EB4, 16, 4, 0x0DC, "MC_CH0_PCI_PMON_CTL1"), PciRegister::new(0x0EB4, 16, 4, 0x0E0, "MC_CH0_PCI_PMON_CTL2"), PciRegister::new(0x0EB4, 16, 4, 0x0E4, "MC_CH0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x0EB5, 16, 5, 0x0D8, "MC_CH1_PCI_PMON_CTL0"), PciRegister::new(0x0EB5, 16, 5, 0x0DC, "MC_CH1_PCI_PMON_CTL1"), PciRegister::new(0x0EB5, 16, 5, 0x0E0, "MC_CH1_PCI_PMON_CTL2"), PciRegister::new(0x0EB5, 16, 5, 0x0E4, "MC_CH1_PCI_PMON_CTL3")],
+    [PciRegister::new(0x0EB0, 16, 0, 0x0D8, "MC_CH2_PCI_PMON_CTL0"), PciRegister::new(0x0EB0, 16, 0, 0x0DC, "MC_CH2_PCI_PMON_CTL1"), PciRegister::new(0x0EB0, 16, 0, 0x0E0, "MC_CH2_PCI_PMON_CTL2"), PciRegister::new(0x0EB0, 16, 0, 0x0E4, "MC_CH2_PCI_PMON_CTL3")],
+    [PciRegister::new(0x0EB1, 16, 1, 0x0D8, "MC_CH3_PCI_PMON_CTL0"), PciRegister::new(0x0EB1, 16, 1, 0x0DC, "MC_CH3_PCI_PMON_CTL1"), PciRegister::new(0x0EB1, 16, 1, 0x0E0, "MC_CH3_PCI_PMON_CTL2"), PciRegister::new(0x0EB1, 16, 1, 0x0E4, "MC_CH3_PCI_PMON_CTL3")],
+    [PciRegister::new(0x0EF4, 30, 4, 0x0D8, "MC_CH4_PCI_PMON_CTL0"), PciRegister::new(0x0EF4, 30, 4, 0x0DC, "MC_CH4_PCI_PMON_CTL1"), PciRegister::new(0x0EF4, 30, 4, 0x0E0, "MC_CH4_PCI_PMON_CTL2"), PciRegister::new(0x0EF4, 30, 4, 0x0E4, "MC_CH4_PCI_PMON_CTL3")],
+    [PciRegister::new(0x0EF5, 30, 5, 0x0D8, "MC_CH5_PCI_PMON_CTL0"), PciRegister::new(0x0EF5, 30, 5, 0x0DC, "MC_CH5_PCI_PMON_CTL1"), PciRegister::new(0x0EF5, 30, 5, 0x0E0, "MC_CH5_PCI_PMON_CTL2"), PciRegister::new(0x0EF5, 30, 5, 0x0E4, "MC_CH5_PCI_PMON_CTL3")],
+    [PciRegister::new(0x0EF0, 30, 0, 0x0D8, "MC_CH6_PCI_PMON_CTL0"), PciRegister::new(0x0EF0, 30, 0, 0x0DC, "MC_CH6_PCI_PMON_CTL1"), PciRegister::new(0x0EF0, 30, 0, 0x0E0, "MC_CH6_PCI_PMON_CTL2"), PciRegister::new(0x0EF0, 30, 0, 0x0E4, "MC_CH6_PCI_PMON_CTL3")],
+    [PciRegister::new(0x0EF1, 30, 1, 0x0D8, "MC_CH7_PCI_PMON_CTL0"), PciRegister::new(0x0EF1, 30, 1, 0x0DC, "MC_CH7_PCI_PMON_CTL1"), PciRegister::new(0x0EF1, 30, 1, 0x0E0, "MC_CH7_PCI_PMON_CTL2"), PciRegister::new(0x0EF1, 30, 1, 0x0E4, "MC_CH7_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -353,38 +358,38 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTL0", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTL1", instance: "CH0", index: 1, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTL2", instance: "CH0", index: 2, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTL3", instance: "CH0", index: 3, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTL0", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTL1", instance: "CH1", index: 1, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTL2", instance: "CH1", index: 2, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTL3", instance: "CH1", index: 3, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTL0", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTL1", instance: "CH2", index: 1, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTL2", instance: "CH2", index: 2, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTL3", instance: "CH2", index: 3, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTL0", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTL1", instance: "CH3", index: 1, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTL2", instance: "CH3", index: 2, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTL3", instance: "CH3", index: 3, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_CTL0", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_CTL1", instance: "CH4", index: 1, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_CTL2", instance: "CH4", index: 2, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_CTL3", instance: "CH4", index: 3, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_CTL0", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_CTL1", instance: "CH5", index: 1, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_CTL2", instance: "CH5", index: 2, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_CTL3", instance: "CH5", index: 3, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_CTL0", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_CTL1", instance: "CH6", index: 1, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_CTL2", instance: "CH6", index: 2, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_CTL3", instance: "CH6", index: 3, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_CTL0", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_CTL1", instance: "CH7", index: 1, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_CTL2", instance: "CH7", index: 2, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_CTL3", instance: "CH7", index: 3, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTL0", "CH0", 0, (0x0EB4, 16, 4, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTL1", "CH0", 1, (0x0EB4, 16, 4, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTL2", "CH0", 2, (0x0EB4, 16, 4, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTL3", "CH0", 3, (0x0EB4, 16, 4, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTL0", "CH1", 0, (0x0EB5, 16, 5, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTL1", "CH1", 1, (0x0EB5, 16, 5, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTL2", "CH1", 2, (0x0EB5, 16, 5, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTL3", "CH1", 3, (0x0EB5, 16, 5, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTL0", "CH2", 0, (0x0EB0, 16, 0, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTL1", "CH2", 1, (0x0EB0, 16, 0, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTL2", "CH2", 2, (0x0EB0, 16, 0, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTL3", "CH2", 3, (0x0EB0, 16, 0, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTL0", "CH3", 0, (0x0EB1, 16, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTL1", "CH3", 1, (0x0EB1, 16, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTL2", "CH3", 2, (0x0EB1, 16, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTL3", "CH3", 3, (0x0EB1, 16, 1, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_CTL0", "CH4", 0, (0x0EF4, 30, 4, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_CTL1", "CH4", 1, (0x0EF4, 30, 4, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_CTL2", "CH4", 2, (0x0EF4, 30, 4, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_CTL3", "CH4", 3, (0x0EF4, 30, 4, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_CTL0", "CH5", 0, (0x0EF5, 30, 5, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_CTL1", "CH5", 1, (0x0EF5, 30, 5, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_CTL2", "CH5", 2, (0x0EF5, 30, 5, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_CTL3", "CH5", 3, (0x0EF5, 30, 5, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_CTL0", "CH6", 0, (0x0EF0, 30, 0, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_CTL1", "CH6", 1, (0x0EF0, 30, 0, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_CTL2", "CH6", 2, (0x0EF0, 30, 0, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_CTL3", "CH6", 3, (0x0EF0, 30, 0, 0x0E4), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_CTL0", "CH7", 0, (0x0EF1, 30, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_CTL1", "CH7", 1, (0x0EF1, 30, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_CTL2", "CH7", 2, (0x0EF1, 30, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_CTL3", "CH7", 3, (0x0EF1, 30, 1, 0x0E4), "likwid"),
     ]),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
@@ -428,34 +433,29 @@ impl Layout for ImcCtrLayout {
 }
 
 impl ImcCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by MC_CH{i}_PCI_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH0.
-pub const MC_CH0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EB4, 16, 4, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x0EB4, 16, 4, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x0EB4, 16, 4, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x0EB4, 16, 4, 0x0B8, "MC_CH0_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH1.
-pub const MC_CH1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EB5, 16, 5, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x0EB5, 16, 5, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x0EB5, 16, 5, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x0EB5, 16, 5, 0x0B8, "MC_CH1_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH2.
-pub const MC_CH2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EB0, 16, 0, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x0EB0, 16, 0, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x0EB0, 16, 0, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x0EB0, 16, 0, 0x0B8, "MC_CH2_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH3.
-pub const MC_CH3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EB1, 16, 1, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x0EB1, 16, 1, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x0EB1, 16, 1, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x0EB1, 16, 1, 0x0B8, "MC_CH3_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH4.
-pub const MC_CH4_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EF4, 30, 4, 0x0A0, "MC_CH4_PCI_PMON_CTR0"), PciRegister::new(0x0EF4, 30, 4, 0x0A8, "MC_CH4_PCI_PMON_CTR1"), PciRegister::new(0x0EF4, 30, 4, 0x0B0, "MC_CH4_PCI_PMON_CTR2"), PciRegister::new(0x0EF4, 30, 4, 0x0B8, "MC_CH4_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH5.
-pub const MC_CH5_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EF5, 30, 5, 0x0A0, "MC_CH5_PCI_PMON_CTR0"), PciRegister::new(0x0EF5, 30, 5, 0x0A8, "MC_CH5_PCI_PMON_CTR1"), PciRegister::new(0x0EF5, 30, 5, 0x0B0, "MC_CH5_PCI_PMON_CTR2"), PciRegister::new(0x0EF5, 30, 5, 0x0B8, "MC_CH5_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH6.
-pub const MC_CH6_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EF0, 30, 0, 0x0A0, "MC_CH6_PCI_PMON_CTR0"), PciRegister::new(0x0EF0, 30, 0, 0x0A8, "MC_CH6_PCI_PMON_CTR1"), PciRegister::new(0x0EF0, 30, 0, 0x0B0, "MC_CH6_PCI_PMON_CTR2"), PciRegister::new(0x0EF0, 30, 0, 0x0B8, "MC_CH6_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of instance CH7.
-pub const MC_CH7_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x0EF1, 30, 1, 0x0A0, "MC_CH7_PCI_PMON_CTR0"), PciRegister::new(0x0EF1, 30, 1, 0x0A8, "MC_CH7_PCI_PMON_CTR1"), PciRegister::new(0x0EF1, 30, 1, 0x0B0, "MC_CH7_PCI_PMON_CTR2"), PciRegister::new(0x0EF1, 30, 1, 0x0B8, "MC_CH7_PCI_PMON_CTR3")];
-/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 8] = [MC_CH0_PCI_PMON_CTR, MC_CH1_PCI_PMON_CTR, MC_CH2_PCI_PMON_CTR, MC_CH3_PCI_PMON_CTR, MC_CH4_PCI_PMON_CTR, MC_CH5_PCI_PMON_CTR, MC_CH6_PCI_PMON_CTR, MC_CH7_PCI_PMON_CTR];
+/// `MC_CH{i}_PCI_PMON_CTR{n}` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 8] = [
+    [PciRegister::new(0x0EB4, 16, 4, 0x0A0, "MC_CH0_PCI_PMON_CTR0"), PciRegister::new(0x0EB4, 16, 4, 0x0A8, "MC_CH0_PCI_PMON_CTR1"), PciRegister::new(0x0EB4, 16, 4, 0x0B0, "MC_CH0_PCI_PMON_CTR2"), PciRegister::new(0x0EB4, 16, 4, 0x0B8, "MC_CH0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x0EB5, 16, 5, 0x0A0, "MC_CH1_PCI_PMON_CTR0"), PciRegister::new(0x0EB5, 16, 5, 0x0A8, "MC_CH1_PCI_PMON_CTR1"), PciRegister::new(0x0EB5, 16, 5, 0x0B0, "MC_CH1_PCI_PMON_CTR2"), PciRegister::new(0x0EB5, 16, 5, 0x0B8, "MC_CH1_PCI_PMON_CTR3")],
+    [PciRegister::new(0x0EB0, 16, 0, 0x0A0, "MC_CH2_PCI_PMON_CTR0"), PciRegister::new(0x0EB0, 16, 0, 0x0A8, "MC_CH2_PCI_PMON_CTR1"), PciRegister::new(0x0EB0, 16, 0, 0x0B0, "MC_CH2_PCI_PMON_CTR2"), PciRegister::new(0x0EB0, 16, 0, 0x0B8, "MC_CH2_PCI_PMON_CTR3")],
+    [PciRegister::new(0x0EB1, 16, 1, 0x0A0, "MC_CH3_PCI_PMON_CTR0"), PciRegister::new(0x0EB1, 16, 1, 0x0A8, "MC_CH3_PCI_PMON_CTR1"), PciRegister::new(0x0EB1, 16, 1, 0x0B0, "MC_CH3_PCI_PMON_CTR2"), PciRegister::new(0x0EB1, 16, 1, 0x0B8, "MC_CH3_PCI_PMON_CTR3")],
+    [PciRegister::new(0x0EF4, 30, 4, 0x0A0, "MC_CH4_PCI_PMON_CTR0"), PciRegister::new(0x0EF4, 30, 4, 0x0A8, "MC_CH4_PCI_PMON_CTR1"), PciRegister::new(0x0EF4, 30, 4, 0x0B0, "MC_CH4_PCI_PMON_CTR2"), PciRegister::new(0x0EF4, 30, 4, 0x0B8, "MC_CH4_PCI_PMON_CTR3")],
+    [PciRegister::new(0x0EF5, 30, 5, 0x0A0, "MC_CH5_PCI_PMON_CTR0"), PciRegister::new(0x0EF5, 30, 5, 0x0A8, "MC_CH5_PCI_PMON_CTR1"), PciRegister::new(0x0EF5, 30, 5, 0x0B0, "MC_CH5_PCI_PMON_CTR2"), PciRegister::new(0x0EF5, 30, 5, 0x0B8, "MC_CH5_PCI_PMON_CTR3")],
+    [PciRegister::new(0x0EF0, 30, 0, 0x0A0, "MC_CH6_PCI_PMON_CTR0"), PciRegister::new(0x0EF0, 30, 0, 0x0A8, "MC_CH6_PCI_PMON_CTR1"), PciRegister::new(0x0EF0, 30, 0, 0x0B0, "MC_CH6_PCI_PMON_CTR2"), PciRegister::new(0x0EF0, 30, 0, 0x0B8, "MC_CH6_PCI_PMON_CTR3")],
+    [PciRegister::new(0x0EF1, 30, 1, 0x0A0, "MC_CH7_PCI_PMON_CTR0"), PciRegister::new(0x0EF1, 30, 1, 0x0A8, "MC_CH7_PCI_PMON_CTR1"), PciRegister::new(0x0EF1, 30, 1, 0x0B0, "MC_CH7_PCI_PMON_CTR2"), PciRegister::new(0x0EF1, 30, 1, 0x0B8, "MC_CH7_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -465,38 +465,38 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTR0", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTR1", instance: "CH0", index: 1, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTR2", instance: "CH0", index: 2, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH0_PCI_PMON_CTR3", instance: "CH0", index: 3, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTR0", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTR1", instance: "CH1", index: 1, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTR2", instance: "CH1", index: 2, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_CTR3", instance: "CH1", index: 3, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTR0", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTR1", instance: "CH2", index: 1, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTR2", instance: "CH2", index: 2, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_CTR3", instance: "CH2", index: 3, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTR0", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTR1", instance: "CH3", index: 1, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTR2", instance: "CH3", index: 2, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_CTR3", instance: "CH3", index: 3, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_CTR0", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_CTR1", instance: "CH4", index: 1, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_CTR2", instance: "CH4", index: 2, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_CTR3", instance: "CH4", index: 3, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_CTR0", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_CTR1", instance: "CH5", index: 1, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_CTR2", instance: "CH5", index: 2, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_CTR3", instance: "CH5", index: 3, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_CTR0", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_CTR1", instance: "CH6", index: 1, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_CTR2", instance: "CH6", index: 2, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_CTR3", instance: "CH6", index: 3, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_CTR0", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_CTR1", instance: "CH7", index: 1, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_CTR2", instance: "CH7", index: 2, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_CTR3", instance: "CH7", index: 3, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTR0", "CH0", 0, (0x0EB4, 16, 4, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTR1", "CH0", 1, (0x0EB4, 16, 4, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTR2", "CH0", 2, (0x0EB4, 16, 4, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH0_PCI_PMON_CTR3", "CH0", 3, (0x0EB4, 16, 4, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTR0", "CH1", 0, (0x0EB5, 16, 5, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTR1", "CH1", 1, (0x0EB5, 16, 5, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTR2", "CH1", 2, (0x0EB5, 16, 5, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_CTR3", "CH1", 3, (0x0EB5, 16, 5, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTR0", "CH2", 0, (0x0EB0, 16, 0, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTR1", "CH2", 1, (0x0EB0, 16, 0, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTR2", "CH2", 2, (0x0EB0, 16, 0, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_CTR3", "CH2", 3, (0x0EB0, 16, 0, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTR0", "CH3", 0, (0x0EB1, 16, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTR1", "CH3", 1, (0x0EB1, 16, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTR2", "CH3", 2, (0x0EB1, 16, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_CTR3", "CH3", 3, (0x0EB1, 16, 1, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_CTR0", "CH4", 0, (0x0EF4, 30, 4, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_CTR1", "CH4", 1, (0x0EF4, 30, 4, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_CTR2", "CH4", 2, (0x0EF4, 30, 4, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_CTR3", "CH4", 3, (0x0EF4, 30, 4, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_CTR0", "CH5", 0, (0x0EF5, 30, 5, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_CTR1", "CH5", 1, (0x0EF5, 30, 5, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_CTR2", "CH5", 2, (0x0EF5, 30, 5, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_CTR3", "CH5", 3, (0x0EF5, 30, 5, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_CTR0", "CH6", 0, (0x0EF0, 30, 0, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_CTR1", "CH6", 1, (0x0EF0, 30, 0, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_CTR2", "CH6", 2, (0x0EF0, 30, 0, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_CTR3", "CH6", 3, (0x0EF0, 30, 0, 0x0B8), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_CTR0", "CH7", 0, (0x0EF1, 30, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_CTR1", "CH7", 1, (0x0EF1, 30, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_CTR2", "CH7", 2, (0x0EF1, 30, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_CTR3", "CH7", 3, (0x0EF1, 30, 1, 0x0B8), "likwid"),
     ]),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
@@ -553,38 +553,37 @@ impl Layout for ImcFixedCtlLayout {
 }
 
 impl ImcFixedCtl {
-    /// `en` (bit 22, rw-v, reset 0x0): Enables the fixed DRAM-clock counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired
-    /// counter sets its bit in the box status register and is reported to the U-box, which records
-    /// it in its global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// This value with `rst` (bit 19) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_en`: bit 20 (rw-v, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `rst`: bit 19 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(19, 19);
+    /// `en` ([`Self::EN_BITS`]): Enables the fixed DRAM-clock counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
+    /// sets its bit in the box status register and is reported to the U-box, which records it in
+    /// its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH0.
-pub const MC_CH0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EB4, 16, 4, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH1.
-pub const MC_CH1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EB5, 16, 5, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH2.
-pub const MC_CH2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EB0, 16, 0, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH3.
-pub const MC_CH3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EB1, 16, 1, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH4.
-pub const MC_CH4_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EF4, 30, 4, 0x0F0, "MC_CH4_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH5.
-pub const MC_CH5_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EF5, 30, 5, 0x0F0, "MC_CH5_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH6.
-pub const MC_CH6_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EF0, 30, 0, 0x0F0, "MC_CH6_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of instance CH7.
-pub const MC_CH7_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x0EF1, 30, 1, 0x0F0, "MC_CH7_PCI_PMON_FIXED_CTL");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 8] = [MC_CH0_PCI_PMON_FIXED_CTL, MC_CH1_PCI_PMON_FIXED_CTL, MC_CH2_PCI_PMON_FIXED_CTL, MC_CH3_PCI_PMON_FIXED_CTL, MC_CH4_PCI_PMON_FIXED_CTL, MC_CH5_PCI_PMON_FIXED_CTL, MC_CH6_PCI_PMON_FIXED_CTL, MC_CH7_PCI_PMON_FIXED_CTL];
+/// `MC_CH{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 8] = [
+    PciRegister::new(0x0EB4, 16, 4, 0x0F0, "MC_CH0_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x0EB5, 16, 5, 0x0F0, "MC_CH1_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x0EB0, 16, 0, 0x0F0, "MC_CH2_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x0EB1, 16, 1, 0x0F0, "MC_CH3_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x0EF4, 30, 4, 0x0F0, "MC_CH4_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x0EF5, 30, 5, 0x0F0, "MC_CH5_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x0EF0, 30, 0, 0x0F0, "MC_CH6_PCI_PMON_FIXED_CTL"),
+    PciRegister::new(0x0EF1, 30, 1, 0x0F0, "MC_CH7_PCI_PMON_FIXED_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -594,14 +593,14 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear it.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_FIXED_CTL", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_FIXED_CTL", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_FIXED_CTL", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_FIXED_CTL", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_FIXED_CTL", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_FIXED_CTL", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_FIXED_CTL", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0F0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_FIXED_CTL", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0F0 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTL", "CH0", 0, (0x0EB4, 16, 4, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTL", "CH1", 0, (0x0EB5, 16, 5, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTL", "CH2", 0, (0x0EB0, 16, 0, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTL", "CH3", 0, (0x0EB1, 16, 1, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_FIXED_CTL", "CH4", 0, (0x0EF4, 30, 4, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_FIXED_CTL", "CH5", 0, (0x0EF5, 30, 5, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_FIXED_CTL", "CH6", 0, (0x0EF0, 30, 0, 0x0F0), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_FIXED_CTL", "CH7", 0, (0x0EF1, 30, 1, 0x0F0), "likwid"),
     ]),
     fields: ImcFixedCtlLayout::FIELDS,
     notes: &[
@@ -647,34 +646,29 @@ impl Layout for ImcFixedCtrLayout {
 }
 
 impl ImcFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by MC_CH{i}_PCI_PMON_FIXED_CTL.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC_CH{i}_PCI_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, ImcFixedCtrLayout::NAME, "event_count")) }
 }
 
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH0.
-pub const MC_CH0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EB4, 16, 4, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH1.
-pub const MC_CH1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EB5, 16, 5, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH2.
-pub const MC_CH2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EB0, 16, 0, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH3.
-pub const MC_CH3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EB1, 16, 1, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH4.
-pub const MC_CH4_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EF4, 30, 4, 0x0D0, "MC_CH4_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH5.
-pub const MC_CH5_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EF5, 30, 5, 0x0D0, "MC_CH5_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH6.
-pub const MC_CH6_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EF0, 30, 0, 0x0D0, "MC_CH6_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of instance CH7.
-pub const MC_CH7_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x0EF1, 30, 1, 0x0D0, "MC_CH7_PCI_PMON_FIXED_CTR");
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 8] = [MC_CH0_PCI_PMON_FIXED_CTR, MC_CH1_PCI_PMON_FIXED_CTR, MC_CH2_PCI_PMON_FIXED_CTR, MC_CH3_PCI_PMON_FIXED_CTR, MC_CH4_PCI_PMON_FIXED_CTR, MC_CH5_PCI_PMON_FIXED_CTR, MC_CH6_PCI_PMON_FIXED_CTR, MC_CH7_PCI_PMON_FIXED_CTR];
+/// `MC_CH{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order (CH0, CH1, CH2, CH3, CH4, CH5, CH6, CH7).
+pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 8] = [
+    PciRegister::new(0x0EB4, 16, 4, 0x0D0, "MC_CH0_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x0EB5, 16, 5, 0x0D0, "MC_CH1_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x0EB0, 16, 0, 0x0D0, "MC_CH2_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x0EB1, 16, 1, 0x0D0, "MC_CH3_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x0EF4, 30, 4, 0x0D0, "MC_CH4_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x0EF5, 30, 5, 0x0D0, "MC_CH5_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x0EF0, 30, 0, 0x0D0, "MC_CH6_PCI_PMON_FIXED_CTR"),
+    PciRegister::new(0x0EF1, 30, 1, 0x0D0, "MC_CH7_PCI_PMON_FIXED_CTR"),
+];
 
 #[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -684,14 +678,14 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The channel's fixed counter: a 48-bit count of DRAM clock cycles.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "MC_CH0_PCI_PMON_FIXED_CTR", instance: "CH0", index: 0, location: Location::Pci { device_id: 0x0EB4, device: 16, function: 4, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH1_PCI_PMON_FIXED_CTR", instance: "CH1", index: 0, location: Location::Pci { device_id: 0x0EB5, device: 16, function: 5, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH2_PCI_PMON_FIXED_CTR", instance: "CH2", index: 0, location: Location::Pci { device_id: 0x0EB0, device: 16, function: 0, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH3_PCI_PMON_FIXED_CTR", instance: "CH3", index: 0, location: Location::Pci { device_id: 0x0EB1, device: 16, function: 1, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH4_PCI_PMON_FIXED_CTR", instance: "CH4", index: 0, location: Location::Pci { device_id: 0x0EF4, device: 30, function: 4, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH5_PCI_PMON_FIXED_CTR", instance: "CH5", index: 0, location: Location::Pci { device_id: 0x0EF5, device: 30, function: 5, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH6_PCI_PMON_FIXED_CTR", instance: "CH6", index: 0, location: Location::Pci { device_id: 0x0EF0, device: 30, function: 0, offset: 0x0D0 }, source: "likwid" },
-        AddressInfo { name: "MC_CH7_PCI_PMON_FIXED_CTR", instance: "CH7", index: 0, location: Location::Pci { device_id: 0x0EF1, device: 30, function: 1, offset: 0x0D0 }, source: "likwid" },
+        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTR", "CH0", 0, (0x0EB4, 16, 4, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTR", "CH1", 0, (0x0EB5, 16, 5, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTR", "CH2", 0, (0x0EB0, 16, 0, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTR", "CH3", 0, (0x0EB1, 16, 1, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH4_PCI_PMON_FIXED_CTR", "CH4", 0, (0x0EF4, 30, 4, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH5_PCI_PMON_FIXED_CTR", "CH5", 0, (0x0EF5, 30, 5, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH6_PCI_PMON_FIXED_CTR", "CH6", 0, (0x0EF0, 30, 0, 0x0D0), "likwid"),
+        AddressInfo::pci("MC_CH7_PCI_PMON_FIXED_CTR", "CH7", 0, (0x0EF1, 30, 1, 0x0D0), "likwid"),
     ]),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[

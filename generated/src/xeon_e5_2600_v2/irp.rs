@@ -76,22 +76,32 @@ impl Layout for IrpBoxCtlLayout {
 }
 
 impl IrpBoxCtl {
-    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters
+    /// `ov_en`: bit 17 (rw, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(17, 17);
+    /// `frz_en`: bit 16 (rw, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Unit overflow enable: lets overflows of this box's counters
     /// travel on to the U-box. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `ov_en` (bit 17) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `frz_en` ([`Self::FRZ_EN_BITS`]): Unit freeze enable: lets this box's counters obey the
     /// uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn frz_en(self) -> bool { Self::FRZ_EN_BITS.is_set(self.raw64()) }
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IRP_PCI_PMON_BOX_CTL` of instance IRP.
@@ -105,7 +115,7 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_BOX_CTL", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("IRP_PCI_PMON_BOX_CTL", "IRP", 0, (0x0E39, 5, 6, 0x0F4), "likwid"),
     ]),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -160,15 +170,17 @@ impl Layout for IrpBoxStatusLayout {
 }
 
 impl IrpBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow bits, one per counter of the box: hardware sets a
-    /// bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it
-    /// (RW1C in the guide).
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "IRP_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow bits, one per counter of the box: hardware sets a bit
+    /// when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C
+    /// in the guide).
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, IrpBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `IRP_PCI_PMON_BOX_STATUS` of instance IRP.
@@ -182,7 +194,7 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_BOX_STATUS", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("IRP_PCI_PMON_BOX_STATUS", "IRP", 0, (0x0E39, 5, 6, 0x0F8), "likwid"),
     ]),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
@@ -258,40 +270,54 @@ impl Layout for IrpCtlLayout {
 }
 
 impl IrpCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment is at least this value; edge_det works only with a non-zero threshold
-    /// (use 1 for events that increment by at most one per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1
-    /// (and the uncore is not frozen).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired
-    /// counter sets its bit in the box status register and is reported to the U-box, which records
-    /// it in its global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_en`: bit 20 (rw-v, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment is at least this value; edge_det works only with a non-zero threshold (use
+    /// 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
+    /// uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
+    /// sets its bit in the box status register and is reported to the U-box, which records it in
+    /// its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `IRP_PCI_PMON_CTL{n}` of instance IRP.
@@ -305,10 +331,10 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_CTL0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0D8 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0DC }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0E0 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTL3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0E4 }, source: "linux-snbep" },
+        AddressInfo::pci("IRP_PCI_PMON_CTL0", "IRP", 0, (0x0E39, 5, 6, 0x0D8), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL1", "IRP", 1, (0x0E39, 5, 6, 0x0DC), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL2", "IRP", 2, (0x0E39, 5, 6, 0x0E0), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTL3", "IRP", 3, (0x0E39, 5, 6, 0x0E4), "linux-snbep"),
     ]),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -360,14 +386,16 @@ impl Layout for IrpCtrLayout {
 }
 
 impl IrpCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by IRP_PCI_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IRP_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, IrpCtrLayout::NAME, "event_count")) }
 }
 
 /// `IRP_PCI_PMON_CTR{n}` of instance IRP.
@@ -381,10 +409,10 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "IRP_PCI_PMON_CTR0", instance: "IRP", index: 0, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0A0 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR1", instance: "IRP", index: 1, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0B0 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR2", instance: "IRP", index: 2, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0B8 }, source: "linux-snbep" },
-        AddressInfo { name: "IRP_PCI_PMON_CTR3", instance: "IRP", index: 3, location: Location::Pci { device_id: 0x0E39, device: 5, function: 6, offset: 0x0C0 }, source: "linux-snbep" },
+        AddressInfo::pci("IRP_PCI_PMON_CTR0", "IRP", 0, (0x0E39, 5, 6, 0x0A0), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR1", "IRP", 1, (0x0E39, 5, 6, 0x0B0), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR2", "IRP", 2, (0x0E39, 5, 6, 0x0B8), "linux-snbep"),
+        AddressInfo::pci("IRP_PCI_PMON_CTR3", "IRP", 3, (0x0E39, 5, 6, 0x0C0), "linux-snbep"),
     ]),
     fields: IrpCtrLayout::FIELDS,
     notes: &[

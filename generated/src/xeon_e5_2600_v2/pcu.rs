@@ -75,22 +75,32 @@ impl Layout for PcuBoxCtlLayout {
 }
 
 impl PcuBoxCtl {
-    /// `ov_en` (bit 17, rw, reset 0x0): Unit overflow enable: lets overflows of this box's counters
+    /// `ov_en`: bit 17 (rw, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(17, 17);
+    /// `frz_en`: bit 16 (rw, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Unit overflow enable: lets overflows of this box's counters
     /// travel on to the U-box. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `ov_en` (bit 17) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `frz_en` (bit 16, rw, reset 0x0): Unit freeze enable: lets this box's counters obey the
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `frz_en` ([`Self::FRZ_EN_BITS`]): Unit freeze enable: lets this box's counters obey the
     /// uncore-wide freeze signal. The guide asks software to write 1 here (see the note).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn frz_en(self) -> bool { Self::FRZ_EN_BITS.is_set(self.raw64()) }
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_BOX_CTL` of instance PCU.
@@ -104,7 +114,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one write.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0xC24), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0xC24, "linux-snbep"),
     ]),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -157,15 +167,17 @@ impl Layout for PcuBoxStatusLayout {
 }
 
 impl PcuBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow bits, one per counter of the box: hardware sets a
-    /// bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it
-    /// (RW1C in the guide).
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "PCU_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow bits, one per counter of the box: hardware sets a bit
+    /// when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C
+    /// in the guide).
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, PcuBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `PCU_MSR_PMON_BOX_STATUS` of instance PCU.
@@ -179,7 +191,7 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "PCU box status: one overflow bit per counter, cleared by writing 1.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_STATUS", instance: "PCU", index: 0, location: Location::Msr(0xC35), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0xC35, "likwid"),
     ]),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -261,60 +273,80 @@ impl Layout for PcuCtlLayout {
 }
 
 impl PcuCtl {
-    /// `occ_edge_det` (bit 31, rw-v, reset 0x0): Edge detect for occupancy events (ev_sel bit 7
+    /// `occ_edge_det`: bit 31 (rw-v, reset 0x0).
+    pub const OCC_EDGE_DET_BITS: BitRange = BitRange::new(31, 31);
+    /// `occ_invert`: bit 30 (rw-v, reset 0x0).
+    pub const OCC_INVERT_BITS: BitRange = BitRange::new(30, 30);
+    /// `thresh`: bits 28:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ev_sel_ext`: bit 21 (rw-v, reset 0x0).
+    pub const EV_SEL_EXT_BITS: BitRange = BitRange::new(21, 21);
+    /// `ov_en`: bit 20 (rw-v, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `occ_sel`: bits 15:14 (rw-v, reset 0x0).
+    pub const OCC_SEL_BITS: BitRange = BitRange::new(15, 14);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `occ_edge_det` ([`Self::OCC_EDGE_DET_BITS`]): Edge detect for occupancy events (ev_sel bit 7
     /// set): count 0-to-1 transitions of the thresholded occupancy.
-    #[inline] pub const fn occ_edge_det(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `occ_edge_det` (bit 31) set to `v`.
-    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `occ_invert` (bit 30, rw-v, reset 0x0): Invert the threshold comparison for occupancy events
-    /// (count cycles below thresh).
-    #[inline] pub const fn occ_invert(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `occ_invert` (bit 30) set to `v`.
-    #[inline] pub const fn with_occ_invert(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment is at least this value; edge_det works only with a non-zero threshold
-    /// (use 1 for events that increment by at most one per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "PCU_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1
-    /// (and the uncore is not frozen).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ev_sel_ext` (bit 21, rw-v, reset 0x0): Event select extension bit.
-    #[inline] pub const fn ev_sel_ext(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `ev_sel_ext` (bit 21) set to `v`.
-    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired
-    /// counter sets its bit in the box status register and is reported to the U-box, which records
-    /// it in its global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    #[inline] pub const fn occ_edge_det(self) -> bool { Self::OCC_EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `occ_edge_det` set to `v`.
+    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(Self::OCC_EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `occ_invert` ([`Self::OCC_INVERT_BITS`]): Invert the threshold comparison for occupancy
+    /// events (count cycles below thresh).
+    #[inline] pub const fn occ_invert(self) -> bool { Self::OCC_INVERT_BITS.is_set(self.raw64()) }
+    /// This value with `occ_invert` set to `v`.
+    #[inline] pub const fn with_occ_invert(self, v: bool) -> Self { self.with_raw64(Self::OCC_INVERT_BITS.set(self.raw64(), v as u64)) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment is at least this value; edge_det works only with a non-zero threshold (use
+    /// 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "thresh")) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
+    /// uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel_ext` ([`Self::EV_SEL_EXT_BITS`]): Event select extension bit.
+    #[inline] pub const fn ev_sel_ext(self) -> bool { Self::EV_SEL_EXT_BITS.is_set(self.raw64()) }
+    /// This value with `ev_sel_ext` set to `v`.
+    #[inline] pub const fn with_ev_sel_ext(self, v: bool) -> Self { self.with_raw64(Self::EV_SEL_EXT_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
+    /// sets its bit in the box status register and is reported to the U-box, which records it in
+    /// its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `occ_sel` (bits 15:14, rw-v, reset 0x0): Occupancy select: which core C-state occupancy
-    /// counter feeds occupancy events.
-    #[inline] pub const fn occ_sel(self) -> u8 { get_bits(self.raw64(), 15, 14) as u8 }
-    /// This value with `occ_sel` (bits 15:14) set to `v`. Panics if `v` does not fit in 2 bits (a
-    /// compile error in const context); `try_with_occ_sel` returns an error instead.
-    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 14, v as u64)) }
-    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 15, 14, v as u64, "PCU_MSR_PMON_CTL{n}", "occ_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select; bit 7 set selects an occupancy event.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `occ_sel` ([`Self::OCC_SEL_BITS`]): Occupancy select: which core C-state occupancy counter
+    /// feeds occupancy events.
+    #[inline] pub const fn occ_sel(self) -> u8 { Self::OCC_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `occ_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_occ_sel` returns an error instead.
+    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(Self::OCC_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OCC_SEL_BITS.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "occ_sel")) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select; bit 7 set selects an occupancy event.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_CTL{n}` of instance PCU.
@@ -328,10 +360,10 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and threshold, invert and edge filtering for both plain and occupancy events.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0xC30), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0xC31), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0xC32), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0xC33), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0xC30, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0xC31, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0xC32, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0xC33, "linux-snbep"),
     ]),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -373,14 +405,16 @@ impl Layout for PcuCtrLayout {
 }
 
 impl PcuCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by PCU_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "PCU_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, PcuCtrLayout::NAME, "event_count")) }
 }
 
 /// `PCU_MSR_PMON_CTR{n}` of instance PCU.
@@ -394,10 +428,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "PCU data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0xC36), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0xC37), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0xC38), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0xC39), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0xC36, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0xC37, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0xC38, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0xC39, "linux-snbep"),
     ]),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
@@ -445,22 +479,30 @@ impl Layout for PcuBoxFilterLayout {
 }
 
 impl PcuBoxFilter {
-    /// `band3` (bits 31:24, rw, reset 0x0): Frequency threshold for band 3 (in 100 MHz units).
-    #[inline] pub const fn band3(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `band3` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_band3(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `band2` (bits 23:16, rw, reset 0x0): Frequency threshold for band 2.
-    #[inline] pub const fn band2(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// This value with `band2` (bits 23:16) set to `v`.
-    #[inline] pub const fn with_band2(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
-    /// `band1` (bits 15:8, rw, reset 0x0): Frequency threshold for band 1.
-    #[inline] pub const fn band1(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `band1` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_band1(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `band0` (bits 7:0, rw, reset 0x0): Frequency threshold for band 0.
-    #[inline] pub const fn band0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `band0` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_band0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `band3`: bits 31:24 (rw, reset 0x0).
+    pub const BAND3_BITS: BitRange = BitRange::new(31, 24);
+    /// `band2`: bits 23:16 (rw, reset 0x0).
+    pub const BAND2_BITS: BitRange = BitRange::new(23, 16);
+    /// `band1`: bits 15:8 (rw, reset 0x0).
+    pub const BAND1_BITS: BitRange = BitRange::new(15, 8);
+    /// `band0`: bits 7:0 (rw, reset 0x0).
+    pub const BAND0_BITS: BitRange = BitRange::new(7, 0);
+    /// `band3` ([`Self::BAND3_BITS`]): Frequency threshold for band 3 (in 100 MHz units).
+    #[inline] pub const fn band3(self) -> u8 { Self::BAND3_BITS.get(self.raw64()) as u8 }
+    /// This value with `band3` set to `v`.
+    #[inline] pub const fn with_band3(self, v: u8) -> Self { self.with_raw64(Self::BAND3_BITS.set(self.raw64(), v as u64)) }
+    /// `band2` ([`Self::BAND2_BITS`]): Frequency threshold for band 2.
+    #[inline] pub const fn band2(self) -> u8 { Self::BAND2_BITS.get(self.raw64()) as u8 }
+    /// This value with `band2` set to `v`.
+    #[inline] pub const fn with_band2(self, v: u8) -> Self { self.with_raw64(Self::BAND2_BITS.set(self.raw64(), v as u64)) }
+    /// `band1` ([`Self::BAND1_BITS`]): Frequency threshold for band 1.
+    #[inline] pub const fn band1(self) -> u8 { Self::BAND1_BITS.get(self.raw64()) as u8 }
+    /// This value with `band1` set to `v`.
+    #[inline] pub const fn with_band1(self, v: u8) -> Self { self.with_raw64(Self::BAND1_BITS.set(self.raw64(), v as u64)) }
+    /// `band0` ([`Self::BAND0_BITS`]): Frequency threshold for band 0.
+    #[inline] pub const fn band0(self) -> u8 { Self::BAND0_BITS.get(self.raw64()) as u8 }
+    /// This value with `band0` set to `v`.
+    #[inline] pub const fn with_band0(self, v: u8) -> Self { self.with_raw64(Self::BAND0_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_BOX_FILTER` of instance PCU.
@@ -474,7 +516,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0xC34), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0xC34, "linux-snbep"),
     ]),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -519,8 +561,10 @@ impl Layout for PcuCoreC6CtrLayout {
 }
 
 impl PcuCoreC6Ctr {
-    /// `event_count` (bits 63:0, ro-v, reset 0x0): Accumulated core C6 residency.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// `event_count`: bits 63:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Accumulated core C6 residency.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `PCU_MSR_CORE_C6_CTR` of instance PCU.
@@ -534,7 +578,7 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "likwid"),
     ]),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
@@ -580,8 +624,10 @@ impl Layout for PcuCoreC3CtrLayout {
 }
 
 impl PcuCoreC3Ctr {
-    /// `event_count` (bits 63:0, ro-v, reset 0x0): Accumulated core C3 residency.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// `event_count`: bits 63:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Accumulated core C3 residency.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `PCU_MSR_CORE_C3_CTR` of instance PCU.
@@ -595,7 +641,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "likwid"),
     ]),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[

@@ -67,23 +67,31 @@ impl Layout for UGlobalCtlLayout {
 }
 
 impl UGlobalCtl {
-    /// This value with `frz_all` (bit 31) set to `v`.
-    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `wk_on_pmi` (bit 30, rw, reset 0x0): Wake on PMI: 1 wakes sleeping cores in pmi_core_sel
+    /// `frz_all`: bit 31 (wo, reset 0x0).
+    pub const FRZ_ALL_BITS: BitRange = BitRange::new(31, 31);
+    /// `wk_on_pmi`: bit 30 (rw, reset 0x0).
+    pub const WK_ON_PMI_BITS: BitRange = BitRange::new(30, 30);
+    /// `unfrz_all`: bit 29 (wo, reset 0x0).
+    pub const UNFRZ_ALL_BITS: BitRange = BitRange::new(29, 29);
+    /// `pmi_core_sel`: bits 14:0 (rw, reset 0x0).
+    pub const PMI_CORE_SEL_BITS: BitRange = BitRange::new(14, 0);
+    /// This value with `frz_all` set to `v`.
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(Self::FRZ_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `wk_on_pmi` ([`Self::WK_ON_PMI_BITS`]): Wake on PMI: 1 wakes sleeping cores in pmi_core_sel
     /// before sending them the PMI; 0 sends it only to awake cores.
-    #[inline] pub const fn wk_on_pmi(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `wk_on_pmi` (bit 30) set to `v`.
-    #[inline] pub const fn with_wk_on_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// This value with `unfrz_all` (bit 29) set to `v`.
-    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `pmi_core_sel` (bits 14:0, rw, reset 0x0): One bit per core: the cores that receive a PMI
+    #[inline] pub const fn wk_on_pmi(self) -> bool { Self::WK_ON_PMI_BITS.is_set(self.raw64()) }
+    /// This value with `wk_on_pmi` set to `v`.
+    #[inline] pub const fn with_wk_on_pmi(self, v: bool) -> Self { self.with_raw64(Self::WK_ON_PMI_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `unfrz_all` set to `v`.
+    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(Self::UNFRZ_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// `pmi_core_sel` ([`Self::PMI_CORE_SEL_BITS`]): One bit per core: the cores that receive a PMI
     /// when an uncore counter overflows (all zero: no PMI).
-    #[inline] pub const fn pmi_core_sel(self) -> u16 { get_bits(self.raw64(), 14, 0) as u16 }
-    /// This value with `pmi_core_sel` (bits 14:0) set to `v`. Panics if `v` does not fit in 15 bits
-    /// (a compile error in const context); `try_with_pmi_core_sel` returns an error instead.
-    #[inline] pub const fn with_pmi_core_sel(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 14, 0, v as u64)) }
-    /// This value with `pmi_core_sel` set to `v`, or an error if `v` does not fit in 15 bits.
-    #[inline] pub const fn try_with_pmi_core_sel(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 14, 0, v as u64, "U_MSR_PMON_GLOBAL_CTL", "pmi_core_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn pmi_core_sel(self) -> u16 { Self::PMI_CORE_SEL_BITS.get(self.raw64()) as u16 }
+    /// This value with `pmi_core_sel` set to `v`. Panics if `v` does not fit in the field (a
+    /// compile error in const context); `try_with_pmi_core_sel` returns an error instead.
+    #[inline] pub const fn with_pmi_core_sel(self, v: u16) -> Self { self.with_raw64(Self::PMI_CORE_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `pmi_core_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_pmi_core_sel(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::PMI_CORE_SEL_BITS.try_set(self.raw64(), v as u64, UGlobalCtlLayout::NAME, "pmi_core_sel")) }
 }
 
 /// `U_MSR_PMON_GLOBAL_CTL` of instance UBOX.
@@ -97,7 +105,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores receive the PMI that an uncore overflow raises.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC00), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0xC00, "linux-snbep"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -203,141 +211,195 @@ impl Layout for UGlobalStatusLayout {
 }
 
 impl UGlobalStatus {
-    /// `ov_r2pcie` (bit 26, rw1c, reset 0x0): Set when a counter of the R2PCIe box overflows with
+    /// `ov_r2pcie`: bit 26 (rw1c, reset 0x0).
+    pub const OV_R2PCIE_BITS: BitRange = BitRange::new(26, 26);
+    /// `ov_r3qpi1`: bit 25 (rw1c, reset 0x0).
+    pub const OV_R3QPI1_BITS: BitRange = BitRange::new(25, 25);
+    /// `ov_r3qpi0`: bit 24 (rw1c, reset 0x0).
+    pub const OV_R3QPI0_BITS: BitRange = BitRange::new(24, 24);
+    /// `ov_qpi1`: bit 23 (rw1c, reset 0x0).
+    pub const OV_QPI1_BITS: BitRange = BitRange::new(23, 23);
+    /// `ov_qpi0`: bit 22 (rw1c, reset 0x0).
+    pub const OV_QPI0_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_imc1`: bit 21 (rw1c, reset 0x0).
+    pub const OV_IMC1_BITS: BitRange = BitRange::new(21, 21);
+    /// `ov_imc0`: bit 20 (rw1c, reset 0x0).
+    pub const OV_IMC0_BITS: BitRange = BitRange::new(20, 20);
+    /// `ov_ha1`: bit 19 (rw1c, reset 0x0).
+    pub const OV_HA1_BITS: BitRange = BitRange::new(19, 19);
+    /// `ov_ha0`: bit 18 (rw1c, reset 0x0).
+    pub const OV_HA0_BITS: BitRange = BitRange::new(18, 18);
+    /// `ov_c14`: bit 17 (rw1c, reset 0x0).
+    pub const OV_C14_BITS: BitRange = BitRange::new(17, 17);
+    /// `ov_c13`: bit 16 (rw1c, reset 0x0).
+    pub const OV_C13_BITS: BitRange = BitRange::new(16, 16);
+    /// `ov_c12`: bit 15 (rw1c, reset 0x0).
+    pub const OV_C12_BITS: BitRange = BitRange::new(15, 15);
+    /// `ov_c11`: bit 14 (rw1c, reset 0x0).
+    pub const OV_C11_BITS: BitRange = BitRange::new(14, 14);
+    /// `ov_c10`: bit 13 (rw1c, reset 0x0).
+    pub const OV_C10_BITS: BitRange = BitRange::new(13, 13);
+    /// `ov_c9`: bit 12 (rw1c, reset 0x0).
+    pub const OV_C9_BITS: BitRange = BitRange::new(12, 12);
+    /// `ov_c8`: bit 11 (rw1c, reset 0x0).
+    pub const OV_C8_BITS: BitRange = BitRange::new(11, 11);
+    /// `ov_c7`: bit 10 (rw1c, reset 0x0).
+    pub const OV_C7_BITS: BitRange = BitRange::new(10, 10);
+    /// `ov_c6`: bit 9 (rw1c, reset 0x0).
+    pub const OV_C6_BITS: BitRange = BitRange::new(9, 9);
+    /// `ov_c5`: bit 8 (rw1c, reset 0x0).
+    pub const OV_C5_BITS: BitRange = BitRange::new(8, 8);
+    /// `ov_c4`: bit 7 (rw1c, reset 0x0).
+    pub const OV_C4_BITS: BitRange = BitRange::new(7, 7);
+    /// `ov_c3`: bit 6 (rw1c, reset 0x0).
+    pub const OV_C3_BITS: BitRange = BitRange::new(6, 6);
+    /// `ov_c2`: bit 5 (rw1c, reset 0x0).
+    pub const OV_C2_BITS: BitRange = BitRange::new(5, 5);
+    /// `ov_c1`: bit 4 (rw1c, reset 0x0).
+    pub const OV_C1_BITS: BitRange = BitRange::new(4, 4);
+    /// `ov_c0`: bit 3 (rw1c, reset 0x0).
+    pub const OV_C0_BITS: BitRange = BitRange::new(3, 3);
+    /// `ov_pcu`: bit 2 (rw1c, reset 0x0).
+    pub const OV_PCU_BITS: BitRange = BitRange::new(2, 2);
+    /// `ov_u`: bit 1 (rw1c, reset 0x0).
+    pub const OV_U_BITS: BitRange = BitRange::new(1, 1);
+    /// `ov_u_fixed`: bit 0 (rw1c, reset 0x0).
+    pub const OV_U_FIXED_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_r2pcie` ([`Self::OV_R2PCIE_BITS`]): Set when a counter of the R2PCIe box overflows with
     /// its overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_r2pcie(self) -> bool { get_bits(self.raw64(), 26, 26) != 0 }
-    /// This value with `ov_r2pcie` (bit 26) set to `v`.
-    #[inline] pub const fn with_ov_r2pcie(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 26, v as u64)) }
-    /// `ov_r3qpi1` (bit 25, rw1c, reset 0x0): Set when a counter of R3QPI link 1 overflows with its
+    #[inline] pub const fn ov_r2pcie(self) -> bool { Self::OV_R2PCIE_BITS.is_set(self.raw64()) }
+    /// This value with `ov_r2pcie` set to `v`.
+    #[inline] pub const fn with_ov_r2pcie(self, v: bool) -> Self { self.with_raw64(Self::OV_R2PCIE_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_r3qpi1` ([`Self::OV_R3QPI1_BITS`]): Set when a counter of R3QPI link 1 overflows with
+    /// its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_r3qpi1(self) -> bool { Self::OV_R3QPI1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_r3qpi1` set to `v`.
+    #[inline] pub const fn with_ov_r3qpi1(self, v: bool) -> Self { self.with_raw64(Self::OV_R3QPI1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_r3qpi0` ([`Self::OV_R3QPI0_BITS`]): Set when a counter of R3QPI link 0 overflows with
+    /// its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_r3qpi0(self) -> bool { Self::OV_R3QPI0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_r3qpi0` set to `v`.
+    #[inline] pub const fn with_ov_r3qpi0(self, v: bool) -> Self { self.with_raw64(Self::OV_R3QPI0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_qpi1` ([`Self::OV_QPI1_BITS`]): Set when a counter of QPI port 1 overflows with its
     /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_r3qpi1(self) -> bool { get_bits(self.raw64(), 25, 25) != 0 }
-    /// This value with `ov_r3qpi1` (bit 25) set to `v`.
-    #[inline] pub const fn with_ov_r3qpi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 25, 25, v as u64)) }
-    /// `ov_r3qpi0` (bit 24, rw1c, reset 0x0): Set when a counter of R3QPI link 0 overflows with its
+    #[inline] pub const fn ov_qpi1(self) -> bool { Self::OV_QPI1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_qpi1` set to `v`.
+    #[inline] pub const fn with_ov_qpi1(self, v: bool) -> Self { self.with_raw64(Self::OV_QPI1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_qpi0` ([`Self::OV_QPI0_BITS`]): Set when a counter of QPI port 0 overflows with its
     /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_r3qpi0(self) -> bool { get_bits(self.raw64(), 24, 24) != 0 }
-    /// This value with `ov_r3qpi0` (bit 24) set to `v`.
-    #[inline] pub const fn with_ov_r3qpi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 24, 24, v as u64)) }
-    /// `ov_qpi1` (bit 23, rw1c, reset 0x0): Set when a counter of QPI port 1 overflows with its
-    /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_qpi1(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `ov_qpi1` (bit 23) set to `v`.
-    #[inline] pub const fn with_ov_qpi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `ov_qpi0` (bit 22, rw1c, reset 0x0): Set when a counter of QPI port 0 overflows with its
-    /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_qpi0(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `ov_qpi0` (bit 22) set to `v`.
-    #[inline] pub const fn with_ov_qpi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_imc1` (bit 21, rw1c, reset 0x0): Set when a counter of a channel of memory controller 1
+    #[inline] pub const fn ov_qpi0(self) -> bool { Self::OV_QPI0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_qpi0` set to `v`.
+    #[inline] pub const fn with_ov_qpi0(self, v: bool) -> Self { self.with_raw64(Self::OV_QPI0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_imc1` ([`Self::OV_IMC1_BITS`]): Set when a counter of a channel of memory controller 1
     /// (CH4-CH7) overflows with its overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_imc1(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `ov_imc1` (bit 21) set to `v`.
-    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `ov_imc0` (bit 20, rw1c, reset 0x0): Set when a counter of a channel of memory controller 0
+    #[inline] pub const fn ov_imc1(self) -> bool { Self::OV_IMC1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_imc1` set to `v`.
+    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_imc0` ([`Self::OV_IMC0_BITS`]): Set when a counter of a channel of memory controller 0
     /// (CH0-CH3) overflows with its overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_imc0(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_imc0` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `ov_ha1` (bit 19, rw1c, reset 0x0): Set when a counter of home agent 1 overflows with its
+    #[inline] pub const fn ov_imc0(self) -> bool { Self::OV_IMC0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_imc0` set to `v`.
+    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_ha1` ([`Self::OV_HA1_BITS`]): Set when a counter of home agent 1 overflows with its
     /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_ha1(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `ov_ha1` (bit 19) set to `v`.
-    #[inline] pub const fn with_ov_ha1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `ov_ha0` (bit 18, rw1c, reset 0x0): Set when a counter of home agent 0 overflows with its
+    #[inline] pub const fn ov_ha1(self) -> bool { Self::OV_HA1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_ha1` set to `v`.
+    #[inline] pub const fn with_ov_ha1(self, v: bool) -> Self { self.with_raw64(Self::OV_HA1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_ha0` ([`Self::OV_HA0_BITS`]): Set when a counter of home agent 0 overflows with its
     /// overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_ha0(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `ov_ha0` (bit 18) set to `v`.
-    #[inline] pub const fn with_ov_ha0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `ov_c14` (bit 17, rw1c, reset 0x0): Set when a counter of CBo 14 overflows with its overflow
+    #[inline] pub const fn ov_ha0(self) -> bool { Self::OV_HA0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_ha0` set to `v`.
+    #[inline] pub const fn with_ov_ha0(self, v: bool) -> Self { self.with_raw64(Self::OV_HA0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c14` ([`Self::OV_C14_BITS`]): Set when a counter of CBo 14 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c14(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `ov_c14` (bit 17) set to `v`.
-    #[inline] pub const fn with_ov_c14(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `ov_c13` (bit 16, rw1c, reset 0x0): Set when a counter of CBo 13 overflows with its overflow
+    #[inline] pub const fn ov_c14(self) -> bool { Self::OV_C14_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c14` set to `v`.
+    #[inline] pub const fn with_ov_c14(self, v: bool) -> Self { self.with_raw64(Self::OV_C14_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c13` ([`Self::OV_C13_BITS`]): Set when a counter of CBo 13 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c13(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `ov_c13` (bit 16) set to `v`.
-    #[inline] pub const fn with_ov_c13(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `ov_c12` (bit 15, rw1c, reset 0x0): Set when a counter of CBo 12 overflows with its overflow
+    #[inline] pub const fn ov_c13(self) -> bool { Self::OV_C13_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c13` set to `v`.
+    #[inline] pub const fn with_ov_c13(self, v: bool) -> Self { self.with_raw64(Self::OV_C13_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c12` ([`Self::OV_C12_BITS`]): Set when a counter of CBo 12 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c12(self) -> bool { get_bits(self.raw64(), 15, 15) != 0 }
-    /// This value with `ov_c12` (bit 15) set to `v`.
-    #[inline] pub const fn with_ov_c12(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 15, v as u64)) }
-    /// `ov_c11` (bit 14, rw1c, reset 0x0): Set when a counter of CBo 11 overflows with its overflow
+    #[inline] pub const fn ov_c12(self) -> bool { Self::OV_C12_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c12` set to `v`.
+    #[inline] pub const fn with_ov_c12(self, v: bool) -> Self { self.with_raw64(Self::OV_C12_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c11` ([`Self::OV_C11_BITS`]): Set when a counter of CBo 11 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c11(self) -> bool { get_bits(self.raw64(), 14, 14) != 0 }
-    /// This value with `ov_c11` (bit 14) set to `v`.
-    #[inline] pub const fn with_ov_c11(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 14, 14, v as u64)) }
-    /// `ov_c10` (bit 13, rw1c, reset 0x0): Set when a counter of CBo 10 overflows with its overflow
+    #[inline] pub const fn ov_c11(self) -> bool { Self::OV_C11_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c11` set to `v`.
+    #[inline] pub const fn with_ov_c11(self, v: bool) -> Self { self.with_raw64(Self::OV_C11_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c10` ([`Self::OV_C10_BITS`]): Set when a counter of CBo 10 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c10(self) -> bool { get_bits(self.raw64(), 13, 13) != 0 }
-    /// This value with `ov_c10` (bit 13) set to `v`.
-    #[inline] pub const fn with_ov_c10(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 13, v as u64)) }
-    /// `ov_c9` (bit 12, rw1c, reset 0x0): Set when a counter of CBo 9 overflows with its overflow
+    #[inline] pub const fn ov_c10(self) -> bool { Self::OV_C10_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c10` set to `v`.
+    #[inline] pub const fn with_ov_c10(self, v: bool) -> Self { self.with_raw64(Self::OV_C10_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c9` ([`Self::OV_C9_BITS`]): Set when a counter of CBo 9 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c9(self) -> bool { get_bits(self.raw64(), 12, 12) != 0 }
-    /// This value with `ov_c9` (bit 12) set to `v`.
-    #[inline] pub const fn with_ov_c9(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 12, v as u64)) }
-    /// `ov_c8` (bit 11, rw1c, reset 0x0): Set when a counter of CBo 8 overflows with its overflow
+    #[inline] pub const fn ov_c9(self) -> bool { Self::OV_C9_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c9` set to `v`.
+    #[inline] pub const fn with_ov_c9(self, v: bool) -> Self { self.with_raw64(Self::OV_C9_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c8` ([`Self::OV_C8_BITS`]): Set when a counter of CBo 8 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c8(self) -> bool { get_bits(self.raw64(), 11, 11) != 0 }
-    /// This value with `ov_c8` (bit 11) set to `v`.
-    #[inline] pub const fn with_ov_c8(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 11, 11, v as u64)) }
-    /// `ov_c7` (bit 10, rw1c, reset 0x0): Set when a counter of CBo 7 overflows with its overflow
+    #[inline] pub const fn ov_c8(self) -> bool { Self::OV_C8_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c8` set to `v`.
+    #[inline] pub const fn with_ov_c8(self, v: bool) -> Self { self.with_raw64(Self::OV_C8_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c7` ([`Self::OV_C7_BITS`]): Set when a counter of CBo 7 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c7(self) -> bool { get_bits(self.raw64(), 10, 10) != 0 }
-    /// This value with `ov_c7` (bit 10) set to `v`.
-    #[inline] pub const fn with_ov_c7(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 10, 10, v as u64)) }
-    /// `ov_c6` (bit 9, rw1c, reset 0x0): Set when a counter of CBo 6 overflows with its overflow
+    #[inline] pub const fn ov_c7(self) -> bool { Self::OV_C7_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c7` set to `v`.
+    #[inline] pub const fn with_ov_c7(self, v: bool) -> Self { self.with_raw64(Self::OV_C7_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c6` ([`Self::OV_C6_BITS`]): Set when a counter of CBo 6 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c6(self) -> bool { get_bits(self.raw64(), 9, 9) != 0 }
-    /// This value with `ov_c6` (bit 9) set to `v`.
-    #[inline] pub const fn with_ov_c6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// `ov_c5` (bit 8, rw1c, reset 0x0): Set when a counter of CBo 5 overflows with its overflow
+    #[inline] pub const fn ov_c6(self) -> bool { Self::OV_C6_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c6` set to `v`.
+    #[inline] pub const fn with_ov_c6(self, v: bool) -> Self { self.with_raw64(Self::OV_C6_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c5` ([`Self::OV_C5_BITS`]): Set when a counter of CBo 5 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c5(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `ov_c5` (bit 8) set to `v`.
-    #[inline] pub const fn with_ov_c5(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `ov_c4` (bit 7, rw1c, reset 0x0): Set when a counter of CBo 4 overflows with its overflow
+    #[inline] pub const fn ov_c5(self) -> bool { Self::OV_C5_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c5` set to `v`.
+    #[inline] pub const fn with_ov_c5(self, v: bool) -> Self { self.with_raw64(Self::OV_C5_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c4` ([`Self::OV_C4_BITS`]): Set when a counter of CBo 4 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c4(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
-    /// This value with `ov_c4` (bit 7) set to `v`.
-    #[inline] pub const fn with_ov_c4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
-    /// `ov_c3` (bit 6, rw1c, reset 0x0): Set when a counter of CBo 3 overflows with its overflow
+    #[inline] pub const fn ov_c4(self) -> bool { Self::OV_C4_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c4` set to `v`.
+    #[inline] pub const fn with_ov_c4(self, v: bool) -> Self { self.with_raw64(Self::OV_C4_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c3` ([`Self::OV_C3_BITS`]): Set when a counter of CBo 3 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c3(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
-    /// This value with `ov_c3` (bit 6) set to `v`.
-    #[inline] pub const fn with_ov_c3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
-    /// `ov_c2` (bit 5, rw1c, reset 0x0): Set when a counter of CBo 2 overflows with its overflow
+    #[inline] pub const fn ov_c3(self) -> bool { Self::OV_C3_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c3` set to `v`.
+    #[inline] pub const fn with_ov_c3(self, v: bool) -> Self { self.with_raw64(Self::OV_C3_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c2` ([`Self::OV_C2_BITS`]): Set when a counter of CBo 2 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c2(self) -> bool { get_bits(self.raw64(), 5, 5) != 0 }
-    /// This value with `ov_c2` (bit 5) set to `v`.
-    #[inline] pub const fn with_ov_c2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 5, v as u64)) }
-    /// `ov_c1` (bit 4, rw1c, reset 0x0): Set when a counter of CBo 1 overflows with its overflow
+    #[inline] pub const fn ov_c2(self) -> bool { Self::OV_C2_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c2` set to `v`.
+    #[inline] pub const fn with_ov_c2(self, v: bool) -> Self { self.with_raw64(Self::OV_C2_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c1` ([`Self::OV_C1_BITS`]): Set when a counter of CBo 1 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c1(self) -> bool { get_bits(self.raw64(), 4, 4) != 0 }
-    /// This value with `ov_c1` (bit 4) set to `v`.
-    #[inline] pub const fn with_ov_c1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 4, v as u64)) }
-    /// `ov_c0` (bit 3, rw1c, reset 0x0): Set when a counter of CBo 0 overflows with its overflow
+    #[inline] pub const fn ov_c1(self) -> bool { Self::OV_C1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c1` set to `v`.
+    #[inline] pub const fn with_ov_c1(self, v: bool) -> Self { self.with_raw64(Self::OV_C1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_c0` ([`Self::OV_C0_BITS`]): Set when a counter of CBo 0 overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_c0(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `ov_c0` (bit 3) set to `v`.
-    #[inline] pub const fn with_ov_c0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// `ov_pcu` (bit 2, rw1c, reset 0x0): Set when a counter of the PCU overflows with its overflow
+    #[inline] pub const fn ov_c0(self) -> bool { Self::OV_C0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_c0` set to `v`.
+    #[inline] pub const fn with_ov_c0(self, v: bool) -> Self { self.with_raw64(Self::OV_C0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_pcu` ([`Self::OV_PCU_BITS`]): Set when a counter of the PCU overflows with its overflow
     /// enable set; write 1 to clear.
-    #[inline] pub const fn ov_pcu(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// This value with `ov_pcu` (bit 2) set to `v`.
-    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// `ov_u` (bit 1, rw1c, reset 0x0): Set when a counter of a general U-box counter overflows
-    /// with its overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_u(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `ov_u` (bit 1) set to `v`.
-    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `ov_u_fixed` (bit 0, rw1c, reset 0x0): Set when a counter of the U-box UCLK fixed counter
+    #[inline] pub const fn ov_pcu(self) -> bool { Self::OV_PCU_BITS.is_set(self.raw64()) }
+    /// This value with `ov_pcu` set to `v`.
+    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(Self::OV_PCU_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u` ([`Self::OV_U_BITS`]): Set when a counter of a general U-box counter overflows with
+    /// its overflow enable set; write 1 to clear.
+    #[inline] pub const fn ov_u(self) -> bool { Self::OV_U_BITS.is_set(self.raw64()) }
+    /// This value with `ov_u` set to `v`.
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(Self::OV_U_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u_fixed` ([`Self::OV_U_FIXED_BITS`]): Set when a counter of the U-box UCLK fixed counter
     /// overflows with its overflow enable set; write 1 to clear.
-    #[inline] pub const fn ov_u_fixed(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `ov_u_fixed` (bit 0) set to `v`.
-    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn ov_u_fixed(self) -> bool { Self::OV_U_FIXED_BITS.is_set(self.raw64()) }
+    /// This value with `ov_u_fixed` set to `v`.
+    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(Self::OV_U_FIXED_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_STATUS` of instance UBOX.
@@ -351,7 +413,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0xC01), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0xC01, "likwid"),
     ]),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -426,43 +488,57 @@ impl Layout for UCtlLayout {
 }
 
 impl UCtl {
-    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment is at least this value; edge_det works only with a non-zero threshold
-    /// (use 1 for events that increment by at most one per cycle).
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "U_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter; it counts only while this bit is 1
-    /// (and the uncore is not frozen).
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_en` (bit 20, rw-v, reset 0x0): Overflow enable: when 1, an overflow of the paired
-    /// counter sets its bit in the box status register and is reported to the U-box, which records
-    /// it in its global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: when 1, the counter advances once per
+    /// `thresh`: bits 28:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_en`: bit 20 (rw-v, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment is at least this value; edge_det works only with a non-zero threshold (use
+    /// 1 for events that increment by at most one per cycle).
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, UCtlLayout::NAME, "thresh")) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter; it counts only while this bit is 1 (and the
+    /// uncore is not frozen).
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
+    /// sets its bit in the box status register and is reported to the U-box, which records it in
+    /// its global status and may raise a PMI and freeze the uncore.
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: when 1, the counter advances once per
     /// 0-to-1 transition of the thresholded event instead of once per cycle in which it is active;
     /// needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: chooses which sub-events of the selected
-    /// event are counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the U-box event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: chooses which sub-events of the selected event
+    /// are counted.
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the U-box event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_CTL{n}` of instance UBOX.
@@ -476,8 +552,8 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and threshold/edge filtering.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0xC10), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0xC11), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0xC10, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0xC11, "linux-snbep"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -521,14 +597,16 @@ impl Layout for UCtrLayout {
 }
 
 impl UCtr {
-    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event
+    /// `event_count`: bits 43:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
     /// selected by U_MSR_PMON_CTL{n}.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "U_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_CTR{n}` of instance UBOX.
@@ -542,8 +620,8 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "U-box data counter n: a 44-bit event count.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0xC16), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0xC17), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0xC16, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0xC17, "linux-snbep"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -593,16 +671,20 @@ impl Layout for UUclkFixedCtlLayout {
 }
 
 impl UUclkFixedCtl {
-    /// `en` (bit 22, rw, reset 0x0): Enables the uncore-clock fixed counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_en` (bit 20, rw, reset 0x0): Overflow enable: when 1, an overflow of the paired counter
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_en`: bit 20 (rw, reset 0x0).
+    pub const OV_EN_BITS: BitRange = BitRange::new(20, 20);
+    /// `en` ([`Self::EN_BITS`]): Enables the uncore-clock fixed counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_en` ([`Self::OV_EN_BITS`]): Overflow enable: when 1, an overflow of the paired counter
     /// sets its bit in the box status register and is reported to the U-box, which records it in
     /// its global status and may raise a PMI and freeze the uncore.
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
+    #[inline] pub const fn ov_en(self) -> bool { Self::OV_EN_BITS.is_set(self.raw64()) }
+    /// This value with `ov_en` set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(Self::OV_EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
@@ -616,7 +698,7 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock cycles.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0xC08), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0xC08, "linux-snbep"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -659,14 +741,16 @@ impl Layout for UUclkFixedCtrLayout {
 }
 
 impl UUclkFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by U_MSR_PMON_UCLK_FIXED_CTL.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_UCLK_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UUclkFixedCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
@@ -680,7 +764,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: a 48-bit count of uncore clock cycles.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0xC09), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0xC09, "linux-snbep"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -727,8 +811,10 @@ impl Layout for UCpuNodeIdLayout {
 }
 
 impl UCpuNodeId {
-    /// `local_node_id` (bits 2:0, ro, reset 0x0): Node id of this socket, set by firmware.
-    #[inline] pub const fn local_node_id(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    /// `local_node_id`: bits 2:0 (ro, reset 0x0).
+    pub const LOCAL_NODE_ID_BITS: BitRange = BitRange::new(2, 0);
+    /// `local_node_id` ([`Self::LOCAL_NODE_ID_BITS`]): Node id of this socket, set by firmware.
+    #[inline] pub const fn local_node_id(self) -> u8 { Self::LOCAL_NODE_ID_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_CPUNODEID` of instance UBOX.
@@ -742,7 +828,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     description: "Node id of this socket, in the U-box PCI function (device 0x0E1E) on the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x0E1E, device: 11, function: 0, offset: 0x040 }, source: "lspci-ivt" },
+        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x0E1E, 11, 0, 0x040), "lspci-ivt"),
     ]),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -801,22 +887,38 @@ impl Layout for UGidNidMapLayout {
 }
 
 impl UGidNidMap {
-    /// `node_id7` (bits 23:21, ro, reset 0x0): Node id of the socket whose group (package) id is 7.
-    #[inline] pub const fn node_id7(self) -> u8 { get_bits(self.raw64(), 23, 21) as u8 }
-    /// `node_id6` (bits 20:18, ro, reset 0x0): Node id of the socket whose group (package) id is 6.
-    #[inline] pub const fn node_id6(self) -> u8 { get_bits(self.raw64(), 20, 18) as u8 }
-    /// `node_id5` (bits 17:15, ro, reset 0x0): Node id of the socket whose group (package) id is 5.
-    #[inline] pub const fn node_id5(self) -> u8 { get_bits(self.raw64(), 17, 15) as u8 }
-    /// `node_id4` (bits 14:12, ro, reset 0x0): Node id of the socket whose group (package) id is 4.
-    #[inline] pub const fn node_id4(self) -> u8 { get_bits(self.raw64(), 14, 12) as u8 }
-    /// `node_id3` (bits 11:9, ro, reset 0x0): Node id of the socket whose group (package) id is 3.
-    #[inline] pub const fn node_id3(self) -> u8 { get_bits(self.raw64(), 11, 9) as u8 }
-    /// `node_id2` (bits 8:6, ro, reset 0x0): Node id of the socket whose group (package) id is 2.
-    #[inline] pub const fn node_id2(self) -> u8 { get_bits(self.raw64(), 8, 6) as u8 }
-    /// `node_id1` (bits 5:3, ro, reset 0x0): Node id of the socket whose group (package) id is 1.
-    #[inline] pub const fn node_id1(self) -> u8 { get_bits(self.raw64(), 5, 3) as u8 }
-    /// `node_id0` (bits 2:0, ro, reset 0x0): Node id of the socket whose group (package) id is 0.
-    #[inline] pub const fn node_id0(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    /// `node_id7`: bits 23:21 (ro, reset 0x0).
+    pub const NODE_ID7_BITS: BitRange = BitRange::new(23, 21);
+    /// `node_id6`: bits 20:18 (ro, reset 0x0).
+    pub const NODE_ID6_BITS: BitRange = BitRange::new(20, 18);
+    /// `node_id5`: bits 17:15 (ro, reset 0x0).
+    pub const NODE_ID5_BITS: BitRange = BitRange::new(17, 15);
+    /// `node_id4`: bits 14:12 (ro, reset 0x0).
+    pub const NODE_ID4_BITS: BitRange = BitRange::new(14, 12);
+    /// `node_id3`: bits 11:9 (ro, reset 0x0).
+    pub const NODE_ID3_BITS: BitRange = BitRange::new(11, 9);
+    /// `node_id2`: bits 8:6 (ro, reset 0x0).
+    pub const NODE_ID2_BITS: BitRange = BitRange::new(8, 6);
+    /// `node_id1`: bits 5:3 (ro, reset 0x0).
+    pub const NODE_ID1_BITS: BitRange = BitRange::new(5, 3);
+    /// `node_id0`: bits 2:0 (ro, reset 0x0).
+    pub const NODE_ID0_BITS: BitRange = BitRange::new(2, 0);
+    /// `node_id7` ([`Self::NODE_ID7_BITS`]): Node id of the socket whose group (package) id is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { Self::NODE_ID7_BITS.get(self.raw64()) as u8 }
+    /// `node_id6` ([`Self::NODE_ID6_BITS`]): Node id of the socket whose group (package) id is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { Self::NODE_ID6_BITS.get(self.raw64()) as u8 }
+    /// `node_id5` ([`Self::NODE_ID5_BITS`]): Node id of the socket whose group (package) id is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { Self::NODE_ID5_BITS.get(self.raw64()) as u8 }
+    /// `node_id4` ([`Self::NODE_ID4_BITS`]): Node id of the socket whose group (package) id is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { Self::NODE_ID4_BITS.get(self.raw64()) as u8 }
+    /// `node_id3` ([`Self::NODE_ID3_BITS`]): Node id of the socket whose group (package) id is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { Self::NODE_ID3_BITS.get(self.raw64()) as u8 }
+    /// `node_id2` ([`Self::NODE_ID2_BITS`]): Node id of the socket whose group (package) id is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { Self::NODE_ID2_BITS.get(self.raw64()) as u8 }
+    /// `node_id1` ([`Self::NODE_ID1_BITS`]): Node id of the socket whose group (package) id is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { Self::NODE_ID1_BITS.get(self.raw64()) as u8 }
+    /// `node_id0` ([`Self::NODE_ID0_BITS`]): Node id of the socket whose group (package) id is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { Self::NODE_ID0_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_GIDNIDMAP` of instance UBOX.
@@ -830,7 +932,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x0E1E, device: 11, function: 0, offset: 0x054 }, source: "lspci-ivt" },
+        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x0E1E, 11, 0, 0x054), "lspci-ivt"),
     ]),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

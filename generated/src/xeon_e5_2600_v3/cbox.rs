@@ -71,54 +71,45 @@ impl Layout for CboBoxCtlLayout {
 }
 
 impl CboBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE10, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE20, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE30, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE40, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE50, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE60, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE70, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE80, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xE90, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEA0, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEB0, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEC0, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xED0, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEE0, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xEF0, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xF00, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance C17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<CboBoxCtl> = Msr::new(0xF10, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 18] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL];
+/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 18] = [
+    Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE10, "C1_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE20, "C2_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE30, "C3_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE40, "C4_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE50, "C5_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE60, "C6_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE70, "C7_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE80, "C8_MSR_PMON_BOX_CTL"),
+    Msr::new(0xE90, "C9_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEA0, "C10_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEB0, "C11_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEC0, "C12_MSR_PMON_BOX_CTL"),
+    Msr::new(0xED0, "C13_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEE0, "C14_MSR_PMON_BOX_CTL"),
+    Msr::new(0xEF0, "C15_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF00, "C16_MSR_PMON_BOX_CTL"),
+    Msr::new(0xF10, "C17_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -128,24 +119,24 @@ static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one CBo: freeze, freeze enable, and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_CTL", instance: "C0", index: 0, location: Location::Msr(0xE00), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_CTL", instance: "C1", index: 0, location: Location::Msr(0xE10), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_CTL", instance: "C2", index: 0, location: Location::Msr(0xE20), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_CTL", instance: "C3", index: 0, location: Location::Msr(0xE30), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_CTL", instance: "C4", index: 0, location: Location::Msr(0xE40), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_CTL", instance: "C5", index: 0, location: Location::Msr(0xE50), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_CTL", instance: "C6", index: 0, location: Location::Msr(0xE60), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_CTL", instance: "C7", index: 0, location: Location::Msr(0xE70), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_CTL", instance: "C8", index: 0, location: Location::Msr(0xE80), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_CTL", instance: "C9", index: 0, location: Location::Msr(0xE90), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_CTL", instance: "C10", index: 0, location: Location::Msr(0xEA0), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_CTL", instance: "C11", index: 0, location: Location::Msr(0xEB0), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_CTL", instance: "C12", index: 0, location: Location::Msr(0xEC0), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_CTL", instance: "C13", index: 0, location: Location::Msr(0xED0), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_CTL", instance: "C14", index: 0, location: Location::Msr(0xEE0), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_CTL", instance: "C15", index: 0, location: Location::Msr(0xEF0), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_CTL", instance: "C16", index: 0, location: Location::Msr(0xF00), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_CTL", instance: "C17", index: 0, location: Location::Msr(0xF10), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "C0", 0, 0xE00, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "C1", 0, 0xE10, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "C2", 0, 0xE20, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "C3", 0, 0xE30, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "C4", 0, 0xE40, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "C5", 0, 0xE50, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "C6", 0, 0xE60, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "C7", 0, 0xE70, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_CTL", "C8", 0, 0xE80, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_CTL", "C9", 0, 0xE90, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_CTL", "C10", 0, 0xEA0, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_CTL", "C11", 0, 0xEB0, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_CTL", "C12", 0, 0xEC0, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_CTL", "C13", 0, 0xED0, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_CTL", "C14", 0, 0xEE0, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_CTL", "C15", 0, 0xEF0, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_CTL", "C16", 0, 0xF00, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_CTL", "C17", 0, 0xF10, "linux-snbep"),
     ]),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
@@ -243,83 +234,82 @@ impl Layout for CboCtlLayout {
 }
 
 impl CboCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; invert and
-    /// edge_det need a non-zero threshold.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `tid_en`: bit 19 (rw-v, reset 0x0).
+    pub const TID_EN_BITS: BitRange = BitRange::new(19, 19);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; invert and edge_det
+    /// need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> CboCtlInvert { CboCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: CboCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `tid_en` (bit 19, rw-v, reset 0x0): Thread-id filter enable: when 1 the counter only counts
+    #[inline] pub const fn invert(self) -> CboCtlInvert { CboCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: CboCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: when 1 the counter only counts
     /// occurrences that match the box filter's thread id.
-    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `tid_en` (bit 19) set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
+    /// This value with `tid_en` set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
     /// thresholded event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_CTL{n}` of instance C0.
-pub const C0_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C1.
-pub const C1_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE11, "C1_MSR_PMON_CTL0"), Msr::new(0xE12, "C1_MSR_PMON_CTL1"), Msr::new(0xE13, "C1_MSR_PMON_CTL2"), Msr::new(0xE14, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C2.
-pub const C2_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE21, "C2_MSR_PMON_CTL0"), Msr::new(0xE22, "C2_MSR_PMON_CTL1"), Msr::new(0xE23, "C2_MSR_PMON_CTL2"), Msr::new(0xE24, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C3.
-pub const C3_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE31, "C3_MSR_PMON_CTL0"), Msr::new(0xE32, "C3_MSR_PMON_CTL1"), Msr::new(0xE33, "C3_MSR_PMON_CTL2"), Msr::new(0xE34, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C4.
-pub const C4_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE41, "C4_MSR_PMON_CTL0"), Msr::new(0xE42, "C4_MSR_PMON_CTL1"), Msr::new(0xE43, "C4_MSR_PMON_CTL2"), Msr::new(0xE44, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C5.
-pub const C5_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE51, "C5_MSR_PMON_CTL0"), Msr::new(0xE52, "C5_MSR_PMON_CTL1"), Msr::new(0xE53, "C5_MSR_PMON_CTL2"), Msr::new(0xE54, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C6.
-pub const C6_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE61, "C6_MSR_PMON_CTL0"), Msr::new(0xE62, "C6_MSR_PMON_CTL1"), Msr::new(0xE63, "C6_MSR_PMON_CTL2"), Msr::new(0xE64, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C7.
-pub const C7_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE71, "C7_MSR_PMON_CTL0"), Msr::new(0xE72, "C7_MSR_PMON_CTL1"), Msr::new(0xE73, "C7_MSR_PMON_CTL2"), Msr::new(0xE74, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C8.
-pub const C8_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE81, "C8_MSR_PMON_CTL0"), Msr::new(0xE82, "C8_MSR_PMON_CTL1"), Msr::new(0xE83, "C8_MSR_PMON_CTL2"), Msr::new(0xE84, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C9.
-pub const C9_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xE91, "C9_MSR_PMON_CTL0"), Msr::new(0xE92, "C9_MSR_PMON_CTL1"), Msr::new(0xE93, "C9_MSR_PMON_CTL2"), Msr::new(0xE94, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C10.
-pub const C10_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEA1, "C10_MSR_PMON_CTL0"), Msr::new(0xEA2, "C10_MSR_PMON_CTL1"), Msr::new(0xEA3, "C10_MSR_PMON_CTL2"), Msr::new(0xEA4, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C11.
-pub const C11_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEB1, "C11_MSR_PMON_CTL0"), Msr::new(0xEB2, "C11_MSR_PMON_CTL1"), Msr::new(0xEB3, "C11_MSR_PMON_CTL2"), Msr::new(0xEB4, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C12.
-pub const C12_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEC1, "C12_MSR_PMON_CTL0"), Msr::new(0xEC2, "C12_MSR_PMON_CTL1"), Msr::new(0xEC3, "C12_MSR_PMON_CTL2"), Msr::new(0xEC4, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C13.
-pub const C13_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xED1, "C13_MSR_PMON_CTL0"), Msr::new(0xED2, "C13_MSR_PMON_CTL1"), Msr::new(0xED3, "C13_MSR_PMON_CTL2"), Msr::new(0xED4, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C14.
-pub const C14_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEE1, "C14_MSR_PMON_CTL0"), Msr::new(0xEE2, "C14_MSR_PMON_CTL1"), Msr::new(0xEE3, "C14_MSR_PMON_CTL2"), Msr::new(0xEE4, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C15.
-pub const C15_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xEF1, "C15_MSR_PMON_CTL0"), Msr::new(0xEF2, "C15_MSR_PMON_CTL1"), Msr::new(0xEF3, "C15_MSR_PMON_CTL2"), Msr::new(0xEF4, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C16.
-pub const C16_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xF01, "C16_MSR_PMON_CTL0"), Msr::new(0xF02, "C16_MSR_PMON_CTL1"), Msr::new(0xF03, "C16_MSR_PMON_CTL2"), Msr::new(0xF04, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance C17.
-pub const C17_MSR_PMON_CTL: [Msr<CboCtl>; 4] = [Msr::new(0xF11, "C17_MSR_PMON_CTL0"), Msr::new(0xF12, "C17_MSR_PMON_CTL1"), Msr::new(0xF13, "C17_MSR_PMON_CTL2"), Msr::new(0xF14, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 18] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL];
+/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 18] = [
+    [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")],
+    [Msr::new(0xE11, "C1_MSR_PMON_CTL0"), Msr::new(0xE12, "C1_MSR_PMON_CTL1"), Msr::new(0xE13, "C1_MSR_PMON_CTL2"), Msr::new(0xE14, "C1_MSR_PMON_CTL3")],
+    [Msr::new(0xE21, "C2_MSR_PMON_CTL0"), Msr::new(0xE22, "C2_MSR_PMON_CTL1"), Msr::new(0xE23, "C2_MSR_PMON_CTL2"), Msr::new(0xE24, "C2_MSR_PMON_CTL3")],
+    [Msr::new(0xE31, "C3_MSR_PMON_CTL0"), Msr::new(0xE32, "C3_MSR_PMON_CTL1"), Msr::new(0xE33, "C3_MSR_PMON_CTL2"), Msr::new(0xE34, "C3_MSR_PMON_CTL3")],
+    [Msr::new(0xE41, "C4_MSR_PMON_CTL0"), Msr::new(0xE42, "C4_MSR_PMON_CTL1"), Msr::new(0xE43, "C4_MSR_PMON_CTL2"), Msr::new(0xE44, "C4_MSR_PMON_CTL3")],
+    [Msr::new(0xE51, "C5_MSR_PMON_CTL0"), Msr::new(0xE52, "C5_MSR_PMON_CTL1"), Msr::new(0xE53, "C5_MSR_PMON_CTL2"), Msr::new(0xE54, "C5_MSR_PMON_CTL3")],
+    [Msr::new(0xE61, "C6_MSR_PMON_CTL0"), Msr::new(0xE62, "C6_MSR_PMON_CTL1"), Msr::new(0xE63, "C6_MSR_PMON_CTL2"), Msr::new(0xE64, "C6_MSR_PMON_CTL3")],
+    [Msr::new(0xE71, "C7_MSR_PMON_CTL0"), Msr::new(0xE72, "C7_MSR_PMON_CTL1"), Msr::new(0xE73, "C7_MSR_PMON_CTL2"), Msr::new(0xE74, "C7_MSR_PMON_CTL3")],
+    [Msr::new(0xE81, "C8_MSR_PMON_CTL0"), Msr::new(0xE82, "C8_MSR_PMON_CTL1"), Msr::new(0xE83, "C8_MSR_PMON_CTL2"), Msr::new(0xE84, "C8_MSR_PMON_CTL3")],
+    [Msr::new(0xE91, "C9_MSR_PMON_CTL0"), Msr::new(0xE92, "C9_MSR_PMON_CTL1"), Msr::new(0xE93, "C9_MSR_PMON_CTL2"), Msr::new(0xE94, "C9_MSR_PMON_CTL3")],
+    [Msr::new(0xEA1, "C10_MSR_PMON_CTL0"), Msr::new(0xEA2, "C10_MSR_PMON_CTL1"), Msr::new(0xEA3, "C10_MSR_PMON_CTL2"), Msr::new(0xEA4, "C10_MSR_PMON_CTL3")],
+    [Msr::new(0xEB1, "C11_MSR_PMON_CTL0"), Msr::new(0xEB2, "C11_MSR_PMON_CTL1"), Msr::new(0xEB3, "C11_MSR_PMON_CTL2"), Msr::new(0xEB4, "C11_MSR_PMON_CTL3")],
+    [Msr::new(0xEC1, "C12_MSR_PMON_CTL0"), Msr::new(0xEC2, "C12_MSR_PMON_CTL1"), Msr::new(0xEC3, "C12_MSR_PMON_CTL2"), Msr::new(0xEC4, "C12_MSR_PMON_CTL3")],
+    [Msr::new(0xED1, "C13_MSR_PMON_CTL0"), Msr::new(0xED2, "C13_MSR_PMON_CTL1"), Msr::new(0xED3, "C13_MSR_PMON_CTL2"), Msr::new(0xED4, "C13_MSR_PMON_CTL3")],
+    [Msr::new(0xEE1, "C14_MSR_PMON_CTL0"), Msr::new(0xEE2, "C14_MSR_PMON_CTL1"), Msr::new(0xEE3, "C14_MSR_PMON_CTL2"), Msr::new(0xEE4, "C14_MSR_PMON_CTL3")],
+    [Msr::new(0xEF1, "C15_MSR_PMON_CTL0"), Msr::new(0xEF2, "C15_MSR_PMON_CTL1"), Msr::new(0xEF3, "C15_MSR_PMON_CTL2"), Msr::new(0xEF4, "C15_MSR_PMON_CTL3")],
+    [Msr::new(0xF01, "C16_MSR_PMON_CTL0"), Msr::new(0xF02, "C16_MSR_PMON_CTL1"), Msr::new(0xF03, "C16_MSR_PMON_CTL2"), Msr::new(0xF04, "C16_MSR_PMON_CTL3")],
+    [Msr::new(0xF11, "C17_MSR_PMON_CTL0"), Msr::new(0xF12, "C17_MSR_PMON_CTL1"), Msr::new(0xF13, "C17_MSR_PMON_CTL2"), Msr::new(0xF14, "C17_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -329,78 +319,78 @@ static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one CBo: event, unit mask, enable, reset, thread filter enable, threshold, inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTL0", instance: "C0", index: 0, location: Location::Msr(0xE01), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL1", instance: "C0", index: 1, location: Location::Msr(0xE02), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL2", instance: "C0", index: 2, location: Location::Msr(0xE03), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTL3", instance: "C0", index: 3, location: Location::Msr(0xE04), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL0", instance: "C1", index: 0, location: Location::Msr(0xE11), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL1", instance: "C1", index: 1, location: Location::Msr(0xE12), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL2", instance: "C1", index: 2, location: Location::Msr(0xE13), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTL3", instance: "C1", index: 3, location: Location::Msr(0xE14), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL0", instance: "C2", index: 0, location: Location::Msr(0xE21), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL1", instance: "C2", index: 1, location: Location::Msr(0xE22), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL2", instance: "C2", index: 2, location: Location::Msr(0xE23), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTL3", instance: "C2", index: 3, location: Location::Msr(0xE24), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL0", instance: "C3", index: 0, location: Location::Msr(0xE31), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL1", instance: "C3", index: 1, location: Location::Msr(0xE32), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL2", instance: "C3", index: 2, location: Location::Msr(0xE33), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTL3", instance: "C3", index: 3, location: Location::Msr(0xE34), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL0", instance: "C4", index: 0, location: Location::Msr(0xE41), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL1", instance: "C4", index: 1, location: Location::Msr(0xE42), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL2", instance: "C4", index: 2, location: Location::Msr(0xE43), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTL3", instance: "C4", index: 3, location: Location::Msr(0xE44), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL0", instance: "C5", index: 0, location: Location::Msr(0xE51), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL1", instance: "C5", index: 1, location: Location::Msr(0xE52), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL2", instance: "C5", index: 2, location: Location::Msr(0xE53), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTL3", instance: "C5", index: 3, location: Location::Msr(0xE54), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL0", instance: "C6", index: 0, location: Location::Msr(0xE61), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL1", instance: "C6", index: 1, location: Location::Msr(0xE62), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL2", instance: "C6", index: 2, location: Location::Msr(0xE63), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTL3", instance: "C6", index: 3, location: Location::Msr(0xE64), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL0", instance: "C7", index: 0, location: Location::Msr(0xE71), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL1", instance: "C7", index: 1, location: Location::Msr(0xE72), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL2", instance: "C7", index: 2, location: Location::Msr(0xE73), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTL3", instance: "C7", index: 3, location: Location::Msr(0xE74), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL0", instance: "C8", index: 0, location: Location::Msr(0xE81), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL1", instance: "C8", index: 1, location: Location::Msr(0xE82), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL2", instance: "C8", index: 2, location: Location::Msr(0xE83), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTL3", instance: "C8", index: 3, location: Location::Msr(0xE84), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL0", instance: "C9", index: 0, location: Location::Msr(0xE91), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL1", instance: "C9", index: 1, location: Location::Msr(0xE92), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL2", instance: "C9", index: 2, location: Location::Msr(0xE93), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTL3", instance: "C9", index: 3, location: Location::Msr(0xE94), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL0", instance: "C10", index: 0, location: Location::Msr(0xEA1), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL1", instance: "C10", index: 1, location: Location::Msr(0xEA2), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL2", instance: "C10", index: 2, location: Location::Msr(0xEA3), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTL3", instance: "C10", index: 3, location: Location::Msr(0xEA4), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL0", instance: "C11", index: 0, location: Location::Msr(0xEB1), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL1", instance: "C11", index: 1, location: Location::Msr(0xEB2), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL2", instance: "C11", index: 2, location: Location::Msr(0xEB3), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTL3", instance: "C11", index: 3, location: Location::Msr(0xEB4), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL0", instance: "C12", index: 0, location: Location::Msr(0xEC1), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL1", instance: "C12", index: 1, location: Location::Msr(0xEC2), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL2", instance: "C12", index: 2, location: Location::Msr(0xEC3), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTL3", instance: "C12", index: 3, location: Location::Msr(0xEC4), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL0", instance: "C13", index: 0, location: Location::Msr(0xED1), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL1", instance: "C13", index: 1, location: Location::Msr(0xED2), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL2", instance: "C13", index: 2, location: Location::Msr(0xED3), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTL3", instance: "C13", index: 3, location: Location::Msr(0xED4), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL0", instance: "C14", index: 0, location: Location::Msr(0xEE1), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL1", instance: "C14", index: 1, location: Location::Msr(0xEE2), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL2", instance: "C14", index: 2, location: Location::Msr(0xEE3), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTL3", instance: "C14", index: 3, location: Location::Msr(0xEE4), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL0", instance: "C15", index: 0, location: Location::Msr(0xEF1), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL1", instance: "C15", index: 1, location: Location::Msr(0xEF2), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL2", instance: "C15", index: 2, location: Location::Msr(0xEF3), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTL3", instance: "C15", index: 3, location: Location::Msr(0xEF4), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL0", instance: "C16", index: 0, location: Location::Msr(0xF01), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL1", instance: "C16", index: 1, location: Location::Msr(0xF02), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL2", instance: "C16", index: 2, location: Location::Msr(0xF03), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTL3", instance: "C16", index: 3, location: Location::Msr(0xF04), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL0", instance: "C17", index: 0, location: Location::Msr(0xF11), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL1", instance: "C17", index: 1, location: Location::Msr(0xF12), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL2", instance: "C17", index: 2, location: Location::Msr(0xF13), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTL3", instance: "C17", index: 3, location: Location::Msr(0xF14), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTL0", "C0", 0, 0xE01, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL1", "C0", 1, 0xE02, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL2", "C0", 2, 0xE03, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTL3", "C0", 3, 0xE04, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL0", "C1", 0, 0xE11, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL1", "C1", 1, 0xE12, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL2", "C1", 2, 0xE13, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTL3", "C1", 3, 0xE14, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL0", "C2", 0, 0xE21, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL1", "C2", 1, 0xE22, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL2", "C2", 2, 0xE23, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTL3", "C2", 3, 0xE24, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL0", "C3", 0, 0xE31, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL1", "C3", 1, 0xE32, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL2", "C3", 2, 0xE33, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTL3", "C3", 3, 0xE34, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL0", "C4", 0, 0xE41, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL1", "C4", 1, 0xE42, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL2", "C4", 2, 0xE43, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTL3", "C4", 3, 0xE44, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL0", "C5", 0, 0xE51, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL1", "C5", 1, 0xE52, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL2", "C5", 2, 0xE53, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTL3", "C5", 3, 0xE54, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL0", "C6", 0, 0xE61, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL1", "C6", 1, 0xE62, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL2", "C6", 2, 0xE63, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTL3", "C6", 3, 0xE64, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL0", "C7", 0, 0xE71, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL1", "C7", 1, 0xE72, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL2", "C7", 2, 0xE73, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTL3", "C7", 3, 0xE74, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL0", "C8", 0, 0xE81, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL1", "C8", 1, 0xE82, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL2", "C8", 2, 0xE83, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTL3", "C8", 3, 0xE84, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL0", "C9", 0, 0xE91, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL1", "C9", 1, 0xE92, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL2", "C9", 2, 0xE93, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTL3", "C9", 3, 0xE94, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL0", "C10", 0, 0xEA1, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL1", "C10", 1, 0xEA2, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL2", "C10", 2, 0xEA3, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTL3", "C10", 3, 0xEA4, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL0", "C11", 0, 0xEB1, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL1", "C11", 1, 0xEB2, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL2", "C11", 2, 0xEB3, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTL3", "C11", 3, 0xEB4, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL0", "C12", 0, 0xEC1, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL1", "C12", 1, 0xEC2, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL2", "C12", 2, 0xEC3, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTL3", "C12", 3, 0xEC4, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL0", "C13", 0, 0xED1, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL1", "C13", 1, 0xED2, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL2", "C13", 2, 0xED3, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTL3", "C13", 3, 0xED4, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL0", "C14", 0, 0xEE1, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL1", "C14", 1, 0xEE2, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL2", "C14", 2, 0xEE3, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTL3", "C14", 3, 0xEE4, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL0", "C15", 0, 0xEF1, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL1", "C15", 1, 0xEF2, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL2", "C15", 2, 0xEF3, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTL3", "C15", 3, 0xEF4, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL0", "C16", 0, 0xF01, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL1", "C16", 1, 0xF02, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL2", "C16", 2, 0xF03, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTL3", "C16", 3, 0xF04, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL0", "C17", 0, 0xF11, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL1", "C17", 1, 0xF12, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL2", "C17", 2, 0xF13, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTL3", "C17", 3, 0xF14, "linux-snbep"),
     ]),
     fields: CboCtlLayout::FIELDS,
     notes: &[
@@ -464,69 +454,58 @@ impl Layout for CboBoxFilter0Layout {
 }
 
 impl CboBoxFilter0 {
-    /// `state` (bits 23:17, rw, reset 0x0): Cache-line states to match, one bit per state; several
-    /// bits match several states.
-    #[inline] pub const fn state(self) -> u8 { get_bits(self.raw64(), 23, 17) as u8 }
-    /// This value with `state` (bits 23:17) set to `v`. Panics if `v` does not fit in 7 bits (a
-    /// compile error in const context); `try_with_state` returns an error instead.
-    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 17, v as u64)) }
-    /// This value with `state` set to `v`, or an error if `v` does not fit in 7 bits.
-    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 23, 17, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "state") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `link` (bits 9:6, rw, reset 0x0): Link to match.
-    #[inline] pub const fn link(self) -> u8 { get_bits(self.raw64(), 9, 6) as u8 }
-    /// This value with `link` (bits 9:6) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_link` returns an error instead.
-    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 6, v as u64)) }
-    /// This value with `link` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 9, 6, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "link") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `tid` (bits 5:0, rw, reset 0x0): Thread id to match (core id and thread bit), for counters
-    /// whose control has tid_en set.
-    #[inline] pub const fn tid(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `tid` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile
-    /// error in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `tid` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "tid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `state`: bits 23:17 (rw, reset 0x0).
+    pub const STATE_BITS: BitRange = BitRange::new(23, 17);
+    /// `link`: bits 9:6 (rw, reset 0x0).
+    pub const LINK_BITS: BitRange = BitRange::new(9, 6);
+    /// `tid`: bits 5:0 (rw, reset 0x0).
+    pub const TID_BITS: BitRange = BitRange::new(5, 0);
+    /// `state` ([`Self::STATE_BITS`]): Cache-line states to match, one bit per state; several bits
+    /// match several states.
+    #[inline] pub const fn state(self) -> u8 { Self::STATE_BITS.get(self.raw64()) as u8 }
+    /// This value with `state` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_state` returns an error instead.
+    #[inline] pub const fn with_state(self, v: u8) -> Self { self.with_raw64(Self::STATE_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `state` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_state(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::STATE_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "state")) }
+    /// `link` ([`Self::LINK_BITS`]): Link to match.
+    #[inline] pub const fn link(self) -> u8 { Self::LINK_BITS.get(self.raw64()) as u8 }
+    /// This value with `link` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_link` returns an error instead.
+    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(Self::LINK_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `link` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LINK_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "link")) }
+    /// `tid` ([`Self::TID_BITS`]): Thread id to match (core id and thread bit), for counters whose
+    /// control has tid_en set.
+    #[inline] pub const fn tid(self) -> u8 { Self::TID_BITS.get(self.raw64()) as u8 }
+    /// This value with `tid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_tid` returns an error instead.
+    #[inline] pub const fn with_tid(self, v: u8) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `tid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_tid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::TID_BITS.try_set(self.raw64(), v as u64, CboBoxFilter0Layout::NAME, "tid")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE15, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE25, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE35, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE45, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE55, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE65, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE75, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE85, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xE95, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEA5, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEB5, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEC5, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xED5, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEE5, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xEF5, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xF05, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance C17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<CboBoxFilter0> = Msr::new(0xF15, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 18] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0];
+/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 18] = [
+    Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE15, "C1_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE25, "C2_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE35, "C3_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE45, "C4_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE55, "C5_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE65, "C6_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE75, "C7_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE85, "C8_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xE95, "C9_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEA5, "C10_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEB5, "C11_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEC5, "C12_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xED5, "C13_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEE5, "C14_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xEF5, "C15_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF05, "C16_MSR_PMON_BOX_FILTER0"),
+    Msr::new(0xF15, "C17_MSR_PMON_BOX_FILTER0"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
@@ -536,24 +515,24 @@ static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     description: "First filter of one CBo, shared by its four counters: the thread to match (for controls with tid_en), the link and the cache-line states to match (LLC_LOOKUP, LLC_VICTIMS).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER0", instance: "C0", index: 0, location: Location::Msr(0xE05), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER0", instance: "C1", index: 0, location: Location::Msr(0xE15), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER0", instance: "C2", index: 0, location: Location::Msr(0xE25), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER0", instance: "C3", index: 0, location: Location::Msr(0xE35), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER0", instance: "C4", index: 0, location: Location::Msr(0xE45), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER0", instance: "C5", index: 0, location: Location::Msr(0xE55), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER0", instance: "C6", index: 0, location: Location::Msr(0xE65), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER0", instance: "C7", index: 0, location: Location::Msr(0xE75), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_FILTER0", instance: "C8", index: 0, location: Location::Msr(0xE85), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_FILTER0", instance: "C9", index: 0, location: Location::Msr(0xE95), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_FILTER0", instance: "C10", index: 0, location: Location::Msr(0xEA5), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_FILTER0", instance: "C11", index: 0, location: Location::Msr(0xEB5), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_FILTER0", instance: "C12", index: 0, location: Location::Msr(0xEC5), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_FILTER0", instance: "C13", index: 0, location: Location::Msr(0xED5), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_FILTER0", instance: "C14", index: 0, location: Location::Msr(0xEE5), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_FILTER0", instance: "C15", index: 0, location: Location::Msr(0xEF5), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_FILTER0", instance: "C16", index: 0, location: Location::Msr(0xF05), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_FILTER0", instance: "C17", index: 0, location: Location::Msr(0xF15), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER0", "C0", 0, 0xE05, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER0", "C1", 0, 0xE15, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER0", "C2", 0, 0xE25, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER0", "C3", 0, 0xE35, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER0", "C4", 0, 0xE45, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER0", "C5", 0, 0xE55, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER0", "C6", 0, 0xE65, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER0", "C7", 0, 0xE75, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER0", "C8", 0, 0xE85, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER0", "C9", 0, 0xE95, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER0", "C10", 0, 0xEA5, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER0", "C11", 0, 0xEB5, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER0", "C12", 0, 0xEC5, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER0", "C13", 0, 0xED5, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER0", "C14", 0, 0xEE5, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER0", "C15", 0, 0xEF5, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER0", "C16", 0, 0xF05, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER0", "C17", 0, 0xF15, "linux-snbep"),
     ]),
     fields: CboBoxFilter0Layout::FIELDS,
     notes: &[
@@ -620,70 +599,62 @@ impl Layout for CboBoxFilter1Layout {
 }
 
 impl CboBoxFilter1 {
-    /// `isoc` (bit 31, rw, reset 0x0): Match isochronous requests only.
-    #[inline] pub const fn isoc(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `isoc` (bit 31) set to `v`.
-    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `nc` (bit 30, rw, reset 0x0): Match non-coherent requests only.
-    #[inline] pub const fn nc(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `nc` (bit 30) set to `v`.
-    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `c6` (bit 29, rw, reset 0x0): Match requests made while the core is in C6 (C6 opcode
-    /// qualifier).
-    #[inline] pub const fn c6(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `c6` (bit 29) set to `v`.
-    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `opc` (bits 28:20, rw, reset 0x0): Request opcode to match (TOR_INSERTS, TOR_OCCUPANCY).
-    #[inline] pub const fn opc(self) -> u16 { get_bits(self.raw64(), 28, 20) as u16 }
-    /// This value with `opc` (bits 28:20) set to `v`. Panics if `v` does not fit in 9 bits (a
-    /// compile error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 20, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 9 bits.
-    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 20, v as u64, "C{i}_MSR_PMON_BOX_FILTER1", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `nid` (bits 15:0, rw, reset 0x0): Node id mask to match, one bit per node.
-    #[inline] pub const fn nid(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
-    /// This value with `nid` (bits 15:0) set to `v`.
-    #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 0, v as u64)) }
+    /// `isoc`: bit 31 (rw, reset 0x0).
+    pub const ISOC_BITS: BitRange = BitRange::new(31, 31);
+    /// `nc`: bit 30 (rw, reset 0x0).
+    pub const NC_BITS: BitRange = BitRange::new(30, 30);
+    /// `c6`: bit 29 (rw, reset 0x0).
+    pub const C6_BITS: BitRange = BitRange::new(29, 29);
+    /// `opc`: bits 28:20 (rw, reset 0x0).
+    pub const OPC_BITS: BitRange = BitRange::new(28, 20);
+    /// `nid`: bits 15:0 (rw, reset 0x0).
+    pub const NID_BITS: BitRange = BitRange::new(15, 0);
+    /// `isoc` ([`Self::ISOC_BITS`]): Match isochronous requests only.
+    #[inline] pub const fn isoc(self) -> bool { Self::ISOC_BITS.is_set(self.raw64()) }
+    /// This value with `isoc` set to `v`.
+    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(Self::ISOC_BITS.set(self.raw64(), v as u64)) }
+    /// `nc` ([`Self::NC_BITS`]): Match non-coherent requests only.
+    #[inline] pub const fn nc(self) -> bool { Self::NC_BITS.is_set(self.raw64()) }
+    /// This value with `nc` set to `v`.
+    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(Self::NC_BITS.set(self.raw64(), v as u64)) }
+    /// `c6` ([`Self::C6_BITS`]): Match requests made while the core is in C6 (C6 opcode qualifier).
+    #[inline] pub const fn c6(self) -> bool { Self::C6_BITS.is_set(self.raw64()) }
+    /// This value with `c6` set to `v`.
+    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(Self::C6_BITS.set(self.raw64(), v as u64)) }
+    /// `opc` ([`Self::OPC_BITS`]): Request opcode to match (TOR_INSERTS, TOR_OCCUPANCY).
+    #[inline] pub const fn opc(self) -> u16 { Self::OPC_BITS.get(self.raw64()) as u16 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u16) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, CboBoxFilter1Layout::NAME, "opc")) }
+    /// `nid` ([`Self::NID_BITS`]): Node id mask to match, one bit per node.
+    #[inline] pub const fn nid(self) -> u16 { Self::NID_BITS.get(self.raw64()) as u16 }
+    /// This value with `nid` set to `v`.
+    #[inline] pub const fn with_nid(self, v: u16) -> Self { self.with_raw64(Self::NID_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C0.
-pub const C0_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE06, "C0_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C1.
-pub const C1_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE16, "C1_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C2.
-pub const C2_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE26, "C2_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C3.
-pub const C3_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE36, "C3_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C4.
-pub const C4_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE46, "C4_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C5.
-pub const C5_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE56, "C5_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C6.
-pub const C6_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE66, "C6_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C7.
-pub const C7_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE76, "C7_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C8.
-pub const C8_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE86, "C8_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C9.
-pub const C9_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xE96, "C9_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C10.
-pub const C10_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEA6, "C10_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C11.
-pub const C11_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEB6, "C11_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C12.
-pub const C12_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEC6, "C12_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C13.
-pub const C13_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xED6, "C13_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C14.
-pub const C14_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEE6, "C14_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C15.
-pub const C15_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xEF6, "C15_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C16.
-pub const C16_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xF06, "C16_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance C17.
-pub const C17_MSR_PMON_BOX_FILTER1: Msr<CboBoxFilter1> = Msr::new(0xF16, "C17_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 18] = [C0_MSR_PMON_BOX_FILTER1, C1_MSR_PMON_BOX_FILTER1, C2_MSR_PMON_BOX_FILTER1, C3_MSR_PMON_BOX_FILTER1, C4_MSR_PMON_BOX_FILTER1, C5_MSR_PMON_BOX_FILTER1, C6_MSR_PMON_BOX_FILTER1, C7_MSR_PMON_BOX_FILTER1, C8_MSR_PMON_BOX_FILTER1, C9_MSR_PMON_BOX_FILTER1, C10_MSR_PMON_BOX_FILTER1, C11_MSR_PMON_BOX_FILTER1, C12_MSR_PMON_BOX_FILTER1, C13_MSR_PMON_BOX_FILTER1, C14_MSR_PMON_BOX_FILTER1, C15_MSR_PMON_BOX_FILTER1, C16_MSR_PMON_BOX_FILTER1, C17_MSR_PMON_BOX_FILTER1];
+/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 18] = [
+    Msr::new(0xE06, "C0_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE16, "C1_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE26, "C2_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE36, "C3_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE46, "C4_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE56, "C5_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE66, "C6_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE76, "C7_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE86, "C8_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xE96, "C9_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEA6, "C10_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEB6, "C11_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEC6, "C12_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xED6, "C13_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEE6, "C14_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xEF6, "C15_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF06, "C16_MSR_PMON_BOX_FILTER1"),
+    Msr::new(0xF16, "C17_MSR_PMON_BOX_FILTER1"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
@@ -693,24 +664,24 @@ static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     description: "Second filter of one CBo: node id, request opcode and request attributes to match, for the TOR and LLC events that honour them.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_FILTER1", instance: "C0", index: 0, location: Location::Msr(0xE06), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_FILTER1", instance: "C1", index: 0, location: Location::Msr(0xE16), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_FILTER1", instance: "C2", index: 0, location: Location::Msr(0xE26), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_FILTER1", instance: "C3", index: 0, location: Location::Msr(0xE36), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_FILTER1", instance: "C4", index: 0, location: Location::Msr(0xE46), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_FILTER1", instance: "C5", index: 0, location: Location::Msr(0xE56), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_FILTER1", instance: "C6", index: 0, location: Location::Msr(0xE66), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_FILTER1", instance: "C7", index: 0, location: Location::Msr(0xE76), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_FILTER1", instance: "C8", index: 0, location: Location::Msr(0xE86), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_FILTER1", instance: "C9", index: 0, location: Location::Msr(0xE96), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_FILTER1", instance: "C10", index: 0, location: Location::Msr(0xEA6), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_FILTER1", instance: "C11", index: 0, location: Location::Msr(0xEB6), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_FILTER1", instance: "C12", index: 0, location: Location::Msr(0xEC6), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_FILTER1", instance: "C13", index: 0, location: Location::Msr(0xED6), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_FILTER1", instance: "C14", index: 0, location: Location::Msr(0xEE6), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_FILTER1", instance: "C15", index: 0, location: Location::Msr(0xEF6), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_FILTER1", instance: "C16", index: 0, location: Location::Msr(0xF06), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_FILTER1", instance: "C17", index: 0, location: Location::Msr(0xF16), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER1", "C0", 0, 0xE06, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER1", "C1", 0, 0xE16, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER1", "C2", 0, 0xE26, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER1", "C3", 0, 0xE36, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER1", "C4", 0, 0xE46, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER1", "C5", 0, 0xE56, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER1", "C6", 0, 0xE66, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER1", "C7", 0, 0xE76, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER1", "C8", 0, 0xE86, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER1", "C9", 0, 0xE96, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER1", "C10", 0, 0xEA6, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER1", "C11", 0, 0xEB6, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER1", "C12", 0, 0xEC6, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER1", "C13", 0, 0xED6, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER1", "C14", 0, 0xEE6, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER1", "C15", 0, 0xEF6, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER1", "C16", 0, 0xF06, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER1", "C17", 0, 0xF16, "linux-snbep"),
     ]),
     fields: CboBoxFilter1Layout::FIELDS,
     notes: &[
@@ -763,54 +734,39 @@ impl Layout for CboBoxStatusLayout {
 }
 
 impl CboBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "C{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, CboBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C0.
-pub const C0_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C1.
-pub const C1_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE17, "C1_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C2.
-pub const C2_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE27, "C2_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C3.
-pub const C3_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE37, "C3_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C4.
-pub const C4_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE47, "C4_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C5.
-pub const C5_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE57, "C5_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C6.
-pub const C6_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE67, "C6_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C7.
-pub const C7_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE77, "C7_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C8.
-pub const C8_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE87, "C8_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C9.
-pub const C9_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xE97, "C9_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C10.
-pub const C10_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEA7, "C10_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C11.
-pub const C11_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEB7, "C11_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C12.
-pub const C12_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEC7, "C12_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C13.
-pub const C13_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xED7, "C13_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C14.
-pub const C14_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEE7, "C14_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C15.
-pub const C15_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xEF7, "C15_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C16.
-pub const C16_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xF07, "C16_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance C17.
-pub const C17_MSR_PMON_BOX_STATUS: Msr<CboBoxStatus> = Msr::new(0xF17, "C17_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_STATUS: [Msr<CboBoxStatus>; 18] = [C0_MSR_PMON_BOX_STATUS, C1_MSR_PMON_BOX_STATUS, C2_MSR_PMON_BOX_STATUS, C3_MSR_PMON_BOX_STATUS, C4_MSR_PMON_BOX_STATUS, C5_MSR_PMON_BOX_STATUS, C6_MSR_PMON_BOX_STATUS, C7_MSR_PMON_BOX_STATUS, C8_MSR_PMON_BOX_STATUS, C9_MSR_PMON_BOX_STATUS, C10_MSR_PMON_BOX_STATUS, C11_MSR_PMON_BOX_STATUS, C12_MSR_PMON_BOX_STATUS, C13_MSR_PMON_BOX_STATUS, C14_MSR_PMON_BOX_STATUS, C15_MSR_PMON_BOX_STATUS, C16_MSR_PMON_BOX_STATUS, C17_MSR_PMON_BOX_STATUS];
+/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_BOX_STATUS: [Msr<CboBoxStatus>; 18] = [
+    Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE17, "C1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE27, "C2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE37, "C3_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE47, "C4_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE57, "C5_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE67, "C6_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE77, "C7_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE87, "C8_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xE97, "C9_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEA7, "C10_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEB7, "C11_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEC7, "C12_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xED7, "C13_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEE7, "C14_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xEF7, "C15_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF07, "C16_MSR_PMON_BOX_STATUS"),
+    Msr::new(0xF17, "C17_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static CBO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -820,24 +776,24 @@ static CBO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four counters of one CBo.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_BOX_STATUS", instance: "C0", index: 0, location: Location::Msr(0xE07), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_BOX_STATUS", instance: "C1", index: 0, location: Location::Msr(0xE17), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_BOX_STATUS", instance: "C2", index: 0, location: Location::Msr(0xE27), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_BOX_STATUS", instance: "C3", index: 0, location: Location::Msr(0xE37), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_BOX_STATUS", instance: "C4", index: 0, location: Location::Msr(0xE47), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_BOX_STATUS", instance: "C5", index: 0, location: Location::Msr(0xE57), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_BOX_STATUS", instance: "C6", index: 0, location: Location::Msr(0xE67), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_BOX_STATUS", instance: "C7", index: 0, location: Location::Msr(0xE77), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_BOX_STATUS", instance: "C8", index: 0, location: Location::Msr(0xE87), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_BOX_STATUS", instance: "C9", index: 0, location: Location::Msr(0xE97), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_BOX_STATUS", instance: "C10", index: 0, location: Location::Msr(0xEA7), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_BOX_STATUS", instance: "C11", index: 0, location: Location::Msr(0xEB7), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_BOX_STATUS", instance: "C12", index: 0, location: Location::Msr(0xEC7), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_BOX_STATUS", instance: "C13", index: 0, location: Location::Msr(0xED7), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_BOX_STATUS", instance: "C14", index: 0, location: Location::Msr(0xEE7), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_BOX_STATUS", instance: "C15", index: 0, location: Location::Msr(0xEF7), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_BOX_STATUS", instance: "C16", index: 0, location: Location::Msr(0xF07), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_BOX_STATUS", instance: "C17", index: 0, location: Location::Msr(0xF17), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_BOX_STATUS", "C0", 0, 0xE07, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_BOX_STATUS", "C1", 0, 0xE17, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_BOX_STATUS", "C2", 0, 0xE27, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_BOX_STATUS", "C3", 0, 0xE37, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_BOX_STATUS", "C4", 0, 0xE47, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_BOX_STATUS", "C5", 0, 0xE57, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_BOX_STATUS", "C6", 0, 0xE67, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_BOX_STATUS", "C7", 0, 0xE77, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_BOX_STATUS", "C8", 0, 0xE87, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_BOX_STATUS", "C9", 0, 0xE97, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_BOX_STATUS", "C10", 0, 0xEA7, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_BOX_STATUS", "C11", 0, 0xEB7, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_BOX_STATUS", "C12", 0, 0xEC7, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_BOX_STATUS", "C13", 0, 0xED7, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_BOX_STATUS", "C14", 0, 0xEE7, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_BOX_STATUS", "C15", 0, 0xEF7, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_BOX_STATUS", "C16", 0, 0xF07, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_BOX_STATUS", "C17", 0, 0xF17, "linux-snbep"),
     ]),
     fields: CboBoxStatusLayout::FIELDS,
     notes: &[
@@ -885,54 +841,39 @@ impl Layout for CboCtrLayout {
 }
 
 impl CboCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, CboCtrLayout::NAME, "event_count")) }
 }
 
-/// `C{i}_MSR_PMON_CTR{n}` of instance C0.
-pub const C0_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C1.
-pub const C1_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE18, "C1_MSR_PMON_CTR0"), Msr::new(0xE19, "C1_MSR_PMON_CTR1"), Msr::new(0xE1A, "C1_MSR_PMON_CTR2"), Msr::new(0xE1B, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C2.
-pub const C2_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE28, "C2_MSR_PMON_CTR0"), Msr::new(0xE29, "C2_MSR_PMON_CTR1"), Msr::new(0xE2A, "C2_MSR_PMON_CTR2"), Msr::new(0xE2B, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C3.
-pub const C3_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE38, "C3_MSR_PMON_CTR0"), Msr::new(0xE39, "C3_MSR_PMON_CTR1"), Msr::new(0xE3A, "C3_MSR_PMON_CTR2"), Msr::new(0xE3B, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C4.
-pub const C4_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE48, "C4_MSR_PMON_CTR0"), Msr::new(0xE49, "C4_MSR_PMON_CTR1"), Msr::new(0xE4A, "C4_MSR_PMON_CTR2"), Msr::new(0xE4B, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C5.
-pub const C5_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE58, "C5_MSR_PMON_CTR0"), Msr::new(0xE59, "C5_MSR_PMON_CTR1"), Msr::new(0xE5A, "C5_MSR_PMON_CTR2"), Msr::new(0xE5B, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C6.
-pub const C6_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE68, "C6_MSR_PMON_CTR0"), Msr::new(0xE69, "C6_MSR_PMON_CTR1"), Msr::new(0xE6A, "C6_MSR_PMON_CTR2"), Msr::new(0xE6B, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C7.
-pub const C7_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE78, "C7_MSR_PMON_CTR0"), Msr::new(0xE79, "C7_MSR_PMON_CTR1"), Msr::new(0xE7A, "C7_MSR_PMON_CTR2"), Msr::new(0xE7B, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C8.
-pub const C8_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE88, "C8_MSR_PMON_CTR0"), Msr::new(0xE89, "C8_MSR_PMON_CTR1"), Msr::new(0xE8A, "C8_MSR_PMON_CTR2"), Msr::new(0xE8B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C9.
-pub const C9_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xE98, "C9_MSR_PMON_CTR0"), Msr::new(0xE99, "C9_MSR_PMON_CTR1"), Msr::new(0xE9A, "C9_MSR_PMON_CTR2"), Msr::new(0xE9B, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C10.
-pub const C10_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEA8, "C10_MSR_PMON_CTR0"), Msr::new(0xEA9, "C10_MSR_PMON_CTR1"), Msr::new(0xEAA, "C10_MSR_PMON_CTR2"), Msr::new(0xEAB, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C11.
-pub const C11_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEB8, "C11_MSR_PMON_CTR0"), Msr::new(0xEB9, "C11_MSR_PMON_CTR1"), Msr::new(0xEBA, "C11_MSR_PMON_CTR2"), Msr::new(0xEBB, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C12.
-pub const C12_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEC8, "C12_MSR_PMON_CTR0"), Msr::new(0xEC9, "C12_MSR_PMON_CTR1"), Msr::new(0xECA, "C12_MSR_PMON_CTR2"), Msr::new(0xECB, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C13.
-pub const C13_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xED8, "C13_MSR_PMON_CTR0"), Msr::new(0xED9, "C13_MSR_PMON_CTR1"), Msr::new(0xEDA, "C13_MSR_PMON_CTR2"), Msr::new(0xEDB, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C14.
-pub const C14_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEE8, "C14_MSR_PMON_CTR0"), Msr::new(0xEE9, "C14_MSR_PMON_CTR1"), Msr::new(0xEEA, "C14_MSR_PMON_CTR2"), Msr::new(0xEEB, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C15.
-pub const C15_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xEF8, "C15_MSR_PMON_CTR0"), Msr::new(0xEF9, "C15_MSR_PMON_CTR1"), Msr::new(0xEFA, "C15_MSR_PMON_CTR2"), Msr::new(0xEFB, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C16.
-pub const C16_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xF08, "C16_MSR_PMON_CTR0"), Msr::new(0xF09, "C16_MSR_PMON_CTR1"), Msr::new(0xF0A, "C16_MSR_PMON_CTR2"), Msr::new(0xF0B, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance C17.
-pub const C17_MSR_PMON_CTR: [Msr<CboCtr>; 4] = [Msr::new(0xF18, "C17_MSR_PMON_CTR0"), Msr::new(0xF19, "C17_MSR_PMON_CTR1"), Msr::new(0xF1A, "C17_MSR_PMON_CTR2"), Msr::new(0xF1B, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 18] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR];
+/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order (C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15, C16, C17).
+pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 18] = [
+    [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")],
+    [Msr::new(0xE18, "C1_MSR_PMON_CTR0"), Msr::new(0xE19, "C1_MSR_PMON_CTR1"), Msr::new(0xE1A, "C1_MSR_PMON_CTR2"), Msr::new(0xE1B, "C1_MSR_PMON_CTR3")],
+    [Msr::new(0xE28, "C2_MSR_PMON_CTR0"), Msr::new(0xE29, "C2_MSR_PMON_CTR1"), Msr::new(0xE2A, "C2_MSR_PMON_CTR2"), Msr::new(0xE2B, "C2_MSR_PMON_CTR3")],
+    [Msr::new(0xE38, "C3_MSR_PMON_CTR0"), Msr::new(0xE39, "C3_MSR_PMON_CTR1"), Msr::new(0xE3A, "C3_MSR_PMON_CTR2"), Msr::new(0xE3B, "C3_MSR_PMON_CTR3")],
+    [Msr::new(0xE48, "C4_MSR_PMON_CTR0"), Msr::new(0xE49, "C4_MSR_PMON_CTR1"), Msr::new(0xE4A, "C4_MSR_PMON_CTR2"), Msr::new(0xE4B, "C4_MSR_PMON_CTR3")],
+    [Msr::new(0xE58, "C5_MSR_PMON_CTR0"), Msr::new(0xE59, "C5_MSR_PMON_CTR1"), Msr::new(0xE5A, "C5_MSR_PMON_CTR2"), Msr::new(0xE5B, "C5_MSR_PMON_CTR3")],
+    [Msr::new(0xE68, "C6_MSR_PMON_CTR0"), Msr::new(0xE69, "C6_MSR_PMON_CTR1"), Msr::new(0xE6A, "C6_MSR_PMON_CTR2"), Msr::new(0xE6B, "C6_MSR_PMON_CTR3")],
+    [Msr::new(0xE78, "C7_MSR_PMON_CTR0"), Msr::new(0xE79, "C7_MSR_PMON_CTR1"), Msr::new(0xE7A, "C7_MSR_PMON_CTR2"), Msr::new(0xE7B, "C7_MSR_PMON_CTR3")],
+    [Msr::new(0xE88, "C8_MSR_PMON_CTR0"), Msr::new(0xE89, "C8_MSR_PMON_CTR1"), Msr::new(0xE8A, "C8_MSR_PMON_CTR2"), Msr::new(0xE8B, "C8_MSR_PMON_CTR3")],
+    [Msr::new(0xE98, "C9_MSR_PMON_CTR0"), Msr::new(0xE99, "C9_MSR_PMON_CTR1"), Msr::new(0xE9A, "C9_MSR_PMON_CTR2"), Msr::new(0xE9B, "C9_MSR_PMON_CTR3")],
+    [Msr::new(0xEA8, "C10_MSR_PMON_CTR0"), Msr::new(0xEA9, "C10_MSR_PMON_CTR1"), Msr::new(0xEAA, "C10_MSR_PMON_CTR2"), Msr::new(0xEAB, "C10_MSR_PMON_CTR3")],
+    [Msr::new(0xEB8, "C11_MSR_PMON_CTR0"), Msr::new(0xEB9, "C11_MSR_PMON_CTR1"), Msr::new(0xEBA, "C11_MSR_PMON_CTR2"), Msr::new(0xEBB, "C11_MSR_PMON_CTR3")],
+    [Msr::new(0xEC8, "C12_MSR_PMON_CTR0"), Msr::new(0xEC9, "C12_MSR_PMON_CTR1"), Msr::new(0xECA, "C12_MSR_PMON_CTR2"), Msr::new(0xECB, "C12_MSR_PMON_CTR3")],
+    [Msr::new(0xED8, "C13_MSR_PMON_CTR0"), Msr::new(0xED9, "C13_MSR_PMON_CTR1"), Msr::new(0xEDA, "C13_MSR_PMON_CTR2"), Msr::new(0xEDB, "C13_MSR_PMON_CTR3")],
+    [Msr::new(0xEE8, "C14_MSR_PMON_CTR0"), Msr::new(0xEE9, "C14_MSR_PMON_CTR1"), Msr::new(0xEEA, "C14_MSR_PMON_CTR2"), Msr::new(0xEEB, "C14_MSR_PMON_CTR3")],
+    [Msr::new(0xEF8, "C15_MSR_PMON_CTR0"), Msr::new(0xEF9, "C15_MSR_PMON_CTR1"), Msr::new(0xEFA, "C15_MSR_PMON_CTR2"), Msr::new(0xEFB, "C15_MSR_PMON_CTR3")],
+    [Msr::new(0xF08, "C16_MSR_PMON_CTR0"), Msr::new(0xF09, "C16_MSR_PMON_CTR1"), Msr::new(0xF0A, "C16_MSR_PMON_CTR2"), Msr::new(0xF0B, "C16_MSR_PMON_CTR3")],
+    [Msr::new(0xF18, "C17_MSR_PMON_CTR0"), Msr::new(0xF19, "C17_MSR_PMON_CTR1"), Msr::new(0xF1A, "C17_MSR_PMON_CTR2"), Msr::new(0xF1B, "C17_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -942,78 +883,78 @@ static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one CBo: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "C0_MSR_PMON_CTR0", instance: "C0", index: 0, location: Location::Msr(0xE08), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR1", instance: "C0", index: 1, location: Location::Msr(0xE09), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR2", instance: "C0", index: 2, location: Location::Msr(0xE0A), source: "linux-snbep" },
-        AddressInfo { name: "C0_MSR_PMON_CTR3", instance: "C0", index: 3, location: Location::Msr(0xE0B), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR0", instance: "C1", index: 0, location: Location::Msr(0xE18), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR1", instance: "C1", index: 1, location: Location::Msr(0xE19), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR2", instance: "C1", index: 2, location: Location::Msr(0xE1A), source: "linux-snbep" },
-        AddressInfo { name: "C1_MSR_PMON_CTR3", instance: "C1", index: 3, location: Location::Msr(0xE1B), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR0", instance: "C2", index: 0, location: Location::Msr(0xE28), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR1", instance: "C2", index: 1, location: Location::Msr(0xE29), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR2", instance: "C2", index: 2, location: Location::Msr(0xE2A), source: "linux-snbep" },
-        AddressInfo { name: "C2_MSR_PMON_CTR3", instance: "C2", index: 3, location: Location::Msr(0xE2B), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR0", instance: "C3", index: 0, location: Location::Msr(0xE38), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR1", instance: "C3", index: 1, location: Location::Msr(0xE39), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR2", instance: "C3", index: 2, location: Location::Msr(0xE3A), source: "linux-snbep" },
-        AddressInfo { name: "C3_MSR_PMON_CTR3", instance: "C3", index: 3, location: Location::Msr(0xE3B), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR0", instance: "C4", index: 0, location: Location::Msr(0xE48), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR1", instance: "C4", index: 1, location: Location::Msr(0xE49), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR2", instance: "C4", index: 2, location: Location::Msr(0xE4A), source: "linux-snbep" },
-        AddressInfo { name: "C4_MSR_PMON_CTR3", instance: "C4", index: 3, location: Location::Msr(0xE4B), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR0", instance: "C5", index: 0, location: Location::Msr(0xE58), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR1", instance: "C5", index: 1, location: Location::Msr(0xE59), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR2", instance: "C5", index: 2, location: Location::Msr(0xE5A), source: "linux-snbep" },
-        AddressInfo { name: "C5_MSR_PMON_CTR3", instance: "C5", index: 3, location: Location::Msr(0xE5B), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR0", instance: "C6", index: 0, location: Location::Msr(0xE68), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR1", instance: "C6", index: 1, location: Location::Msr(0xE69), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR2", instance: "C6", index: 2, location: Location::Msr(0xE6A), source: "linux-snbep" },
-        AddressInfo { name: "C6_MSR_PMON_CTR3", instance: "C6", index: 3, location: Location::Msr(0xE6B), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR0", instance: "C7", index: 0, location: Location::Msr(0xE78), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR1", instance: "C7", index: 1, location: Location::Msr(0xE79), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR2", instance: "C7", index: 2, location: Location::Msr(0xE7A), source: "linux-snbep" },
-        AddressInfo { name: "C7_MSR_PMON_CTR3", instance: "C7", index: 3, location: Location::Msr(0xE7B), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR0", instance: "C8", index: 0, location: Location::Msr(0xE88), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR1", instance: "C8", index: 1, location: Location::Msr(0xE89), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR2", instance: "C8", index: 2, location: Location::Msr(0xE8A), source: "linux-snbep" },
-        AddressInfo { name: "C8_MSR_PMON_CTR3", instance: "C8", index: 3, location: Location::Msr(0xE8B), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR0", instance: "C9", index: 0, location: Location::Msr(0xE98), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR1", instance: "C9", index: 1, location: Location::Msr(0xE99), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR2", instance: "C9", index: 2, location: Location::Msr(0xE9A), source: "linux-snbep" },
-        AddressInfo { name: "C9_MSR_PMON_CTR3", instance: "C9", index: 3, location: Location::Msr(0xE9B), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR0", instance: "C10", index: 0, location: Location::Msr(0xEA8), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR1", instance: "C10", index: 1, location: Location::Msr(0xEA9), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR2", instance: "C10", index: 2, location: Location::Msr(0xEAA), source: "linux-snbep" },
-        AddressInfo { name: "C10_MSR_PMON_CTR3", instance: "C10", index: 3, location: Location::Msr(0xEAB), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR0", instance: "C11", index: 0, location: Location::Msr(0xEB8), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR1", instance: "C11", index: 1, location: Location::Msr(0xEB9), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR2", instance: "C11", index: 2, location: Location::Msr(0xEBA), source: "linux-snbep" },
-        AddressInfo { name: "C11_MSR_PMON_CTR3", instance: "C11", index: 3, location: Location::Msr(0xEBB), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR0", instance: "C12", index: 0, location: Location::Msr(0xEC8), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR1", instance: "C12", index: 1, location: Location::Msr(0xEC9), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR2", instance: "C12", index: 2, location: Location::Msr(0xECA), source: "linux-snbep" },
-        AddressInfo { name: "C12_MSR_PMON_CTR3", instance: "C12", index: 3, location: Location::Msr(0xECB), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR0", instance: "C13", index: 0, location: Location::Msr(0xED8), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR1", instance: "C13", index: 1, location: Location::Msr(0xED9), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR2", instance: "C13", index: 2, location: Location::Msr(0xEDA), source: "linux-snbep" },
-        AddressInfo { name: "C13_MSR_PMON_CTR3", instance: "C13", index: 3, location: Location::Msr(0xEDB), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR0", instance: "C14", index: 0, location: Location::Msr(0xEE8), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR1", instance: "C14", index: 1, location: Location::Msr(0xEE9), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR2", instance: "C14", index: 2, location: Location::Msr(0xEEA), source: "linux-snbep" },
-        AddressInfo { name: "C14_MSR_PMON_CTR3", instance: "C14", index: 3, location: Location::Msr(0xEEB), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR0", instance: "C15", index: 0, location: Location::Msr(0xEF8), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR1", instance: "C15", index: 1, location: Location::Msr(0xEF9), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR2", instance: "C15", index: 2, location: Location::Msr(0xEFA), source: "linux-snbep" },
-        AddressInfo { name: "C15_MSR_PMON_CTR3", instance: "C15", index: 3, location: Location::Msr(0xEFB), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR0", instance: "C16", index: 0, location: Location::Msr(0xF08), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR1", instance: "C16", index: 1, location: Location::Msr(0xF09), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR2", instance: "C16", index: 2, location: Location::Msr(0xF0A), source: "linux-snbep" },
-        AddressInfo { name: "C16_MSR_PMON_CTR3", instance: "C16", index: 3, location: Location::Msr(0xF0B), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR0", instance: "C17", index: 0, location: Location::Msr(0xF18), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR1", instance: "C17", index: 1, location: Location::Msr(0xF19), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR2", instance: "C17", index: 2, location: Location::Msr(0xF1A), source: "linux-snbep" },
-        AddressInfo { name: "C17_MSR_PMON_CTR3", instance: "C17", index: 3, location: Location::Msr(0xF1B), source: "linux-snbep" },
+        AddressInfo::msr("C0_MSR_PMON_CTR0", "C0", 0, 0xE08, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR1", "C0", 1, 0xE09, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR2", "C0", 2, 0xE0A, "linux-snbep"),
+        AddressInfo::msr("C0_MSR_PMON_CTR3", "C0", 3, 0xE0B, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR0", "C1", 0, 0xE18, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR1", "C1", 1, 0xE19, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR2", "C1", 2, 0xE1A, "linux-snbep"),
+        AddressInfo::msr("C1_MSR_PMON_CTR3", "C1", 3, 0xE1B, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR0", "C2", 0, 0xE28, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR1", "C2", 1, 0xE29, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR2", "C2", 2, 0xE2A, "linux-snbep"),
+        AddressInfo::msr("C2_MSR_PMON_CTR3", "C2", 3, 0xE2B, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR0", "C3", 0, 0xE38, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR1", "C3", 1, 0xE39, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR2", "C3", 2, 0xE3A, "linux-snbep"),
+        AddressInfo::msr("C3_MSR_PMON_CTR3", "C3", 3, 0xE3B, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR0", "C4", 0, 0xE48, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR1", "C4", 1, 0xE49, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR2", "C4", 2, 0xE4A, "linux-snbep"),
+        AddressInfo::msr("C4_MSR_PMON_CTR3", "C4", 3, 0xE4B, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR0", "C5", 0, 0xE58, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR1", "C5", 1, 0xE59, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR2", "C5", 2, 0xE5A, "linux-snbep"),
+        AddressInfo::msr("C5_MSR_PMON_CTR3", "C5", 3, 0xE5B, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR0", "C6", 0, 0xE68, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR1", "C6", 1, 0xE69, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR2", "C6", 2, 0xE6A, "linux-snbep"),
+        AddressInfo::msr("C6_MSR_PMON_CTR3", "C6", 3, 0xE6B, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR0", "C7", 0, 0xE78, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR1", "C7", 1, 0xE79, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR2", "C7", 2, 0xE7A, "linux-snbep"),
+        AddressInfo::msr("C7_MSR_PMON_CTR3", "C7", 3, 0xE7B, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR0", "C8", 0, 0xE88, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR1", "C8", 1, 0xE89, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR2", "C8", 2, 0xE8A, "linux-snbep"),
+        AddressInfo::msr("C8_MSR_PMON_CTR3", "C8", 3, 0xE8B, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR0", "C9", 0, 0xE98, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR1", "C9", 1, 0xE99, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR2", "C9", 2, 0xE9A, "linux-snbep"),
+        AddressInfo::msr("C9_MSR_PMON_CTR3", "C9", 3, 0xE9B, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR0", "C10", 0, 0xEA8, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR1", "C10", 1, 0xEA9, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR2", "C10", 2, 0xEAA, "linux-snbep"),
+        AddressInfo::msr("C10_MSR_PMON_CTR3", "C10", 3, 0xEAB, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR0", "C11", 0, 0xEB8, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR1", "C11", 1, 0xEB9, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR2", "C11", 2, 0xEBA, "linux-snbep"),
+        AddressInfo::msr("C11_MSR_PMON_CTR3", "C11", 3, 0xEBB, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR0", "C12", 0, 0xEC8, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR1", "C12", 1, 0xEC9, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR2", "C12", 2, 0xECA, "linux-snbep"),
+        AddressInfo::msr("C12_MSR_PMON_CTR3", "C12", 3, 0xECB, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR0", "C13", 0, 0xED8, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR1", "C13", 1, 0xED9, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR2", "C13", 2, 0xEDA, "linux-snbep"),
+        AddressInfo::msr("C13_MSR_PMON_CTR3", "C13", 3, 0xEDB, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR0", "C14", 0, 0xEE8, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR1", "C14", 1, 0xEE9, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR2", "C14", 2, 0xEEA, "linux-snbep"),
+        AddressInfo::msr("C14_MSR_PMON_CTR3", "C14", 3, 0xEEB, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR0", "C15", 0, 0xEF8, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR1", "C15", 1, 0xEF9, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR2", "C15", 2, 0xEFA, "linux-snbep"),
+        AddressInfo::msr("C15_MSR_PMON_CTR3", "C15", 3, 0xEFB, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR0", "C16", 0, 0xF08, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR1", "C16", 1, 0xF09, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR2", "C16", 2, 0xF0A, "linux-snbep"),
+        AddressInfo::msr("C16_MSR_PMON_CTR3", "C16", 3, 0xF0B, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR0", "C17", 0, 0xF18, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR1", "C17", 1, 0xF19, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR2", "C17", 2, 0xF1A, "linux-snbep"),
+        AddressInfo::msr("C17_MSR_PMON_CTR3", "C17", 3, 0xF1B, "linux-snbep"),
     ]),
     fields: CboCtrLayout::FIELDS,
     notes: &[

@@ -68,22 +68,29 @@ impl Layout for HaBoxCtlLayout {
 }
 
 impl HaBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_CTL` of instance HA0.
-pub const HA0_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x2F30, 18, 1, 0x0F4, "HA0_PCI_PMON_BOX_CTL");
-/// `HA{i}_PCI_PMON_BOX_CTL` of instance HA1.
-pub const HA1_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x2F38, 18, 5, 0x0F4, "HA1_PCI_PMON_BOX_CTL");
-/// `HA{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [HA0_PCI_PMON_BOX_CTL, HA1_PCI_PMON_BOX_CTL];
+/// `HA{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [
+    PciRegister::new(0x2F30, 18, 1, 0x0F4, "HA0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x2F38, 18, 5, 0x0F4, "HA1_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -93,8 +100,8 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one Home Agent: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_CTL", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_CTL", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_CTL", "HA0", 0, (0x2F30, 18, 1, 0x0F4), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_CTL", "HA1", 0, (0x2F38, 18, 5, 0x0F4), "likwid"),
     ]),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
@@ -195,46 +202,59 @@ impl Layout for HaCtlLayout {
 }
 
 impl HaCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; invert and
-    /// edge_det need a non-zero threshold.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; invert and edge_det
+    /// need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> HaCtlInvert { HaCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: HaCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the
+    #[inline] pub const fn invert(self) -> HaCtlInvert { HaCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: HaCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
     /// thresholded event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `HA{i}_PCI_PMON_CTL{n}` of instance HA0.
-pub const HA0_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x2F30, 18, 1, 0x0D8, "HA0_PCI_PMON_CTL0"), PciRegister::new(0x2F30, 18, 1, 0x0DC, "HA0_PCI_PMON_CTL1"), PciRegister::new(0x2F30, 18, 1, 0x0E0, "HA0_PCI_PMON_CTL2"), PciRegister::new(0x2F30, 18, 1, 0x0E4, "HA0_PCI_PMON_CTL3")];
-/// `HA{i}_PCI_PMON_CTL{n}` of instance HA1.
-pub const HA1_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x2F38, 18, 5, 0x0D8, "HA1_PCI_PMON_CTL0"), PciRegister::new(0x2F38, 18, 5, 0x0DC, "HA1_PCI_PMON_CTL1"), PciRegister::new(0x2F38, 18, 5, 0x0E0, "HA1_PCI_PMON_CTL2"), PciRegister::new(0x2F38, 18, 5, 0x0E4, "HA1_PCI_PMON_CTL3")];
-/// `HA{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [HA0_PCI_PMON_CTL, HA1_PCI_PMON_CTL];
+/// `HA{i}_PCI_PMON_CTL{n}` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [
+    [PciRegister::new(0x2F30, 18, 1, 0x0D8, "HA0_PCI_PMON_CTL0"), PciRegister::new(0x2F30, 18, 1, 0x0DC, "HA0_PCI_PMON_CTL1"), PciRegister::new(0x2F30, 18, 1, 0x0E0, "HA0_PCI_PMON_CTL2"), PciRegister::new(0x2F30, 18, 1, 0x0E4, "HA0_PCI_PMON_CTL3")],
+    [PciRegister::new(0x2F38, 18, 5, 0x0D8, "HA1_PCI_PMON_CTL0"), PciRegister::new(0x2F38, 18, 5, 0x0DC, "HA1_PCI_PMON_CTL1"), PciRegister::new(0x2F38, 18, 5, 0x0E0, "HA1_PCI_PMON_CTL2"), PciRegister::new(0x2F38, 18, 5, 0x0E4, "HA1_PCI_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static HA_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -244,14 +264,14 @@ static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one Home Agent.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_CTL0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTL3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0E4 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTL3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0E4 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_CTL0", "HA0", 0, (0x2F30, 18, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL1", "HA0", 1, (0x2F30, 18, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL2", "HA0", 2, (0x2F30, 18, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTL3", "HA0", 3, (0x2F30, 18, 1, 0x0E4), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL0", "HA1", 0, (0x2F38, 18, 5, 0x0D8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL1", "HA1", 1, (0x2F38, 18, 5, 0x0DC), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL2", "HA1", 2, (0x2F38, 18, 5, 0x0E0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTL3", "HA1", 3, (0x2F38, 18, 5, 0x0E4), "likwid"),
     ]),
     fields: HaCtlLayout::FIELDS,
     notes: &[
@@ -302,22 +322,23 @@ impl Layout for HaBoxStatusLayout {
 }
 
 impl HaBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "HA{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, HaBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_STATUS` of instance HA0.
-pub const HA0_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = PciRegister::new(0x2F30, 18, 1, 0x0F8, "HA0_PCI_PMON_BOX_STATUS");
-/// `HA{i}_PCI_PMON_BOX_STATUS` of instance HA1.
-pub const HA1_PCI_PMON_BOX_STATUS: PciRegister<HaBoxStatus> = PciRegister::new(0x2F38, 18, 5, 0x0F8, "HA1_PCI_PMON_BOX_STATUS");
-/// `HA{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [HA0_PCI_PMON_BOX_STATUS, HA1_PCI_PMON_BOX_STATUS];
+/// `HA{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [
+    PciRegister::new(0x2F30, 18, 1, 0x0F8, "HA0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x2F38, 18, 5, 0x0F8, "HA1_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -327,8 +348,8 @@ static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the counters of one Home Agent.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_STATUS", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_STATUS", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_STATUS", "HA0", 0, (0x2F30, 18, 1, 0x0F8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_STATUS", "HA1", 0, (0x2F38, 18, 5, 0x0F8), "likwid"),
     ]),
     fields: HaBoxStatusLayout::FIELDS,
     notes: &[
@@ -375,22 +396,23 @@ impl Layout for HaCtrLayout {
 }
 
 impl HaCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "HA{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, HaCtrLayout::NAME, "event_count")) }
 }
 
-/// `HA{i}_PCI_PMON_CTR{n}` of instance HA0.
-pub const HA0_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x2F30, 18, 1, 0x0A0, "HA0_PCI_PMON_CTR0"), PciRegister::new(0x2F30, 18, 1, 0x0A8, "HA0_PCI_PMON_CTR1"), PciRegister::new(0x2F30, 18, 1, 0x0B0, "HA0_PCI_PMON_CTR2"), PciRegister::new(0x2F30, 18, 1, 0x0B8, "HA0_PCI_PMON_CTR3")];
-/// `HA{i}_PCI_PMON_CTR{n}` of instance HA1.
-pub const HA1_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x2F38, 18, 5, 0x0A0, "HA1_PCI_PMON_CTR0"), PciRegister::new(0x2F38, 18, 5, 0x0A8, "HA1_PCI_PMON_CTR1"), PciRegister::new(0x2F38, 18, 5, 0x0B0, "HA1_PCI_PMON_CTR2"), PciRegister::new(0x2F38, 18, 5, 0x0B8, "HA1_PCI_PMON_CTR3")];
-/// `HA{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [HA0_PCI_PMON_CTR, HA1_PCI_PMON_CTR];
+/// `HA{i}_PCI_PMON_CTR{n}` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [
+    [PciRegister::new(0x2F30, 18, 1, 0x0A0, "HA0_PCI_PMON_CTR0"), PciRegister::new(0x2F30, 18, 1, 0x0A8, "HA0_PCI_PMON_CTR1"), PciRegister::new(0x2F30, 18, 1, 0x0B0, "HA0_PCI_PMON_CTR2"), PciRegister::new(0x2F30, 18, 1, 0x0B8, "HA0_PCI_PMON_CTR3")],
+    [PciRegister::new(0x2F38, 18, 5, 0x0A0, "HA1_PCI_PMON_CTR0"), PciRegister::new(0x2F38, 18, 5, 0x0A8, "HA1_PCI_PMON_CTR1"), PciRegister::new(0x2F38, 18, 5, 0x0B0, "HA1_PCI_PMON_CTR2"), PciRegister::new(0x2F38, 18, 5, 0x0B8, "HA1_PCI_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static HA_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -400,14 +422,14 @@ static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_CTR0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR1", instance: "HA0", index: 1, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR2", instance: "HA0", index: 2, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "HA0_PCI_PMON_CTR3", instance: "HA0", index: 3, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x0B8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR1", instance: "HA1", index: 1, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR2", instance: "HA1", index: 2, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_CTR3", instance: "HA1", index: 3, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x0B8 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_CTR0", "HA0", 0, (0x2F30, 18, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR1", "HA0", 1, (0x2F30, 18, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR2", "HA0", 2, (0x2F30, 18, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("HA0_PCI_PMON_CTR3", "HA0", 3, (0x2F30, 18, 1, 0x0B8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR0", "HA1", 0, (0x2F38, 18, 5, 0x0A0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR1", "HA1", 1, (0x2F38, 18, 5, 0x0A8), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR2", "HA1", 2, (0x2F38, 18, 5, 0x0B0), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_CTR3", "HA1", 3, (0x2F38, 18, 5, 0x0B8), "likwid"),
     ]),
     fields: HaCtrLayout::FIELDS,
     notes: &[
@@ -457,21 +479,22 @@ impl Layout for HaBoxAddrMatch0Layout {
 }
 
 impl HaBoxAddrMatch0 {
-    /// `lo_addr` (bits 31:6, rw, reset 0x0): Address bits 31:6 to match.
-    #[inline] pub const fn lo_addr(self) -> u32 { get_bits(self.raw64(), 31, 6) as u32 }
-    /// This value with `lo_addr` (bits 31:6) set to `v`. Panics if `v` does not fit in 26 bits (a
-    /// compile error in const context); `try_with_lo_addr` returns an error instead.
-    #[inline] pub const fn with_lo_addr(self, v: u32) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 6, v as u64)) }
-    /// This value with `lo_addr` set to `v`, or an error if `v` does not fit in 26 bits.
-    #[inline] pub const fn try_with_lo_addr(self, v: u32) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 31, 6, v as u64, "HA{i}_PCI_PMON_BOX_ADDRMATCH0", "lo_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `lo_addr`: bits 31:6 (rw, reset 0x0).
+    pub const LO_ADDR_BITS: BitRange = BitRange::new(31, 6);
+    /// `lo_addr` ([`Self::LO_ADDR_BITS`]): Address bits 31:6 to match.
+    #[inline] pub const fn lo_addr(self) -> u32 { Self::LO_ADDR_BITS.get(self.raw64()) as u32 }
+    /// This value with `lo_addr` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_lo_addr` returns an error instead.
+    #[inline] pub const fn with_lo_addr(self, v: u32) -> Self { self.with_raw64(Self::LO_ADDR_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `lo_addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_lo_addr(self, v: u32) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::LO_ADDR_BITS.try_set(self.raw64(), v as u64, HaBoxAddrMatch0Layout::NAME, "lo_addr")) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of instance HA0.
-pub const HA0_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaBoxAddrMatch0> = PciRegister::new(0x2F30, 18, 1, 0x040, "HA0_PCI_PMON_BOX_ADDRMATCH0");
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of instance HA1.
-pub const HA1_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaBoxAddrMatch0> = PciRegister::new(0x2F38, 18, 5, 0x040, "HA1_PCI_PMON_BOX_ADDRMATCH0");
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaBoxAddrMatch0>; 2] = [HA0_PCI_PMON_BOX_ADDRMATCH0, HA1_PCI_PMON_BOX_ADDRMATCH0];
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH0` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaBoxAddrMatch0>; 2] = [
+    PciRegister::new(0x2F30, 18, 1, 0x040, "HA0_PCI_PMON_BOX_ADDRMATCH0"),
+    PciRegister::new(0x2F38, 18, 5, 0x040, "HA1_PCI_PMON_BOX_ADDRMATCH0"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
@@ -481,8 +504,8 @@ static HA_BOX_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     description: "Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line address.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH0", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x040 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH0", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x040 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH0", "HA0", 0, (0x2F30, 18, 1, 0x040), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH0", "HA1", 0, (0x2F38, 18, 5, 0x040), "likwid"),
     ]),
     fields: HaBoxAddrMatch0Layout::FIELDS,
     notes: &[
@@ -531,21 +554,22 @@ impl Layout for HaBoxAddrMatch1Layout {
 }
 
 impl HaBoxAddrMatch1 {
-    /// `hi_addr` (bits 13:0, rw, reset 0x0): Address bits 45:32 to match.
-    #[inline] pub const fn hi_addr(self) -> u16 { get_bits(self.raw64(), 13, 0) as u16 }
-    /// This value with `hi_addr` (bits 13:0) set to `v`. Panics if `v` does not fit in 14 bits (a
-    /// compile error in const context); `try_with_hi_addr` returns an error instead.
-    #[inline] pub const fn with_hi_addr(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 0, v as u64)) }
-    /// This value with `hi_addr` set to `v`, or an error if `v` does not fit in 14 bits.
-    #[inline] pub const fn try_with_hi_addr(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 13, 0, v as u64, "HA{i}_PCI_PMON_BOX_ADDRMATCH1", "hi_addr") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `hi_addr`: bits 13:0 (rw, reset 0x0).
+    pub const HI_ADDR_BITS: BitRange = BitRange::new(13, 0);
+    /// `hi_addr` ([`Self::HI_ADDR_BITS`]): Address bits 45:32 to match.
+    #[inline] pub const fn hi_addr(self) -> u16 { Self::HI_ADDR_BITS.get(self.raw64()) as u16 }
+    /// This value with `hi_addr` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_hi_addr` returns an error instead.
+    #[inline] pub const fn with_hi_addr(self, v: u16) -> Self { self.with_raw64(Self::HI_ADDR_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `hi_addr` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_hi_addr(self, v: u16) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::HI_ADDR_BITS.try_set(self.raw64(), v as u64, HaBoxAddrMatch1Layout::NAME, "hi_addr")) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of instance HA0.
-pub const HA0_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaBoxAddrMatch1> = PciRegister::new(0x2F30, 18, 1, 0x044, "HA0_PCI_PMON_BOX_ADDRMATCH1");
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of instance HA1.
-pub const HA1_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaBoxAddrMatch1> = PciRegister::new(0x2F38, 18, 5, 0x044, "HA1_PCI_PMON_BOX_ADDRMATCH1");
-/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaBoxAddrMatch1>; 2] = [HA0_PCI_PMON_BOX_ADDRMATCH1, HA1_PCI_PMON_BOX_ADDRMATCH1];
+/// `HA{i}_PCI_PMON_BOX_ADDRMATCH1` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaBoxAddrMatch1>; 2] = [
+    PciRegister::new(0x2F30, 18, 1, 0x044, "HA0_PCI_PMON_BOX_ADDRMATCH1"),
+    PciRegister::new(0x2F38, 18, 5, 0x044, "HA1_PCI_PMON_BOX_ADDRMATCH1"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
@@ -555,8 +579,8 @@ static HA_BOX_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     description: "High part of the address to match: address bits 45:32.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_ADDRMATCH1", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x044 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_ADDRMATCH1", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x044 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH1", "HA0", 0, (0x2F30, 18, 1, 0x044), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH1", "HA1", 0, (0x2F38, 18, 5, 0x044), "likwid"),
     ]),
     fields: HaBoxAddrMatch1Layout::FIELDS,
     notes: &[
@@ -605,21 +629,22 @@ impl Layout for HaBoxOpcodeMatchLayout {
 }
 
 impl HaBoxOpcodeMatch {
-    /// `opc` (bits 5:0, rw, reset 0x0): Incoming request opcode to match.
-    #[inline] pub const fn opc(self) -> u8 { get_bits(self.raw64(), 5, 0) as u8 }
-    /// This value with `opc` (bits 5:0) set to `v`. Panics if `v` does not fit in 6 bits (a compile
-    /// error in const context); `try_with_opc` returns an error instead.
-    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 0, v as u64)) }
-    /// This value with `opc` set to `v`, or an error if `v` does not fit in 6 bits.
-    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 0, v as u64, "HA{i}_PCI_PMON_BOX_OPCODEMATCH", "opc") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `opc`: bits 5:0 (rw, reset 0x0).
+    pub const OPC_BITS: BitRange = BitRange::new(5, 0);
+    /// `opc` ([`Self::OPC_BITS`]): Incoming request opcode to match.
+    #[inline] pub const fn opc(self) -> u8 { Self::OPC_BITS.get(self.raw64()) as u8 }
+    /// This value with `opc` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_opc` returns an error instead.
+    #[inline] pub const fn with_opc(self, v: u8) -> Self { self.with_raw64(Self::OPC_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `opc` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_opc(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OPC_BITS.try_set(self.raw64(), v as u64, HaBoxOpcodeMatchLayout::NAME, "opc")) }
 }
 
-/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of instance HA0.
-pub const HA0_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaBoxOpcodeMatch> = PciRegister::new(0x2F30, 18, 1, 0x048, "HA0_PCI_PMON_BOX_OPCODEMATCH");
-/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of instance HA1.
-pub const HA1_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaBoxOpcodeMatch> = PciRegister::new(0x2F38, 18, 5, 0x048, "HA1_PCI_PMON_BOX_OPCODEMATCH");
-/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of every instance, in instance order.
-pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaBoxOpcodeMatch>; 2] = [HA0_PCI_PMON_BOX_OPCODEMATCH, HA1_PCI_PMON_BOX_OPCODEMATCH];
+/// `HA{i}_PCI_PMON_BOX_OPCODEMATCH` of every instance, in instance order (HA0, HA1).
+pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaBoxOpcodeMatch>; 2] = [
+    PciRegister::new(0x2F30, 18, 1, 0x048, "HA0_PCI_PMON_BOX_OPCODEMATCH"),
+    PciRegister::new(0x2F38, 18, 5, 0x048, "HA1_PCI_PMON_BOX_OPCODEMATCH"),
+];
 
 #[cfg(feature = "metadata")]
 static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
@@ -629,8 +654,8 @@ static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     description: "Opcode to match for the ADDR_OPC_MATCH events.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "HA0_PCI_PMON_BOX_OPCODEMATCH", instance: "HA0", index: 0, location: Location::Pci { device_id: 0x2F30, device: 18, function: 1, offset: 0x048 }, source: "likwid" },
-        AddressInfo { name: "HA1_PCI_PMON_BOX_OPCODEMATCH", instance: "HA1", index: 0, location: Location::Pci { device_id: 0x2F38, device: 18, function: 5, offset: 0x048 }, source: "likwid" },
+        AddressInfo::pci("HA0_PCI_PMON_BOX_OPCODEMATCH", "HA0", 0, (0x2F30, 18, 1, 0x048), "likwid"),
+        AddressInfo::pci("HA1_PCI_PMON_BOX_OPCODEMATCH", "HA1", 0, (0x2F38, 18, 5, 0x048), "likwid"),
     ]),
     fields: HaBoxOpcodeMatchLayout::FIELDS,
     notes: &[

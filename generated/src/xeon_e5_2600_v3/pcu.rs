@@ -65,14 +65,22 @@ impl Layout for PcuBoxCtlLayout {
 }
 
 impl PcuBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_BOX_CTL` of instance PCU.
@@ -86,7 +94,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of the PCU counters.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_CTL", instance: "PCU", index: 0, location: Location::Msr(0x710), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0x710, "linux-snbep"),
     ]),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -242,48 +250,66 @@ impl Layout for PcuCtlLayout {
 }
 
 impl PcuCtl {
-    /// `occ_edge_det` (bit 31, rw-v, reset 0x0): Edge detect on the occupancy counter selected by
-    /// occ_sel.
-    #[inline] pub const fn occ_edge_det(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `occ_edge_det` (bit 31) set to `v`.
-    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `occ_invert` (bit 30, rw-v, reset 0x0): Inverts the occupancy threshold comparison.
-    #[inline] pub const fn occ_invert(self) -> PcuCtlOccInvert { PcuCtlOccInvert::from_bits(get_bits(self.raw64(), 30, 30) as u8) }
-    /// This value with `occ_invert` (bit 30) set to `v`.
-    #[inline] pub const fn with_occ_invert(self, v: PcuCtlOccInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v.bits() as u64)) }
-    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold (5 bits) for the increment or occupancy
+    /// `occ_edge_det`: bit 31 (rw-v, reset 0x0).
+    pub const OCC_EDGE_DET_BITS: BitRange = BitRange::new(31, 31);
+    /// `occ_invert`: bit 30 (rw-v, reset 0x0).
+    pub const OCC_INVERT_BITS: BitRange = BitRange::new(30, 30);
+    /// `thresh`: bits 28:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `occ_sel`: bits 15:14 (rw-v, reset 0x0).
+    pub const OCC_SEL_BITS: BitRange = BitRange::new(15, 14);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `occ_edge_det` ([`Self::OCC_EDGE_DET_BITS`]): Edge detect on the occupancy counter selected
+    /// by occ_sel.
+    #[inline] pub const fn occ_edge_det(self) -> bool { Self::OCC_EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `occ_edge_det` set to `v`.
+    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(Self::OCC_EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// `occ_invert` ([`Self::OCC_INVERT_BITS`]): Inverts the occupancy threshold comparison.
+    #[inline] pub const fn occ_invert(self) -> PcuCtlOccInvert { PcuCtlOccInvert::from_bits(Self::OCC_INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `occ_invert` set to `v`.
+    #[inline] pub const fn with_occ_invert(self, v: PcuCtlOccInvert) -> Self { self.with_raw64(Self::OCC_INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (5 bits) for the increment or occupancy
     /// comparison.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "PCU_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `occ_sel` (bits 15:14, rw-v, reset 0x0): Occupancy counter to use for occupancy events.
-    #[inline] pub const fn occ_sel(self) -> u8 { get_bits(self.raw64(), 15, 14) as u8 }
-    /// This value with `occ_sel` (bits 15:14) set to `v`. Panics if `v` does not fit in 2 bits (a
-    /// compile error in const context); `try_with_occ_sel` returns an error instead.
-    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 14, v as u64)) }
-    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 15, 14, v as u64, "PCU_MSR_PMON_CTL{n}", "occ_sel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison.
+    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect.
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `occ_sel` ([`Self::OCC_SEL_BITS`]): Occupancy counter to use for occupancy events.
+    #[inline] pub const fn occ_sel(self) -> u8 { Self::OCC_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `occ_sel` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_occ_sel` returns an error instead.
+    #[inline] pub const fn with_occ_sel(self, v: u8) -> Self { self.with_raw64(Self::OCC_SEL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `occ_sel` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_occ_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OCC_SEL_BITS.try_set(self.raw64(), v as u64, PcuCtlLayout::NAME, "occ_sel")) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_CTL{n}` of instance PCU.
@@ -297,10 +323,10 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for PCU counter n: event, occupancy select, enable, reset, threshold with inversion and edge detection, for the increment and for the occupancy.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTL0", instance: "PCU", index: 0, location: Location::Msr(0x711), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL1", instance: "PCU", index: 1, location: Location::Msr(0x712), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL2", instance: "PCU", index: 2, location: Location::Msr(0x713), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTL3", instance: "PCU", index: 3, location: Location::Msr(0x714), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0x711, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0x712, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0x713, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0x714, "linux-snbep"),
     ]),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -351,22 +377,30 @@ impl Layout for PcuBoxFilterLayout {
 }
 
 impl PcuBoxFilter {
-    /// `filt31_24` (bits 31:24, rw, reset 0x0): Band 3 (event 0xE) frequency, in 100 MHz units.
-    #[inline] pub const fn filt31_24(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `filt31_24` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `filt23_16` (bits 23:16, rw, reset 0x0): Band 2 (event 0xD) frequency.
-    #[inline] pub const fn filt23_16(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// This value with `filt23_16` (bits 23:16) set to `v`.
-    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
-    /// `filt15_8` (bits 15:8, rw, reset 0x0): Band 1 (event 0xC) frequency.
-    #[inline] pub const fn filt15_8(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `filt15_8` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `filt7_0` (bits 7:0, rw, reset 0x0): Band 0 (event 0xB) frequency.
-    #[inline] pub const fn filt7_0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `filt7_0` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    /// `filt31_24`: bits 31:24 (rw, reset 0x0).
+    pub const FILT31_24_BITS: BitRange = BitRange::new(31, 24);
+    /// `filt23_16`: bits 23:16 (rw, reset 0x0).
+    pub const FILT23_16_BITS: BitRange = BitRange::new(23, 16);
+    /// `filt15_8`: bits 15:8 (rw, reset 0x0).
+    pub const FILT15_8_BITS: BitRange = BitRange::new(15, 8);
+    /// `filt7_0`: bits 7:0 (rw, reset 0x0).
+    pub const FILT7_0_BITS: BitRange = BitRange::new(7, 0);
+    /// `filt31_24` ([`Self::FILT31_24_BITS`]): Band 3 (event 0xE) frequency, in 100 MHz units.
+    #[inline] pub const fn filt31_24(self) -> u8 { Self::FILT31_24_BITS.get(self.raw64()) as u8 }
+    /// This value with `filt31_24` set to `v`.
+    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(Self::FILT31_24_BITS.set(self.raw64(), v as u64)) }
+    /// `filt23_16` ([`Self::FILT23_16_BITS`]): Band 2 (event 0xD) frequency.
+    #[inline] pub const fn filt23_16(self) -> u8 { Self::FILT23_16_BITS.get(self.raw64()) as u8 }
+    /// This value with `filt23_16` set to `v`.
+    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(Self::FILT23_16_BITS.set(self.raw64(), v as u64)) }
+    /// `filt15_8` ([`Self::FILT15_8_BITS`]): Band 1 (event 0xC) frequency.
+    #[inline] pub const fn filt15_8(self) -> u8 { Self::FILT15_8_BITS.get(self.raw64()) as u8 }
+    /// This value with `filt15_8` set to `v`.
+    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(Self::FILT15_8_BITS.set(self.raw64(), v as u64)) }
+    /// `filt7_0` ([`Self::FILT7_0_BITS`]): Band 0 (event 0xB) frequency.
+    #[inline] pub const fn filt7_0(self) -> u8 { Self::FILT7_0_BITS.get(self.raw64()) as u8 }
+    /// This value with `filt7_0` set to `v`.
+    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(Self::FILT7_0_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `PCU_MSR_PMON_BOX_FILTER` of instance PCU.
@@ -380,7 +414,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "Frequency bands for the PCU's band events (event codes 0xB-0xE): band i is the byte at bits 8i+7:8i.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_FILTER", instance: "PCU", index: 0, location: Location::Msr(0x715), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0x715, "linux-snbep"),
     ]),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -425,14 +459,16 @@ impl Layout for PcuBoxStatusLayout {
 }
 
 impl PcuBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "PCU_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, PcuBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `PCU_MSR_PMON_BOX_STATUS` of instance PCU.
@@ -446,7 +482,7 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four PCU counters.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_BOX_STATUS", instance: "PCU", index: 0, location: Location::Msr(0x716), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0x716, "likwid"),
     ]),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -487,14 +523,16 @@ impl Layout for PcuCtrLayout {
 }
 
 impl PcuCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "PCU_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, PcuCtrLayout::NAME, "event_count")) }
 }
 
 /// `PCU_MSR_PMON_CTR{n}` of instance PCU.
@@ -508,10 +546,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "PCU data counter n: a 48-bit count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_PMON_CTR0", instance: "PCU", index: 0, location: Location::Msr(0x717), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR1", instance: "PCU", index: 1, location: Location::Msr(0x718), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR2", instance: "PCU", index: 2, location: Location::Msr(0x719), source: "linux-snbep" },
-        AddressInfo { name: "PCU_MSR_PMON_CTR3", instance: "PCU", index: 3, location: Location::Msr(0x71A), source: "linux-snbep" },
+        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0x717, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0x718, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0x719, "linux-snbep"),
+        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0x71A, "linux-snbep"),
     ]),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
@@ -555,8 +593,10 @@ impl Layout for PcuCoreC6CtrLayout {
 }
 
 impl PcuCoreC6Ctr {
-    /// `event_count` (bits 63:0, ro-v, reset 0x0): Residency in C6, counted by hardware.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// `event_count`: bits 63:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Residency in C6, counted by hardware.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `PCU_MSR_CORE_C6_CTR` of instance PCU.
@@ -570,7 +610,7 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Free-running count of the time cores of this socket spend in C6; no control.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C6_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FD), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "likwid"),
     ]),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
@@ -615,8 +655,10 @@ impl Layout for PcuCoreC3CtrLayout {
 }
 
 impl PcuCoreC3Ctr {
-    /// `event_count` (bits 63:0, ro-v, reset 0x0): Residency in C3, counted by hardware.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// `event_count`: bits 63:0 (ro-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(63, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): Residency in C3, counted by hardware.
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
 }
 
 /// `PCU_MSR_CORE_C3_CTR` of instance PCU.
@@ -630,7 +672,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Free-running count of the time cores of this socket spend in C3; no control.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_MSR_CORE_C3_CTR", instance: "PCU", index: 0, location: Location::Msr(0x3FC), source: "likwid" },
+        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "likwid"),
     ]),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[
@@ -678,10 +720,12 @@ impl Layout for PcuCapid4Layout {
 }
 
 impl PcuCapid4 {
-    /// `chop` (bits 7:6, ro, reset 0x0): The die the part is cut from; 0 on the 6-8 core die, which
-    /// has two S-boxes instead of four (Linux: hswep_uncore_sbox with two boxes). Set by the part,
-    /// not by software.
-    #[inline] pub const fn chop(self) -> u8 { get_bits(self.raw64(), 7, 6) as u8 }
+    /// `chop`: bits 7:6 (ro, reset 0x0).
+    pub const CHOP_BITS: BitRange = BitRange::new(7, 6);
+    /// `chop` ([`Self::CHOP_BITS`]): The die the part is cut from; 0 on the 6-8 core die, which has
+    /// two S-boxes instead of four (Linux: hswep_uncore_sbox with two boxes). Set by the part, not
+    /// by software.
+    #[inline] pub const fn chop(self) -> u8 { Self::CHOP_BITS.get(self.raw64()) as u8 }
 }
 
 /// `PCU_CAPID4` of instance PCU.
@@ -695,7 +739,7 @@ static PCU_CAPID4_INFO: RegisterInfo = RegisterInfo {
     description: "Capability register 4 of the PCU's configuration function: its chop field tells the die the part is cut from; the smallest die has fewer S-boxes.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "PCU_CAPID4", instance: "PCU", index: 0, location: Location::Pci { device_id: 0x2FC0, device: 30, function: 3, offset: 0x094 }, source: "linux-snbep" },
+        AddressInfo::pci("PCU_CAPID4", "PCU", 0, (0x2FC0, 30, 3, 0x094), "linux-snbep"),
     ]),
     fields: PcuCapid4Layout::FIELDS,
     notes: &[

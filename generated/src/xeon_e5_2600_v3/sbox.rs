@@ -71,26 +71,31 @@ impl Layout for SboxBoxCtlLayout {
 }
 
 impl SboxBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `S{i}_MSR_PMON_BOX_CTL` of instance S0.
-pub const S0_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x720, "S0_MSR_PMON_BOX_CTL");
-/// `S{i}_MSR_PMON_BOX_CTL` of instance S1.
-pub const S1_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x72A, "S1_MSR_PMON_BOX_CTL");
-/// `S{i}_MSR_PMON_BOX_CTL` of instance S2.
-pub const S2_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x734, "S2_MSR_PMON_BOX_CTL");
-/// `S{i}_MSR_PMON_BOX_CTL` of instance S3.
-pub const S3_MSR_PMON_BOX_CTL: Msr<SboxBoxCtl> = Msr::new(0x73E, "S3_MSR_PMON_BOX_CTL");
-/// `S{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const S_MSR_PMON_BOX_CTL: [Msr<SboxBoxCtl>; 4] = [S0_MSR_PMON_BOX_CTL, S1_MSR_PMON_BOX_CTL, S2_MSR_PMON_BOX_CTL, S3_MSR_PMON_BOX_CTL];
+/// `S{i}_MSR_PMON_BOX_CTL` of every instance, in instance order (S0, S1, S2, S3).
+pub const S_MSR_PMON_BOX_CTL: [Msr<SboxBoxCtl>; 4] = [
+    Msr::new(0x720, "S0_MSR_PMON_BOX_CTL"),
+    Msr::new(0x72A, "S1_MSR_PMON_BOX_CTL"),
+    Msr::new(0x734, "S2_MSR_PMON_BOX_CTL"),
+    Msr::new(0x73E, "S3_MSR_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static SBOX_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -100,10 +105,10 @@ static SBOX_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one S-box: freeze, freeze enable and resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_BOX_CTL", instance: "S0", index: 0, location: Location::Msr(0x720), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_BOX_CTL", instance: "S1", index: 0, location: Location::Msr(0x72A), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_BOX_CTL", instance: "S2", index: 0, location: Location::Msr(0x734), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_BOX_CTL", instance: "S3", index: 0, location: Location::Msr(0x73E), source: "linux-snbep" },
+        AddressInfo::msr("S0_MSR_PMON_BOX_CTL", "S0", 0, 0x720, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_BOX_CTL", "S1", 0, 0x72A, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_BOX_CTL", "S2", 0, 0x734, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_BOX_CTL", "S3", 0, 0x73E, "linux-snbep"),
     ]),
     fields: SboxBoxCtlLayout::FIELDS,
     notes: &[
@@ -202,55 +207,68 @@ impl Layout for SboxCtlLayout {
 }
 
 impl SboxCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; invert and
-    /// edge_det need a non-zero threshold.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `tid_en`: bit 19 (rw-v, reset 0x0).
+    pub const TID_EN_BITS: BitRange = BitRange::new(19, 19);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; invert and edge_det
+    /// need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> SboxCtlInvert { SboxCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: SboxCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `tid_en` (bit 19, rw-v, reset 0x0): Thread-id filter enable: when 1 the counter only counts
+    #[inline] pub const fn invert(self) -> SboxCtlInvert { SboxCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: SboxCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `tid_en` ([`Self::TID_EN_BITS`]): Thread-id filter enable: when 1 the counter only counts
     /// occurrences that match the box filter's thread id.
-    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `tid_en` (bit 19) set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the
+    #[inline] pub const fn tid_en(self) -> bool { Self::TID_EN_BITS.is_set(self.raw64()) }
+    /// This value with `tid_en` set to `v`.
+    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(Self::TID_EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
     /// thresholded event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `S{i}_MSR_PMON_CTL{n}` of instance S0.
-pub const S0_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x721, "S0_MSR_PMON_CTL0"), Msr::new(0x722, "S0_MSR_PMON_CTL1"), Msr::new(0x723, "S0_MSR_PMON_CTL2"), Msr::new(0x724, "S0_MSR_PMON_CTL3")];
-/// `S{i}_MSR_PMON_CTL{n}` of instance S1.
-pub const S1_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x72B, "S1_MSR_PMON_CTL0"), Msr::new(0x72C, "S1_MSR_PMON_CTL1"), Msr::new(0x72D, "S1_MSR_PMON_CTL2"), Msr::new(0x72E, "S1_MSR_PMON_CTL3")];
-/// `S{i}_MSR_PMON_CTL{n}` of instance S2.
-pub const S2_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x735, "S2_MSR_PMON_CTL0"), Msr::new(0x736, "S2_MSR_PMON_CTL1"), Msr::new(0x737, "S2_MSR_PMON_CTL2"), Msr::new(0x738, "S2_MSR_PMON_CTL3")];
-/// `S{i}_MSR_PMON_CTL{n}` of instance S3.
-pub const S3_MSR_PMON_CTL: [Msr<SboxCtl>; 4] = [Msr::new(0x73F, "S3_MSR_PMON_CTL0"), Msr::new(0x740, "S3_MSR_PMON_CTL1"), Msr::new(0x741, "S3_MSR_PMON_CTL2"), Msr::new(0x742, "S3_MSR_PMON_CTL3")];
-/// `S{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const S_MSR_PMON_CTL: [[Msr<SboxCtl>; 4]; 4] = [S0_MSR_PMON_CTL, S1_MSR_PMON_CTL, S2_MSR_PMON_CTL, S3_MSR_PMON_CTL];
+/// `S{i}_MSR_PMON_CTL{n}` of every instance, in instance order (S0, S1, S2, S3).
+pub const S_MSR_PMON_CTL: [[Msr<SboxCtl>; 4]; 4] = [
+    [Msr::new(0x721, "S0_MSR_PMON_CTL0"), Msr::new(0x722, "S0_MSR_PMON_CTL1"), Msr::new(0x723, "S0_MSR_PMON_CTL2"), Msr::new(0x724, "S0_MSR_PMON_CTL3")],
+    [Msr::new(0x72B, "S1_MSR_PMON_CTL0"), Msr::new(0x72C, "S1_MSR_PMON_CTL1"), Msr::new(0x72D, "S1_MSR_PMON_CTL2"), Msr::new(0x72E, "S1_MSR_PMON_CTL3")],
+    [Msr::new(0x735, "S2_MSR_PMON_CTL0"), Msr::new(0x736, "S2_MSR_PMON_CTL1"), Msr::new(0x737, "S2_MSR_PMON_CTL2"), Msr::new(0x738, "S2_MSR_PMON_CTL3")],
+    [Msr::new(0x73F, "S3_MSR_PMON_CTL0"), Msr::new(0x740, "S3_MSR_PMON_CTL1"), Msr::new(0x741, "S3_MSR_PMON_CTL2"), Msr::new(0x742, "S3_MSR_PMON_CTL3")],
+];
 
 #[cfg(feature = "metadata")]
 static SBOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -260,22 +278,22 @@ static SBOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one S-box.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_CTL0", instance: "S0", index: 0, location: Location::Msr(0x721), source: "linux-snbep" },
-        AddressInfo { name: "S0_MSR_PMON_CTL1", instance: "S0", index: 1, location: Location::Msr(0x722), source: "linux-snbep" },
-        AddressInfo { name: "S0_MSR_PMON_CTL2", instance: "S0", index: 2, location: Location::Msr(0x723), source: "linux-snbep" },
-        AddressInfo { name: "S0_MSR_PMON_CTL3", instance: "S0", index: 3, location: Location::Msr(0x724), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_CTL0", instance: "S1", index: 0, location: Location::Msr(0x72B), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_CTL1", instance: "S1", index: 1, location: Location::Msr(0x72C), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_CTL2", instance: "S1", index: 2, location: Location::Msr(0x72D), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_CTL3", instance: "S1", index: 3, location: Location::Msr(0x72E), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_CTL0", instance: "S2", index: 0, location: Location::Msr(0x735), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_CTL1", instance: "S2", index: 1, location: Location::Msr(0x736), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_CTL2", instance: "S2", index: 2, location: Location::Msr(0x737), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_CTL3", instance: "S2", index: 3, location: Location::Msr(0x738), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_CTL0", instance: "S3", index: 0, location: Location::Msr(0x73F), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_CTL1", instance: "S3", index: 1, location: Location::Msr(0x740), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_CTL2", instance: "S3", index: 2, location: Location::Msr(0x741), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_CTL3", instance: "S3", index: 3, location: Location::Msr(0x742), source: "linux-snbep" },
+        AddressInfo::msr("S0_MSR_PMON_CTL0", "S0", 0, 0x721, "linux-snbep"),
+        AddressInfo::msr("S0_MSR_PMON_CTL1", "S0", 1, 0x722, "linux-snbep"),
+        AddressInfo::msr("S0_MSR_PMON_CTL2", "S0", 2, 0x723, "linux-snbep"),
+        AddressInfo::msr("S0_MSR_PMON_CTL3", "S0", 3, 0x724, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_CTL0", "S1", 0, 0x72B, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_CTL1", "S1", 1, 0x72C, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_CTL2", "S1", 2, 0x72D, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_CTL3", "S1", 3, 0x72E, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_CTL0", "S2", 0, 0x735, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_CTL1", "S2", 1, 0x736, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_CTL2", "S2", 2, 0x737, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_CTL3", "S2", 3, 0x738, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_CTL0", "S3", 0, 0x73F, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_CTL1", "S3", 1, 0x740, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_CTL2", "S3", 2, 0x741, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_CTL3", "S3", 3, 0x742, "linux-snbep"),
     ]),
     fields: SboxCtlLayout::FIELDS,
     notes: &[
@@ -324,26 +342,25 @@ impl Layout for SboxBoxStatusLayout {
 }
 
 impl SboxBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "S{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 3:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(3, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, SboxBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `S{i}_MSR_PMON_BOX_STATUS` of instance S0.
-pub const S0_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x725, "S0_MSR_PMON_BOX_STATUS");
-/// `S{i}_MSR_PMON_BOX_STATUS` of instance S1.
-pub const S1_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x72F, "S1_MSR_PMON_BOX_STATUS");
-/// `S{i}_MSR_PMON_BOX_STATUS` of instance S2.
-pub const S2_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x739, "S2_MSR_PMON_BOX_STATUS");
-/// `S{i}_MSR_PMON_BOX_STATUS` of instance S3.
-pub const S3_MSR_PMON_BOX_STATUS: Msr<SboxBoxStatus> = Msr::new(0x743, "S3_MSR_PMON_BOX_STATUS");
-/// `S{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const S_MSR_PMON_BOX_STATUS: [Msr<SboxBoxStatus>; 4] = [S0_MSR_PMON_BOX_STATUS, S1_MSR_PMON_BOX_STATUS, S2_MSR_PMON_BOX_STATUS, S3_MSR_PMON_BOX_STATUS];
+/// `S{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order (S0, S1, S2, S3).
+pub const S_MSR_PMON_BOX_STATUS: [Msr<SboxBoxStatus>; 4] = [
+    Msr::new(0x725, "S0_MSR_PMON_BOX_STATUS"),
+    Msr::new(0x72F, "S1_MSR_PMON_BOX_STATUS"),
+    Msr::new(0x739, "S2_MSR_PMON_BOX_STATUS"),
+    Msr::new(0x743, "S3_MSR_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static SBOX_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -353,10 +370,10 @@ static SBOX_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the four counters of one S-box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_BOX_STATUS", instance: "S0", index: 0, location: Location::Msr(0x725), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_BOX_STATUS", instance: "S1", index: 0, location: Location::Msr(0x72F), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_BOX_STATUS", instance: "S2", index: 0, location: Location::Msr(0x739), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_BOX_STATUS", instance: "S3", index: 0, location: Location::Msr(0x743), source: "linux-snbep" },
+        AddressInfo::msr("S0_MSR_PMON_BOX_STATUS", "S0", 0, 0x725, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_BOX_STATUS", "S1", 0, 0x72F, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_BOX_STATUS", "S2", 0, 0x739, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_BOX_STATUS", "S3", 0, 0x743, "linux-snbep"),
     ]),
     fields: SboxBoxStatusLayout::FIELDS,
     notes: &[
@@ -403,26 +420,25 @@ impl Layout for SboxCtrLayout {
 }
 
 impl SboxCtr {
-    /// `event_count` (bits 43:0, rw-v, reset 0x0): The accumulated 44-bit count of the event
+    /// `event_count`: bits 43:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(43, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 44-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 43, 0) }
-    /// This value with `event_count` (bits 43:0) set to `v`. Panics if `v` does not fit in 44 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 44 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 0, v, "S{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, SboxCtrLayout::NAME, "event_count")) }
 }
 
-/// `S{i}_MSR_PMON_CTR{n}` of instance S0.
-pub const S0_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x726, "S0_MSR_PMON_CTR0"), Msr::new(0x727, "S0_MSR_PMON_CTR1"), Msr::new(0x728, "S0_MSR_PMON_CTR2"), Msr::new(0x729, "S0_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of instance S1.
-pub const S1_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x730, "S1_MSR_PMON_CTR0"), Msr::new(0x731, "S1_MSR_PMON_CTR1"), Msr::new(0x732, "S1_MSR_PMON_CTR2"), Msr::new(0x733, "S1_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of instance S2.
-pub const S2_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x73A, "S2_MSR_PMON_CTR0"), Msr::new(0x73B, "S2_MSR_PMON_CTR1"), Msr::new(0x73C, "S2_MSR_PMON_CTR2"), Msr::new(0x73D, "S2_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of instance S3.
-pub const S3_MSR_PMON_CTR: [Msr<SboxCtr>; 4] = [Msr::new(0x744, "S3_MSR_PMON_CTR0"), Msr::new(0x745, "S3_MSR_PMON_CTR1"), Msr::new(0x746, "S3_MSR_PMON_CTR2"), Msr::new(0x747, "S3_MSR_PMON_CTR3")];
-/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const S_MSR_PMON_CTR: [[Msr<SboxCtr>; 4]; 4] = [S0_MSR_PMON_CTR, S1_MSR_PMON_CTR, S2_MSR_PMON_CTR, S3_MSR_PMON_CTR];
+/// `S{i}_MSR_PMON_CTR{n}` of every instance, in instance order (S0, S1, S2, S3).
+pub const S_MSR_PMON_CTR: [[Msr<SboxCtr>; 4]; 4] = [
+    [Msr::new(0x726, "S0_MSR_PMON_CTR0"), Msr::new(0x727, "S0_MSR_PMON_CTR1"), Msr::new(0x728, "S0_MSR_PMON_CTR2"), Msr::new(0x729, "S0_MSR_PMON_CTR3")],
+    [Msr::new(0x730, "S1_MSR_PMON_CTR0"), Msr::new(0x731, "S1_MSR_PMON_CTR1"), Msr::new(0x732, "S1_MSR_PMON_CTR2"), Msr::new(0x733, "S1_MSR_PMON_CTR3")],
+    [Msr::new(0x73A, "S2_MSR_PMON_CTR0"), Msr::new(0x73B, "S2_MSR_PMON_CTR1"), Msr::new(0x73C, "S2_MSR_PMON_CTR2"), Msr::new(0x73D, "S2_MSR_PMON_CTR3")],
+    [Msr::new(0x744, "S3_MSR_PMON_CTR0"), Msr::new(0x745, "S3_MSR_PMON_CTR1"), Msr::new(0x746, "S3_MSR_PMON_CTR2"), Msr::new(0x747, "S3_MSR_PMON_CTR3")],
+];
 
 #[cfg(feature = "metadata")]
 static SBOX_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -432,22 +448,22 @@ static SBOX_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one S-box: a 44-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "S0_MSR_PMON_CTR0", instance: "S0", index: 0, location: Location::Msr(0x726), source: "linux-snbep" },
-        AddressInfo { name: "S0_MSR_PMON_CTR1", instance: "S0", index: 1, location: Location::Msr(0x727), source: "linux-snbep" },
-        AddressInfo { name: "S0_MSR_PMON_CTR2", instance: "S0", index: 2, location: Location::Msr(0x728), source: "linux-snbep" },
-        AddressInfo { name: "S0_MSR_PMON_CTR3", instance: "S0", index: 3, location: Location::Msr(0x729), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_CTR0", instance: "S1", index: 0, location: Location::Msr(0x730), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_CTR1", instance: "S1", index: 1, location: Location::Msr(0x731), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_CTR2", instance: "S1", index: 2, location: Location::Msr(0x732), source: "linux-snbep" },
-        AddressInfo { name: "S1_MSR_PMON_CTR3", instance: "S1", index: 3, location: Location::Msr(0x733), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_CTR0", instance: "S2", index: 0, location: Location::Msr(0x73A), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_CTR1", instance: "S2", index: 1, location: Location::Msr(0x73B), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_CTR2", instance: "S2", index: 2, location: Location::Msr(0x73C), source: "linux-snbep" },
-        AddressInfo { name: "S2_MSR_PMON_CTR3", instance: "S2", index: 3, location: Location::Msr(0x73D), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_CTR0", instance: "S3", index: 0, location: Location::Msr(0x744), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_CTR1", instance: "S3", index: 1, location: Location::Msr(0x745), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_CTR2", instance: "S3", index: 2, location: Location::Msr(0x746), source: "linux-snbep" },
-        AddressInfo { name: "S3_MSR_PMON_CTR3", instance: "S3", index: 3, location: Location::Msr(0x747), source: "linux-snbep" },
+        AddressInfo::msr("S0_MSR_PMON_CTR0", "S0", 0, 0x726, "linux-snbep"),
+        AddressInfo::msr("S0_MSR_PMON_CTR1", "S0", 1, 0x727, "linux-snbep"),
+        AddressInfo::msr("S0_MSR_PMON_CTR2", "S0", 2, 0x728, "linux-snbep"),
+        AddressInfo::msr("S0_MSR_PMON_CTR3", "S0", 3, 0x729, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_CTR0", "S1", 0, 0x730, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_CTR1", "S1", 1, 0x731, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_CTR2", "S1", 2, 0x732, "linux-snbep"),
+        AddressInfo::msr("S1_MSR_PMON_CTR3", "S1", 3, 0x733, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_CTR0", "S2", 0, 0x73A, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_CTR1", "S2", 1, 0x73B, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_CTR2", "S2", 2, 0x73C, "linux-snbep"),
+        AddressInfo::msr("S2_MSR_PMON_CTR3", "S2", 3, 0x73D, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_CTR0", "S3", 0, 0x744, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_CTR1", "S3", 1, 0x745, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_CTR2", "S3", 2, 0x746, "linux-snbep"),
+        AddressInfo::msr("S3_MSR_PMON_CTR3", "S3", 3, 0x747, "linux-snbep"),
     ]),
     fields: SboxCtrLayout::FIELDS,
     notes: &[

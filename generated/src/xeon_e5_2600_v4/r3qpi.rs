@@ -67,24 +67,30 @@ impl Layout for R3qpiBoxCtlLayout {
 }
 
 impl R3qpiBoxCtl {
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `frz_en`: bit 16 (wo, reset 0x0).
+    pub const FRZ_EN_BITS: BitRange = BitRange::new(16, 16);
+    /// `frz`: bit 8 (wo, reset 0x0).
+    pub const FRZ_BITS: BitRange = BitRange::new(8, 8);
+    /// `rst_ctrs`: bit 1 (wo, reset 0x0).
+    pub const RST_CTRS_BITS: BitRange = BitRange::new(1, 1);
+    /// `rst_ctrl`: bit 0 (wo, reset 0x0).
+    pub const RST_CTRL_BITS: BitRange = BitRange::new(0, 0);
+    /// This value with `frz_en` set to `v`.
+    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(Self::FRZ_EN_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `frz` set to `v`.
+    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(Self::FRZ_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrs` set to `v`.
+    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRS_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst_ctrl` set to `v`.
+    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(Self::RST_CTRL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L0.
-pub const R3_L0_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x6F36, 11, 1, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L1.
-pub const R3_L1_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x6F37, 11, 2, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of instance L2.
-pub const R3_L2_PCI_PMON_BOX_CTL: PciRegister<R3qpiBoxCtl> = PciRegister::new(0x6F3E, 11, 5, 0x0F4, "R3_L2_PCI_PMON_BOX_CTL");
-/// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 3] = [R3_L0_PCI_PMON_BOX_CTL, R3_L1_PCI_PMON_BOX_CTL, R3_L2_PCI_PMON_BOX_CTL];
+/// `R3_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order (L0, L1, L2).
+pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 3] = [
+    PciRegister::new(0x6F36, 11, 1, 0x0F4, "R3_L0_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6F37, 11, 2, 0x0F4, "R3_L1_PCI_PMON_BOX_CTL"),
+    PciRegister::new(0x6F3E, 11, 5, 0x0F4, "R3_L2_PCI_PMON_BOX_CTL"),
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -94,9 +100,9 @@ static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Box-wide control of one R3QPI link: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_BOX_CTL", instance: "L0", index: 0, location: Location::Pci { device_id: 0x6F36, device: 11, function: 1, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_BOX_CTL", instance: "L1", index: 0, location: Location::Pci { device_id: 0x6F37, device: 11, function: 2, offset: 0x0F4 }, source: "likwid" },
-        AddressInfo { name: "R3_L2_PCI_PMON_BOX_CTL", instance: "L2", index: 0, location: Location::Pci { device_id: 0x6F3E, device: 11, function: 5, offset: 0x0F4 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_BOX_CTL", "L0", 0, (0x6F36, 11, 1, 0x0F4), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_BOX_CTL", "L1", 0, (0x6F37, 11, 2, 0x0F4), "likwid"),
+        AddressInfo::pci("R3_L2_PCI_PMON_BOX_CTL", "L2", 0, (0x6F3E, 11, 5, 0x0F4), "likwid"),
     ]),
     fields: R3qpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -198,48 +204,60 @@ impl Layout for R3qpiCtlLayout {
 }
 
 impl R3qpiCtl {
-    /// `thresh` (bits 31:24, rw-v, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert; invert and
-    /// edge_det need a non-zero threshold.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 31:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(31, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold: when non-zero, a cycle is counted only if that
+    /// cycle's increment compares against this value as selected by invert; invert and edge_det
+    /// need a non-zero threshold.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> R3qpiCtlInvert { R3qpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: R3qpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the
+    #[inline] pub const fn invert(self) -> R3qpiCtlInvert { R3qpiCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: R3qpiCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
     /// thresholded event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L0.
-pub const R3_L0_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x6F36, 11, 1, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x6F36, 11, 1, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x6F36, 11, 1, 0x0E0, "R3_L0_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L1.
-pub const R3_L1_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x6F37, 11, 2, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x6F37, 11, 2, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x6F37, 11, 2, 0x0E0, "R3_L1_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of instance L2.
-pub const R3_L2_PCI_PMON_CTL: [PciRegister<R3qpiCtl>; 3] = [PciRegister::new(0x6F3E, 11, 5, 0x0D8, "R3_L2_PCI_PMON_CTL0"), PciRegister::new(0x6F3E, 11, 5, 0x0DC, "R3_L2_PCI_PMON_CTL1"), PciRegister::new(0x6F3E, 11, 5, 0x0E0, "R3_L2_PCI_PMON_CTL2")];
-/// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 3] = [R3_L0_PCI_PMON_CTL, R3_L1_PCI_PMON_CTL, R3_L2_PCI_PMON_CTL];
+/// `R3_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order (L0, L1, L2).
+pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 3] = [
+    [PciRegister::new(0x6F36, 11, 1, 0x0D8, "R3_L0_PCI_PMON_CTL0"), PciRegister::new(0x6F36, 11, 1, 0x0DC, "R3_L0_PCI_PMON_CTL1"), PciRegister::new(0x6F36, 11, 1, 0x0E0, "R3_L0_PCI_PMON_CTL2")],
+    [PciRegister::new(0x6F37, 11, 2, 0x0D8, "R3_L1_PCI_PMON_CTL0"), PciRegister::new(0x6F37, 11, 2, 0x0DC, "R3_L1_PCI_PMON_CTL1"), PciRegister::new(0x6F37, 11, 2, 0x0E0, "R3_L1_PCI_PMON_CTL2")],
+    [PciRegister::new(0x6F3E, 11, 5, 0x0D8, "R3_L2_PCI_PMON_CTL0"), PciRegister::new(0x6F3E, 11, 5, 0x0DC, "R3_L2_PCI_PMON_CTL1"), PciRegister::new(0x6F3E, 11, 5, 0x0E0, "R3_L2_PCI_PMON_CTL2")],
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
@@ -249,15 +267,15 @@ static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for counter n of one R3QPI link.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL0", instance: "L0", index: 0, location: Location::Pci { device_id: 0x6F36, device: 11, function: 1, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL1", instance: "L0", index: 1, location: Location::Pci { device_id: 0x6F36, device: 11, function: 1, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTL2", instance: "L0", index: 2, location: Location::Pci { device_id: 0x6F36, device: 11, function: 1, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL0", instance: "L1", index: 0, location: Location::Pci { device_id: 0x6F37, device: 11, function: 2, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL1", instance: "L1", index: 1, location: Location::Pci { device_id: 0x6F37, device: 11, function: 2, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTL2", instance: "L1", index: 2, location: Location::Pci { device_id: 0x6F37, device: 11, function: 2, offset: 0x0E0 }, source: "likwid" },
-        AddressInfo { name: "R3_L2_PCI_PMON_CTL0", instance: "L2", index: 0, location: Location::Pci { device_id: 0x6F3E, device: 11, function: 5, offset: 0x0D8 }, source: "likwid" },
-        AddressInfo { name: "R3_L2_PCI_PMON_CTL1", instance: "L2", index: 1, location: Location::Pci { device_id: 0x6F3E, device: 11, function: 5, offset: 0x0DC }, source: "likwid" },
-        AddressInfo { name: "R3_L2_PCI_PMON_CTL2", instance: "L2", index: 2, location: Location::Pci { device_id: 0x6F3E, device: 11, function: 5, offset: 0x0E0 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL0", "L0", 0, (0x6F36, 11, 1, 0x0D8), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL1", "L0", 1, (0x6F36, 11, 1, 0x0DC), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTL2", "L0", 2, (0x6F36, 11, 1, 0x0E0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL0", "L1", 0, (0x6F37, 11, 2, 0x0D8), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL1", "L1", 1, (0x6F37, 11, 2, 0x0DC), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTL2", "L1", 2, (0x6F37, 11, 2, 0x0E0), "likwid"),
+        AddressInfo::pci("R3_L2_PCI_PMON_CTL0", "L2", 0, (0x6F3E, 11, 5, 0x0D8), "likwid"),
+        AddressInfo::pci("R3_L2_PCI_PMON_CTL1", "L2", 1, (0x6F3E, 11, 5, 0x0DC), "likwid"),
+        AddressInfo::pci("R3_L2_PCI_PMON_CTL2", "L2", 2, (0x6F3E, 11, 5, 0x0E0), "likwid"),
     ]),
     fields: R3qpiCtlLayout::FIELDS,
     notes: &[
@@ -310,24 +328,24 @@ impl Layout for R3qpiBoxStatusLayout {
 }
 
 impl R3qpiBoxStatus {
-    /// `ov` (bits 2:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
-    /// This value with `ov` (bits 2:0) set to `v`. Panics if `v` does not fit in 3 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 2, 0, v as u64, "R3_L{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 2:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(2, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, R3qpiBoxStatusLayout::NAME, "ov")) }
 }
 
-/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L0.
-pub const R3_L0_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x6F36, 11, 1, 0x0F8, "R3_L0_PCI_PMON_BOX_STATUS");
-/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L1.
-pub const R3_L1_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x6F37, 11, 2, 0x0F8, "R3_L1_PCI_PMON_BOX_STATUS");
-/// `R3_L{i}_PCI_PMON_BOX_STATUS` of instance L2.
-pub const R3_L2_PCI_PMON_BOX_STATUS: PciRegister<R3qpiBoxStatus> = PciRegister::new(0x6F3E, 11, 5, 0x0F8, "R3_L2_PCI_PMON_BOX_STATUS");
-/// `R3_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const R3_L_PCI_PMON_BOX_STATUS: [PciRegister<R3qpiBoxStatus>; 3] = [R3_L0_PCI_PMON_BOX_STATUS, R3_L1_PCI_PMON_BOX_STATUS, R3_L2_PCI_PMON_BOX_STATUS];
+/// `R3_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order (L0, L1, L2).
+pub const R3_L_PCI_PMON_BOX_STATUS: [PciRegister<R3qpiBoxStatus>; 3] = [
+    PciRegister::new(0x6F36, 11, 1, 0x0F8, "R3_L0_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6F37, 11, 2, 0x0F8, "R3_L1_PCI_PMON_BOX_STATUS"),
+    PciRegister::new(0x6F3E, 11, 5, 0x0F8, "R3_L2_PCI_PMON_BOX_STATUS"),
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
@@ -337,9 +355,9 @@ static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the counters of one R3QPI link.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_BOX_STATUS", instance: "L0", index: 0, location: Location::Pci { device_id: 0x6F36, device: 11, function: 1, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_BOX_STATUS", instance: "L1", index: 0, location: Location::Pci { device_id: 0x6F37, device: 11, function: 2, offset: 0x0F8 }, source: "likwid" },
-        AddressInfo { name: "R3_L2_PCI_PMON_BOX_STATUS", instance: "L2", index: 0, location: Location::Pci { device_id: 0x6F3E, device: 11, function: 5, offset: 0x0F8 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_BOX_STATUS", "L0", 0, (0x6F36, 11, 1, 0x0F8), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_BOX_STATUS", "L1", 0, (0x6F37, 11, 2, 0x0F8), "likwid"),
+        AddressInfo::pci("R3_L2_PCI_PMON_BOX_STATUS", "L2", 0, (0x6F3E, 11, 5, 0x0F8), "likwid"),
     ]),
     fields: R3qpiBoxStatusLayout::FIELDS,
     notes: &[
@@ -389,24 +407,24 @@ impl Layout for R3qpiCtrLayout {
 }
 
 impl R3qpiCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "R3_L{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, R3qpiCtrLayout::NAME, "event_count")) }
 }
 
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L0.
-pub const R3_L0_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x6F36, 11, 1, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x6F36, 11, 1, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x6F36, 11, 1, 0x0B0, "R3_L0_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L1.
-pub const R3_L1_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x6F37, 11, 2, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x6F37, 11, 2, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x6F37, 11, 2, 0x0B0, "R3_L1_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of instance L2.
-pub const R3_L2_PCI_PMON_CTR: [PciRegister<R3qpiCtr>; 3] = [PciRegister::new(0x6F3E, 11, 5, 0x0A0, "R3_L2_PCI_PMON_CTR0"), PciRegister::new(0x6F3E, 11, 5, 0x0A8, "R3_L2_PCI_PMON_CTR1"), PciRegister::new(0x6F3E, 11, 5, 0x0B0, "R3_L2_PCI_PMON_CTR2")];
-/// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 3] = [R3_L0_PCI_PMON_CTR, R3_L1_PCI_PMON_CTR, R3_L2_PCI_PMON_CTR];
+/// `R3_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order (L0, L1, L2).
+pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 3] = [
+    [PciRegister::new(0x6F36, 11, 1, 0x0A0, "R3_L0_PCI_PMON_CTR0"), PciRegister::new(0x6F36, 11, 1, 0x0A8, "R3_L0_PCI_PMON_CTR1"), PciRegister::new(0x6F36, 11, 1, 0x0B0, "R3_L0_PCI_PMON_CTR2")],
+    [PciRegister::new(0x6F37, 11, 2, 0x0A0, "R3_L1_PCI_PMON_CTR0"), PciRegister::new(0x6F37, 11, 2, 0x0A8, "R3_L1_PCI_PMON_CTR1"), PciRegister::new(0x6F37, 11, 2, 0x0B0, "R3_L1_PCI_PMON_CTR2")],
+    [PciRegister::new(0x6F3E, 11, 5, 0x0A0, "R3_L2_PCI_PMON_CTR0"), PciRegister::new(0x6F3E, 11, 5, 0x0A8, "R3_L2_PCI_PMON_CTR1"), PciRegister::new(0x6F3E, 11, 5, 0x0B0, "R3_L2_PCI_PMON_CTR2")],
+];
 
 #[cfg(feature = "metadata")]
 static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
@@ -416,15 +434,15 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "Data counter n of one R3QPI link: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR0", instance: "L0", index: 0, location: Location::Pci { device_id: 0x6F36, device: 11, function: 1, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR1", instance: "L0", index: 1, location: Location::Pci { device_id: 0x6F36, device: 11, function: 1, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R3_L0_PCI_PMON_CTR2", instance: "L0", index: 2, location: Location::Pci { device_id: 0x6F36, device: 11, function: 1, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR0", instance: "L1", index: 0, location: Location::Pci { device_id: 0x6F37, device: 11, function: 2, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR1", instance: "L1", index: 1, location: Location::Pci { device_id: 0x6F37, device: 11, function: 2, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R3_L1_PCI_PMON_CTR2", instance: "L1", index: 2, location: Location::Pci { device_id: 0x6F37, device: 11, function: 2, offset: 0x0B0 }, source: "likwid" },
-        AddressInfo { name: "R3_L2_PCI_PMON_CTR0", instance: "L2", index: 0, location: Location::Pci { device_id: 0x6F3E, device: 11, function: 5, offset: 0x0A0 }, source: "likwid" },
-        AddressInfo { name: "R3_L2_PCI_PMON_CTR1", instance: "L2", index: 1, location: Location::Pci { device_id: 0x6F3E, device: 11, function: 5, offset: 0x0A8 }, source: "likwid" },
-        AddressInfo { name: "R3_L2_PCI_PMON_CTR2", instance: "L2", index: 2, location: Location::Pci { device_id: 0x6F3E, device: 11, function: 5, offset: 0x0B0 }, source: "likwid" },
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR0", "L0", 0, (0x6F36, 11, 1, 0x0A0), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR1", "L0", 1, (0x6F36, 11, 1, 0x0A8), "likwid"),
+        AddressInfo::pci("R3_L0_PCI_PMON_CTR2", "L0", 2, (0x6F36, 11, 1, 0x0B0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR0", "L1", 0, (0x6F37, 11, 2, 0x0A0), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR1", "L1", 1, (0x6F37, 11, 2, 0x0A8), "likwid"),
+        AddressInfo::pci("R3_L1_PCI_PMON_CTR2", "L1", 2, (0x6F37, 11, 2, 0x0B0), "likwid"),
+        AddressInfo::pci("R3_L2_PCI_PMON_CTR0", "L2", 0, (0x6F3E, 11, 5, 0x0A0), "likwid"),
+        AddressInfo::pci("R3_L2_PCI_PMON_CTR1", "L2", 1, (0x6F3E, 11, 5, 0x0A8), "likwid"),
+        AddressInfo::pci("R3_L2_PCI_PMON_CTR2", "L2", 2, (0x6F3E, 11, 5, 0x0B0), "likwid"),
     ]),
     fields: R3qpiCtrLayout::FIELDS,
     notes: &[

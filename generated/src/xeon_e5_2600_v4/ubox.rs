@@ -66,10 +66,14 @@ impl Layout for UGlobalCtlLayout {
 }
 
 impl UGlobalCtl {
-    /// This value with `frz_all` (bit 31) set to `v`.
-    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// This value with `unfrz_all` (bit 29) set to `v`.
-    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
+    /// `frz_all`: bit 31 (wo, reset 0x0).
+    pub const FRZ_ALL_BITS: BitRange = BitRange::new(31, 31);
+    /// `unfrz_all`: bit 29 (wo, reset 0x0).
+    pub const UNFRZ_ALL_BITS: BitRange = BitRange::new(29, 29);
+    /// This value with `frz_all` set to `v`.
+    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(Self::FRZ_ALL_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `unfrz_all` set to `v`.
+    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(Self::UNFRZ_ALL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_CTL` of instance UBOX.
@@ -83,7 +87,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has frz_en set, in one write.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x700), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x700, "likwid"),
     ]),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -158,65 +162,88 @@ impl Layout for UGlobalStatusLayout {
 }
 
 impl UGlobalStatus {
-    /// `ov_r2pcie` (bit 29, rw1c, reset 0x0): Set when a counter of the R2PCIe box overflows; write
-    /// 1 to clear.
-    #[inline] pub const fn ov_r2pcie(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `ov_r2pcie` (bit 29) set to `v`.
-    #[inline] pub const fn with_ov_r2pcie(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `ov_r3qpi1` (bit 28, rw1c, reset 0x0): Set when a counter of R3QPI link 1 overflows; write 1
-    /// to clear.
-    #[inline] pub const fn ov_r3qpi1(self) -> bool { get_bits(self.raw64(), 28, 28) != 0 }
-    /// This value with `ov_r3qpi1` (bit 28) set to `v`.
-    #[inline] pub const fn with_ov_r3qpi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 28, v as u64)) }
-    /// `ov_r3qpi0` (bit 27, rw1c, reset 0x0): Set when a counter of R3QPI link 0 overflows; write 1
-    /// to clear.
-    #[inline] pub const fn ov_r3qpi0(self) -> bool { get_bits(self.raw64(), 27, 27) != 0 }
-    /// This value with `ov_r3qpi0` (bit 27) set to `v`.
-    #[inline] pub const fn with_ov_r3qpi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 27, 27, v as u64)) }
-    /// `ov_qpi1` (bit 26, rw1c, reset 0x0): Set when a counter of QPI port 1 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_qpi1(self) -> bool { get_bits(self.raw64(), 26, 26) != 0 }
-    /// This value with `ov_qpi1` (bit 26) set to `v`.
-    #[inline] pub const fn with_ov_qpi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 26, v as u64)) }
-    /// `ov_qpi0` (bit 25, rw1c, reset 0x0): Set when a counter of QPI port 0 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_qpi0(self) -> bool { get_bits(self.raw64(), 25, 25) != 0 }
-    /// This value with `ov_qpi0` (bit 25) set to `v`.
-    #[inline] pub const fn with_ov_qpi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 25, 25, v as u64)) }
-    /// `ov_imc1` (bit 24, rw1c, reset 0x0): Set when a counter of the channels of memory controller
-    /// 1 (CH4-CH7) overflows; write 1 to clear.
-    #[inline] pub const fn ov_imc1(self) -> bool { get_bits(self.raw64(), 24, 24) != 0 }
-    /// This value with `ov_imc1` (bit 24) set to `v`.
-    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 24, 24, v as u64)) }
-    /// `ov_imc0` (bit 23, rw1c, reset 0x0): Set when a counter of the channels of memory controller
-    /// 0 (CH0-CH3) overflows; write 1 to clear.
-    #[inline] pub const fn ov_imc0(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `ov_imc0` (bit 23) set to `v`.
-    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `ov_ha1` (bit 22, rw1c, reset 0x0): Set when a counter of home agent 1 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_ha1(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `ov_ha1` (bit 22) set to `v`.
-    #[inline] pub const fn with_ov_ha1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_ha0` (bit 21, rw1c, reset 0x0): Set when a counter of home agent 0 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_ha0(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `ov_ha0` (bit 21) set to `v`.
-    #[inline] pub const fn with_ov_ha0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `ov_pcu` (bit 2, rw1c, reset 0x0): Set when a PCU counter overflows; write 1 to clear.
-    #[inline] pub const fn ov_pcu(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// This value with `ov_pcu` (bit 2) set to `v`.
-    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// `ov_u` (bit 1, rw1c, reset 0x0): Set when a general U-box counter overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_u(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `ov_u` (bit 1) set to `v`.
-    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `ov_u_fixed` (bit 0, rw1c, reset 0x0): Set when the U-box UCLK fixed counter overflows;
+    /// `ov_r2pcie`: bit 29 (rw1c, reset 0x0).
+    pub const OV_R2PCIE_BITS: BitRange = BitRange::new(29, 29);
+    /// `ov_r3qpi1`: bit 28 (rw1c, reset 0x0).
+    pub const OV_R3QPI1_BITS: BitRange = BitRange::new(28, 28);
+    /// `ov_r3qpi0`: bit 27 (rw1c, reset 0x0).
+    pub const OV_R3QPI0_BITS: BitRange = BitRange::new(27, 27);
+    /// `ov_qpi1`: bit 26 (rw1c, reset 0x0).
+    pub const OV_QPI1_BITS: BitRange = BitRange::new(26, 26);
+    /// `ov_qpi0`: bit 25 (rw1c, reset 0x0).
+    pub const OV_QPI0_BITS: BitRange = BitRange::new(25, 25);
+    /// `ov_imc1`: bit 24 (rw1c, reset 0x0).
+    pub const OV_IMC1_BITS: BitRange = BitRange::new(24, 24);
+    /// `ov_imc0`: bit 23 (rw1c, reset 0x0).
+    pub const OV_IMC0_BITS: BitRange = BitRange::new(23, 23);
+    /// `ov_ha1`: bit 22 (rw1c, reset 0x0).
+    pub const OV_HA1_BITS: BitRange = BitRange::new(22, 22);
+    /// `ov_ha0`: bit 21 (rw1c, reset 0x0).
+    pub const OV_HA0_BITS: BitRange = BitRange::new(21, 21);
+    /// `ov_pcu`: bit 2 (rw1c, reset 0x0).
+    pub const OV_PCU_BITS: BitRange = BitRange::new(2, 2);
+    /// `ov_u`: bit 1 (rw1c, reset 0x0).
+    pub const OV_U_BITS: BitRange = BitRange::new(1, 1);
+    /// `ov_u_fixed`: bit 0 (rw1c, reset 0x0).
+    pub const OV_U_FIXED_BITS: BitRange = BitRange::new(0, 0);
+    /// `ov_r2pcie` ([`Self::OV_R2PCIE_BITS`]): Set when a counter of the R2PCIe box overflows;
     /// write 1 to clear.
-    #[inline] pub const fn ov_u_fixed(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `ov_u_fixed` (bit 0) set to `v`.
-    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    #[inline] pub const fn ov_r2pcie(self) -> bool { Self::OV_R2PCIE_BITS.is_set(self.raw64()) }
+    /// This value with `ov_r2pcie` set to `v`.
+    #[inline] pub const fn with_ov_r2pcie(self, v: bool) -> Self { self.with_raw64(Self::OV_R2PCIE_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_r3qpi1` ([`Self::OV_R3QPI1_BITS`]): Set when a counter of R3QPI link 1 overflows; write
+    /// 1 to clear.
+    #[inline] pub const fn ov_r3qpi1(self) -> bool { Self::OV_R3QPI1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_r3qpi1` set to `v`.
+    #[inline] pub const fn with_ov_r3qpi1(self, v: bool) -> Self { self.with_raw64(Self::OV_R3QPI1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_r3qpi0` ([`Self::OV_R3QPI0_BITS`]): Set when a counter of R3QPI link 0 overflows; write
+    /// 1 to clear.
+    #[inline] pub const fn ov_r3qpi0(self) -> bool { Self::OV_R3QPI0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_r3qpi0` set to `v`.
+    #[inline] pub const fn with_ov_r3qpi0(self, v: bool) -> Self { self.with_raw64(Self::OV_R3QPI0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_qpi1` ([`Self::OV_QPI1_BITS`]): Set when a counter of QPI port 1 overflows; write 1 to
+    /// clear.
+    #[inline] pub const fn ov_qpi1(self) -> bool { Self::OV_QPI1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_qpi1` set to `v`.
+    #[inline] pub const fn with_ov_qpi1(self, v: bool) -> Self { self.with_raw64(Self::OV_QPI1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_qpi0` ([`Self::OV_QPI0_BITS`]): Set when a counter of QPI port 0 overflows; write 1 to
+    /// clear.
+    #[inline] pub const fn ov_qpi0(self) -> bool { Self::OV_QPI0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_qpi0` set to `v`.
+    #[inline] pub const fn with_ov_qpi0(self, v: bool) -> Self { self.with_raw64(Self::OV_QPI0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_imc1` ([`Self::OV_IMC1_BITS`]): Set when a counter of the channels of memory controller
+    /// 1 (CH4-CH7) overflows; write 1 to clear.
+    #[inline] pub const fn ov_imc1(self) -> bool { Self::OV_IMC1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_imc1` set to `v`.
+    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_imc0` ([`Self::OV_IMC0_BITS`]): Set when a counter of the channels of memory controller
+    /// 0 (CH0-CH3) overflows; write 1 to clear.
+    #[inline] pub const fn ov_imc0(self) -> bool { Self::OV_IMC0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_imc0` set to `v`.
+    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(Self::OV_IMC0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_ha1` ([`Self::OV_HA1_BITS`]): Set when a counter of home agent 1 overflows; write 1 to
+    /// clear.
+    #[inline] pub const fn ov_ha1(self) -> bool { Self::OV_HA1_BITS.is_set(self.raw64()) }
+    /// This value with `ov_ha1` set to `v`.
+    #[inline] pub const fn with_ov_ha1(self, v: bool) -> Self { self.with_raw64(Self::OV_HA1_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_ha0` ([`Self::OV_HA0_BITS`]): Set when a counter of home agent 0 overflows; write 1 to
+    /// clear.
+    #[inline] pub const fn ov_ha0(self) -> bool { Self::OV_HA0_BITS.is_set(self.raw64()) }
+    /// This value with `ov_ha0` set to `v`.
+    #[inline] pub const fn with_ov_ha0(self, v: bool) -> Self { self.with_raw64(Self::OV_HA0_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_pcu` ([`Self::OV_PCU_BITS`]): Set when a PCU counter overflows; write 1 to clear.
+    #[inline] pub const fn ov_pcu(self) -> bool { Self::OV_PCU_BITS.is_set(self.raw64()) }
+    /// This value with `ov_pcu` set to `v`.
+    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(Self::OV_PCU_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u` ([`Self::OV_U_BITS`]): Set when a general U-box counter overflows; write 1 to clear.
+    #[inline] pub const fn ov_u(self) -> bool { Self::OV_U_BITS.is_set(self.raw64()) }
+    /// This value with `ov_u` set to `v`.
+    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(Self::OV_U_BITS.set(self.raw64(), v as u64)) }
+    /// `ov_u_fixed` ([`Self::OV_U_FIXED_BITS`]): Set when the U-box UCLK fixed counter overflows;
+    /// write 1 to clear.
+    #[inline] pub const fn ov_u_fixed(self) -> bool { Self::OV_U_FIXED_BITS.is_set(self.raw64()) }
+    /// This value with `ov_u_fixed` set to `v`.
+    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(Self::OV_U_FIXED_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_GLOBAL_STATUS` of instance UBOX.
@@ -230,7 +257,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_GLOBAL_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0x701), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0x701, "likwid"),
     ]),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -279,10 +306,12 @@ impl Layout for UUclkFixedCtlLayout {
 }
 
 impl UUclkFixedCtl {
-    /// `en` (bit 22, rw, reset 0x0): Enables the UCLK fixed counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `en`: bit 22 (rw, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `en` ([`Self::EN_BITS`]): Enables the UCLK fixed counter.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
@@ -296,7 +325,7 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTL", instance: "UBOX", index: 0, location: Location::Msr(0x703), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x703, "linux-snbep"),
     ]),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -337,14 +366,16 @@ impl Layout for UUclkFixedCtrLayout {
 }
 
 impl UUclkFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_UCLK_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UUclkFixedCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
@@ -358,7 +389,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_UCLK_FIXED_CTR", instance: "UBOX", index: 0, location: Location::Msr(0x704), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x704, "linux-snbep"),
     ]),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -457,40 +488,54 @@ impl Layout for UCtlLayout {
 }
 
 impl UCtl {
-    /// `thresh` (bits 28:24, rw-v, reset 0x0): Threshold (5 bits): when non-zero, a cycle is
-    /// counted only if that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "U_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw-v, reset 0x0): Sense of the threshold comparison; with edge_det, counts
+    /// `thresh`: bits 28:24 (rw-v, reset 0x0).
+    pub const THRESH_BITS: BitRange = BitRange::new(28, 24);
+    /// `invert`: bit 23 (rw-v, reset 0x0).
+    pub const INVERT_BITS: BitRange = BitRange::new(23, 23);
+    /// `en`: bit 22 (rw-v, reset 0x0).
+    pub const EN_BITS: BitRange = BitRange::new(22, 22);
+    /// `edge_det`: bit 18 (rw-v, reset 0x0).
+    pub const EDGE_DET_BITS: BitRange = BitRange::new(18, 18);
+    /// `rst`: bit 17 (wo, reset 0x0).
+    pub const RST_BITS: BitRange = BitRange::new(17, 17);
+    /// `umask`: bits 15:8 (rw-v, reset 0x0).
+    pub const UMASK_BITS: BitRange = BitRange::new(15, 8);
+    /// `ev_sel`: bits 7:0 (rw-v, reset 0x0).
+    pub const EV_SEL_BITS: BitRange = BitRange::new(7, 0);
+    /// `thresh` ([`Self::THRESH_BITS`]): Threshold (5 bits): when non-zero, a cycle is counted only
+    /// if that cycle's increment compares against this value as selected by invert.
+    #[inline] pub const fn thresh(self) -> u8 { Self::THRESH_BITS.get(self.raw64()) as u8 }
+    /// This value with `thresh` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_thresh` returns an error instead.
+    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(Self::THRESH_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `thresh` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::THRESH_BITS.try_set(self.raw64(), v as u64, UCtlLayout::NAME, "thresh")) }
+    /// `invert` ([`Self::INVERT_BITS`]): Sense of the threshold comparison; with edge_det, counts
     /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw-v, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw-v, reset 0x0): Edge detect: count 0-to-1 transitions of the
+    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(Self::INVERT_BITS.get(self.raw64()) as u8) }
+    /// This value with `invert` set to `v`.
+    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(Self::INVERT_BITS.set(self.raw64(), v.bits() as u64)) }
+    /// `en` ([`Self::EN_BITS`]): Enables this counter: it counts while this bit is 1 and the box is
+    /// not frozen.
+    #[inline] pub const fn en(self) -> bool { Self::EN_BITS.is_set(self.raw64()) }
+    /// This value with `en` set to `v`.
+    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(Self::EN_BITS.set(self.raw64(), v as u64)) }
+    /// `edge_det` ([`Self::EDGE_DET_BITS`]): Edge detect: count 0-to-1 transitions of the
     /// thresholded event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw-v, reset 0x0): Unit mask: which sub-events of the selected event are
+    #[inline] pub const fn edge_det(self) -> bool { Self::EDGE_DET_BITS.is_set(self.raw64()) }
+    /// This value with `edge_det` set to `v`.
+    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(Self::EDGE_DET_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `rst` set to `v`.
+    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(Self::RST_BITS.set(self.raw64(), v as u64)) }
+    /// `umask` ([`Self::UMASK_BITS`]): Unit mask: which sub-events of the selected event are
     /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw-v, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+    #[inline] pub const fn umask(self) -> u8 { Self::UMASK_BITS.get(self.raw64()) as u8 }
+    /// This value with `umask` set to `v`.
+    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(Self::UMASK_BITS.set(self.raw64(), v as u64)) }
+    /// `ev_sel` ([`Self::EV_SEL_BITS`]): Event select: the code of the event to count.
+    #[inline] pub const fn ev_sel(self) -> u8 { Self::EV_SEL_BITS.get(self.raw64()) as u8 }
+    /// This value with `ev_sel` set to `v`.
+    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(Self::EV_SEL_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_CTL{n}` of instance UBOX.
@@ -504,8 +549,8 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTL0", instance: "UBOX", index: 0, location: Location::Msr(0x705), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTL1", instance: "UBOX", index: 1, location: Location::Msr(0x706), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x705, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x706, "linux-snbep"),
     ]),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -553,17 +598,21 @@ impl Layout for UBoxFilterLayout {
 }
 
 impl UBoxFilter {
-    /// `cid` (bits 5:1, rw, reset 0x0): Core id to match.
-    #[inline] pub const fn cid(self) -> u8 { get_bits(self.raw64(), 5, 1) as u8 }
-    /// This value with `cid` (bits 5:1) set to `v`. Panics if `v` does not fit in 5 bits (a compile
-    /// error in const context); `try_with_cid` returns an error instead.
-    #[inline] pub const fn with_cid(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 1, v as u64)) }
-    /// This value with `cid` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_cid(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 5, 1, v as u64, "U_MSR_PMON_BOX_FILTER", "cid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `tid` (bit 0, rw, reset 0x0): Thread id (within the core) to match.
-    #[inline] pub const fn tid(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `tid` (bit 0) set to `v`.
-    #[inline] pub const fn with_tid(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
+    /// `cid`: bits 5:1 (rw, reset 0x0).
+    pub const CID_BITS: BitRange = BitRange::new(5, 1);
+    /// `tid`: bit 0 (rw, reset 0x0).
+    pub const TID_BITS: BitRange = BitRange::new(0, 0);
+    /// `cid` ([`Self::CID_BITS`]): Core id to match.
+    #[inline] pub const fn cid(self) -> u8 { Self::CID_BITS.get(self.raw64()) as u8 }
+    /// This value with `cid` set to `v`. Panics if `v` does not fit in the field (a compile error
+    /// in const context); `try_with_cid` returns an error instead.
+    #[inline] pub const fn with_cid(self, v: u8) -> Self { self.with_raw64(Self::CID_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `cid` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_cid(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::CID_BITS.try_set(self.raw64(), v as u64, UBoxFilterLayout::NAME, "cid")) }
+    /// `tid` ([`Self::TID_BITS`]): Thread id (within the core) to match.
+    #[inline] pub const fn tid(self) -> bool { Self::TID_BITS.is_set(self.raw64()) }
+    /// This value with `tid` set to `v`.
+    #[inline] pub const fn with_tid(self, v: bool) -> Self { self.with_raw64(Self::TID_BITS.set(self.raw64(), v as u64)) }
 }
 
 /// `U_MSR_PMON_BOX_FILTER` of instance UBOX.
@@ -577,7 +626,7 @@ static U_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     description: "Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which thread and core to match.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_BOX_FILTER", instance: "UBOX", index: 0, location: Location::Msr(0x707), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_BOX_FILTER", "UBOX", 0, 0x707, "linux-snbep"),
     ]),
     fields: UBoxFilterLayout::FIELDS,
     notes: &[
@@ -622,14 +671,16 @@ impl Layout for UBoxStatusLayout {
 }
 
 impl UBoxStatus {
-    /// `ov` (bits 1:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 1, 0) as u8 }
-    /// This value with `ov` (bits 1:0) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 1, 0, v as u64, "U_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `ov`: bits 1:0 (rw1c, reset 0x0).
+    pub const OV_BITS: BitRange = BitRange::new(1, 0);
+    /// `ov` ([`Self::OV_BITS`]): Overflow flags, one per counter (bit n for counter n): hardware
+    /// sets a bit when that counter wraps; writing 1 to a bit clears it.
+    #[inline] pub const fn ov(self) -> u8 { Self::OV_BITS.get(self.raw64()) as u8 }
+    /// This value with `ov` set to `v`. Panics if `v` does not fit in the field (a compile error in
+    /// const context); `try_with_ov` returns an error instead.
+    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(Self::OV_BITS.set(self.raw64(), v as u64)) }
+    /// This value with `ov` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::OV_BITS.try_set(self.raw64(), v as u64, UBoxStatusLayout::NAME, "ov")) }
 }
 
 /// `U_MSR_PMON_BOX_STATUS` of instance UBOX.
@@ -643,7 +694,7 @@ static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     description: "Overflow status of the two general U-box counters.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_BOX_STATUS", instance: "UBOX", index: 0, location: Location::Msr(0x708), source: "likwid" },
+        AddressInfo::msr("U_MSR_PMON_BOX_STATUS", "UBOX", 0, 0x708, "likwid"),
     ]),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
@@ -688,14 +739,16 @@ impl Layout for UCtrLayout {
 }
 
 impl UCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
+    /// `event_count`: bits 47:0 (rw-v, reset 0x0).
+    pub const EVENT_COUNT_BITS: BitRange = BitRange::new(47, 0);
+    /// `event_count` ([`Self::EVENT_COUNT_BITS`]): The accumulated 48-bit count of the event
     /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    #[inline] pub const fn event_count(self) -> u64 { Self::EVENT_COUNT_BITS.get(self.raw64()) }
+    /// This value with `event_count` set to `v`. Panics if `v` does not fit in the field (a compile
+    /// error in const context); `try_with_event_count` returns an error instead.
+    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(Self::EVENT_COUNT_BITS.set(self.raw64(), v)) }
+    /// This value with `event_count` set to `v`, or an error if `v` does not fit in the field.
+    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::EVENT_COUNT_BITS.try_set(self.raw64(), v, UCtrLayout::NAME, "event_count")) }
 }
 
 /// `U_MSR_PMON_CTR{n}` of instance UBOX.
@@ -709,8 +762,8 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     description: "U-box data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_MSR_PMON_CTR0", instance: "UBOX", index: 0, location: Location::Msr(0x709), source: "linux-snbep" },
-        AddressInfo { name: "U_MSR_PMON_CTR1", instance: "UBOX", index: 1, location: Location::Msr(0x70A), source: "linux-snbep" },
+        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x709, "linux-snbep"),
+        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x70A, "linux-snbep"),
     ]),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -758,8 +811,10 @@ impl Layout for UCpuNodeIdLayout {
 }
 
 impl UCpuNodeId {
-    /// `local_node_id` (bits 2:0, ro, reset 0x0): Node id of this socket, set by firmware.
-    #[inline] pub const fn local_node_id(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    /// `local_node_id`: bits 2:0 (ro, reset 0x0).
+    pub const LOCAL_NODE_ID_BITS: BitRange = BitRange::new(2, 0);
+    /// `local_node_id` ([`Self::LOCAL_NODE_ID_BITS`]): Node id of this socket, set by firmware.
+    #[inline] pub const fn local_node_id(self) -> u8 { Self::LOCAL_NODE_ID_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_CPUNODEID` of instance UBOX.
@@ -773,7 +828,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     description: "Node id of this socket, in the U-box PCI function (device 0x6F1E) of the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x6F1E, device: 16, function: 5, offset: 0x040 }, source: "lspci-bdx" },
+        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x6F1E, 16, 5, 0x040), "lspci-bdx"),
     ]),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -830,22 +885,38 @@ impl Layout for UGidNidMapLayout {
 }
 
 impl UGidNidMap {
-    /// `node_id7` (bits 23:21, ro, reset 0x0): Node id of the socket whose group id is 7.
-    #[inline] pub const fn node_id7(self) -> u8 { get_bits(self.raw64(), 23, 21) as u8 }
-    /// `node_id6` (bits 20:18, ro, reset 0x0): Node id of the socket whose group id is 6.
-    #[inline] pub const fn node_id6(self) -> u8 { get_bits(self.raw64(), 20, 18) as u8 }
-    /// `node_id5` (bits 17:15, ro, reset 0x0): Node id of the socket whose group id is 5.
-    #[inline] pub const fn node_id5(self) -> u8 { get_bits(self.raw64(), 17, 15) as u8 }
-    /// `node_id4` (bits 14:12, ro, reset 0x0): Node id of the socket whose group id is 4.
-    #[inline] pub const fn node_id4(self) -> u8 { get_bits(self.raw64(), 14, 12) as u8 }
-    /// `node_id3` (bits 11:9, ro, reset 0x0): Node id of the socket whose group id is 3.
-    #[inline] pub const fn node_id3(self) -> u8 { get_bits(self.raw64(), 11, 9) as u8 }
-    /// `node_id2` (bits 8:6, ro, reset 0x0): Node id of the socket whose group id is 2.
-    #[inline] pub const fn node_id2(self) -> u8 { get_bits(self.raw64(), 8, 6) as u8 }
-    /// `node_id1` (bits 5:3, ro, reset 0x0): Node id of the socket whose group id is 1.
-    #[inline] pub const fn node_id1(self) -> u8 { get_bits(self.raw64(), 5, 3) as u8 }
-    /// `node_id0` (bits 2:0, ro, reset 0x0): Node id of the socket whose group id is 0.
-    #[inline] pub const fn node_id0(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+    /// `node_id7`: bits 23:21 (ro, reset 0x0).
+    pub const NODE_ID7_BITS: BitRange = BitRange::new(23, 21);
+    /// `node_id6`: bits 20:18 (ro, reset 0x0).
+    pub const NODE_ID6_BITS: BitRange = BitRange::new(20, 18);
+    /// `node_id5`: bits 17:15 (ro, reset 0x0).
+    pub const NODE_ID5_BITS: BitRange = BitRange::new(17, 15);
+    /// `node_id4`: bits 14:12 (ro, reset 0x0).
+    pub const NODE_ID4_BITS: BitRange = BitRange::new(14, 12);
+    /// `node_id3`: bits 11:9 (ro, reset 0x0).
+    pub const NODE_ID3_BITS: BitRange = BitRange::new(11, 9);
+    /// `node_id2`: bits 8:6 (ro, reset 0x0).
+    pub const NODE_ID2_BITS: BitRange = BitRange::new(8, 6);
+    /// `node_id1`: bits 5:3 (ro, reset 0x0).
+    pub const NODE_ID1_BITS: BitRange = BitRange::new(5, 3);
+    /// `node_id0`: bits 2:0 (ro, reset 0x0).
+    pub const NODE_ID0_BITS: BitRange = BitRange::new(2, 0);
+    /// `node_id7` ([`Self::NODE_ID7_BITS`]): Node id of the socket whose group id is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { Self::NODE_ID7_BITS.get(self.raw64()) as u8 }
+    /// `node_id6` ([`Self::NODE_ID6_BITS`]): Node id of the socket whose group id is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { Self::NODE_ID6_BITS.get(self.raw64()) as u8 }
+    /// `node_id5` ([`Self::NODE_ID5_BITS`]): Node id of the socket whose group id is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { Self::NODE_ID5_BITS.get(self.raw64()) as u8 }
+    /// `node_id4` ([`Self::NODE_ID4_BITS`]): Node id of the socket whose group id is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { Self::NODE_ID4_BITS.get(self.raw64()) as u8 }
+    /// `node_id3` ([`Self::NODE_ID3_BITS`]): Node id of the socket whose group id is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { Self::NODE_ID3_BITS.get(self.raw64()) as u8 }
+    /// `node_id2` ([`Self::NODE_ID2_BITS`]): Node id of the socket whose group id is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { Self::NODE_ID2_BITS.get(self.raw64()) as u8 }
+    /// `node_id1` ([`Self::NODE_ID1_BITS`]): Node id of the socket whose group id is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { Self::NODE_ID1_BITS.get(self.raw64()) as u8 }
+    /// `node_id0` ([`Self::NODE_ID0_BITS`]): Node id of the socket whose group id is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { Self::NODE_ID0_BITS.get(self.raw64()) as u8 }
 }
 
 /// `U_PCI_GIDNIDMAP` of instance UBOX.
@@ -859,7 +930,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
     addresses: Addresses::Known(&[
-        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x6F1E, device: 16, function: 5, offset: 0x054 }, source: "lspci-bdx" },
+        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x6F1E, 16, 5, 0x054), "lspci-bdx"),
     ]),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

@@ -11,7 +11,7 @@ use std::fmt::Write;
 use super::rust::lit;
 use crate::model::pmu::Role;
 use crate::model::*;
-use crate::naming::rust::{enum_ident, int_type};
+use crate::naming::rust::{aux_msr_ident, enum_ident, int_type};
 use crate::naming::snake_case;
 use crate::naming::wrap::doc;
 
@@ -58,25 +58,12 @@ pub fn event_row(e: &Event) -> String {
     set(m.port_mask != 0, format!(".port_mask({:#x})", m.port_mask));
     set(m.fc_mask != 0, format!(".fc_mask({:#x})", m.fc_mask));
     if let Some(a) = &e.aux {
-        set(true, format!(".aux({}, {:#x})", aux_ident(a), a.value));
+        set(
+            true,
+            format!(".aux({}, {:#x})", aux_msr_ident(&a.register), a.value),
+        );
     }
     row
-}
-
-/// The name of the module's constant for an auxiliary MSR (`AUX_MSR_OFFCORE_RSP_0`).
-fn aux_ident(a: &AuxMsr) -> String {
-    let name: String = a
-        .register
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("AUX_{name}")
 }
 
 /// An event's doc line: its name as the vendor writes it (what rustdoc lists, and the text
@@ -130,7 +117,7 @@ pub fn rows_and_table(events: &[Event], out: &mut String) {
             out,
             "/// `{}`, as the rows that need it name it (each with its value).\nconst {}: AuxMsr = AuxMsr {{ register: {}, address: {:#x}, value: 0 }};",
             a.register,
-            aux_ident(a),
+            aux_msr_ident(&a.register),
             lit(&a.register),
             a.address
         );

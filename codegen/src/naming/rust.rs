@@ -229,6 +229,12 @@ pub fn perf_driver_ident(id: &str) -> String {
     format!("PERF_{}", super::constant_case(id))
 }
 
+/// The constant of an event module for an auxiliary MSR its events set
+/// (`MSR_OFFCORE_RSP_0` -> `AUX_MSR_OFFCORE_RSP_0`).
+pub fn aux_msr_ident(register: &str) -> String {
+    format!("AUX_{}", super::constant_case(register))
+}
+
 /// The narrowest unsigned integer type holding `width` bits: the value type of a field's
 /// accessors (one bit is a `bool` there; see [`value_type`]).
 pub fn int_type(width: u32) -> &'static str {

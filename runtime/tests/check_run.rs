@@ -73,6 +73,10 @@ fn the_simulated_run_passes_on_every_processor() {
         for l in out.lines().filter(|l| l.starts_with("count ")) {
             assert!(l.contains("10000, 10000, 10000"), "{}: {l}", p.id);
         }
+        // A reset clears the counter to 0, as the guides say of rst_ctrs.
+        for l in out.lines().filter(|l| l.starts_with("reset ")) {
+            assert!(l.contains("  0  ") && l.ends_with(" pass"), "{}: {l}", p.id);
+        }
         if counts {
             assert!(
                 row(&out, "put-back").contains("0 changed"),
@@ -116,6 +120,64 @@ fn a_fault_fails_the_run_and_is_named() {
             );
         }
     }
+}
+
+/// The fault profile of a box that does not reset (`no-reset:BOX`, `SimConfig::no_reset`): its
+/// box control's rst_ctrs leaves the counter's value in place, where the guides (and Linux's
+/// box init, which relies on it) say writing it clears every counter of the box to 0. The check
+/// writes 0x5a5a (23,130) and resets: only that box's `reset` row fails, reading 23,130, and the
+/// verdict names the box; its counting, every other box's reset (0) and put-back still pass.
+#[test]
+fn a_box_that_does_not_reset_is_named_and_only_its_row_fails() {
+    for (processor, instance, other) in [
+        ("skylake-sp", "CHA0", "IMC0"),
+        ("sapphire-rapids", "IIO0", "CHA0"),
+        ("xeon-e5-2600", "HA", "C0"),
+    ] {
+        let fault = format!("no-reset:{}", instance.to_lowercase());
+        let o = pmu(&[
+            "check",
+            "--sim",
+            "--processor",
+            processor,
+            "--inject-fault",
+            &fault,
+        ]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{processor}: {out}{err}");
+        let failed: Vec<&str> = out.lines().filter(|l| l.contains(" FAIL ")).collect();
+        assert_eq!(failed.len(), 1, "{processor}: {out}");
+        let r = row(&out, &format!("reset {instance} "));
+        assert_eq!(failed[0], r, "{processor}: {out}");
+        assert!(r.contains(" 23130 "), "{processor}: {r}");
+        assert!(r.contains(&format!("{instance} does not reset")), "{r}");
+        assert!(row(&out, &format!("count {instance} ")).contains("10000, 10000, 10000"));
+        let o = row(&out, &format!("reset {other} "));
+        assert!(
+            o.contains("  0  ") && o.ends_with(" pass"),
+            "{processor}: {o}"
+        );
+        assert!(row(&out, "put-back").contains("0 changed"), "{out}");
+        assert!(
+            err.contains("1 of ") && err.contains(&format!("{instance} does not reset")),
+            "{processor}: {err}"
+        );
+    }
+    // A box the processor lacks is a usage error naming some it has.
+    let o = pmu(&[
+        "check",
+        "--sim",
+        "--processor",
+        "skylake-sp",
+        "--inject-fault",
+        "no-reset:CHA99",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(
+        err.contains("no-reset:BOX with BOX one of the 66 boxes of skylake-sp (CHA0"),
+        "{err}"
+    );
 }
 
 #[test]

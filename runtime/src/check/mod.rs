@@ -3,7 +3,8 @@
 //! [`holders`], what else holds the counters (the NMI watchdog, perf events other processes
 //! have open), which a run must name before it trusts a comparison; [`outcome`], a run's
 //! rows, table, verdict and JSON; [`simulated`], the run on the simulator, with
-//! [`raw_vs_perf`], each box counted again through the simulated kernel's perf PMU; [`against_perf`],
+//! [`raw_vs_perf`], each box counted again through the simulated kernel's perf PMU, and
+//! [`reset`], each box's reset-counters control clearing its counters; [`against_perf`],
 //! this machine's kernel counts through the runtime's perf backend against the real
 //! `perf stat`; [`here`], the run on this machine; [`dump`], the discovery tables saved for a
 //! bug report; [`buses`], the PCI bus each box serves where the part holds it (Skylake-SP's
@@ -20,5 +21,7 @@ pub mod holders;
 pub mod outcome;
 #[cfg(target_os = "linux")]
 pub mod raw_vs_perf;
+#[cfg(target_os = "linux")]
+pub mod reset;
 #[cfg(target_os = "linux")]
 pub mod simulated;

@@ -10,7 +10,8 @@
 //! simulator runs every event steadily at [`RATE`] a second, so each interval must count
 //! exactly `RATE x STEP` = 10,000 events; a unit whose counters saturate (`<saturation>`)
 //! is counted again from a counter found 1,000 below its top, where each interval must still
-//! count 10,000 (without the runtime's handling the first counts 999 and the rest 0); and
+//! count 10,000 (without the runtime's handling the first counts 999 and the rest 0); each
+//! such box whose box control can reset its counters must clear them ([`super::reset`]); and
 //! every register a session touched must read afterwards what it read before (put-back).
 
 use std::time::Duration;
@@ -40,7 +41,8 @@ const EVENT: u16 = 0x10;
 
 /// What `pmu check --sim --inject-fault` asks for: a register access that fails (the
 /// machine's, [`Machine::with_fault`]), a perf group read that fails ([`PerfFault`]), or a
-/// box of the part that does not count (`broken:BOX`, [`crate::sim::SimConfig::broken`]).
+/// box of the part that does not count (`broken:BOX`, [`crate::sim::SimConfig::broken`]) or
+/// does not reset (`no-reset:BOX`, [`crate::sim::SimConfig::no_reset`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Injected {
     /// `read:N:KIND`, `write:N:KIND`, `writes-from:N:KIND`.
@@ -49,33 +51,55 @@ pub enum Injected {
     Perf(PerfFault),
     /// `broken:BOX`: the box (its instance name as the spec spells it) never counts.
     Broken(&'static str),
+    /// `no-reset:BOX`: the box's reset-counters control leaves its counters as they are
+    /// ([`crate::sim::SimConfig::no_reset`]).
+    NoReset(&'static str),
+}
+
+/// The box of `processor` that `name` names (any case), for the fault `text` of kind `kind`;
+/// a usage error naming some boxes the processor has otherwise.
+fn named_box(
+    processor: &'static pmu_regs::ProcessorInfo,
+    text: &str,
+    kind: &str,
+    name: &str,
+) -> Result<&'static str> {
+    let boxes = Boxes::of(processor);
+    match boxes
+        .boxes
+        .iter()
+        .find(|b| b.instance.eq_ignore_ascii_case(name))
+    {
+        Some(b) => Ok(b.instance),
+        None => {
+            let some: Vec<&str> = boxes.boxes.iter().take(6).map(|b| b.instance).collect();
+            Err(UsageError::BadValue {
+                text: text.to_string(),
+                expected: format!(
+                    "{kind}:BOX with BOX one of the {} boxes of {} ({}, ...)",
+                    boxes.boxes.len(),
+                    processor.id,
+                    some.join(", ")
+                ),
+            }
+            .into())
+        }
+    }
 }
 
 impl Injected {
-    /// Parses `text` for a simulated `processor` (whose boxes `broken:BOX` names).
+    /// Parses `text` for a simulated `processor` (whose boxes `broken:BOX` and
+    /// `no-reset:BOX` name).
     pub fn parse(processor: &'static pmu_regs::ProcessorInfo, text: &str) -> Result<Self> {
         if let Some(name) = text.strip_prefix("broken:") {
-            let boxes = Boxes::of(processor);
-            return match boxes
-                .boxes
-                .iter()
-                .find(|b| b.instance.eq_ignore_ascii_case(name))
-            {
-                Some(b) => Ok(Injected::Broken(b.instance)),
-                None => {
-                    let some: Vec<&str> = boxes.boxes.iter().take(6).map(|b| b.instance).collect();
-                    Err(UsageError::BadValue {
-                        text: text.to_string(),
-                        expected: format!(
-                            "broken:BOX with BOX one of the {} boxes of {} ({}, ...)",
-                            boxes.boxes.len(),
-                            processor.id,
-                            some.join(", ")
-                        ),
-                    }
-                    .into())
-                }
-            };
+            return Ok(Injected::Broken(named_box(
+                processor, text, "broken", name,
+            )?));
+        }
+        if let Some(name) = text.strip_prefix("no-reset:") {
+            return Ok(Injected::NoReset(named_box(
+                processor, text, "no-reset", name,
+            )?));
         }
         if let Some(perf) = PerfFault::parse(text) {
             return Ok(Injected::Perf(perf?));
@@ -84,7 +108,8 @@ impl Injected {
             text: text.to_string(),
             expected: "read:N:KIND, write:N:KIND or writes-from:N:KIND (a register access), \
                        perf-read:N:KIND (a perf group read), with N >= 1 and KIND one of eio, \
-                       eacces, enoent, short; or broken:BOX (e.g. write:3:eio, broken:CHA0)"
+                       eacces, enoent, short; or broken:BOX or no-reset:BOX (a box that does \
+                       not count, or does not reset: e.g. write:3:eio, broken:CHA0)"
                 .into(),
         })?;
         Ok(Injected::Registers(when, fault))
@@ -105,6 +130,11 @@ impl Injected {
             Some(Injected::Broken(name)) => {
                 let broken: &'static [&'static str] = Box::leak(Box::new([name]));
                 let config = crate::sim::SimConfig { broken, ..config };
+                (Machine::simulated(config), None)
+            }
+            Some(Injected::NoReset(name)) => {
+                let no_reset: &'static [&'static str] = Box::leak(Box::new([name]));
+                let config = crate::sim::SimConfig { no_reset, ..config };
                 (Machine::simulated(config), None)
             }
         }
@@ -154,6 +184,7 @@ pub fn on_simulator_with(
             let found = c.info.max() - BELOW_TOP;
             rows.push(count(machine, boxes, b, Some(found), quirks));
         }
+        rows.extend(reset_row(machine, boxes, b));
     }
     if !touched.is_empty() {
         rows.push(put_back(machine, &touched, before));
@@ -289,6 +320,36 @@ fn count(
         }
         Err(e) => CheckRow::failed(name, expected_text, e),
     }
+}
+
+/// The reset row of box `b` on socket 0 ([`super::reset`]), where its box control has a
+/// reset-counters field and it has a general counter.
+fn reset_row(machine: &Machine, boxes: &'static Boxes, b: &'static PmuBox) -> Option<CheckRow> {
+    let (control, field) = b.box_field(pmu_regs::Role::ResetCounters)?;
+    let counter = general(b)?.counter;
+    let at = socket0(b);
+    let target = (|| -> Result<super::reset::ResetTarget> {
+        let counters = registers_of(machine, boxes, b)
+            .into_iter()
+            .filter(|(r, _)| {
+                b.counters
+                    .iter()
+                    .any(|c| std::ptr::eq(c.counter.addr, r.addr))
+            })
+            .map(|(r, w)| resolved(machine, r, &w))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(super::reset::ResetTarget {
+            instance: b.instance,
+            control: resolved(machine, control, &at)?,
+            field,
+            counter: resolved(machine, counter, &at)?,
+            counters,
+        })
+    })();
+    Some(match target {
+        Ok(t) => super::reset::row(machine, &t),
+        Err(e) => CheckRow::failed(format!("reset {}", b.instance), "0".into(), e.to_string()),
+    })
 }
 
 /// What each interval must count: [`RATE`] events a second for one [`STEP`].

@@ -126,6 +126,11 @@ pub struct SimConfig {
     /// on, as a part whose box is broken would behave. Their registers read and write as
     /// usual, but their counters never move, whatever is enabled.
     pub broken: &'static [&'static str],
+    /// Boxes whose counters do not reset, by instance name (`&["CHA0"]`): a fault profile a
+    /// test turns on. Writing their box control's reset-counters field (the role
+    /// `ResetCounters`) leaves every counter's value in place, where the guides say it clears
+    /// them to 0; everything else about the box is as usual.
+    pub no_reset: &'static [&'static str],
 }
 
 impl PartialEq for SimConfig {
@@ -140,6 +145,7 @@ impl PartialEq for SimConfig {
                 self.part,
                 self.cpuid_counts,
                 self.broken,
+                self.no_reset,
             ) == (
                 other.sockets,
                 other.cpus_per_socket,
@@ -149,6 +155,7 @@ impl PartialEq for SimConfig {
                 other.part,
                 other.cpuid_counts,
                 other.broken,
+                other.no_reset,
             )
     }
 }
@@ -182,6 +189,7 @@ impl Default for SimConfig {
             part: &[],
             cpuid_counts: &[],
             broken: &[],
+            no_reset: &[],
         }
     }
 }
@@ -309,7 +317,7 @@ impl Sim {
         index.add_processor(config.processor, None);
         index.add_processor(&pmu_regs::arch::PROCESSOR, Some(Home::Arch));
         let boxes = Boxes::of(config.processor);
-        let uncore = uncore::Model::new(boxes, config.broken);
+        let uncore = uncore::Model::new(boxes, config.broken, config.no_reset);
         // A per-CPU box whose registers the architectural model has not taken over.
         let core_box = boxes
             .boxes

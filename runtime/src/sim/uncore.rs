@@ -64,6 +64,8 @@ pub(crate) struct Model {
     hops: Vec<Hop>,
     /// The boxes that never count (`SimConfig::broken`), by position.
     broken: Vec<usize>,
+    /// The boxes whose reset-counters field leaves the counters (`SimConfig::no_reset`).
+    no_reset: Vec<usize>,
 }
 
 fn bit_key(b: &BitRef) -> (usize, &'static str, u32, u32) {
@@ -80,8 +82,9 @@ fn same_bit(a: &BitRef, b: &BitRef) -> bool {
 }
 
 impl Model {
-    /// The model of `boxes`, those named in `broken` never counting.
-    pub fn new(boxes: &'static Boxes, broken: &[&str]) -> Self {
+    /// The model of `boxes`, those named in `broken` never counting and those named in
+    /// `no_reset` keeping their counts when told to reset them.
+    pub fn new(boxes: &'static Boxes, broken: &[&str], no_reset: &[&str]) -> Self {
         let mut hops: Vec<Hop> = Vec::new();
         for (bi, b) in boxes.boxes.iter().enumerate() {
             for c in &b.counters {
@@ -96,17 +99,20 @@ impl Model {
                 }
             }
         }
-        let broken = boxes
-            .boxes
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| broken.iter().any(|n| n.eq_ignore_ascii_case(b.instance)))
-            .map(|(bi, _)| bi)
-            .collect();
+        let named = |names: &[&str]| -> Vec<usize> {
+            boxes
+                .boxes
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| names.iter().any(|n| n.eq_ignore_ascii_case(b.instance)))
+                .map(|(bi, _)| bi)
+                .collect()
+        };
         Self {
             boxes,
             hops,
-            broken,
+            broken: named(broken),
+            no_reset: named(no_reset),
         }
     }
 
@@ -650,9 +656,9 @@ impl Model {
                     }
                 }
             }
-            // Box control: resets.
+            // Box control: resets (a box of the no-reset fault profile keeps its counts).
             if let Some((r, f)) = b.box_field(Role::ResetCounters) {
-                if r.addr.location == loc && f.extract(raw) != 0 {
+                if r.addr.location == loc && f.extract(raw) != 0 && !self.no_reset.contains(&bi) {
                     for c in &b.counters {
                         st.regs.put(&c.counter, 0);
                     }

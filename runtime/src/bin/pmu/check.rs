@@ -49,8 +49,8 @@ pub struct CheckArgs {
     sim: bool,
     /// With --sim: fail one register access (read:N:KIND, write:N:KIND or
     /// writes-from:N:KIND, KIND one of eio, eacces, enoent, short), the Nth read of a
-    /// perf group (perf-read:N:KIND), or make a box count nothing (broken:BOX), to see the
-    /// run name it.
+    /// perf group (perf-read:N:KIND), or make a box count nothing (broken:BOX) or keep its
+    /// counts when reset (no-reset:BOX), to see the run name it.
     #[arg(long, value_name = "OP:N:KIND", requires = "sim")]
     inject_fault: Option<String>,
     /// Read the machine under ROOT instead of / (its /proc and discovery devices).

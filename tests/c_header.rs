@@ -408,6 +408,32 @@ fn event_checks(
     }
 }
 
+/// A processor's discovery domains: their count, and per domain how its tables are found,
+/// per socket or per die, and the types it ignores.
+fn domain_checks(prog: &mut Program, p: &pmu_regs::ProcessorInfo) {
+    prog.eq(
+        &names::discovery_domain_count(p.module),
+        p.discovery_domains.len() as u64,
+    );
+    for d in p.discovery_domains {
+        let stem = names::discovery_domain(p.module, d.id);
+        match d.place {
+            pmu_regs::DomainPlace::PciDevice(id) => {
+                prog.eq(&format!("{stem}_DEVICE_ID"), id.into())
+            }
+            pmu_regs::DomainPlace::Msr(msr) => prog.eq(&format!("{stem}_MSR"), msr.into()),
+        }
+        prog.eq(&format!("{stem}_PER_DIE"), d.per_die.into());
+        prog.eq(&format!("sizeof({stem}_NAME) - 1"), d.id.len() as u64);
+        for (ty, name) in d.ignored {
+            prog.eq(
+                &names::discovery_domain_ignored(p.module, d.id, name),
+                (*ty).into(),
+            );
+        }
+    }
+}
+
 fn check_program() -> (String, usize) {
     let mut prog = Program::new();
     let mut n = 0;
@@ -426,6 +452,11 @@ fn check_program() -> (String, usize) {
         // The processor's own core events, with their settings.
         if let Some(c) = p.core_events {
             event_checks(&mut prog, p.module, c.unit, c.events, true);
+            prog.end_function(n);
+            n += 1;
+        }
+        if !p.discovery_domains.is_empty() {
+            domain_checks(&mut prog, p);
             prog.end_function(n);
             n += 1;
         }
@@ -542,6 +573,47 @@ fn a_split_field_reads_and_writes_in_c_as_in_rust() {
         .replace(&includes(), "#include \"pmu_regs_demo.h\"\n");
     let exe = compile(dir.path(), &cc, &["-std=c99"], "split.c", &source);
     run(&exe);
+}
+
+/// A C program that includes only Diamond Rapids' header finds both discovery domains. The
+/// expected output is Linux's (arch/x86/events/intel/uncore.c and uncore_discovery.h,
+/// "perf/x86/intel/uncore: Support Diamond Rapids", January 2026): the IMH's tables behind
+/// PCI device 0x09a1 (DMR_UNCORE_DISCOVERY_TABLE_DEVICE), one per socket, ignoring type 0x13
+/// (MSE); the CBB's at the address in MSR 0x710 (CBB_UNCORE_DISCOVERY_MSR), read per die,
+/// ignoring type 0x25 (SB2UCIE).
+#[test]
+fn diamond_rapids_domains_from_c() {
+    const PROGRAM: &str = r#"#include <stdio.h>
+#include "pmu_regs_diamond_rapids.h"
+
+int main(void)
+{
+	printf("%d domains\n", PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAINS);
+	printf("%s pci-device 0x%04x per %s ignores 0x%x\n", PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH_NAME,
+	       PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH_DEVICE_ID,
+	       PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH_PER_DIE ? "die" : "socket",
+	       PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH_IGNORED_MSE);
+	printf("%s msr 0x%x per %s ignores 0x%x\n", PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_NAME,
+	       PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_MSR,
+	       PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_PER_DIE ? "die" : "socket",
+	       PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_IGNORED_SB2UCIE);
+	return 0;
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    for (cc, flags, file) in [
+        (compiler("CC", "cc"), "-std=c99", "domains.c"),
+        (compiler("CXX", "c++"), "-std=c++11", "domains.cpp"),
+    ] {
+        let exe = compile(dir.path(), &cc, &[flags], file, PROGRAM);
+        assert_eq!(
+            run(&exe),
+            "2 domains\n\
+             imh pci-device 0x09a1 per socket ignores 0x13\n\
+             cbb msr 0x710 per die ignores 0x25\n",
+            "{file}"
+        );
+    }
 }
 
 /// Two names that would collide in C are refused at generation, naming both owners.

@@ -50,7 +50,7 @@ fn schema_rejects_broken_models() {
     let v = validator();
     let good = load("pmu-regs.json");
     type Edit = fn(&mut Value);
-    let edits: [(&str, Edit); 9] = [
+    let edits: [(&str, Edit); 11] = [
         ("unknown access kind", |m| {
             m["processors"][0]["units"][0]["registers"][0]["fields"][0]["access"] = json!("rwx")
         }),
@@ -78,6 +78,12 @@ fn schema_rejects_broken_models() {
         ("MMIO keys on an MSR", |m| {
             m["processors"][0]["units"][0]["registers"][0]["addresses"][0]["controller"] = json!(0)
         }),
+        ("an MSR domain with a PCI device id", |m| {
+            dmr_domain(m, "cbb")["pci_device_id"] = json!(0x09a1)
+        }),
+        ("a domain found per core", |m| {
+            dmr_domain(m, "imh")["per"] = json!("core")
+        }),
         ("another format version", |m| {
             m["format_version"] = json!(99)
         }),
@@ -94,6 +100,17 @@ fn schema_rejects_broken_models() {
             "the schema accepts a model with {what}"
         );
     }
+}
+
+/// Diamond Rapids' discovery domain `id` in the model `m`.
+fn dmr_domain<'a>(m: &'a mut Value, id: &str) -> &'a mut Value {
+    let procs = m["processors"].as_array_mut().unwrap();
+    let dmr = procs
+        .iter_mut()
+        .find(|p| p["id"] == "diamond-rapids")
+        .unwrap();
+    let domains = dmr["discovery_domains"].as_array_mut().unwrap();
+    domains.iter_mut().find(|d| d["id"] == id).unwrap()
 }
 
 fn location_keys(loc: &Location) -> Value {
@@ -274,9 +291,81 @@ fn model_agrees_with_the_rust_metadata() {
             }
             None => assert_eq!(jp["core_events"], Value::Null, "{}", p.id),
         }
+        domains_agree(p, &jp["discovery_domains"]);
     }
     // The README's coverage table: 113 layouts, 495 events today; never none.
     assert!(registers > 100 && fields > 500 && events > 400 && structures > 10);
+}
+
+/// A processor's discovery domains in the model are its `ProcessorInfo::discovery_domains`.
+fn domains_agree(p: &pmu_regs::ProcessorInfo, jd: &Value) {
+    let want: Vec<Value> = p
+        .discovery_domains
+        .iter()
+        .map(|d| {
+            let (place, device, msr) = match d.place {
+                pmu_regs::DomainPlace::PciDevice(id) => ("pci-device", json!(id), Value::Null),
+                pmu_regs::DomainPlace::Msr(a) => ("msr", Value::Null, json!(a)),
+            };
+            let ignored: Vec<Value> = d
+                .ignored
+                .iter()
+                .map(|(t, n)| json!({"type": t, "name": n}))
+                .collect();
+            json!({"id": d.id, "place": place, "pci_device_id": device, "msr": msr,
+                   "per": if d.per_die { "die" } else { "socket" }, "ignored": ignored,
+                   "source": d.source})
+        })
+        .collect();
+    assert_eq!(jd, &json!(want), "{}", p.id);
+}
+
+/// A consumer of the JSON alone finds Diamond Rapids' two discovery domains. The expected
+/// values are Linux's (uncore.c / uncore_discovery.h, "perf/x86/intel/uncore: Support Diamond
+/// Rapids", January 2026): DMR_UNCORE_DISCOVERY_TABLE_DEVICE is 0x09a1, the IMH's table device
+/// (one per socket); CBB_UNCORE_DISCOVERY_MSR is 0x710, read on each compute die;
+/// dmr_uncore_imh_units_ignore holds type 0x13 (MSE) and dmr_uncore_cbb_units_ignore 0x25
+/// (SB2UCIE). Every other processor has no domain of its own (the generic device 0x09a7).
+#[test]
+fn diamond_rapids_domains_from_the_json() {
+    let model = load("pmu-regs.json");
+    let procs = model["processors"].as_array().unwrap();
+    let dmr = procs.iter().find(|p| p["id"] == "diamond-rapids").unwrap();
+    let domains = dmr["discovery_domains"].as_array().unwrap();
+    let by_id = |id: &str| domains.iter().find(|d| d["id"] == id).unwrap();
+    let (imh, cbb) = (by_id("imh"), by_id("cbb"));
+    assert_eq!(domains.len(), 2);
+    assert_eq!(
+        (
+            &imh["place"],
+            &imh["pci_device_id"],
+            &imh["msr"],
+            &imh["per"]
+        ),
+        (
+            &json!("pci-device"),
+            &json!(0x09a1),
+            &Value::Null,
+            &json!("socket")
+        )
+    );
+    assert_eq!(imh["ignored"], json!([{"type": 0x13, "name": "MSE"}]));
+    assert_eq!(
+        (
+            &cbb["place"],
+            &cbb["pci_device_id"],
+            &cbb["msr"],
+            &cbb["per"]
+        ),
+        (&json!("msr"), &Value::Null, &json!(0x710), &json!("die"))
+    );
+    assert_eq!(cbb["ignored"], json!([{"type": 0x25, "name": "SB2UCIE"}]));
+    let others: Vec<&str> = procs
+        .iter()
+        .filter(|p| p["id"] != "diamond-rapids" && p["discovery_domains"] != json!([]))
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert!(others.is_empty(), "{others:?}");
 }
 
 /// Each event of `events` is the model's `je` entry in the same place, with the same values;

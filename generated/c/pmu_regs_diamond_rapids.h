@@ -16,4 +16,23 @@
 
 #include "pmu_regs_common.h"
 
+/*
+ * Uncore discovery domains of Intel Xeon processor (Diamond Rapids) uncore (2 domains): the
+ * part's discovery tables are found in several ways, each domain's with its own. A domain with
+ * _DEVICE_ID has one table per socket behind the discovery capability of every Intel (vendor
+ * 0x8086) PCI device with that id; one with _MSR has the table's physical address in that MSR,
+ * read on a CPU of each socket or (_PER_DIE 1) of each die. _NAME is the spec's id;
+ * _IGNORED_<NAME> is a discovery type the domain's tables list that software ignores as
+ * broken. Source: linux-uncore-dmr.
+ */
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAINS 2
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH_NAME "imh"
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH_DEVICE_ID 0x09A1U
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH_PER_DIE 0
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH_IGNORED_MSE 0x13U
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_NAME "cbb"
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_MSR 0x710U
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_PER_DIE 1
+#define PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_IGNORED_SB2UCIE 0x25U
+
 #endif /* PMU_REGS_DIAMOND_RAPIDS_H */

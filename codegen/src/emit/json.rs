@@ -37,8 +37,9 @@ pub fn schema() -> String {
 /// `read` and `perf_metrics_byte`, for the top-down registers; 8: events gained `aux_msr`,
 /// the auxiliary MSR and its value; 9: events gained `counters_ht_off`, the counters without
 /// Hyper-Threading; 10: the `sysreg` space, whose addresses carry `op0`, `op1`, `crn`, `crm`,
-/// `op2` and `sysreg`).
-pub const FORMAT_VERSION: u32 = 10;
+/// `op2` and `sysreg`; 11: processors gained `discovery_domains`, where their discovery tables
+/// are).
+pub const FORMAT_VERSION: u32 = 11;
 
 /// The file: the format's name and version, then the model.
 #[derive(Serialize)]

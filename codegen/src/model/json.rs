@@ -437,3 +437,50 @@ impl Serialize for In<'_, BitRef> {
         m.end()
     }
 }
+
+/// A processor's discovery domains: per domain its `id`, how its tables are found (`place`:
+/// `pci-device` with `pci_device_id`, or `msr` with `msr`, the other key `null`), `per`
+/// (`socket` or `die`), the types software `ignored` (`type`, `name`) and the `source`.
+pub(super) fn discovery_domains<S: Serializer>(
+    domains: &[super::DiscoveryDomain],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(domains.iter().map(Domain))
+}
+
+/// One discovery domain, serialised in schema order.
+struct Domain<'a>(&'a super::DiscoveryDomain);
+
+impl Serialize for Domain<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let d = self.0;
+        let (place, device, msr) = match d.place {
+            super::DomainPlace::PciDevice(id) => ("pci-device", Some(id), None),
+            super::DomainPlace::Msr(a) => ("msr", None, Some(a)),
+        };
+        let ignored: Vec<IgnoredType<'_>> = d
+            .ignored
+            .iter()
+            .map(|(t, n)| IgnoredType {
+                r#type: *t,
+                name: n,
+            })
+            .collect();
+        let mut m = s.serialize_struct("DiscoveryDomain", 7)?;
+        m.serialize_field("id", &d.id)?;
+        m.serialize_field("place", place)?;
+        m.serialize_field("pci_device_id", &device)?;
+        m.serialize_field("msr", &msr)?;
+        m.serialize_field("per", if d.per_die { "die" } else { "socket" })?;
+        m.serialize_field("ignored", &ignored)?;
+        m.serialize_field("source", &d.source)?;
+        m.end()
+    }
+}
+
+/// A discovery type a domain's tables list and software ignores.
+#[derive(Serialize)]
+struct IgnoredType<'a> {
+    r#type: u16,
+    name: &'a str,
+}

@@ -90,7 +90,7 @@ pub struct Processor {
     pub fixed_counters: u8,
     /// Where the part's discovery tables are (`processors.xml`'s `<discovery-domain>`s), in
     /// file order; empty for a part with one table found through the generic device.
-    #[serde(skip)]
+    #[serde(serialize_with = "json::discovery_domains")]
     pub discovery_domains: Vec<DiscoveryDomain>,
     /// The discovery types a public source names (`<discovery-types>`): (type, name), and
     /// the source.

@@ -140,6 +140,37 @@ pub fn mask_suffix(role: &str) -> String {
     constant_case(role)
 }
 
+/// The stem of a discovery domain's macros (`PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_IMH`).
+pub fn discovery_domain(module: &str, id: &str) -> String {
+    format!(
+        "{}DISCOVERY_DOMAIN_{}",
+        macro_prefix(module),
+        constant_case(id)
+    )
+}
+
+/// The macro giving the discovery type a domain's tables list and software ignores, under the
+/// type's name as the kernel spells it (`PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAIN_CBB_IGNORED_SB2UCIE`).
+pub fn discovery_domain_ignored(module: &str, id: &str, type_name: &str) -> String {
+    let name: String = type_name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}_IGNORED_{name}", discovery_domain(module, id))
+}
+
+/// The macro giving how many discovery domains a processor has
+/// (`PMU_DIAMOND_RAPIDS_DISCOVERY_DOMAINS`).
+pub fn discovery_domain_count(module: &str) -> String {
+    format!("{}DISCOVERY_DOMAINS", macro_prefix(module))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,10 +4,12 @@
 //! Per register instance and index its address (MSR number, or PCI device id, device, function
 //! and offset); per layout its width, reset value and reserved, ignored and writable masks; per
 //! field a shift, width, mask and maximum, named values, and `static inline` extract/insert
-//! functions; per unit its events. [`crate::naming::c`] holds every naming rule. Two headers
+//! functions; per unit its events; per discovery domain how its tables are found.
+//! [`crate::naming::c`] holds every naming rule. Two headers
 //! must be includable together, so every identifier of the whole spec is checked for a clash
 //! before anything is returned.
 
+mod domains;
 mod metrics;
 
 use std::collections::HashMap;
@@ -253,6 +255,7 @@ fn processor_header(p: &Processor, idents: &mut Idents) -> String {
         ));
         events(&mut h, p, &core.unit, &core.events, true, &[]);
     }
+    domains::emit(&mut h, p);
     metrics::emit(&mut h, p);
     let _ = writeln!(h.out, "\n#endif /* {guard} */");
     h.out

@@ -234,6 +234,20 @@ fn read_errors_say_what_to_do() {
     let (code, _, err) = run(&["read", "W_MSR_PMON_EVT_SEL{n}", "--sim"]);
     assert_eq!(code, 2);
     insta::assert_snapshot!("read_needs_instance", err);
+    // Skylake-SP's CHA counter controls: 28 boxes of 4, so six names and an ellipsis, in
+    // `read` and `encode --perf` alike.
+    let layout = "skylake-sp:C{i}_MSR_PMON_CTL{n}";
+    for args in [
+        &["read", layout, "--sim"][..],
+        &["encode", "--perf", layout, "ev_sel=1"],
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("name an instance: C0_MSR_PMON_CTL0, C0_MSR_PMON_CTL1, C0_MSR_PMON_CTL2, C0_MSR_PMON_CTL3, C1_MSR_PMON_CTL0, C1_MSR_PMON_CTL1, ...\n"),
+            "{args:?}: {err}"
+        );
+    }
     let (code, _, err) = run(&["read", "U_MSR_PMON_GLOBAL_SUMMARY", "--sim"]);
     assert_eq!(code, 1);
     assert!(err.contains("its address is unknown"), "{err}");

@@ -122,6 +122,21 @@ pub enum UsageError {
     Refused(String),
 }
 
+impl UsageError {
+    /// `name` is a layout of several registers (`W_MSR_PMON_EVT_SEL{n}`): the error lists
+    /// the first six of its `addresses` by name, and `...` when there are more.
+    pub fn needs_instance(name: &str, addresses: &[pmu_regs::AddressInfo]) -> Self {
+        let mut names: Vec<&str> = addresses.iter().map(|a| a.name).take(6).collect();
+        if addresses.len() > 6 {
+            names.push("...");
+        }
+        UsageError::NeedsInstance {
+            name: name.to_string(),
+            instances: names.join(", "),
+        }
+    }
+}
+
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -310,15 +310,7 @@ impl Machine {
                 .into())
             }
             (None, Addresses::Known(addrs)) => {
-                let mut names: Vec<&str> = addrs.iter().map(|a| a.name).take(6).collect();
-                if addrs.len() > 6 {
-                    names.push("...");
-                }
-                return Err(UsageError::NeedsInstance {
-                    name: name.to_string(),
-                    instances: names.join(", "),
-                }
-                .into());
+                return Err(UsageError::needs_instance(name, addrs).into())
             }
         };
         Ok(Resolved {

@@ -72,17 +72,7 @@ pub fn encode(
     let (core, found) = crate::encode::core_and_register(register, processor, root)?;
     let info = found.info;
     let Some(addr) = found.address else {
-        let instances: Vec<&str> = info
-            .known_addresses()
-            .iter()
-            .map(|a| a.name)
-            .take(6)
-            .collect();
-        return Err(UsageError::NeedsInstance {
-            name: register.to_string(),
-            instances: instances.join(", "),
-        }
-        .into());
+        return Err(UsageError::needs_instance(register, info.known_addresses()).into());
     };
     let assignments = pmu_runtime::session::words::assignments(info, fields)?;
     let raw = codec::encode_for(info, info.reset, &assignments, core)?;

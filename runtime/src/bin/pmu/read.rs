@@ -54,15 +54,7 @@ pub(crate) fn instance(
         }
         .into()),
         (None, Addresses::Known(addrs)) => {
-            let mut names: Vec<&str> = addrs.iter().map(|a| a.name).take(6).collect();
-            if addrs.len() > 6 {
-                names.push("...");
-            }
-            Err(UsageError::NeedsInstance {
-                name: register.trim().to_string(),
-                instances: names.join(", "),
-            }
-            .into())
+            Err(UsageError::needs_instance(register.trim(), addrs).into())
         }
     }
 }

@@ -1,0 +1,244 @@
+//! Arm's core PMU (PMUv3) as system registers of each simulated CPU, answering as the Arm
+//! Architecture Reference Manual (DDI 0487, D13 and the AArch64 PMU register descriptions)
+//! says, for a processor whose spec has `space="sysreg"` registers (`neoverse-v2`):
+//!
+//! - PMCR_EL0: E is the global enable; a write of P zeroes the event counters and of C the
+//!   cycle counter (both read as zero); N (read-only) is the number of event counters,
+//!   [`EVENT_COUNTERS`]; LP and LC choose where an event counter and the cycle counter
+//!   overflow (64 bits when set, 32 when clear).
+//! - PMCNTENSET_EL0 and PMCNTENCLR_EL0 read the same enable bits; a 1 written to the first
+//!   sets a bit, to the second clears it, a 0 changes nothing. PMOVSSET_EL0 and PMOVSCLR_EL0
+//!   do the same for the overflow flags. Bits of counters the core does not implement read as
+//!   zero and ignore writes (RAZ/WI).
+//! - An event counter counts the events its PMEVTYPER<n>_EL0 selects (bits 15:0) while E and
+//!   its enable bit are set, in the exception levels its filter bits allow; the cycle counter
+//!   counts CPU_CYCLES (common event 0x11) under PMCCFILTR_EL0's filter. Counters are 64 bits
+//!   (FEAT_PMUv3p5) and overflow (set their flag) on a carry out of bit 31, or of bit 63 under
+//!   LP/LC; the value itself wraps at 64 bits, as Linux KVM's emulation (`pmu-emul.c`) does.
+//! - PMEVTYPER<n>/PMEVCNTR<n> with n >= N are UNDEFINED: the access is refused.
+//!
+//! Not modelled: Secure and Realm states (a Linux host runs Non-secure), EL3, PMCR_EL0.D
+//! (the divide-by-64 of the cycle counter), chained counters, interrupts (PMINTENSET keeps its
+//! value only) and PMSWINC_EL0.
+
+use std::collections::HashMap;
+
+use pmu_regs::{Location, RegisterInfo};
+
+use super::regs;
+
+/// Why the simulated core refused an access: what the access would need instead.
+pub(crate) type Refused = &'static str;
+type Answer<T> = std::result::Result<T, Refused>;
+
+/// Event counters a simulated core implements (PMCR_EL0.N): the Neoverse V2 has six (Arm
+/// Neoverse V2 Core Technical Reference Manual, "Performance Monitors Extension").
+pub const EVENT_COUNTERS: u32 = 6;
+/// The common event the cycle counter counts: CPU_CYCLES (Arm ARM, common event 0x0011).
+pub const CPU_CYCLES: u16 = 0x11;
+/// The cycle counter's bit in the enable and overflow registers.
+const CYCLE_BIT: u32 = 31;
+
+/// The exception level (in Non-secure state) an injected event happens at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExceptionLevel {
+    /// Applications.
+    El0,
+    /// The kernel.
+    El1,
+    /// The hypervisor.
+    El2,
+}
+
+/// Which PMU register an encoding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Pmcr,
+    CntenSet,
+    CntenClr,
+    OvsSet,
+    OvsClr,
+    Evtyper(u32),
+    Evcntr(u32),
+    Ccfiltr,
+    Ccntr,
+    /// Any other PMU register: kept as the generic model keeps one.
+    Other,
+}
+
+/// The PMU system registers of a processor, by encoding.
+#[derive(Debug, Default)]
+pub(crate) struct Registers {
+    by_location: HashMap<Location, (Kind, &'static RegisterInfo)>,
+}
+
+impl Registers {
+    /// The `space="sysreg"` registers of `processor` (none for an x86 part).
+    pub fn of(processor: &'static pmu_regs::ProcessorInfo) -> Self {
+        let mut by_location = HashMap::new();
+        for info in processor.units.iter().flat_map(|u| u.registers.iter()) {
+            for addr in info.known_addresses() {
+                if !matches!(addr.location, Location::SysReg(_)) {
+                    continue;
+                }
+                let kind = match info.type_name {
+                    "Pmcr" => Kind::Pmcr,
+                    "Pmcntenset" => Kind::CntenSet,
+                    "Pmcntenclr" => Kind::CntenClr,
+                    "Pmovsset" => Kind::OvsSet,
+                    "Pmovsclr" => Kind::OvsClr,
+                    "Pmevtyper" => Kind::Evtyper(addr.index),
+                    "Pmevcntr" => Kind::Evcntr(addr.index),
+                    "Pmccfiltr" => Kind::Ccfiltr,
+                    "Pmccntr" => Kind::Ccntr,
+                    _ => Kind::Other,
+                };
+                by_location.insert(addr.location, (kind, *info));
+            }
+        }
+        Self { by_location }
+    }
+
+    fn get(&self, location: Location) -> Answer<(Kind, &'static RegisterInfo)> {
+        self.by_location
+            .get(&location)
+            .copied()
+            .ok_or("the encoding of a PMU system register of this core")
+    }
+}
+
+/// One core's PMU state.
+#[derive(Debug, Clone)]
+pub(crate) struct Pmu {
+    /// PMCR_EL0's stored bits (N included).
+    pmcr: u64,
+    enabled: u32,
+    overflowed: u32,
+    types: [u64; 31],
+    counts: [u64; 31],
+    cycle_filter: u64,
+    cycles: u64,
+    other: HashMap<Location, u64>,
+}
+
+impl Default for Pmu {
+    fn default() -> Self {
+        Self {
+            pmcr: u64::from(EVENT_COUNTERS) << 11,
+            enabled: 0,
+            overflowed: 0,
+            types: [0; 31],
+            counts: [0; 31],
+            cycle_filter: 0,
+            cycles: 0,
+            other: HashMap::new(),
+        }
+    }
+}
+
+/// The enable/overflow bits of the counters the core implements.
+fn implemented() -> u32 {
+    (1u32 << EVENT_COUNTERS) - 1 | 1 << CYCLE_BIT
+}
+
+/// `Ok(n)` for an implemented event counter, else the UNDEFINED access refused.
+fn counter(n: u32) -> Answer<usize> {
+    if n < EVENT_COUNTERS {
+        Ok(n as usize)
+    } else {
+        Err("an event counter below PMCR_EL0.N (the others are UNDEFINED)")
+    }
+}
+
+/// Whether a filter (PMEVTYPER<n>_EL0 or PMCCFILTR_EL0 bits 31:27) lets an event at `level`
+/// in Non-secure state count: EL0 when NSU equals U, EL1 when NSK equals P, EL2 when NSH is
+/// set (Arm ARM, PMEVTYPER<n>_EL0 field descriptions).
+pub(crate) fn counts_at(filter: u64, level: ExceptionLevel) -> bool {
+    let bit = |n: u32| filter >> n & 1;
+    let (p, u, nsk, nsu, nsh) = (bit(31), bit(30), bit(29), bit(28), bit(27));
+    match level {
+        ExceptionLevel::El0 => nsu == u,
+        ExceptionLevel::El1 => nsk == p,
+        ExceptionLevel::El2 => nsh == 1,
+    }
+}
+
+impl Pmu {
+    /// Reads the register at `location`.
+    pub fn read(&self, regs: &Registers, location: Location) -> Answer<u64> {
+        let (kind, info) = regs.get(location)?;
+        Ok(match kind {
+            Kind::Pmcr => self.pmcr,
+            Kind::CntenSet | Kind::CntenClr => u64::from(self.enabled),
+            Kind::OvsSet | Kind::OvsClr => u64::from(self.overflowed),
+            Kind::Evtyper(n) => self.types[counter(n)?],
+            Kind::Evcntr(n) => self.counts[counter(n)?],
+            Kind::Ccfiltr => self.cycle_filter,
+            Kind::Ccntr => self.cycles,
+            Kind::Other => self.other.get(&location).copied().unwrap_or(info.reset),
+        })
+    }
+
+    /// Writes `raw` to the register at `location`; a read-only register or a reserved bit set
+    /// is refused, nothing written.
+    pub fn write(&mut self, regs: &Registers, location: Location, raw: u64) -> Answer<()> {
+        let (kind, info) = regs.get(location)?;
+        let old = self.read(regs, location)?;
+        let written =
+            regs::write(info, old, raw).ok_or("a writable register and no reserved bit set")?;
+        let bits = (raw as u32) & implemented();
+        match kind {
+            Kind::Pmcr => {
+                self.pmcr = written.stored;
+                if raw & 0b10 != 0 {
+                    self.counts = [0; 31];
+                }
+                if raw & 0b100 != 0 {
+                    self.cycles = 0;
+                }
+            }
+            Kind::CntenSet => self.enabled |= bits,
+            Kind::CntenClr => self.enabled &= !bits,
+            Kind::OvsSet => self.overflowed |= bits,
+            Kind::OvsClr => self.overflowed &= !bits,
+            Kind::Evtyper(n) => self.types[counter(n)?] = written.stored,
+            Kind::Evcntr(n) => self.counts[counter(n)?] = raw,
+            Kind::Ccfiltr => self.cycle_filter = written.stored,
+            Kind::Ccntr => self.cycles = raw,
+            Kind::Other => {
+                self.other.insert(location, written.stored);
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts `count` events `event` at `level`.
+    pub fn count(&mut self, event: u16, level: ExceptionLevel, count: u64) {
+        if self.pmcr & 1 == 0 {
+            return;
+        }
+        let long_events = self.pmcr >> 7 & 1 == 1;
+        for n in 0..EVENT_COUNTERS as usize {
+            let t = self.types[n];
+            if self.enabled >> n & 1 == 1 && t & 0xffff == u64::from(event) && counts_at(t, level) {
+                let (value, over) = advance(self.counts[n], count, long_events);
+                self.counts[n] = value;
+                self.overflowed |= u32::from(over) << n;
+            }
+        }
+        let on = self.enabled >> CYCLE_BIT & 1 == 1;
+        if on && event == CPU_CYCLES && counts_at(self.cycle_filter, level) {
+            let (value, over) = advance(self.cycles, count, self.pmcr >> 6 & 1 == 1);
+            self.cycles = value;
+            self.overflowed |= u32::from(over) << CYCLE_BIT;
+        }
+    }
+}
+
+/// A 64-bit counter at `value` after `count` more, and whether it overflowed: a carry out of
+/// bit 63 when `long`, else out of bit 31.
+fn advance(value: u64, count: u64, long: bool) -> (u64, bool) {
+    let top = if long { u64::MAX } else { u64::from(u32::MAX) };
+    let room = u128::from(top - (value & top));
+    (value.wrapping_add(count), u128::from(count) > room)
+}

@@ -105,6 +105,7 @@ pub mod sampling;
 pub mod session;
 pub mod sim;
 pub mod sim_perf;
+mod sim_perf_arm;
 #[cfg(target_os = "linux")]
 pub mod stat;
 pub mod table_format;

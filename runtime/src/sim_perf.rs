@@ -259,6 +259,16 @@ impl PerfLayer for SimPerf<'_> {
             .topology()
             .socket_of(cpu)
             .ok_or_else(|| refused(0, format!("no CPU {cpu} in the simulator")))?;
+        // Arm's core PMU: system registers, which its own driver programs.
+        if d.pmu_box.through_perf_only() {
+            let group = crate::sim_perf_arm::SysRegGroup::open(
+                self.sim,
+                (d.pmu_box, &d.pmu, &d.name.counters),
+                cpu,
+                events,
+            )?;
+            return Ok(Box::new(group));
+        }
         let controls = controls(d, events)?;
         let mut aux = Vec::new();
         for (ev, &(n, raw)) in events.iter().zip(&controls) {

@@ -749,12 +749,22 @@ impl Sim {
         Ok(())
     }
 
-    /// Injects `count` core events (event select and umask) on `cpu`: into the simulated
+    /// Injects `count` core events (event select and umask) on `cpu`: into an Arm core's PMU
+    /// system registers at EL0 ([`pmuv3`], the umask ignored), into the simulated
     /// processor's own per-CPU box where it has one (see [`Self::core_box`]), else into the
     /// architectural counters.
     pub fn inject_core(&self, cpu: u32, ev_sel: u16, umask: u16, count: u64) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
+        if !self.sysregs.is_empty() {
+            // An Arm core: its PMU's event number is the select; a workload runs at EL0.
+            let pmu = st
+                .pmuv3
+                .get_mut(cpu as usize)
+                .ok_or_else(|| self.bad_cpu(cpu))?;
+            pmu.count(ev_sel, pmuv3::ExceptionLevel::El0, count);
+            return Ok(());
+        }
         if let Some(instance) = self.core_box {
             let state = st
                 .cores

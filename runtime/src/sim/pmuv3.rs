@@ -99,6 +99,11 @@ impl Registers {
         Self { by_location }
     }
 
+    /// Whether the processor has none (an x86 part).
+    pub fn is_empty(&self) -> bool {
+        self.by_location.is_empty()
+    }
+
     fn get(&self, location: Location) -> Answer<(Kind, &'static RegisterInfo)> {
         self.by_location
             .get(&location)

@@ -172,3 +172,65 @@ fn pmcr_n_says_how_many_event_counters_and_the_rest_are_undefined() {
     // No such CPU.
     assert!(sim.read_sysreg(9, PMCR_EL0.encoding()).is_err());
 }
+
+/// The simulated kernel's `armv8_pmuv3_0`: a group counts what happens at the levels it asks
+/// for, and closing it puts back PMCR_EL0, the enable bits and the counters it used.
+#[test]
+fn the_simulated_perf_driver_counts_and_puts_back() {
+    use pmu_runtime::perf::layer::{EventAttr, PerfLayer};
+    use pmu_runtime::perf::EventSources;
+    use pmu_runtime::sim_perf::{write_kernel_tree, SimPerf};
+
+    let sim = sim();
+    let tree = tempfile::tempdir().unwrap();
+    write_kernel_tree(&pmu_regs::neoverse_v2::PROCESSOR, tree.path(), "0").unwrap();
+    let dir = tree.path().join("armv8_pmuv3_0");
+    let type_: u32 = std::fs::read_to_string(dir.join("type"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The kernel's format: event=config:0-15.
+    let format = std::fs::read_to_string(dir.join("format/event")).unwrap();
+    assert_eq!(format.trim(), "config:0-15");
+    let driver = SimPerf::new(&sim, &EventSources::with_root(tree.path())).unwrap();
+    let inst = event("INST_RETIRED");
+    // Something else already uses counter 5 with the global enable off.
+    sim.write_sysreg(1, PMCNTENSET_EL0.encoding(), 1 << 5)
+        .unwrap();
+    let before = state(&sim);
+    let attr = |exclude_user| EventAttr {
+        type_,
+        config: [u64::from(inst), 0, 0],
+        exclude_user,
+        exclude_kernel: false,
+    };
+    {
+        let mut group = driver
+            .open_group(Some(1), &[attr(false), attr(true)])
+            .unwrap();
+        group.enable().unwrap();
+        sim.inject_pmuv3(1, inst, El0, 700).unwrap();
+        sim.inject_pmuv3(1, inst, El1, 40).unwrap();
+        sim.inject_pmuv3(0, inst, El1, 9).unwrap();
+        assert_eq!(group.read().unwrap().counts, vec![740, 40]);
+    }
+    let after = state(&sim);
+    assert_eq!(after, before);
+    assert_eq!(before[1], 1 << 5);
+}
+
+/// CPU 1's PMCR_EL0, PMCNTENSET_EL0, PMEVTYPER0/1_EL0 and PMEVCNTR0/1_EL0.
+fn state(sim: &Sim) -> Vec<u64> {
+    let regs = [
+        PMCR_EL0.encoding(),
+        PMCNTENSET_EL0.encoding(),
+        PMEVTYPER_EL0[0].encoding(),
+        PMEVTYPER_EL0[1].encoding(),
+        PMEVCNTR_EL0[0].encoding(),
+        PMEVCNTR_EL0[1].encoding(),
+    ];
+    regs.iter()
+        .map(|&e| sim.read_sysreg(1, e).unwrap())
+        .collect()
+}

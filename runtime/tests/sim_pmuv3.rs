@@ -234,3 +234,29 @@ fn state(sim: &Sim) -> Vec<u64> {
         .map(|&e| sim.read_sysreg(1, e).unwrap())
         .collect()
 }
+
+/// The Neoverse N1 (Armv8.2: no FEAT_PMUv3p5) has 32-bit event counters: one wraps to zero
+/// where it overflows.
+#[test]
+fn an_n1_event_counter_is_32_bits() {
+    use pmu_regs::neoverse_n1::core as n1;
+    let sim = Sim::new(SimConfig::of(&pmu_regs::neoverse_n1::PROCESSOR));
+    let inst = event("INST_RETIRED");
+    sim.write_sysreg(0, n1::PMEVTYPER_EL0[0].encoding(), u64::from(inst))
+        .unwrap();
+    sim.write_sysreg(0, n1::PMCNTENSET_EL0.encoding(), 1)
+        .unwrap();
+    sim.write_sysreg(0, n1::PMCR_EL0.encoding(), E).unwrap();
+    sim.write_sysreg(0, n1::PMEVCNTR_EL0[0].encoding(), 0xFFFF_FFF0)
+        .unwrap();
+    sim.inject_pmuv3(0, inst, El0, 0x20).unwrap();
+    assert_eq!(
+        sim.read_sysreg(0, n1::PMEVCNTR_EL0[0].encoding()).unwrap(),
+        0x10
+    );
+    assert_eq!(sim.read_sysreg(0, n1::PMOVSSET_EL0.encoding()).unwrap(), 1);
+    // No PMCR_EL0.LP on the N1: the bit is reserved, and a write setting it is refused.
+    assert!(sim
+        .write_sysreg(0, n1::PMCR_EL0.encoding(), E | LP)
+        .is_err());
+}

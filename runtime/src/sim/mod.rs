@@ -745,7 +745,7 @@ impl Sim {
             .pmuv3
             .get_mut(cpu as usize)
             .ok_or_else(|| self.bad_cpu(cpu))?;
-        pmu.count(event, level, count);
+        pmu.count(&self.sysregs, event, level, count);
         Ok(())
     }
 
@@ -762,7 +762,7 @@ impl Sim {
                 .pmuv3
                 .get_mut(cpu as usize)
                 .ok_or_else(|| self.bad_cpu(cpu))?;
-            pmu.count(ev_sel, pmuv3::ExceptionLevel::El0, count);
+            pmu.count(&self.sysregs, ev_sel, pmuv3::ExceptionLevel::El0, count);
             return Ok(());
         }
         if let Some(instance) = self.core_box {

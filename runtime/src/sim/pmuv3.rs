@@ -70,6 +70,9 @@ enum Kind {
 #[derive(Debug, Default)]
 pub(crate) struct Registers {
     by_location: HashMap<Location, (Kind, &'static RegisterInfo)>,
+    /// The event counters' width: 64 (FEAT_PMUv3p5), or 32 where the spec's PMEVCNTR<n>
+    /// count field is 31:0 (the Armv8.2 N1 and Armv8.4 V1).
+    event_bits: u32,
 }
 
 impl Registers {
@@ -96,7 +99,15 @@ impl Registers {
                 by_location.insert(addr.location, (kind, *info));
             }
         }
-        Self { by_location }
+        let event_bits = by_location
+            .values()
+            .find(|(k, _)| matches!(k, Kind::Evcntr(_)))
+            .and_then(|(_, info)| info.role(pmu_regs::Role::Count))
+            .map_or(64, |f| f.mask().count_ones());
+        Self {
+            by_location,
+            event_bits,
+        }
     }
 
     /// Whether the processor has none (an x86 part).
@@ -143,7 +154,7 @@ impl Default for Pmu {
 
 /// The enable/overflow bits of the counters the core implements.
 fn implemented() -> u32 {
-    (1u32 << EVENT_COUNTERS) - 1 | 1 << CYCLE_BIT
+    ((1u32 << EVENT_COUNTERS) - 1) | (1 << CYCLE_BIT)
 }
 
 /// `Ok(n)` for an implemented event counter, else the UNDEFINED access refused.
@@ -217,8 +228,8 @@ impl Pmu {
         Ok(())
     }
 
-    /// Counts `count` events `event` at `level`.
-    pub fn count(&mut self, event: u16, level: ExceptionLevel, count: u64) {
+    /// Counts `count` events `event` at `level` on a core with registers `regs`.
+    pub fn count(&mut self, regs: &Registers, event: u16, level: ExceptionLevel, count: u64) {
         if self.pmcr & 1 == 0 {
             return;
         }
@@ -226,8 +237,14 @@ impl Pmu {
         for n in 0..EVENT_COUNTERS as usize {
             let t = self.types[n];
             if self.enabled >> n & 1 == 1 && t & 0xffff == u64::from(event) && counts_at(t, level) {
-                let (value, over) = advance(self.counts[n], count, long_events);
-                self.counts[n] = value;
+                let long = long_events && regs.event_bits == 64;
+                let (value, over) = advance(self.counts[n], count, long);
+                // A 32-bit counter wraps where it overflows.
+                self.counts[n] = if regs.event_bits < 64 {
+                    value & u64::from(u32::MAX)
+                } else {
+                    value
+                };
                 self.overflowed |= u32::from(over) << n;
             }
         }

@@ -105,7 +105,6 @@ pub mod sampling;
 pub mod session;
 pub mod sim;
 pub mod sim_perf;
-mod sim_perf_arm;
 #[cfg(target_os = "linux")]
 pub mod stat;
 pub mod table_format;

@@ -240,7 +240,7 @@ struct SimState {
     l3s: Vec<uncore::SocketState>,
     cpus: Vec<arch::CpuState>,
     /// Per logical CPU: its Arm core PMU's system registers (see [`pmuv3`]).
-    pmuv3: Vec<pmuv3::Pmu>,
+    pmuv3: Vec<pmuv3::Pmuv3State>,
     journal: Journal,
 }
 
@@ -253,7 +253,7 @@ pub struct Sim {
     /// when it has one; otherwise they go to the architectural model.
     core_box: Option<&'static str>,
     /// The processor's Arm PMU system registers, by encoding (none for x86 parts).
-    sysregs: pmuv3::Registers,
+    sysregs: pmuv3::Pmuv3Regs,
     state: Mutex<SimState>,
     /// The memory-mapped windows: where each controller's base is, and what is at each address.
     windows: mmio::Windows,
@@ -336,7 +336,7 @@ impl Sim {
             uncore,
             windows: mmio::Windows::new(config.processor, sockets),
             core_box,
-            sysregs: pmuv3::Registers::of(config.processor),
+            sysregs: pmuv3::Pmuv3Regs::of(config.processor),
             state: Mutex::new(SimState {
                 uncore: (0..sockets as u32)
                     .map(|s| part::with_stack_buses(&config, s, socket.clone()))
@@ -344,7 +344,7 @@ impl Sim {
                 cores: vec![Default::default(); cpus],
                 l3s: vec![socket; cpus],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
-                pmuv3: vec![pmuv3::Pmu::default(); cpus],
+                pmuv3: vec![pmuv3::Pmuv3State::default(); cpus],
                 journal: Journal::default(),
             }),
             claims: OnceLock::new(),

@@ -31,8 +31,9 @@ use super::regs;
 pub(crate) type Refused = &'static str;
 type Answer<T> = std::result::Result<T, Refused>;
 
-/// Event counters a simulated core implements (PMCR_EL0.N): the Neoverse V2 has six (Arm
-/// Neoverse V2 Core Technical Reference Manual, "Performance Monitors Extension").
+/// Event counters a simulated core implements (PMCR_EL0.N): six, the `counters` Arm's
+/// machine-readable event lists give the Neoverse N1, N2 and V1 (the V2, V3 and N3 lists do
+/// not say; every simulated Neoverse core takes six).
 pub const EVENT_COUNTERS: u32 = 6;
 /// The common event the cycle counter counts: CPU_CYCLES (Arm ARM, common event 0x0011).
 pub const CPU_CYCLES: u16 = 0x11;
@@ -52,7 +53,7 @@ pub enum ExceptionLevel {
 
 /// Which PMU register an encoding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum PmuReg {
     Pmcr,
     CntenSet,
     CntenClr,
@@ -68,14 +69,14 @@ enum Kind {
 
 /// The PMU system registers of a processor, by encoding.
 #[derive(Debug, Default)]
-pub(crate) struct Registers {
-    by_location: HashMap<Location, (Kind, &'static RegisterInfo)>,
+pub(crate) struct Pmuv3Regs {
+    by_location: HashMap<Location, (PmuReg, &'static RegisterInfo)>,
     /// The event counters' width: 64 (FEAT_PMUv3p5), or 32 where the spec's PMEVCNTR<n>
     /// count field is 31:0 (the Armv8.2 N1 and Armv8.4 V1).
     event_bits: u32,
 }
 
-impl Registers {
+impl Pmuv3Regs {
     /// The `space="sysreg"` registers of `processor` (none for an x86 part).
     pub fn of(processor: &'static pmu_regs::ProcessorInfo) -> Self {
         let mut by_location = HashMap::new();
@@ -85,23 +86,23 @@ impl Registers {
                     continue;
                 }
                 let kind = match info.type_name {
-                    "Pmcr" => Kind::Pmcr,
-                    "Pmcntenset" => Kind::CntenSet,
-                    "Pmcntenclr" => Kind::CntenClr,
-                    "Pmovsset" => Kind::OvsSet,
-                    "Pmovsclr" => Kind::OvsClr,
-                    "Pmevtyper" => Kind::Evtyper(addr.index),
-                    "Pmevcntr" => Kind::Evcntr(addr.index),
-                    "Pmccfiltr" => Kind::Ccfiltr,
-                    "Pmccntr" => Kind::Ccntr,
-                    _ => Kind::Other,
+                    "Pmcr" => PmuReg::Pmcr,
+                    "Pmcntenset" => PmuReg::CntenSet,
+                    "Pmcntenclr" => PmuReg::CntenClr,
+                    "Pmovsset" => PmuReg::OvsSet,
+                    "Pmovsclr" => PmuReg::OvsClr,
+                    "Pmevtyper" => PmuReg::Evtyper(addr.index),
+                    "Pmevcntr" => PmuReg::Evcntr(addr.index),
+                    "Pmccfiltr" => PmuReg::Ccfiltr,
+                    "Pmccntr" => PmuReg::Ccntr,
+                    _ => PmuReg::Other,
                 };
                 by_location.insert(addr.location, (kind, *info));
             }
         }
         let event_bits = by_location
             .values()
-            .find(|(k, _)| matches!(k, Kind::Evcntr(_)))
+            .find(|(k, _)| matches!(k, PmuReg::Evcntr(_)))
             .and_then(|(_, info)| info.role(pmu_regs::Role::Count))
             .map_or(64, |f| f.mask().count_ones());
         Self {
@@ -115,7 +116,7 @@ impl Registers {
         self.by_location.is_empty()
     }
 
-    fn get(&self, location: Location) -> Answer<(Kind, &'static RegisterInfo)> {
+    fn get(&self, location: Location) -> Answer<(PmuReg, &'static RegisterInfo)> {
         self.by_location
             .get(&location)
             .copied()
@@ -125,7 +126,7 @@ impl Registers {
 
 /// One core's PMU state.
 #[derive(Debug, Clone)]
-pub(crate) struct Pmu {
+pub(crate) struct Pmuv3State {
     /// PMCR_EL0's stored bits (N included).
     pmcr: u64,
     enabled: u32,
@@ -137,7 +138,7 @@ pub(crate) struct Pmu {
     other: HashMap<Location, u64>,
 }
 
-impl Default for Pmu {
+impl Default for Pmuv3State {
     fn default() -> Self {
         Self {
             pmcr: u64::from(EVENT_COUNTERS) << 11,
@@ -179,32 +180,32 @@ pub(crate) fn counts_at(filter: u64, level: ExceptionLevel) -> bool {
     }
 }
 
-impl Pmu {
+impl Pmuv3State {
     /// Reads the register at `location`.
-    pub fn read(&self, regs: &Registers, location: Location) -> Answer<u64> {
+    pub fn read(&self, regs: &Pmuv3Regs, location: Location) -> Answer<u64> {
         let (kind, info) = regs.get(location)?;
         Ok(match kind {
-            Kind::Pmcr => self.pmcr,
-            Kind::CntenSet | Kind::CntenClr => u64::from(self.enabled),
-            Kind::OvsSet | Kind::OvsClr => u64::from(self.overflowed),
-            Kind::Evtyper(n) => self.types[counter(n)?],
-            Kind::Evcntr(n) => self.counts[counter(n)?],
-            Kind::Ccfiltr => self.cycle_filter,
-            Kind::Ccntr => self.cycles,
-            Kind::Other => self.other.get(&location).copied().unwrap_or(info.reset),
+            PmuReg::Pmcr => self.pmcr,
+            PmuReg::CntenSet | PmuReg::CntenClr => u64::from(self.enabled),
+            PmuReg::OvsSet | PmuReg::OvsClr => u64::from(self.overflowed),
+            PmuReg::Evtyper(n) => self.types[counter(n)?],
+            PmuReg::Evcntr(n) => self.counts[counter(n)?],
+            PmuReg::Ccfiltr => self.cycle_filter,
+            PmuReg::Ccntr => self.cycles,
+            PmuReg::Other => self.other.get(&location).copied().unwrap_or(info.reset),
         })
     }
 
     /// Writes `raw` to the register at `location`; a read-only register or a reserved bit set
     /// is refused, nothing written.
-    pub fn write(&mut self, regs: &Registers, location: Location, raw: u64) -> Answer<()> {
+    pub fn write(&mut self, regs: &Pmuv3Regs, location: Location, raw: u64) -> Answer<()> {
         let (kind, info) = regs.get(location)?;
         let old = self.read(regs, location)?;
         let written =
             regs::write(info, old, raw).ok_or("a writable register and no reserved bit set")?;
         let bits = (raw as u32) & implemented();
         match kind {
-            Kind::Pmcr => {
+            PmuReg::Pmcr => {
                 self.pmcr = written.stored;
                 if raw & 0b10 != 0 {
                     self.counts = [0; 31];
@@ -213,15 +214,15 @@ impl Pmu {
                     self.cycles = 0;
                 }
             }
-            Kind::CntenSet => self.enabled |= bits,
-            Kind::CntenClr => self.enabled &= !bits,
-            Kind::OvsSet => self.overflowed |= bits,
-            Kind::OvsClr => self.overflowed &= !bits,
-            Kind::Evtyper(n) => self.types[counter(n)?] = written.stored,
-            Kind::Evcntr(n) => self.counts[counter(n)?] = raw,
-            Kind::Ccfiltr => self.cycle_filter = written.stored,
-            Kind::Ccntr => self.cycles = raw,
-            Kind::Other => {
+            PmuReg::CntenSet => self.enabled |= bits,
+            PmuReg::CntenClr => self.enabled &= !bits,
+            PmuReg::OvsSet => self.overflowed |= bits,
+            PmuReg::OvsClr => self.overflowed &= !bits,
+            PmuReg::Evtyper(n) => self.types[counter(n)?] = written.stored,
+            PmuReg::Evcntr(n) => self.counts[counter(n)?] = raw,
+            PmuReg::Ccfiltr => self.cycle_filter = written.stored,
+            PmuReg::Ccntr => self.cycles = raw,
+            PmuReg::Other => {
                 self.other.insert(location, written.stored);
             }
         }
@@ -229,7 +230,7 @@ impl Pmu {
     }
 
     /// Counts `count` events `event` at `level` on a core with registers `regs`.
-    pub fn count(&mut self, regs: &Registers, event: u16, level: ExceptionLevel, count: u64) {
+    pub fn count(&mut self, regs: &Pmuv3Regs, event: u16, level: ExceptionLevel, count: u64) {
         if self.pmcr & 1 == 0 {
             return;
         }

@@ -104,6 +104,14 @@ fn slots(
     Ok(out)
 }
 
+/// What enabling found and changes: PMCR_EL0, the enable bits, each slot's type and count.
+#[derive(Debug, Clone)]
+struct PutBack {
+    pmcr: u64,
+    enabled: u64,
+    slots: Vec<(u64, u64)>,
+}
+
 /// A group on the simulated Arm core PMU of one CPU.
 pub(crate) struct SysRegGroup<'s> {
     sim: &'s Sim,
@@ -112,8 +120,8 @@ pub(crate) struct SysRegGroup<'s> {
     pmcr: SysRegEncoding,
     enable_set: SysRegEncoding,
     enable_clear: SysRegEncoding,
-    /// What was there before enabling: PMCR_EL0, the enable bits, each slot's type and count.
-    saved: Option<(u64, u64, Vec<(u64, u64)>)>,
+    /// What was there before enabling.
+    saved: Option<PutBack>,
     last: Vec<u64>,
     totals: Vec<u64>,
     enabled_at: Option<Instant>,
@@ -172,7 +180,11 @@ impl<'s> SysRegGroup<'s> {
                 sim.read_sysreg(cpu, s.counter)?,
             ));
         }
-        self.saved = Some((pmcr, enabled, kept));
+        self.saved = Some(PutBack {
+            pmcr,
+            enabled,
+            slots: kept,
+        });
         for s in &self.slots {
             sim.write_sysreg(cpu, s.typer, s.value)?;
         }
@@ -195,7 +207,12 @@ impl<'s> SysRegGroup<'s> {
 
     /// Puts back what enabling changed.
     fn restore(&mut self) -> crate::Result<()> {
-        let Some((pmcr, enabled, kept)) = self.saved.take() else {
+        let Some(PutBack {
+            pmcr,
+            enabled,
+            slots: kept,
+        }) = self.saved.take()
+        else {
             return Ok(());
         };
         let (sim, cpu) = (self.sim, self.cpu);

@@ -13,6 +13,8 @@
 //! tests compare. Time enabled is the wall time since enabling, and a group always runs (the
 //! simulated driver does not multiplex).
 
+mod arm;
+
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -261,9 +263,9 @@ impl PerfLayer for SimPerf<'_> {
             .ok_or_else(|| refused(0, format!("no CPU {cpu} in the simulator")))?;
         // Arm's core PMU: system registers, which its own driver programs.
         if d.pmu_box.through_perf_only() {
-            let group = crate::sim_perf_arm::SysRegGroup::open(
+            let group = arm::SysRegGroup::open(
                 self.sim,
-                (d.pmu_box, &d.pmu, &d.name.counters),
+                (d.pmu_box, &d.pmu, d.name.counters),
                 cpu,
                 events,
             )?;

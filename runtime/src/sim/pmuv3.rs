@@ -10,12 +10,12 @@
 //!   sets a bit, to the second clears it, a 0 changes nothing. PMOVSSET_EL0 and PMOVSCLR_EL0
 //!   do the same for the overflow flags. Bits of counters the core does not implement read as
 //!   zero and ignore writes (RAZ/WI).
-//! - An event counter counts the events its PMEVTYPER<n>_EL0 selects (bits 15:0) while E and
+//! - An event counter counts the events its PMEVTYPER{n}_EL0 selects (bits 15:0) while E and
 //!   its enable bit are set, in the exception levels its filter bits allow; the cycle counter
 //!   counts CPU_CYCLES (common event 0x11) under PMCCFILTR_EL0's filter. Counters are 64 bits
 //!   (FEAT_PMUv3p5) and overflow (set their flag) on a carry out of bit 31, or of bit 63 under
 //!   LP/LC; the value itself wraps at 64 bits, as Linux KVM's emulation (`pmu-emul.c`) does.
-//! - PMEVTYPER<n>/PMEVCNTR<n> with n >= N are UNDEFINED: the access is refused.
+//! - PMEVTYPER{n}/PMEVCNTR{n} with n >= N are UNDEFINED: the access is refused.
 //!
 //! Not modelled: Secure and Realm states (a Linux host runs Non-secure), EL3, PMCR_EL0.D
 //! (the divide-by-64 of the cycle counter), chained counters, interrupts (PMINTENSET keeps its
@@ -71,7 +71,7 @@ enum PmuReg {
 #[derive(Debug, Default)]
 pub(crate) struct Pmuv3Regs {
     by_location: HashMap<Location, (PmuReg, &'static RegisterInfo)>,
-    /// The event counters' width: 64 (FEAT_PMUv3p5), or 32 where the spec's PMEVCNTR<n>
+    /// The event counters' width: 64 (FEAT_PMUv3p5), or 32 where the spec's PMEVCNTR{n}
     /// count field is 31:0 (the Armv8.2 N1 and Armv8.4 V1).
     event_bits: u32,
 }
@@ -167,9 +167,9 @@ fn counter(n: u32) -> Answer<usize> {
     }
 }
 
-/// Whether a filter (PMEVTYPER<n>_EL0 or PMCCFILTR_EL0 bits 31:27) lets an event at `level`
+/// Whether a filter (PMEVTYPER{n}_EL0 or PMCCFILTR_EL0 bits 31:27) lets an event at `level`
 /// in Non-secure state count: EL0 when NSU equals U, EL1 when NSK equals P, EL2 when NSH is
-/// set (Arm ARM, PMEVTYPER<n>_EL0 field descriptions).
+/// set (Arm ARM, PMEVTYPER{n}_EL0 field descriptions).
 pub(crate) fn counts_at(filter: u64, level: ExceptionLevel) -> bool {
     let bit = |n: u32| filter >> n & 1;
     let (p, u, nsk, nsu, nsh) = (bit(31), bit(30), bit(29), bit(28), bit(27));

@@ -4,7 +4,7 @@
 //! groups of a PMU whose counters are system registers.
 //!
 //! Opening a group decodes each event's `config` through the PMU's format files into
-//! PMEVTYPER<n>_EL0 (the event, and the filter bits: `exclude_user` sets U, `exclude_kernel`
+//! PMEVTYPER{n}_EL0 (the event, and the filter bits: `exclude_user` sets U, `exclude_kernel`
 //! P, as the driver's `armv8pmu_set_event_filter` does) and takes the event counters in
 //! order. Enabling writes each PMEVTYPER, sets its bit in PMCNTENSET_EL0 and PMCR_EL0.E;
 //! reading adds each counter's 64-bit increments; closing clears the enable bits it set
@@ -21,7 +21,7 @@ use crate::perf::layer::{EventAttr, GroupValues, OpenError, OpenGroup};
 use crate::perf::KernelPmu;
 use crate::sim::Sim;
 
-/// PMEVTYPER<n>_EL0's U (exclude EL0) and P (exclude EL1) bits (Arm ARM; Linux's
+/// PMEVTYPER{n}_EL0's U (exclude EL0) and P (exclude EL1) bits (Arm ARM; Linux's
 /// ARMV8_PMU_EXCLUDE_EL0 and ARMV8_PMU_EXCLUDE_EL1).
 const EXCLUDE_EL0: u64 = 1 << 30;
 const EXCLUDE_EL1: u64 = 1 << 31;

@@ -51,9 +51,18 @@ fn the_simulated_run_passes_on_every_processor() {
         let boxes = &pmu_runtime::boxes::Boxes::of(p).boxes;
         let counts = boxes.iter().any(|b| !b.through_perf_only());
         assert_eq!(counted >= 1, counts, "{}: {out}", p.id);
-        // Arm's system registers are not simulated: a note says so, never a count or a FAIL.
+        // Arm's system registers have no register rows (a note says so), and are counted
+        // through the simulated kernel's perf PMU, each interval exactly.
         let perf_only = boxes.iter().any(|b| b.through_perf_only());
         assert_eq!(out.contains("perf-only "), perf_only, "{}: {out}", p.id);
+        if perf_only {
+            let r = row(&out, "perf PMU ");
+            assert!(
+                r.contains("10000, 10000, 10000") && r.contains(" pass"),
+                "{}: {out}",
+                p.id
+            );
+        }
         // Each discovery domain's table is joined (Diamond Rapids: IMH and CBB).
         for d in p.discovery_domains {
             let r = row(&out, &format!("discovery {} 0 ", d.id));

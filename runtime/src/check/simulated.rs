@@ -197,9 +197,12 @@ pub fn on_simulator_with(
         event: EVENT,
         expected: expected_text(),
     };
+    // Boxes only perf reaches (Arm's system registers) are counted through it alone.
+    let mut through_perf = counted.clone();
+    through_perf.extend(perf_only_boxes(boxes));
     rows.extend(super::raw_vs_perf::rows(
         machine,
-        (boxes, &counted),
+        (boxes, &through_perf),
         &steady,
         quirks,
         perf_fault,
@@ -266,11 +269,22 @@ fn through_perf_only(boxes: &'static Boxes) -> Vec<CheckRow> {
     units
         .into_iter()
         .map(|u| {
-            let note =
-                "system registers: counted through the kernel's perf PMU only, not simulated";
+            let note = "system registers: no register rows, counted through the simulated \
+                        kernel's perf PMU only (the perf row)";
             CheckRow::note(format!("perf-only {u}"), note.to_string())
         })
         .collect()
+}
+
+/// The first box of every unit whose counters only perf reaches that has a general counter.
+fn perf_only_boxes(boxes: &'static Boxes) -> Vec<&'static PmuBox> {
+    let mut out: Vec<&'static PmuBox> = Vec::new();
+    for b in boxes.boxes.iter().filter(|b| b.through_perf_only()) {
+        if general(b).is_some() && !out.iter().any(|o| std::ptr::eq(o.unit, b.unit)) {
+            out.push(b);
+        }
+    }
+    out
 }
 
 /// The first box of every unit that has a general counter and registers the simulator models.

@@ -35,6 +35,7 @@ pub mod counting;
 pub mod domains;
 mod mmio;
 mod part;
+pub mod pmuv3;
 mod quirks;
 mod regs;
 mod running;
@@ -246,6 +247,8 @@ struct SimState {
     /// Per L3, at the index of its lowest CPU: the boxes of `scope="l3"` units.
     l3s: Vec<uncore::SocketState>,
     cpus: Vec<arch::CpuState>,
+    /// Per logical CPU: its Arm core PMU's system registers (see [`pmuv3`]).
+    pmuv3: Vec<pmuv3::Pmuv3State>,
     journal: Journal,
 }
 
@@ -257,6 +260,8 @@ pub struct Sim {
     /// The box of the simulated processor's own per-CPU unit that core events go to (`CPU`),
     /// when it has one; otherwise they go to the architectural model.
     core_box: Option<&'static str>,
+    /// The processor's Arm PMU system registers, by encoding (none for x86 parts).
+    sysregs: pmuv3::Pmuv3Regs,
     state: Mutex<SimState>,
     /// The memory-mapped windows: where each controller's base is, and what is at each address.
     windows: mmio::Windows,
@@ -339,6 +344,7 @@ impl Sim {
             uncore,
             windows: mmio::Windows::new(config.processor, sockets),
             core_box,
+            sysregs: pmuv3::Pmuv3Regs::of(config.processor),
             state: Mutex::new(SimState {
                 uncore: (0..sockets as u32)
                     .map(|s| part::with_stack_buses(&config, s, socket.clone()))
@@ -346,6 +352,7 @@ impl Sim {
                 cores: vec![Default::default(); cpus],
                 l3s: vec![socket; cpus],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
+                pmuv3: vec![pmuv3::Pmuv3State::default(); cpus],
                 journal: Journal::default(),
             }),
             claims: OnceLock::new(),
@@ -701,13 +708,71 @@ impl Sim {
             .map(|s| s.overflows.clone())
             .unwrap_or_default()
     }
+    /// Reads the Arm system register `encoding` on `cpu` (`mrs`), as [`pmuv3`] describes; an
+    /// encoding the processor has no PMU register at, or an event counter the core does not
+    /// implement, is refused (the instruction being UNDEFINED) with an error saying which.
+    pub fn read_sysreg(&self, cpu: u32, encoding: pmu_regs::SysRegEncoding) -> Result<u64> {
+        let st = self.lock();
+        let pmu = st
+            .pmuv3
+            .get(cpu as usize)
+            .ok_or_else(|| self.bad_cpu(cpu))?;
+        pmu.read(&self.sysregs, Location::SysReg(encoding))
+            .map_err(|why| self.refused_sysreg(encoding, why))
+    }
 
-    /// Injects `count` core events (event select and umask) on `cpu`: into the simulated
+    /// Writes `raw` to the Arm system register `encoding` on `cpu` (`msr`); a read-only
+    /// register or a reserved bit set is refused and nothing is written.
+    pub fn write_sysreg(
+        &self,
+        cpu: u32,
+        encoding: pmu_regs::SysRegEncoding,
+        raw: u64,
+    ) -> Result<()> {
+        let mut st = self.lock();
+        let pmu = st
+            .pmuv3
+            .get_mut(cpu as usize)
+            .ok_or_else(|| self.bad_cpu(cpu))?;
+        pmu.write(&self.sysregs, Location::SysReg(encoding), raw)
+            .map_err(|why| self.refused_sysreg(encoding, why))
+    }
+
+    /// Injects `count` events of Arm event number `event` on `cpu` at `level`: the core
+    /// PMU's counters that are enabled and select it count them ([`pmuv3`]); event
+    /// [`pmuv3::CPU_CYCLES`] also advances the cycle counter.
+    pub fn inject_pmuv3(
+        &self,
+        cpu: u32,
+        event: u16,
+        level: pmuv3::ExceptionLevel,
+        count: u64,
+    ) -> Result<()> {
+        let mut st = self.lock();
+        let pmu = st
+            .pmuv3
+            .get_mut(cpu as usize)
+            .ok_or_else(|| self.bad_cpu(cpu))?;
+        pmu.count(&self.sysregs, event, level, count);
+        Ok(())
+    }
+
+    /// Injects `count` core events (event select and umask) on `cpu`: into an Arm core's PMU
+    /// system registers at EL0 ([`pmuv3`], the umask ignored), into the simulated
     /// processor's own per-CPU box where it has one (see [`Self::core_box`]), else into the
     /// architectural counters.
     pub fn inject_core(&self, cpu: u32, ev_sel: u16, umask: u16, count: u64) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
+        if !self.sysregs.is_empty() {
+            // An Arm core: its PMU's event number is the select; a workload runs at EL0.
+            let pmu = st
+                .pmuv3
+                .get_mut(cpu as usize)
+                .ok_or_else(|| self.bad_cpu(cpu))?;
+            pmu.count(&self.sysregs, ev_sel, pmuv3::ExceptionLevel::El0, count);
+            return Ok(());
+        }
         if let Some(instance) = self.core_box {
             let state = st
                 .cores
@@ -867,6 +932,17 @@ impl Sim {
             .get(socket)
             .map(|sock| self.uncore.hidden_bits(sock))
             .ok_or_else(|| self.bad_socket(socket).into())
+    }
+
+    fn refused_sysreg(&self, encoding: pmu_regs::SysRegEncoding, why: pmuv3::Refused) -> Error {
+        UsageError::BadValue {
+            text: format!(
+                "system register {encoding} on the simulated {}",
+                self.config.processor.id
+            ),
+            expected: why.into(),
+        }
+        .into()
     }
 
     fn rejected(op: Op, target: Target) -> BackendError {

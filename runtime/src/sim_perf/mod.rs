@@ -13,6 +13,8 @@
 //! tests compare. Time enabled is the wall time since enabling, and a group always runs (the
 //! simulated driver does not multiplex).
 
+mod arm;
+
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -259,6 +261,16 @@ impl PerfLayer for SimPerf<'_> {
             .topology()
             .socket_of(cpu)
             .ok_or_else(|| refused(0, format!("no CPU {cpu} in the simulator")))?;
+        // Arm's core PMU: system registers, which its own driver programs.
+        if d.pmu_box.through_perf_only() {
+            let group = arm::SysRegGroup::open(
+                self.sim,
+                (d.pmu_box, &d.pmu, d.name.counters),
+                cpu,
+                events,
+            )?;
+            return Ok(Box::new(group));
+        }
         let controls = controls(d, events)?;
         let mut aux = Vec::new();
         for (ev, &(n, raw)) in events.iter().zip(&controls) {

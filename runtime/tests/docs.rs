@@ -42,6 +42,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("bash .ci/run", "CI itself"),
     ("pmu man --dir DIR", "DIR is a placeholder; runtime/tests/cli_conventions.rs writes the pages into a temporary directory and reads them"),
     ("jq -r '.processors[] | select(.id==\"xeon-7500\") | .units[] | .registers[] | .addresses[] | \"\\(.name) \\(.address)\"' generated/model/pmu-regs.json", "jq is not installed by CI; tests/json_model.rs checks every address of the model"),
+    ("jq -r '.processors[] | select(.id==\"diamond-rapids\") | .discovery_domains[] | \"\\(.id) \\(.place) \\(.pci_device_id // .msr) per \\(.per)\"' generated/model/pmu-regs.json", "jq is not installed by CI; tests/json_model.rs (diamond_rapids_domains_from_the_json) reads the same domains from the model against Linux's values"),
     ("pmu serve --config /etc/pmu-serve.conf --listen 127.0.0.1:9464 -a", "a server on real uncore counters; runtime/tests/serve.rs runs `serve --sim` and scrapes it"),
     ("pmu serve --unit xeon-e5-2600:IMC0 --event event=UNC_M_CAS_COUNT.RD --listen 127.0.0.1:9464", "a server on real uncore counters; runtime/tests/serve.rs runs `serve --sim` and scrapes it"),
     ("pmu list --events --unit CORE --perfmon Jaketown_core.json", "needs Intel's list, which is not kept here; runtime/tests/cli.rs runs --perfmon on a fixture"),

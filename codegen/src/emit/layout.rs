@@ -470,7 +470,63 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
         let _ = writeln!(out, "impl {} {{\n{positions}{fns}}}\n", reg.type_name);
     }
     let address_infos = addresses_text(unit, reg, out);
-    info_static_text(proc, unit, reg, &address_infos, out);
+    let compact = compact_addresses(unit, reg, out);
+    info_static_text(proc, unit, reg, &address_infos, compact.as_deref(), out);
+}
+
+/// The unit's instance names, which [`compact_addresses`]' rows name (with `metadata`).
+fn instance_names_text(unit: &Unit, out: &mut String) {
+    let names: Vec<String> = unit.instances.iter().map(|i| lit(&i.name)).collect();
+    let _ = writeln!(
+        out,
+        "{METADATA}\n#[allow(dead_code)]\nconst INSTANCE_NAMES: [&str; {}] = [{}];\n",
+        names.len(),
+        names.join(", ")
+    );
+}
+
+/// The metadata's address rows read from the typed addresses by a `const fn` (each name and
+/// address written once, in the typed constant), when the rows are exactly those constants in
+/// instance and index order and cite one source: writes the rows' static and returns the
+/// expression naming it, or `None` (the rows are then written out).
+fn compact_addresses(unit: &Unit, reg: &Register, out: &mut String) -> Option<String> {
+    let Addresses::Known(addrs) = &reg.addresses else {
+        return None;
+    };
+    let source = &addrs.first()?.source;
+    let space = match reg.space {
+        Space::Msr => "msr",
+        Space::Pci => "pci",
+        _ => return None,
+    };
+    let count = reg.count.max(1) as usize;
+    for ii in 0..unit.instances.len() {
+        let mine: Vec<_> = addrs.iter().filter(|a| a.instance == ii).collect();
+        let in_order = mine.iter().enumerate().all(|(n, a)| a.index as usize == n);
+        if mine.len() != count || !in_order || mine.iter().any(|a| &a.source != source) {
+            return None;
+        }
+    }
+    let table = match &*unit.instances {
+        [inst] => format!("[{}]", reg.instance_name(inst)),
+        [] => return None,
+        _ => reg.generic_name(),
+    };
+    let (table, ctor) = if reg.count > 1 {
+        (table, format!("{space}_arrays"))
+    } else {
+        (table, format!("{space}s"))
+    };
+    let name = format!("{}_ADDRESSES", info_ident(reg));
+    let _ = writeln!(
+        out,
+        "{METADATA}
+static {name}: [AddressInfo; {}] = AddressInfo::{ctor}(&{table}, &INSTANCE_NAMES, {});
+",
+        addrs.len(),
+        lit(source)
+    );
+    Some(format!("&{name}"))
 }
 
 /// The register's type, documented as the guide describes the register.
@@ -668,6 +724,7 @@ fn info_static_text(
     unit: &Unit,
     reg: &Register,
     address_infos: &str,
+    compact: Option<&str>,
     out: &mut String,
 ) {
     // A processor taking its units from another refers to these from its `pmu` module.
@@ -678,7 +735,10 @@ fn info_static_text(
     };
     let layout = format!("{}Layout", reg.type_name);
     let addresses = match &reg.addresses {
-        Addresses::Known(_) => format!("Addresses::Known(&[\n{address_infos}    ])"),
+        Addresses::Known(_) => match compact {
+            Some(rows) => format!("Addresses::Known({rows})"),
+            None => format!("Addresses::Known(&[\n{address_infos}    ])"),
+        },
         Addresses::Unknown { reason } => format!("Addresses::Unknown({})", lit(reason)),
     };
     let sources: Vec<String> = reg.sources.iter().map(|s| lit(&s.citation())).collect();
@@ -749,6 +809,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
     if let Some(w) = &unit.mmio_window {
         mmio_window_text(w, &mut out);
     }
+    instance_names_text(unit, &mut out);
     for reg in &unit.registers {
         register_text(proc, unit, reg, &mut out);
     }
@@ -796,8 +857,19 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
         "pub use {source}::{{\n    {},\n}};\n",
         names.join(",\n    ")
     );
+    instance_names_text(unit, &mut out);
     for reg in &unit.registers {
-        info_static_text(proc, unit, reg, &address_infos(unit, reg), &mut out);
+        // The unit files are the other processor's too, so the re-exported typed addresses
+        // are this unit's.
+        let compact = compact_addresses(unit, reg, &mut out);
+        info_static_text(
+            proc,
+            unit,
+            reg,
+            &address_infos(unit, reg),
+            compact.as_deref(),
+            &mut out,
+        );
     }
     let events = if unit.events.is_empty() {
         "&[]"

@@ -14,6 +14,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["DF"];
+
 /// Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its
 /// enable.
 ///
@@ -94,18 +98,16 @@ impl DfPerfCtl {
 pub const DF_PERF_CTL: [Msr<DfPerfCtl>; 4] = [Msr::new(0xC0010240, "DF_PERF_CTL0"), Msr::new(0xC0010242, "DF_PERF_CTL1"), Msr::new(0xC0010244, "DF_PERF_CTL2"), Msr::new(0xC0010246, "DF_PERF_CTL3")];
 
 #[cfg(feature = "metadata")]
+static DF_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[DF_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen2", unit: "DF", name: DfPerfCtlLayout::NAME, type_name: "DfPerfCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: DfPerfCtlLayout::RESET, reserved_mask: DfPerfCtlLayout::RESERVED_MASK, ignored_mask: DfPerfCtlLayout::IGNORED_MASK, writable_mask: DfPerfCtlLayout::WRITABLE_MASK,
     description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("DF_PERF_CTL0", "DF", 0, 0xC0010240, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL1", "DF", 1, 0xC0010242, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL2", "DF", 2, 0xC0010244, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL3", "DF", 3, 0xC0010246, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&DF_PERF_CTL_INFO_ADDRESSES),
     fields: DfPerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "uncore.c publishes the family 17h and later Data Fabric event as event14, config:0-7,32-35,59-60, and the unit mask as config:8-15; AMD64_RAW_EVENT_MASK_NB (perf_event.h) covers bits 7:0, 35:32 and 15:8. A counter is enabled with ARCH_PERFMON_EVENTSEL_ENABLE (bit 22)." },
@@ -159,18 +161,16 @@ impl DfPerfCtr {
 pub const DF_PERF_CTR: [Msr<DfPerfCtr>; 4] = [Msr::new(0xC0010241, "DF_PERF_CTR0"), Msr::new(0xC0010243, "DF_PERF_CTR1"), Msr::new(0xC0010245, "DF_PERF_CTR2"), Msr::new(0xC0010247, "DF_PERF_CTR3")];
 
 #[cfg(feature = "metadata")]
+static DF_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[DF_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen2", unit: "DF", name: DfPerfCtrLayout::NAME, type_name: "DfPerfCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: DfPerfCtrLayout::RESET, reserved_mask: DfPerfCtrLayout::RESERVED_MASK, ignored_mask: DfPerfCtrLayout::IGNORED_MASK, writable_mask: DfPerfCtrLayout::WRITABLE_MASK,
     description: "Data Fabric performance counter n, 48 bits wide.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("DF_PERF_CTR0", "DF", 0, 0xC0010241, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR1", "DF", 1, 0xC0010243, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR2", "DF", 2, 0xC0010245, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR3", "DF", 3, 0xC0010247, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&DF_PERF_CTR_INFO_ADDRESSES),
     fields: DfPerfCtrLayout::FIELDS,
     notes: &[],
 };

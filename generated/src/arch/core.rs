@@ -19,6 +19,10 @@ use crate::support::*;
 use crate::structure::Role;
 use crate::core_events::CoreEvent;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["CPU"];
+
 /// General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first
 /// CPUID.0AH:EAX\[15:8\] counters exist. The implemented width is CPUID.0AH:EAX\[23:16\] bits; bits
 /// above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the
@@ -77,22 +81,16 @@ impl Ia32Pmc {
 pub const IA32_PMC: [Msr<Ia32Pmc>; 8] = [Msr::new(0xC1, "IA32_PMC0"), Msr::new(0xC2, "IA32_PMC1"), Msr::new(0xC3, "IA32_PMC2"), Msr::new(0xC4, "IA32_PMC3"), Msr::new(0xC5, "IA32_PMC4"), Msr::new(0xC6, "IA32_PMC5"), Msr::new(0xC7, "IA32_PMC6"), Msr::new(0xC8, "IA32_PMC7")];
 
 #[cfg(feature = "metadata")]
+static IA32_PMC_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[IA32_PMC], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PMC_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PmcLayout::NAME, type_name: "Ia32Pmc",
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32PmcLayout::RESET, reserved_mask: Ia32PmcLayout::RESERVED_MASK, ignored_mask: Ia32PmcLayout::IGNORED_MASK, writable_mask: Ia32PmcLayout::WRITABLE_MASK,
     description: "General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PMC0", "CPU", 0, 0xC1, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC1", "CPU", 1, 0xC2, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC2", "CPU", 2, 0xC3, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC3", "CPU", 3, 0xC4, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC4", "CPU", 4, 0xC5, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC5", "CPU", 5, 0xC6, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC6", "CPU", 6, 0xC7, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC7", "CPU", 7, 0xC8, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_PMC_INFO_ADDRESSES),
     fields: Ia32PmcLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address source", text: "msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive." },
@@ -150,22 +148,16 @@ impl Ia32APmc {
 pub const IA32_A_PMC: [Msr<Ia32APmc>; 8] = [Msr::new(0x4C1, "IA32_A_PMC0"), Msr::new(0x4C2, "IA32_A_PMC1"), Msr::new(0x4C3, "IA32_A_PMC2"), Msr::new(0x4C4, "IA32_A_PMC3"), Msr::new(0x4C5, "IA32_A_PMC4"), Msr::new(0x4C6, "IA32_A_PMC5"), Msr::new(0x4C7, "IA32_A_PMC6"), Msr::new(0x4C8, "IA32_A_PMC7")];
 
 #[cfg(feature = "metadata")]
+static IA32_A_PMC_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[IA32_A_PMC], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_A_PMC_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32APmcLayout::NAME, type_name: "Ia32APmc",
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32APmcLayout::RESET, reserved_mask: Ia32APmcLayout::RESERVED_MASK, ignored_mask: Ia32APmcLayout::IGNORED_MASK, writable_mask: Ia32APmcLayout::WRITABLE_MASK,
     description: "Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_A_PMC0", "CPU", 0, 0x4C1, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC1", "CPU", 1, 0x4C2, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC2", "CPU", 2, 0x4C3, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC3", "CPU", 3, 0x4C4, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC4", "CPU", 4, 0x4C5, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC5", "CPU", 5, 0x4C6, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC6", "CPU", 6, 0x4C7, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC7", "CPU", 7, 0x4C8, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_A_PMC_INFO_ADDRESSES),
     fields: Ia32APmcLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address source", text: "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing." },
@@ -317,22 +309,16 @@ impl Ia32PerfEvtSel {
 pub const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8] = [Msr::new(0x186, "IA32_PERFEVTSEL0"), Msr::new(0x187, "IA32_PERFEVTSEL1"), Msr::new(0x188, "IA32_PERFEVTSEL2"), Msr::new(0x189, "IA32_PERFEVTSEL3"), Msr::new(0x18A, "IA32_PERFEVTSEL4"), Msr::new(0x18B, "IA32_PERFEVTSEL5"), Msr::new(0x18C, "IA32_PERFEVTSEL6"), Msr::new(0x18D, "IA32_PERFEVTSEL7")];
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[IA32_PERFEVTSEL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfEvtSelLayout::NAME, type_name: "Ia32PerfEvtSel",
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32PerfEvtSelLayout::RESET, reserved_mask: Ia32PerfEvtSelLayout::RESERVED_MASK, ignored_mask: Ia32PerfEvtSelLayout::IGNORED_MASK, writable_mask: Ia32PerfEvtSelLayout::WRITABLE_MASK,
     description: "Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERFEVTSEL0", "CPU", 0, 0x186, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL1", "CPU", 1, 0x187, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL2", "CPU", 2, 0x188, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL3", "CPU", 3, 0x189, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL4", "CPU", 4, 0x18A, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL5", "CPU", 5, 0x18B, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL6", "CPU", 6, 0x18C, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL7", "CPU", 7, 0x18D, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_PERF_EVT_SEL_INFO_ADDRESSES),
     fields: Ia32PerfEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address source and later extensions", text: "msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here." },
@@ -394,17 +380,16 @@ impl Ia32FixedCtr {
 pub const IA32_FIXED_CTR: [Msr<Ia32FixedCtr>; 3] = [Msr::new(0x309, "IA32_FIXED_CTR0"), Msr::new(0x30A, "IA32_FIXED_CTR1"), Msr::new(0x30B, "IA32_FIXED_CTR2")];
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::msr_arrays(&[IA32_FIXED_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtrLayout::NAME, type_name: "Ia32FixedCtr",
     width: 64, space: Space::Msr, count: 3, count_cpuid: None,
     reset: Ia32FixedCtrLayout::RESET, reserved_mask: Ia32FixedCtrLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrLayout::WRITABLE_MASK,
     description: "Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR0", "CPU", 0, 0x309, "linux-msr-index"),
-        AddressInfo::msr("IA32_FIXED_CTR1", "CPU", 1, 0x30A, "linux-msr-index"),
-        AddressInfo::msr("IA32_FIXED_CTR2", "CPU", 2, 0x30B, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_FIXED_CTR_INFO_ADDRESSES),
     fields: Ia32FixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address source; no count-cpuid", text: "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but from version 5 CPUID.0AH:ECX is also a bitmap of fixed counters, and counter i exists if ECX[i] is set or i is below that count (SDM Vol. 3B, architectural performance monitoring version 5; KVM's selftests, fixed_counter_is_supported, test a vCPU's fixed counters the same way). One CPUID field cannot say that, so the runtime applies the rule itself (pmu-runtime's Cpuid0A::fixed_counter) before it takes a fixed counter or fixed counter 3." },
@@ -874,15 +859,16 @@ impl Ia32FixedCtrCtrl {
 pub const IA32_FIXED_CTR_CTRL: Msr<Ia32FixedCtrCtrl> = Msr::new(0x38D, "IA32_FIXED_CTR_CTRL");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR_CTRL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR_CTRL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtrCtrlLayout::NAME, type_name: "Ia32FixedCtrCtrl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtrCtrlLayout::RESET, reserved_mask: Ia32FixedCtrCtrlLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrCtrlLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrCtrlLayout::WRITABLE_MASK,
     description: "Control for the fixed-function counters (0 to 2 on every core, 3 and 4 to 6 on the processors that have them): one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR_CTRL", "CPU", 0, 0x38D, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_FIXED_CTR_CTRL_INFO_ADDRESSES),
     fields: Ia32FixedCtrCtrlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "The block of counter 3", text: "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3, TOPDOWN.SLOTS) use the next block, bits 15:12, laid out as the others (Linux intel/core.c programs it as it programs fixed counters 0 to 2). They are described here without roles, because the fourth counter exists only on the processors processors.xml marks with topdown-metrics; on the others they are reserved. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1." },
@@ -1050,15 +1036,16 @@ impl Ia32PerfGlobalStatus {
 pub const IA32_PERF_GLOBAL_STATUS: Msr<Ia32PerfGlobalStatus> = Msr::new(0x38E, "IA32_PERF_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_GLOBAL_STATUS], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfGlobalStatusLayout::NAME, type_name: "Ia32PerfGlobalStatus",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalStatusLayout::RESET, reserved_mask: Ia32PerfGlobalStatusLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalStatusLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalStatusLayout::WRITABLE_MASK,
     description: "Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_GLOBAL_STATUS", "CPU", 0, 0x38E, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_PERF_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: Ia32PerfGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Sources of the upper status bits", text: "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left reserved." },
@@ -1194,15 +1181,16 @@ impl Ia32PerfGlobalCtrl {
 pub const IA32_PERF_GLOBAL_CTRL: Msr<Ia32PerfGlobalCtrl> = Msr::new(0x38F, "IA32_PERF_GLOBAL_CTRL");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_GLOBAL_CTRL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_GLOBAL_CTRL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_GLOBAL_CTRL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfGlobalCtrlLayout::NAME, type_name: "Ia32PerfGlobalCtrl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalCtrlLayout::RESET, reserved_mask: Ia32PerfGlobalCtrlLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalCtrlLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalCtrlLayout::WRITABLE_MASK,
     description: "Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_GLOBAL_CTRL", "CPU", 0, 0x38F, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_PERF_GLOBAL_CTRL_INFO_ADDRESSES),
     fields: Ia32PerfGlobalCtrlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Reset value of the PMC enables", text: "Linux KVM emulates the hardware rule that at RESET Intel processors set the enable bit of every implemented general-purpose counter in this register (so that version-1 software, which never writes it, still counts); KVM's pmu_intel.c says so and sets global_ctrl to the mask of implemented counters. That value depends on CPUID.0AH:EAX[15:8], which a fixed reset attribute cannot express, so the field's reset is recorded as 0. The fact comes from arch/x86/kvm/vmx/pmu_intel.c, for which processors.xml has no source id; it is not in the SDM excerpt we hold." },
@@ -1351,15 +1339,16 @@ impl Ia32PerfGlobalOvfCtrl {
 pub const IA32_PERF_GLOBAL_OVF_CTRL: Msr<Ia32PerfGlobalOvfCtrl> = Msr::new(0x390, "IA32_PERF_GLOBAL_OVF_CTRL");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_GLOBAL_OVF_CTRL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_GLOBAL_OVF_CTRL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_GLOBAL_OVF_CTRL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfGlobalOvfCtrlLayout::NAME, type_name: "Ia32PerfGlobalOvfCtrl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalOvfCtrlLayout::RESET, reserved_mask: Ia32PerfGlobalOvfCtrlLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalOvfCtrlLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalOvfCtrlLayout::WRITABLE_MASK,
     description: "Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_GLOBAL_OVF_CTRL", "CPU", 0, 0x390, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_PERF_GLOBAL_OVF_CTRL_INFO_ADDRESSES),
     fields: Ia32PerfGlobalOvfCtrlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One register for OVF_CTRL and STATUS_RESET", text: "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD)." },
@@ -1500,15 +1489,16 @@ impl Ia32PerfCapabilities {
 pub const IA32_PERF_CAPABILITIES: Msr<Ia32PerfCapabilities> = Msr::new(0x345, "IA32_PERF_CAPABILITIES");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_CAPABILITIES_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_CAPABILITIES], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_CAPABILITIES_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfCapabilitiesLayout::NAME, type_name: "Ia32PerfCapabilities",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfCapabilitiesLayout::RESET, reserved_mask: Ia32PerfCapabilitiesLayout::RESERVED_MASK, ignored_mask: Ia32PerfCapabilitiesLayout::IGNORED_MASK, writable_mask: Ia32PerfCapabilitiesLayout::WRITABLE_MASK,
     description: "Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106", "Linux kernel, arch/x86/include/asm/msr-index.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_CAPABILITIES", "CPU", 0, 0x345, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_PERF_CAPABILITIES_INFO_ADDRESSES),
     fields: Ia32PerfCapabilitiesLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Sources per bit", text: "Bits 5:0, 6, 7, 11:8, 12 and 13 are in the SDM (section 18.18, p. 18-106; 18.2.5 for bit 13). Linux msr-index.h confirms PERF_CAP_LBR_FMT 0x3f, PERF_CAP_PEBS_TRAP bit 6, PERF_CAP_ARCH_REG bit 7, PERF_CAP_PEBS_FORMAT 0xf00, PERF_CAP_FW_WRITES bit 13, PERF_CAP_PEBS_BASELINE bit 14, PERF_CAP_METRICS_IDX 15, PERF_CAP_PT_IDX 16 and PERF_CAP_PEBS_TIMING_INFO bit 17; bits 14 to 17 come from Linux alone. Bit 12 and bit 19 (rdpmc_metrics_clear) also appear in Linux's union perf_capabilities, which is in arch/x86/events/perf_event.h; it is cited here as linux-perf-event, the closest source id processors.xml offers." },
@@ -1617,15 +1607,16 @@ impl Ia32PerfGlobalInuse {
 pub const IA32_PERF_GLOBAL_INUSE: Msr<Ia32PerfGlobalInuse> = Msr::new(0x392, "IA32_PERF_GLOBAL_INUSE");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_GLOBAL_INUSE_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_GLOBAL_INUSE], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfGlobalInuseLayout::NAME, type_name: "Ia32PerfGlobalInuse",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalInuseLayout::RESET, reserved_mask: Ia32PerfGlobalInuseLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalInuseLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalInuseLayout::WRITABLE_MASK,
     description: "In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.",
     sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_GLOBAL_INUSE", "CPU", 0, 0x392, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_PERF_GLOBAL_INUSE_INFO_ADDRESSES),
     fields: Ia32PerfGlobalInuseLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "PMI_InUse is bit 63, not bit 32 as the text says", text: "The SDM text on p. 18-14 (section 18.2.4.3) gives \"IA32_PERF_GLOBAL_INUSE.PMI_InUse[bit 32]\", which collides with FC0_InUse, also given as bit 32 in the same list. Figure 18-13 on the same page labels bit positions 0..N-1 for the PERFEVTSEL InUse bits, 31, 32 to 34 for FIXED_CTR0..2 InUse, 35 upward reserved, and shows PMI InUse at the top, bit 63. Other public sources agree with the figure: the SDM's own MSR table (Vol. 3C, Table 35-2, entry 392H: bit 63 \"PMI in use\", 62:35 reserved or model specific); the posted Linux KVM patches that emulate this MSR and add MSR_CORE_PERF_GLOBAL_INUSE_PMI = BIT_ULL(63) to msr-index.h; the kvm-unit-tests patch that defines MSR_CORE_PERF_GLOBAL_INUSE_PMI_BIT 63 and checks it; and a generated header in the ia32-doc format (found by text search) that gives IA32_PERF_GLOBAL_INUSE_PMI_IN_USE = 0x8000000000000000. We place PMI_InUse at bit 63 and treat \"bit 32\" in the text as a typo. The same list also calls the PEBS enable register \"IA32_PEBS_ENABLES\"; the SDM elsewhere, Linux msr-index.h (MSR_IA32_PEBS_ENABLE = 0x3f1) and that header all name it IA32_PEBS_ENABLE at 0x3F1, which is the register meant." },
@@ -1685,15 +1676,16 @@ impl Ia32FixedCtr3 {
 pub const IA32_FIXED_CTR3: Msr<Ia32FixedCtr3> = Msr::new(0x30C, "IA32_FIXED_CTR3");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR3_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR3], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR3_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtr3Layout::NAME, type_name: "Ia32FixedCtr3",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr3Layout::RESET, reserved_mask: Ia32FixedCtr3Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr3Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr3Layout::WRITABLE_MASK,
     description: "Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor (its issue width times the unhalted core cycles). Controlled by bits 15:12 of IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it counts among the top-down categories; software starts both from zero (writing 0 to each) and reads both at the end of an interval.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR3", "CPU", 0, 0x30C, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_FIXED_CTR3_INFO_ADDRESSES),
     fields: Ia32FixedCtr3Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and use", text: "msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter." },
@@ -1755,15 +1747,16 @@ impl Ia32FixedCtr4 {
 pub const IA32_FIXED_CTR4: Msr<Ia32FixedCtr4> = Msr::new(0x30D, "IA32_FIXED_CTR4");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR4_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR4], &INSTANCE_NAMES, "linux-intel-fixed-topdown");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR4_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtr4Layout::NAME, type_name: "Ia32FixedCtr4",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr4Layout::RESET, reserved_mask: Ia32FixedCtr4Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr4Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr4Layout::WRITABLE_MASK,
     description: "Fixed-function counter 4, on Clearwater Forest's E-cores: TOPDOWN_BAD_SPECULATION.ALL: the issue slots lost to a misprediction or a machine clear (the general-counter event 0x73, umask 0x00, whose _P form counts the same). Controlled by bits 19:16 of IA32_FIXED_CTR_CTRL and bit 36 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 4 is set.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR4", "CPU", 0, 0x30D, "linux-intel-fixed-topdown"),
-    ]),
+    addresses: Addresses::Known(&IA32_FIXED_CTR4_INFO_ADDRESSES),
     fields: Ia32FixedCtr4Layout::FIELDS,
     notes: &[],
 };
@@ -1823,15 +1816,16 @@ impl Ia32FixedCtr5 {
 pub const IA32_FIXED_CTR5: Msr<Ia32FixedCtr5> = Msr::new(0x30E, "IA32_FIXED_CTR5");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR5_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR5], &INSTANCE_NAMES, "linux-intel-fixed-topdown");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR5_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtr5Layout::NAME, type_name: "Ia32FixedCtr5",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr5Layout::RESET, reserved_mask: Ia32FixedCtr5Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr5Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr5Layout::WRITABLE_MASK,
     description: "Fixed-function counter 5, on Clearwater Forest's E-cores: TOPDOWN_FE_BOUND.ALL: the issue slots the front end left empty (the general-counter event 0x9C, umask 0x01, whose _P form counts the same). Controlled by bits 23:20 of IA32_FIXED_CTR_CTRL and bit 37 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 5 is set.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR5", "CPU", 0, 0x30E, "linux-intel-fixed-topdown"),
-    ]),
+    addresses: Addresses::Known(&IA32_FIXED_CTR5_INFO_ADDRESSES),
     fields: Ia32FixedCtr5Layout::FIELDS,
     notes: &[],
 };
@@ -1891,15 +1885,16 @@ impl Ia32FixedCtr6 {
 pub const IA32_FIXED_CTR6: Msr<Ia32FixedCtr6> = Msr::new(0x30F, "IA32_FIXED_CTR6");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR6_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR6], &INSTANCE_NAMES, "linux-intel-fixed-topdown");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR6_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtr6Layout::NAME, type_name: "Ia32FixedCtr6",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr6Layout::RESET, reserved_mask: Ia32FixedCtr6Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr6Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr6Layout::WRITABLE_MASK,
     description: "Fixed-function counter 6, on Clearwater Forest's E-cores: TOPDOWN_RETIRING.ALL: the issue slots that retired (the general-counter event 0xC2, umask 0x02, whose _P form counts the same). Controlled by bits 27:24 of IA32_FIXED_CTR_CTRL and bit 38 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 6 is set.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR6", "CPU", 0, 0x30F, "linux-intel-fixed-topdown"),
-    ]),
+    addresses: Addresses::Known(&IA32_FIXED_CTR6_INFO_ADDRESSES),
     fields: Ia32FixedCtr6Layout::FIELDS,
     notes: &[],
 };
@@ -2021,15 +2016,16 @@ impl Ia32PerfMetrics {
 pub const IA32_PERF_METRICS: Msr<Ia32PerfMetrics> = Msr::new(0x329, "IA32_PERF_METRICS");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_METRICS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_METRICS], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_METRICS_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfMetricsLayout::NAME, type_name: "Ia32PerfMetrics",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfMetricsLayout::RESET, reserved_mask: Ia32PerfMetricsLayout::RESERVED_MASK, ignored_mask: Ia32PerfMetricsLayout::IGNORED_MASK, writable_mask: Ia32PerfMetricsLayout::WRITABLE_MASK,
     description: "Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF. The slots a category took over an interval are slots x share / 0xFF (Linux: icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software writes 0 to start an interval.",
     sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_METRICS", "CPU", 0, 0x329, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&IA32_PERF_METRICS_INFO_ADDRESSES),
     fields: Ia32PerfMetricsLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Sources", text: "msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT, MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register." },
@@ -2126,16 +2122,16 @@ impl MsrOffcoreRsp {
 pub const MSR_OFFCORE_RSP: [Msr<MsrOffcoreRsp>; 2] = [Msr::new(0x1A6, "MSR_OFFCORE_RSP_0"), Msr::new(0x1A7, "MSR_OFFCORE_RSP_1")];
 
 #[cfg(feature = "metadata")]
+static MSR_OFFCORE_RSP_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[MSR_OFFCORE_RSP], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static MSR_OFFCORE_RSP_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: MsrOffcoreRspLayout::NAME, type_name: "MsrOffcoreRsp",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: MsrOffcoreRspLayout::RESET, reserved_mask: MsrOffcoreRspLayout::RESERVED_MASK, ignored_mask: MsrOffcoreRspLayout::IGNORED_MASK, writable_mask: MsrOffcoreRspLayout::WRITABLE_MASK,
     description: "Offcore response select n: which requests leaving the core (request types) and which answers to them (where the data came from, what the snoop found) the offcore response event counts. Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts the requests matching a bit set among the request types and a bit set among the response types. The bits each generation implements differ: see the note.",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("MSR_OFFCORE_RSP_0", "CPU", 0, 0x1A6, "linux-msr-index"),
-        AddressInfo::msr("MSR_OFFCORE_RSP_1", "CPU", 1, 0x1A7, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&MSR_OFFCORE_RSP_INFO_ADDRESSES),
     fields: MsrOffcoreRspLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and which processors have which bits", text: "msr-index.h gives MSR_OFFCORE_RSP_0 = 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0 only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake, 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0 (so an event of any of these processors validates); on a given processor a value should stay within its mask. Since one architectural unit describes every processor's core PMU, the per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response type." },
@@ -2197,15 +2193,16 @@ impl MsrPebsLdLatThreshold {
 pub const MSR_PEBS_LD_LAT_THRESHOLD: Msr<MsrPebsLdLatThreshold> = Msr::new(0x3F6, "MSR_PEBS_LD_LAT_THRESHOLD");
 
 #[cfg(feature = "metadata")]
+static MSR_PEBS_LD_LAT_THRESHOLD_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[MSR_PEBS_LD_LAT_THRESHOLD], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static MSR_PEBS_LD_LAT_THRESHOLD_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: MsrPebsLdLatThresholdLayout::NAME, type_name: "MsrPebsLdLatThreshold",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MsrPebsLdLatThresholdLayout::RESET, reserved_mask: MsrPebsLdLatThresholdLayout::RESERVED_MASK, ignored_mask: MsrPebsLdLatThresholdLayout::IGNORED_MASK, writable_mask: MsrPebsLdLatThresholdLayout::WRITABLE_MASK,
     description: "PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n; MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this value. The SDM calls it MSR_PEBS_LD_LAT.",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("MSR_PEBS_LD_LAT_THRESHOLD", "CPU", 0, 0x3F6, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&MSR_PEBS_LD_LAT_THRESHOLD_INFO_ADDRESSES),
     fields: MsrPebsLdLatThresholdLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format config1:0-15) on every generation from Nehalem on; the other bits are kept reserved." },
@@ -2301,15 +2298,16 @@ impl MsrPebsFrontend {
 pub const MSR_PEBS_FRONTEND: Msr<MsrPebsFrontend> = Msr::new(0x3F7, "MSR_PEBS_FRONTEND");
 
 #[cfg(feature = "metadata")]
+static MSR_PEBS_FRONTEND_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[MSR_PEBS_FRONTEND], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: MsrPebsFrontendLayout::NAME, type_name: "MsrPebsFrontend",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MsrPebsFrontendLayout::RESET, reserved_mask: MsrPebsFrontendLayout::RESERVED_MASK, ignored_mask: MsrPebsFrontendLayout::IGNORED_MASK, writable_mask: MsrPebsFrontendLayout::WRITABLE_MASK,
     description: "Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a delivery bubble of at least a length and width).",
     sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("MSR_PEBS_FRONTEND", "CPU", 0, 0x3F7, "linux-msr-index"),
-    ]),
+    addresses: Addresses::Known(&MSR_PEBS_FRONTEND_INFO_ADDRESSES),
     fields: MsrPebsFrontendLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Which processors have it, and which bits", text: "msr-index.h gives MSR_PEBS_FRONTEND = 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs, intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family and the Xeon 7500 do not have this register, and no event of their lists names it. The split of bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events." },

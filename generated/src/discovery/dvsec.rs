@@ -19,6 +19,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["CAP"];
+
 /// The PCI Express extended capability header: the capability's id, version and where the next
 /// capability starts.
 ///

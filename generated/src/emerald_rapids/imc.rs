@@ -34,6 +34,10 @@ pub use crate::sapphire_rapids::imc::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7"];
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Mmio, count: 1, count_cpuid: None,

@@ -25,6 +25,10 @@ pub use crate::sapphire_rapids::imc_free::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["IMC_FREE0", "IMC_FREE1", "IMC_FREE2", "IMC_FREE3"];
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "IMC_FREE", name: ImcFreeDclkLayout::NAME, type_name: "ImcFreeDclk",
     width: 64, space: Space::Mmio, count: 1, count_cpuid: None,

@@ -41,6 +41,10 @@ pub const MMIO_WINDOW: MmioWindow = MmioWindow {
     channels: 12,
 };
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 12] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7", "IMC8", "IMC9", "IMC10", "IMC11"];
+
 /// Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in
 /// one write.
 ///

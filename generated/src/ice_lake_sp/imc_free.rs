@@ -37,6 +37,10 @@ pub const MMIO_WINDOW: MmioWindow = MmioWindow {
     channels: 1,
 };
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["IMC_FREE0", "IMC_FREE1", "IMC_FREE2", "IMC_FREE3"];
+
 /// The controller's free-running DRAM clock counter.
 ///
 /// `IMC_FREE{i}_MMIO_DCLK`: 64-bit MMIO register of the IMC_FREE unit (ice-lake-sp). Fields, masks

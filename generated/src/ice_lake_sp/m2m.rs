@@ -13,6 +13,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["M2M0", "M2M1", "M2M2", "M2M3"];
+
 /// Box-wide control of one M2M box: freeze and reset of all counters or all controls in one write.
 ///
 /// `M2M{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M2M unit (ice-lake-sp). Fields, masks and
@@ -99,18 +103,16 @@ pub const M2M_PCI_PMON_BOX_CTL: [PciRegister<M2mBoxCtl>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2M", name: M2mBoxCtlLayout::NAME, type_name: "M2mBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2M box: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_BOX_CTL", "M2M0", 0, (0x344A, 12, 0, 0x438), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_BOX_CTL", "M2M1", 0, (0x344A, 13, 0, 0x438), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_BOX_CTL", "M2M2", 0, (0x344A, 14, 0, 0x438), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_BOX_CTL", "M2M3", 0, (0x344A, 15, 0, 0x438), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
@@ -286,30 +288,16 @@ pub const M2M_PCI_PMON_CTL: [[PciRegister<M2mCtl>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2M", name: M2mCtlLayout::NAME, type_name: "M2mCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_CTL0", "M2M0", 0, (0x344A, 12, 0, 0x468), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL1", "M2M0", 1, (0x344A, 12, 0, 0x470), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL2", "M2M0", 2, (0x344A, 12, 0, 0x478), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL3", "M2M0", 3, (0x344A, 12, 0, 0x480), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL0", "M2M1", 0, (0x344A, 13, 0, 0x468), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL1", "M2M1", 1, (0x344A, 13, 0, 0x470), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL2", "M2M1", 2, (0x344A, 13, 0, 0x478), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL3", "M2M1", 3, (0x344A, 13, 0, 0x480), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL0", "M2M2", 0, (0x344A, 14, 0, 0x468), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL1", "M2M2", 1, (0x344A, 14, 0, 0x470), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL2", "M2M2", 2, (0x344A, 14, 0, 0x478), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL3", "M2M2", 3, (0x344A, 14, 0, 0x480), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL0", "M2M3", 0, (0x344A, 15, 0, 0x468), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL1", "M2M3", 1, (0x344A, 15, 0, 0x470), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL2", "M2M3", 2, (0x344A, 15, 0, 0x478), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL3", "M2M3", 3, (0x344A, 15, 0, 0x480), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_m2m: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), and event_mask_ext SNR_M2M_PCI_PMON_UMASK_EXT = 0xFF for bits 39:32 (the format umask = config:8-15,32-39). Controls are 8 bytes apart (snr_m2m_uncore_pci_init_box sets UNCORE_BOX_FLAG_CTL_OFFS8): SNR_M2M_PCI_PMON_CTL0 = 0x468, likwid PCI_UNC_ICX_M2M_PMON_CTL0..3 = 0x468..0x480. Box control SNR_M2M_PCI_PMON_BOX_CTL = 0x438, counters SNR_M2M_PCI_PMON_CTR0 = 0x440. Bits no source describes are reserved." },
@@ -382,18 +370,16 @@ pub const M2M_PCI_PMON_BOX_STATUS: [PciRegister<M2mBoxStatus>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2M", name: M2mBoxStatusLayout::NAME, type_name: "M2mBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxStatusLayout::RESET, reserved_mask: M2mBoxStatusLayout::RESERVED_MASK, ignored_mask: M2mBoxStatusLayout::IGNORED_MASK, writable_mask: M2mBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M2M box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_BOX_STATUS", "M2M0", 0, (0x344A, 12, 0, 0x4A8), "likwid"),
-        AddressInfo::pci("M2M1_PCI_PMON_BOX_STATUS", "M2M1", 0, (0x344A, 13, 0, 0x4A8), "likwid"),
-        AddressInfo::pci("M2M2_PCI_PMON_BOX_STATUS", "M2M2", 0, (0x344A, 14, 0, 0x4A8), "likwid"),
-        AddressInfo::pci("M2M3_PCI_PMON_BOX_STATUS", "M2M3", 0, (0x344A, 15, 0, 0x4A8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&M2M_BOX_STATUS_INFO_ADDRESSES),
     fields: M2mBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register PCI_UNC_ICX_M2M_PMON_STATUS = 0x4A8 (registers.h) and gives it as the box's status and overflow register in its Ice Lake-SP box table (icelakeX_box_map); when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (icx_uncore_read, perfmon_icelake.h). The bits above the box's counters are described by no source read and are reserved. Linux does not use this register." },
@@ -462,30 +448,16 @@ pub const M2M_PCI_PMON_CTR: [[PciRegister<M2mCtr>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2M", name: M2mCtrLayout::NAME, type_name: "M2mCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "M2M data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_CTR0", "M2M0", 0, (0x344A, 12, 0, 0x440), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR1", "M2M0", 1, (0x344A, 12, 0, 0x448), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR2", "M2M0", 2, (0x344A, 12, 0, 0x450), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR3", "M2M0", 3, (0x344A, 12, 0, 0x458), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR0", "M2M1", 0, (0x344A, 13, 0, 0x440), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR1", "M2M1", 1, (0x344A, 13, 0, 0x448), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR2", "M2M1", 2, (0x344A, 13, 0, 0x450), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR3", "M2M1", 3, (0x344A, 13, 0, 0x458), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR0", "M2M2", 0, (0x344A, 14, 0, 0x440), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR1", "M2M2", 1, (0x344A, 14, 0, 0x448), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR2", "M2M2", 2, (0x344A, 14, 0, 0x450), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR3", "M2M2", 3, (0x344A, 14, 0, 0x458), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR0", "M2M3", 0, (0x344A, 15, 0, 0x440), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR1", "M2M3", 1, (0x344A, 15, 0, 0x448), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR2", "M2M3", 2, (0x344A, 15, 0, 0x450), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR3", "M2M3", 3, (0x344A, 15, 0, 0x458), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and stride", text: "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x440 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets." },

@@ -12,6 +12,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["M3UPI0", "M3UPI1", "M3UPI2"];
+
 /// Box-wide control of one M3UPI box: freeze and reset of all counters or all controls in one
 /// write.
 ///
@@ -98,17 +102,16 @@ pub const M3UPI_L_PCI_PMON_BOX_CTL: [PciRegister<M3upiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M3UPI", name: M3upiBoxCtlLayout::NAME, type_name: "M3upiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M3UPI box: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_BOX_CTL", "M3UPI0", 0, (0x3446, 5, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_BOX_CTL", "M3UPI1", 0, (0x3446, 6, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_BOX_CTL", "M3UPI2", 0, (0x3446, 7, 1, 0x0A0), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
@@ -264,26 +267,16 @@ pub const M3UPI_L_PCI_PMON_CTL: [[PciRegister<M3upiCtl>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M3UPI", name: M3upiCtlLayout::NAME, type_name: "M3upiCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
     description: "Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL0", "M3UPI0", 0, (0x3446, 5, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL1", "M3UPI0", 1, (0x3446, 5, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL2", "M3UPI0", 2, (0x3446, 5, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL3", "M3UPI0", 3, (0x3446, 5, 1, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL0", "M3UPI1", 0, (0x3446, 6, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL1", "M3UPI1", 1, (0x3446, 6, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL2", "M3UPI1", 2, (0x3446, 6, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL3", "M3UPI1", 3, (0x3446, 6, 1, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL0", "M3UPI2", 0, (0x3446, 7, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL1", "M3UPI2", 1, (0x3446, 7, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL2", "M3UPI2", 2, (0x3446, 7, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL3", "M3UPI2", 3, (0x3446, 7, 1, 0x0E4), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
     fields: M3upiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_m3upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), four counters (three on Skylake-SP); controls 4 bytes apart from ICX_M3UPI_PCI_PMON_CTL0 = 0xD8, counters 8 apart from ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, box control ICX_M3UPI_PCI_PMON_BOX_CTL = 0xA0 (ivbep_uncore_pci_ops); likwid PCI_UNC_ICX_M3UPI_PMON_CTL0..3 = 0xD8..0xE4 agrees. Bits no source describes are reserved." },
@@ -355,17 +348,16 @@ pub const M3UPI_L_PCI_PMON_BOX_STATUS: [PciRegister<M3upiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M3UPI", name: M3upiBoxStatusLayout::NAME, type_name: "M3upiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxStatusLayout::RESET, reserved_mask: M3upiBoxStatusLayout::RESERVED_MASK, ignored_mask: M3upiBoxStatusLayout::IGNORED_MASK, writable_mask: M3upiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M3UPI box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_BOX_STATUS", "M3UPI0", 0, (0x3446, 5, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_BOX_STATUS", "M3UPI1", 0, (0x3446, 6, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_BOX_STATUS", "M3UPI2", 0, (0x3446, 7, 1, 0x0F8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&M3UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: M3upiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register PCI_UNC_ICX_M3UPI_PMON_STATUS = 0xF8 (registers.h) and gives it as the box's status and overflow register in its Ice Lake-SP box table (icelakeX_box_map); when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (icx_uncore_read, perfmon_icelake.h). The bits above the box's counters are described by no source read and are reserved. Linux does not use this register." },
@@ -433,26 +425,16 @@ pub const M3UPI_L_PCI_PMON_CTR: [[PciRegister<M3upiCtr>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M3UPI", name: M3upiCtrLayout::NAME, type_name: "M3upiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
     description: "M3UPI data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR0", "M3UPI0", 0, (0x3446, 5, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR1", "M3UPI0", 1, (0x3446, 5, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR2", "M3UPI0", 2, (0x3446, 5, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR3", "M3UPI0", 3, (0x3446, 5, 1, 0x0C0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR0", "M3UPI1", 0, (0x3446, 6, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR1", "M3UPI1", 1, (0x3446, 6, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR2", "M3UPI1", 2, (0x3446, 6, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR3", "M3UPI1", 3, (0x3446, 6, 1, 0x0C0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR0", "M3UPI2", 0, (0x3446, 7, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR1", "M3UPI2", 1, (0x3446, 7, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR2", "M3UPI2", 2, (0x3446, 7, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR3", "M3UPI2", 3, (0x3446, 7, 1, 0x0C0), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
     fields: M3upiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and stride", text: "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0xA8 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets." },

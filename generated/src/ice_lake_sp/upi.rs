@@ -13,6 +13,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["UPI0", "UPI1", "UPI2"];
+
 /// Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.
 ///
 /// `U_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the UPI unit (ice-lake-sp). Fields, masks and
@@ -104,17 +108,16 @@ pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UPI", name: UpiBoxCtlLayout::NAME, type_name: "UpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_BOX_CTL", "UPI0", 0, (0x3441, 2, 1, 0x318), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_BOX_CTL", "UPI1", 0, (0x3441, 3, 1, 0x318), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_BOX_CTL", "UPI2", 0, (0x3441, 4, 1, 0x318), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
@@ -294,26 +297,16 @@ pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static UPI_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UPI", name: UpiCtlLayout::NAME, type_name: "UpiCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_CTL0", "UPI0", 0, (0x3441, 2, 1, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL1", "UPI0", 1, (0x3441, 2, 1, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL2", "UPI0", 2, (0x3441, 2, 1, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL3", "UPI0", 3, (0x3441, 2, 1, 0x368), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL0", "UPI1", 0, (0x3441, 3, 1, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL1", "UPI1", 1, (0x3441, 3, 1, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL2", "UPI1", 2, (0x3441, 3, 1, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL3", "UPI1", 3, (0x3441, 3, 1, 0x368), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL0", "UPI2", 0, (0x3441, 4, 1, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL1", "UPI2", 1, (0x3441, 4, 1, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL2", "UPI2", 2, (0x3441, 4, 1, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL3", "UPI2", 3, (0x3441, 4, 1, 0x368), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), and event_mask_ext ICX_UPI_CTL_UMASK_EXT = 0xFFFFFF for bits 55:32 (the format umask = config:8-15,32-55, icx_upi_uncore_formats_attr); on Skylake-SP the extension had a hole at bit 44, here it is contiguous. Controls are 8 bytes apart (skx_upi_uncore_pci_ops): ICX_UPI_PCI_PMON_CTL0 = 0x350, likwid PCI_UNC_ICX_UPI_PMON_CTL0..3 = 0x350..0x368. Box control ICX_UPI_PCI_PMON_BOX_CTL = 0x318 and counters ICX_UPI_PCI_PMON_CTR0 = 0x320 moved from Skylake-SP (0x378 and 0x318). Bits no source describes are reserved." },
@@ -385,17 +378,16 @@ pub const U_L_PCI_PMON_BOX_STATUS: [PciRegister<UpiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static UPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UPI", name: UpiBoxStatusLayout::NAME, type_name: "UpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxStatusLayout::RESET, reserved_mask: UpiBoxStatusLayout::RESERVED_MASK, ignored_mask: UpiBoxStatusLayout::IGNORED_MASK, writable_mask: UpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one UPI box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_BOX_STATUS", "UPI0", 0, (0x3441, 2, 1, 0x37C), "likwid"),
-        AddressInfo::pci("U_L1_PCI_PMON_BOX_STATUS", "UPI1", 0, (0x3441, 3, 1, 0x37C), "likwid"),
-        AddressInfo::pci("U_L2_PCI_PMON_BOX_STATUS", "UPI2", 0, (0x3441, 4, 1, 0x37C), "likwid"),
-    ]),
+    addresses: Addresses::Known(&UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: UpiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register PCI_UNC_ICX_UPI_PMON_STATUS = 0x37C (registers.h) and gives it as the box's status and overflow register in its Ice Lake-SP box table (icelakeX_box_map); when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (icx_uncore_read, perfmon_icelake.h). The bits above the box's counters are described by no source read and are reserved. Linux does not use this register." },
@@ -463,26 +455,16 @@ pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static UPI_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UPI", name: UpiCtrLayout::NAME, type_name: "UpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "UPI data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_CTR0", "UPI0", 0, (0x3441, 2, 1, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR1", "UPI0", 1, (0x3441, 2, 1, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR2", "UPI0", 2, (0x3441, 2, 1, 0x330), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR3", "UPI0", 3, (0x3441, 2, 1, 0x338), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR0", "UPI1", 0, (0x3441, 3, 1, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR1", "UPI1", 1, (0x3441, 3, 1, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR2", "UPI1", 2, (0x3441, 3, 1, 0x330), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR3", "UPI1", 3, (0x3441, 3, 1, 0x338), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR0", "UPI2", 0, (0x3441, 4, 1, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR1", "UPI2", 1, (0x3441, 4, 1, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR2", "UPI2", 2, (0x3441, 4, 1, 0x330), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR3", "UPI2", 3, (0x3441, 4, 1, 0x338), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and stride", text: "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x320 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets." },

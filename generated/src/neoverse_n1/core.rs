@@ -18,6 +18,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PMU"];
+
 /// Performance Monitors Control Register: enables every counter at once, resets them, selects the
 /// cycle counter's divider and the counters' overflow width, and reports how many event counters
 /// the core implements.

@@ -71,6 +71,10 @@ pub use crate::neoverse_v2::core::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PMU"];
+
+#[cfg(feature = "metadata")]
 pub(crate) static PMCR_INFO: RegisterInfo = RegisterInfo {
     processor: "neoverse-n2", unit: "PMU", name: PmcrLayout::NAME, type_name: "Pmcr",
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,

@@ -38,6 +38,10 @@ pub const MMIO_WINDOW: MmioWindow = MmioWindow {
     channels: 2,
 };
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7"];
+
 /// Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in
 /// one write.
 ///

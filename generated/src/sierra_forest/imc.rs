@@ -35,6 +35,10 @@ pub use crate::granite_rapids::imc::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 12] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7", "IMC8", "IMC9", "IMC10", "IMC11"];
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sierra-forest", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Mmio, count: 1, count_cpuid: None,

@@ -12,6 +12,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["B0", "B1"];
+
 /// Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts
 /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
 ///
@@ -69,16 +73,16 @@ pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_PMON_GLOBAL_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BGlobalCtlLayout::NAME, type_name: "BGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalCtlLayout::RESET, reserved_mask: BGlobalCtlLayout::RESERVED_MASK, ignored_mask: BGlobalCtlLayout::IGNORED_MASK, writable_mask: BGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-17, p. 2-31"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_GLOBAL_CTL", "B0", 0, 0xC20, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_GLOBAL_CTL", "B1", 0, 0xC60, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&B_GLOBAL_CTL_INFO_ADDRESSES),
     fields: BGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -145,16 +149,16 @@ pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_PMON_GLOBAL_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BGlobalStatusLayout::NAME, type_name: "BGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalStatusLayout::RESET, reserved_mask: BGlobalStatusLayout::RESERVED_MASK, ignored_mask: BGlobalStatusLayout::IGNORED_MASK, writable_mask: BGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-18, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_GLOBAL_STATUS", "B0", 0, 0xC21, "likwid"),
-        AddressInfo::msr("B1_MSR_PMON_GLOBAL_STATUS", "B1", 0, 0xC61, "likwid"),
-    ]),
+    addresses: Addresses::Known(&B_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: BGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -219,16 +223,16 @@ pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_PMON_GLOBAL_OVF_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BGlobalOvfCtlLayout::NAME, type_name: "BGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalOvfCtlLayout::RESET, reserved_mask: BGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: BGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: BGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_GLOBAL_OVF_CTL", "B0", 0, 0xC22, "likwid"),
-        AddressInfo::msr("B1_MSR_PMON_GLOBAL_OVF_CTL", "B1", 0, 0xC62, "likwid"),
-    ]),
+    addresses: Addresses::Known(&B_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: BGlobalOvfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -326,22 +330,16 @@ pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&B_MSR_PMON_EVT_SEL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BEvtSelLayout::NAME, type_name: "BEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: BEvtSelLayout::RESET, reserved_mask: BEvtSelLayout::RESERVED_MASK, ignored_mask: BEvtSelLayout::IGNORED_MASK, writable_mask: BEvtSelLayout::WRITABLE_MASK,
     description: "Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-20, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_EVT_SEL0", "B0", 0, 0xC30, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_EVT_SEL1", "B0", 1, 0xC32, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_EVT_SEL2", "B0", 2, 0xC34, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_EVT_SEL3", "B0", 3, 0xC36, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_EVT_SEL0", "B1", 0, 0xC70, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_EVT_SEL1", "B1", 1, 0xC72, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_EVT_SEL2", "B1", 2, 0xC74, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_EVT_SEL3", "B1", 3, 0xC76, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&B_EVT_SEL_INFO_ADDRESSES),
     fields: BEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "Table 2-20 gives ig 60:50 and rsv 50", text: "Table 2-20 (p. 2-32) lists 'ig 60:50' followed by 'rsv 50', so bit 50 is claimed twice. Decided: ig 60:51 and rsv 50, matching the W-box table (2-98), which has ig 60:51 / rsv 50 in the same place; keeping the rsv row is the safe reading because software then never sets bit 50." },
@@ -405,22 +403,16 @@ pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_CNT_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&B_MSR_PMON_CNT, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_CNT_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BCntLayout::NAME, type_name: "BCnt",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: BCntLayout::RESET, reserved_mask: BCntLayout::RESERVED_MASK, ignored_mask: BCntLayout::IGNORED_MASK, writable_mask: BCntLayout::WRITABLE_MASK,
     description: "B-box counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-21, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_CNT0", "B0", 0, 0xC31, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_CNT1", "B0", 1, 0xC33, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_CNT2", "B0", 2, 0xC35, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_CNT3", "B0", 3, 0xC37, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_CNT0", "B1", 0, 0xC71, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_CNT1", "B1", 1, 0xC73, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_CNT2", "B1", 2, 0xC75, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_CNT3", "B1", 3, 0xC77, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&B_CNT_INFO_ADDRESSES),
     fields: BCntLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and addresses", text: "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees." },
@@ -534,16 +526,16 @@ pub const B_MSR_MATCH: [Msr<BMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_MATCH, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BMatchLayout::NAME, type_name: "BMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BMatchLayout::RESET, reserved_mask: BMatchLayout::RESERVED_MASK, ignored_mask: BMatchLayout::IGNORED_MASK, writable_mask: BMatchLayout::WRITABLE_MASK,
     description: "Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_MATCH", "B0", 0, 0xE45, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_MATCH", "B1", 0, 0xE4D, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&B_MATCH_INFO_ADDRESSES),
     fields: BMatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Table 2-22; bits 63:60", text: "Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields." },
@@ -654,16 +646,16 @@ pub const B_MSR_MASK: [Msr<BMask>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_MASK_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_MASK, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_MASK_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BMaskLayout::NAME, type_name: "BMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BMaskLayout::RESET, reserved_mask: BMaskLayout::RESERVED_MASK, ignored_mask: BMaskLayout::IGNORED_MASK, writable_mask: BMaskLayout::WRITABLE_MASK,
     description: "Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_MASK", "B0", 0, 0xE46, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_MASK", "B1", 0, 0xE4E, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&B_MASK_INFO_ADDRESSES),
     fields: BMaskLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout", text: "Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register." },

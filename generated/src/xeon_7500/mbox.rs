@@ -11,6 +11,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["M0", "M1"];
+
 /// Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts
 /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
 ///
@@ -69,16 +73,16 @@ pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PERF_GLOBAL_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MGlobalCtlLayout::NAME, type_name: "MGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalCtlLayout::RESET, reserved_mask: MGlobalCtlLayout::RESERVED_MASK, ignored_mask: MGlobalCtlLayout::IGNORED_MASK, writable_mask: MGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-64, p. 2-100"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PERF_GLOBAL_CTL", "M0", 0, 0xCA0, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PERF_GLOBAL_CTL", "M1", 0, 0xCE0, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_GLOBAL_CTL_INFO_ADDRESSES),
     fields: MGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -145,16 +149,16 @@ pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PERF_GLOBAL_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MGlobalStatusLayout::NAME, type_name: "MGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalStatusLayout::RESET, reserved_mask: MGlobalStatusLayout::RESERVED_MASK, ignored_mask: MGlobalStatusLayout::IGNORED_MASK, writable_mask: MGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PERF_GLOBAL_STATUS", "M0", 0, 0xCA1, "likwid"),
-        AddressInfo::msr("M1_MSR_PERF_GLOBAL_STATUS", "M1", 0, 0xCE1, "likwid"),
-    ]),
+    addresses: Addresses::Known(&M_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: MGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -219,16 +223,16 @@ pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PERF_GLOBAL_OVF_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MGlobalOvfCtlLayout::NAME, type_name: "MGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalOvfCtlLayout::RESET, reserved_mask: MGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: MGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: MGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PERF_GLOBAL_OVF_CTL", "M0", 0, 0xCA2, "likwid"),
-        AddressInfo::msr("M1_MSR_PERF_GLOBAL_OVF_CTL", "M1", 0, 0xCE2, "likwid"),
-    ]),
+    addresses: Addresses::Known(&M_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: MGlobalOvfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -285,16 +289,16 @@ pub const M_MSR_PMU_TIMESTAMP: [Msr<MPmuTimestamp>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_TIMESTAMP_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_TIMESTAMP, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuTimestampLayout::NAME, type_name: "MPmuTimestamp",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuTimestampLayout::RESET, reserved_mask: MPmuTimestampLayout::RESERVED_MASK, ignored_mask: MPmuTimestampLayout::IGNORED_MASK, writable_mask: MPmuTimestampLayout::WRITABLE_MASK,
     description: "The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not known from any public source, so every bit is recorded as reserved: the register can be read raw, and safe code never writes it.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_TIMESTAMP", "M0", 0, 0xCA4, "likwid"),
-        AddressInfo::msr("M1_MSR_PMU_TIMESTAMP", "M1", 0, 0xCE4, "likwid"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_TIMESTAMP_INFO_ADDRESSES),
     fields: MPmuTimestampLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Found in the walk of the guide; layout unknown", text: "The guide's text under Table 2-68 (p. 2-101) describes a 16-bit timestamp unit incremented each M-box clock tick, free-running and unattached to the rest of the M-box PMU. Its field table (the page after 2-101) was not in any public copy reachable here (manualshive.com pages of 323535-001 were searched by table and register name). The address is likwid's MSR_M0_PMON_TIMESTAMP = 0xCA4 and MSR_M1_PMON_TIMESTAMP = 0xCE4 (registers.h), which the Intel SDM's Xeon 7500 MSR list also names (MSR_M0_PMON_TIMESTAMP, a sub-control MSR, Vol. 3B section 18.8.3); Linux uncore_nhmex.c does not use it. Which 16 bits hold the count, and whether it can be written, no source read says: rather than invent a position, the whole register is reserved (rv). The name follows the guide's M_MSR_PMU_* registers; the guide's own name for it was not readable." },
@@ -441,26 +445,16 @@ pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_CNT_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&M_MSR_PMU_CNT_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MCntCtlLayout::NAME, type_name: "MCntCtl",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: MCntCtlLayout::RESET, reserved_mask: MCntCtlLayout::RESERVED_MASK, ignored_mask: MCntCtlLayout::IGNORED_MASK, writable_mask: MCntCtlLayout::WRITABLE_MASK,
     description: "Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL0", "M0", 0, 0xCB0, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL1", "M0", 1, 0xCB2, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL2", "M0", 2, 0xCB4, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL3", "M0", 3, 0xCB6, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL4", "M0", 4, 0xCB8, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL5", "M0", 5, 0xCBA, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL0", "M1", 0, 0xCF0, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL1", "M1", 1, 0xCF2, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL2", "M1", 2, 0xCF4, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL3", "M1", 3, 0xCF6, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL4", "M1", 4, 0xCF8, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL5", "M1", 5, 0xCFA, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_CNT_CTL_INFO_ADDRESSES),
     fields: MCntCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bit positions", text: "Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22, set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4, WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67; they are not modelled." },
@@ -528,26 +522,16 @@ pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_CNT_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&M_MSR_PMU_CNT, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_CNT_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MCntLayout::NAME, type_name: "MCnt",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: MCntLayout::RESET, reserved_mask: MCntLayout::RESERVED_MASK, ignored_mask: MCntLayout::IGNORED_MASK, writable_mask: MCntLayout::WRITABLE_MASK,
     description: "M-box counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-68, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_CNT0", "M0", 0, 0xCB1, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT1", "M0", 1, 0xCB3, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT2", "M0", 2, 0xCB5, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT3", "M0", 3, 0xCB7, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT4", "M0", 4, 0xCB9, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT5", "M0", 5, 0xCBB, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT0", "M1", 0, 0xCF1, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT1", "M1", 1, 0xCF3, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT2", "M1", 2, 0xCF5, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT3", "M1", 3, 0xCF7, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT4", "M1", 4, 0xCF9, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT5", "M1", 5, 0xCFB, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_CNT_INFO_ADDRESSES),
     fields: MCntLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
@@ -612,16 +596,16 @@ pub const M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_MM_CFG_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_MM_CFG, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuMmCfgLayout::NAME, type_name: "MPmuMmCfg",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMmCfgLayout::RESET, reserved_mask: MPmuMmCfgLayout::RESERVED_MASK, ignored_mask: MPmuMmCfgLayout::IGNORED_MASK, writable_mask: MPmuMmCfgLayout::WRITABLE_MASK,
     description: "Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_MM_CFG", "M0", 0, 0xE54, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_MM_CFG", "M1", 0, 0xE5C, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_MM_CFG_INFO_ADDRESSES),
     fields: MPmuMmCfgLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux; guide table not read", text: "Linux defines only NHMEX_M_PMON_MM_CFG_EN (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv)." },
@@ -690,16 +674,16 @@ pub const M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_ADDR_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_ADDR_MATCH, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuAddrMatchLayout::NAME, type_name: "MPmuAddrMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuAddrMatchLayout::RESET, reserved_mask: MPmuAddrMatchLayout::RESERVED_MASK, ignored_mask: MPmuAddrMatchLayout::IGNORED_MASK, writable_mask: MPmuAddrMatchLayout::WRITABLE_MASK,
     description: "Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_ADDR_MATCH", "M0", 0, 0xE55, "likwid"),
-        AddressInfo::msr("M1_MSR_PMU_ADDR_MATCH", "M1", 0, 0xE5D, "likwid"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_ADDR_MATCH_INFO_ADDRESSES),
     fields: MPmuAddrMatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address from likwid and the SDM list; Linux uses MM_CFG + 1", text: "likwid defines MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH." },
@@ -767,16 +751,16 @@ pub const M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_ADDR_MASK_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_ADDR_MASK, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuAddrMaskLayout::NAME, type_name: "MPmuAddrMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuAddrMaskLayout::RESET, reserved_mask: MPmuAddrMaskLayout::RESERVED_MASK, ignored_mask: MPmuAddrMaskLayout::IGNORED_MASK, writable_mask: MPmuAddrMaskLayout::WRITABLE_MASK,
     description: "Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_ADDR_MASK", "M0", 0, 0xE56, "likwid"),
-        AddressInfo::msr("M1_MSR_PMU_ADDR_MASK", "M1", 0, 0xE5E, "likwid"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_ADDR_MASK_INFO_ADDRESSES),
     fields: MPmuAddrMaskLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address from likwid and the SDM list; Linux uses MM_CFG + 2", text: "likwid defines MSR_M0_PMON_ADDR_MASK 0xE56 and MSR_M1_PMON_ADDR_MASK 0xE5E, matching the SDM Vol. 4 list; Linux writes the mask to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 2. The guide calls it M_MSR_PMU_ADDR_MASK." },
@@ -840,16 +824,16 @@ pub const M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_DSP_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_DSP, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuDspLayout::NAME, type_name: "MPmuDsp",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuDspLayout::RESET, reserved_mask: MPmuDspLayout::RESERVED_MASK, ignored_mask: MPmuDspLayout::IGNORED_MASK, writable_mask: MPmuDspLayout::WRITABLE_MASK,
     description: "M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_DSP", "M0", 0, 0xCA5, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_DSP", "M1", 0, 0xCE5, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_DSP_INFO_ADDRESSES),
     fields: MPmuDspLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
@@ -913,16 +897,16 @@ pub const M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_ISS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_ISS, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuIssLayout::NAME, type_name: "MPmuIss",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuIssLayout::RESET, reserved_mask: MPmuIssLayout::RESERVED_MASK, ignored_mask: MPmuIssLayout::IGNORED_MASK, writable_mask: MPmuIssLayout::WRITABLE_MASK,
     description: "M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_ISS", "M0", 0, 0xCA6, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_ISS", "M1", 0, 0xCE6, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_ISS_INFO_ADDRESSES),
     fields: MPmuIssLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
@@ -985,16 +969,16 @@ pub const M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_MAP_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_MAP, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuMapLayout::NAME, type_name: "MPmuMap",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMapLayout::RESET, reserved_mask: MPmuMapLayout::RESERVED_MASK, ignored_mask: MPmuMapLayout::IGNORED_MASK, writable_mask: MPmuMapLayout::WRITABLE_MASK,
     description: "M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_MAP", "M0", 0, 0xCA7, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_MAP", "M1", 0, 0xCE7, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_MAP_INFO_ADDRESSES),
     fields: MPmuMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
@@ -1057,16 +1041,16 @@ pub const M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_MSC_THR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_MSC_THR, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuMscThrLayout::NAME, type_name: "MPmuMscThr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMscThrLayout::RESET, reserved_mask: MPmuMscThrLayout::RESERVED_MASK, ignored_mask: MPmuMscThrLayout::IGNORED_MASK, writable_mask: MPmuMscThrLayout::WRITABLE_MASK,
     description: "M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_MSC_THR", "M0", 0, 0xCA8, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_MSC_THR", "M1", 0, 0xCE8, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_MSC_THR_INFO_ADDRESSES),
     fields: MPmuMscThrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
@@ -1130,16 +1114,16 @@ pub const M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_PGT_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_PGT, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuPgtLayout::NAME, type_name: "MPmuPgt",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuPgtLayout::RESET, reserved_mask: MPmuPgtLayout::RESERVED_MASK, ignored_mask: MPmuPgtLayout::IGNORED_MASK, writable_mask: MPmuPgtLayout::WRITABLE_MASK,
     description: "M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_PGT", "M0", 0, 0xCA9, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_PGT", "M1", 0, 0xCE9, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_PGT_INFO_ADDRESSES),
     fields: MPmuPgtLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
@@ -1205,16 +1189,16 @@ pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_PLD_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_PLD, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuPldLayout::NAME, type_name: "MPmuPld",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuPldLayout::RESET, reserved_mask: MPmuPldLayout::RESERVED_MASK, ignored_mask: MPmuPldLayout::IGNORED_MASK, writable_mask: MPmuPldLayout::WRITABLE_MASK,
     description: "M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_PLD", "M0", 0, 0xCAA, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_PLD", "M1", 0, 0xCEA, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_PLD_INFO_ADDRESSES),
     fields: MPmuPldLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes. (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and PLD at once; it still writes a 32-bit value to this MSR.)" },
@@ -1370,16 +1354,16 @@ pub const M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_ZDP_CTL_FVC_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_ZDP_CTL_FVC, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuZdpCtlFvcLayout::NAME, type_name: "MPmuZdpCtlFvc",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuZdpCtlFvcLayout::RESET, reserved_mask: MPmuZdpCtlFvcLayout::RESERVED_MASK, ignored_mask: MPmuZdpCtlFvcLayout::IGNORED_MASK, writable_mask: MPmuZdpCtlFvcLayout::WRITABLE_MASK,
     description: "M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.",
     sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_ZDP_CTL_FVC", "M0", 0, 0xCAB, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_ZDP_CTL_FVC", "M1", 0, 0xCEB, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&M_PMU_ZDP_CTL_FVC_INFO_ADDRESSES),
     fields: MPmuZdpCtlFvcLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Intel PCM's copy of Table 2-80 and Linux's masks", text: "The guide's Table 2-80 (M_MSR_PMU_ZDP_CTL_FVC) was not reachable directly. Intel PCM types.h transcribes it for the Xeon 7500 ('nehalem-ex version') as fvid 4:0, bcmd 7:5, resp 10:8, evnt0 13:11, evnt1 16:14, evnt2 19:17, evnt3 22:20, pbox_init_err 23. Linux agrees: NHMEX_M_PMON_ZDP_CTL_FVC_MASK covers the shared bits 10:0 and 23, and NHMEX_M_PMON_ZDP_CTL_FVC_EVENT_MASK(n) is 3 bits at 11 + 3n for events 0xD + n. Linux's bbox_cmds_read/write presets (fvc=0x2800 / 0x2820) decode to evnt0 = 5 with bcmd 0 or 1. Bits 63:24 have no field in either source and are recorded as reserved (rv); Linux states only the low 32 bits of the M-box sub-control MSRs are significant. Access is rw like the guide's other plain 7500 fields." },

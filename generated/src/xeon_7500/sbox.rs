@@ -12,6 +12,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["S0", "S1"];
+
 /// Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts
 /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
 ///
@@ -71,16 +75,16 @@ pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_GLOBAL_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SGlobalCtlLayout::NAME, type_name: "SGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalCtlLayout::RESET, reserved_mask: SGlobalCtlLayout::RESERVED_MASK, ignored_mask: SGlobalCtlLayout::IGNORED_MASK, writable_mask: SGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-27, p. 2-47"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_GLOBAL_CTL", "S0", 0, 0xC40, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_GLOBAL_CTL", "S1", 0, 0xCC0, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&S_GLOBAL_CTL_INFO_ADDRESSES),
     fields: SGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -147,16 +151,16 @@ pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_GLOBAL_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SGlobalStatusLayout::NAME, type_name: "SGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalStatusLayout::RESET, reserved_mask: SGlobalStatusLayout::RESERVED_MASK, ignored_mask: SGlobalStatusLayout::IGNORED_MASK, writable_mask: SGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-28, p. 2-47", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_GLOBAL_STATUS", "S0", 0, 0xC41, "likwid"),
-        AddressInfo::msr("S1_MSR_PMON_GLOBAL_STATUS", "S1", 0, 0xCC1, "likwid"),
-    ]),
+    addresses: Addresses::Known(&S_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: SGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -223,16 +227,16 @@ pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_GLOBAL_OVF_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SGlobalOvfCtlLayout::NAME, type_name: "SGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalOvfCtlLayout::RESET, reserved_mask: SGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: SGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: SGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_GLOBAL_OVF_CTL", "S0", 0, 0xC42, "likwid"),
-        AddressInfo::msr("S1_MSR_PMON_GLOBAL_OVF_CTL", "S1", 0, 0xCC2, "likwid"),
-    ]),
+    addresses: Addresses::Known(&S_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: SGlobalOvfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -491,22 +495,16 @@ pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&S_MSR_PMON_EVT_SEL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SEvtSelLayout::NAME, type_name: "SEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SEvtSelLayout::RESET, reserved_mask: SEvtSelLayout::RESERVED_MASK, ignored_mask: SEvtSelLayout::IGNORED_MASK, writable_mask: SEvtSelLayout::WRITABLE_MASK,
     description: "Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_EVT_SEL0", "S0", 0, 0xC50, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_EVT_SEL1", "S0", 1, 0xC52, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_EVT_SEL2", "S0", 2, 0xC54, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_EVT_SEL3", "S0", 3, 0xC56, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_EVT_SEL0", "S1", 0, 0xCD0, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_EVT_SEL1", "S1", 1, 0xCD2, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_EVT_SEL2", "S1", 2, 0xCD4, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_EVT_SEL3", "S1", 3, 0xCD6, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&S_EVT_SEL_INFO_ADDRESSES),
     fields: SEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux; guide table not reachable", text: "The S-box control table of the guide was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are recorded as reserved (rv)." },
@@ -569,22 +567,16 @@ pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&S_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SCtrLayout::NAME, type_name: "SCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SCtrLayout::RESET, reserved_mask: SCtrLayout::RESERVED_MASK, ignored_mask: SCtrLayout::IGNORED_MASK, writable_mask: SCtrLayout::WRITABLE_MASK,
     description: "S-box counter n (48-bit).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_CTR0", "S0", 0, 0xC51, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_CTR1", "S0", 1, 0xC53, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_CTR2", "S0", 2, 0xC55, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_CTR3", "S0", 3, 0xC57, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_CTR0", "S1", 0, 0xCD1, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_CTR1", "S1", 1, 0xCD3, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_CTR2", "S1", 2, 0xCD5, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_CTR3", "S1", 3, 0xCD7, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&S_CTR_INFO_ADDRESSES),
     fields: SCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and addresses", text: "Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree." },
@@ -652,16 +644,16 @@ pub const S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_MM_CFG_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_MM_CFG, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SMmCfgLayout::NAME, type_name: "SMmCfg",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMmCfgLayout::RESET, reserved_mask: SMmCfgLayout::RESERVED_MASK, ignored_mask: SMmCfgLayout::IGNORED_MASK, writable_mask: SMmCfgLayout::WRITABLE_MASK,
     description: "Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_MM_CFG", "S0", 0, 0xE48, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_MM_CFG", "S1", 0, 0xE58, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&S_MM_CFG_INFO_ADDRESSES),
     fields: SMmCfgLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux; guide table not read", text: "The guide's table for this register was not in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63) and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so that safe code writes zero there, as Linux does." },
@@ -722,16 +714,16 @@ pub const S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_MATCH, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SMatchLayout::NAME, type_name: "SMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMatchLayout::RESET, reserved_mask: SMatchLayout::RESERVED_MASK, ignored_mask: SMatchLayout::IGNORED_MASK, writable_mask: SMatchLayout::WRITABLE_MASK,
     description: "Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_MATCH", "S0", 0, 0xE49, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_MATCH", "S1", 0, 0xE59, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&S_MATCH_INFO_ADDRESSES),
     fields: SMatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One field: the guide's S-box match table was not readable", text: "The guide's S-box match register table was not in any reachable public copy, so the register is modelled as a single 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this MSR unchanged, which is the only public statement of its width. Addresses: Linux NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree." },
@@ -789,16 +781,16 @@ pub const S_MSR_PMON_MASK: [Msr<SMask>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_MASK_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_MASK, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_MASK_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SMaskLayout::NAME, type_name: "SMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMaskLayout::RESET, reserved_mask: SMaskLayout::RESERVED_MASK, ignored_mask: SMaskLayout::IGNORED_MASK, writable_mask: SMaskLayout::WRITABLE_MASK,
     description: "Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_MASK", "S0", 0, 0xE4A, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_MASK", "S1", 0, 0xE5A, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&S_MASK_INFO_ADDRESSES),
     fields: SMaskLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One field: the guide's S-box mask table was not readable", text: "As for S{i}_MSR_PMON_MATCH: the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses: Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree." },

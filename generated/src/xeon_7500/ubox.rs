@@ -13,6 +13,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["U"];
+
 /// Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter
 /// at once, chooses which core receives a PMI when a box signals an overflow, and enables the
 /// single U-box counter.
@@ -119,15 +123,16 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0xC00, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "U", 0, 0xC00, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bit positions from Linux; the guide's Table 2-2 was not readable", text: "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv)." },
@@ -224,15 +229,16 @@ impl UGlobalStatus {
 pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0xC01, "U_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "U", 0, 0xC01, "likwid"),
-    ]),
+    addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bit assignment from likwid; guide Table 2-3 not readable", text: "The guide text (p. 2-2, 2-3, 2-74) names ov_s0 and ov_s1 and says the register collects overflows from the U-box, W-box and S-boxes, but its field table (Table 2-3, p. 2-4) was not reachable. The bit positions come from likwid perfmon_westmereEX.h (WEX_CHECK_UNCORE_OVERFLOW): U-box bit 0, W-box bit 1, S-box 1 bit 2, S-box 0 bit 3, which it reads here and clears by writing the same bit to U_MSR_PMON_GLOBAL_OVF_CTL. The names ov_u and ov_w follow the guide's ov_* pattern. The guide also says this register records whether a box signalled a disable (PMI); that bit's position is not public, so bits 31:4 are recorded as reserved (rv)." },
@@ -305,15 +311,16 @@ impl UGlobalOvfCtl {
 pub const U_MSR_PMON_GLOBAL_OVF_CTL: Msr<UGlobalOvfCtl> = Msr::new(0xC02, "U_MSR_PMON_GLOBAL_OVF_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_OVF_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UGlobalOvfCtlLayout::NAME, type_name: "UGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalOvfCtlLayout::RESET, reserved_mask: UGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: UGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: UGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_OVF_CTL", "U", 0, 0xC02, "likwid"),
-    ]),
+    addresses: Addresses::Known(&U_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: UGlobalOvfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and bits", text: "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL at 0x0C02, 32 bits, access RW_RW; likwid defines MSR_U_PMON_GLOBAL_OVF_CTRL 0xC02 and clears a status bit by writing that same bit position here, which is the basis for the clr_ov_* positions. The field names are ours (the guide's table for this register, Table 2-4, was not reachable); bits 31:4 are recorded as reserved (rv)." },
@@ -471,15 +478,16 @@ impl UEvtSel {
 pub const U_MSR_PMON_EVT_SEL: Msr<UEvtSel> = Msr::new(0xC10, "U_MSR_PMON_EVT_SEL");
 
 #[cfg(feature = "metadata")]
+static U_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_EVT_SEL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static U_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UEvtSelLayout::NAME, type_name: "UEvtSel",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UEvtSelLayout::RESET, reserved_mask: UEvtSelLayout::RESERVED_MASK, ignored_mask: UEvtSelLayout::IGNORED_MASK, writable_mask: UEvtSelLayout::WRITABLE_MASK,
     description: "Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_EVT_SEL", "U", 0, 0xC10, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&U_EVT_SEL_INFO_ADDRESSES),
     fields: UEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits 17:0 not fully readable in the guide", text: "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv)." },
@@ -542,15 +550,16 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: Msr<UCtr> = Msr::new(0xC11, "U_MSR_PMON_CTR");
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "The U-box's single 48-bit event counter.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR", "U", 0, 0xC11, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },

@@ -11,6 +11,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["W"];
+
 /// Box-level control of the W-box: enables for the four general-purpose counters and the fixed
 /// uncore-clock counter.
 ///
@@ -70,15 +74,16 @@ impl WGlobalCtl {
 pub const W_MSR_PMON_GLOBAL_CTL: Msr<WGlobalCtl> = Msr::new(0xC80, "W_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static W_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static W_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WGlobalCtlLayout::NAME, type_name: "WGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalCtlLayout::RESET, reserved_mask: WGlobalCtlLayout::RESERVED_MASK, ignored_mask: WGlobalCtlLayout::IGNORED_MASK, writable_mask: WGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_GLOBAL_CTL", "W", 0, 0xC80, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&W_GLOBAL_CTL_INFO_ADDRESSES),
     fields: WGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address cross-check", text: "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95." },
@@ -148,15 +153,16 @@ impl WGlobalStatus {
 pub const W_MSR_PMON_GLOBAL_STATUS: Msr<WGlobalStatus> = Msr::new(0xC81, "W_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static W_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WGlobalStatusLayout::NAME, type_name: "WGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalStatusLayout::RESET, reserved_mask: WGlobalStatusLayout::RESERVED_MASK, ignored_mask: WGlobalStatusLayout::IGNORED_MASK, writable_mask: WGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the W-box counters (general-purpose and fixed).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_GLOBAL_STATUS", "W", 0, 0xC81, "likwid"),
-    ]),
+    addresses: Addresses::Known(&W_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: WGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions inferred", text: "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS." },
@@ -220,15 +226,16 @@ impl WGlobalOvfCtl {
 pub const W_MSR_PMON_GLOBAL_OVF_CTL: Msr<WGlobalOvfCtl> = Msr::new(0xC82, "W_MSR_PMON_GLOBAL_OVF_CTL");
 
 #[cfg(feature = "metadata")]
+static W_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_GLOBAL_OVF_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static W_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WGlobalOvfCtlLayout::NAME, type_name: "WGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalOvfCtlLayout::RESET, reserved_mask: WGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: WGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: WGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears W-box overflow flags.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_GLOBAL_OVF_CTL", "W", 0, 0xC82, "likwid"),
-    ]),
+    addresses: Addresses::Known(&W_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: WGlobalOvfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions inferred", text: "Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1<<n for counter n and 1<<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL." },
@@ -399,18 +406,16 @@ impl WEvtSel {
 pub const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [Msr::new(0xC90, "W_MSR_PMON_EVT_SEL0"), Msr::new(0xC92, "W_MSR_PMON_EVT_SEL1"), Msr::new(0xC94, "W_MSR_PMON_EVT_SEL2"), Msr::new(0xC96, "W_MSR_PMON_EVT_SEL3")];
 
 #[cfg(feature = "metadata")]
+static W_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[W_MSR_PMON_EVT_SEL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WEvtSelLayout::NAME, type_name: "WEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: WEvtSelLayout::RESET, reserved_mask: WEvtSelLayout::RESERVED_MASK, ignored_mask: WEvtSelLayout::IGNORED_MASK, writable_mask: WEvtSelLayout::WRITABLE_MASK,
     description: "Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_EVT_SEL0", "W", 0, 0xC90, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_EVT_SEL1", "W", 1, 0xC92, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_EVT_SEL2", "W", 2, 0xC94, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_EVT_SEL3", "W", 3, 0xC96, "likwid"),
-    ]),
+    addresses: Addresses::Known(&W_EVT_SEL_INFO_ADDRESSES),
     fields: WEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "Table 2-98 lists ig 17:16 twice and has no row for bit 19", text: "Table 2-98 (p. 2-127) has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription error for bit 19: the table lists fields in descending bit order, so that row must lie between 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0 exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the same position, which agrees." },
@@ -481,18 +486,16 @@ impl WCtr {
 pub const W_MSR_PMON_CTR: [Msr<WCtr>; 4] = [Msr::new(0xC91, "W_MSR_PMON_CTR0"), Msr::new(0xC93, "W_MSR_PMON_CTR1"), Msr::new(0xC95, "W_MSR_PMON_CTR2"), Msr::new(0xC97, "W_MSR_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static W_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[W_MSR_PMON_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static W_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WCtrLayout::NAME, type_name: "WCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: WCtrLayout::RESET, reserved_mask: WCtrLayout::RESERVED_MASK, ignored_mask: WCtrLayout::IGNORED_MASK, writable_mask: WCtrLayout::WRITABLE_MASK,
     description: "W-box general-purpose counter n (48-bit).",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_CTR0", "W", 0, 0xC91, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_CTR1", "W", 1, 0xC93, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_CTR2", "W", 2, 0xC95, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_CTR3", "W", 3, 0xC97, "likwid"),
-    ]),
+    addresses: Addresses::Known(&W_CTR_INFO_ADDRESSES),
     fields: WCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
@@ -559,15 +562,16 @@ impl WFixedCtrCtl {
 pub const W_MSR_PMON_FIXED_CTR_CTL: Msr<WFixedCtrCtl> = Msr::new(0x395, "W_MSR_PMON_FIXED_CTR_CTL");
 
 #[cfg(feature = "metadata")]
+static W_FIXED_CTR_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_FIXED_CTR_CTL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static W_FIXED_CTR_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WFixedCtrCtlLayout::NAME, type_name: "WFixedCtrCtl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WFixedCtrCtlLayout::RESET, reserved_mask: WFixedCtrCtlLayout::RESERVED_MASK, ignored_mask: WFixedCtrCtlLayout::IGNORED_MASK, writable_mask: WFixedCtrCtlLayout::WRITABLE_MASK,
     description: "Control for the W-box fixed counter, which counts uncore clock cycles.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_FIXED_CTR_CTL", "W", 0, 0x395, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&W_FIXED_CTR_CTL_INFO_ADDRESSES),
     fields: WFixedCtrCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address cross-check", text: "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL." },
@@ -630,15 +634,16 @@ impl WFixedCtr {
 pub const W_MSR_PMON_FIXED_CTR: Msr<WFixedCtr> = Msr::new(0x394, "W_MSR_PMON_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static W_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_FIXED_CTR], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static W_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WFixedCtrLayout::NAME, type_name: "WFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WFixedCtrLayout::RESET, reserved_mask: WFixedCtrLayout::RESERVED_MASK, ignored_mask: WFixedCtrLayout::IGNORED_MASK, writable_mask: WFixedCtrLayout::WRITABLE_MASK,
     description: "W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.",
     sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_FIXED_CTR", "W", 0, 0x394, "linux-nhmex"),
-    ]),
+    addresses: Addresses::Known(&W_FIXED_CTR_INFO_ADDRESSES),
     fields: WFixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },

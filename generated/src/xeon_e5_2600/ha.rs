@@ -15,6 +15,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["HA"];
+
 /// Box-wide control of the Home Agent counters: lets software freeze all four counters at once,
 /// choose whether the box honours a freeze signal, and clear the counters or their control
 /// registers in one write.
@@ -99,15 +103,16 @@ impl HaBoxCtl {
 pub const HA_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x3C46, 14, 1, 0x0F4, "HA_PCI_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static HA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[HA_PCI_PMON_BOX_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaBoxCtlLayout::NAME, type_name: "HaBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_BOX_CTL", "HA", 0, (0x3C46, 14, 1, 0x0F4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_BOX_CTL_INFO_ADDRESSES),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)", text: "Guide 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2 uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1 device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a documentation error." },
@@ -265,18 +270,16 @@ impl HaCtl {
 pub const HA_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x3C46, 14, 1, 0x0D8, "HA_PCI_PMON_CTL0"), PciRegister::new(0x3C46, 14, 1, 0x0DC, "HA_PCI_PMON_CTL1"), PciRegister::new(0x3C46, 14, 1, 0x0E0, "HA_PCI_PMON_CTL2"), PciRegister::new(0x3C46, 14, 1, 0x0E4, "HA_PCI_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static HA_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[HA_PCI_PMON_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaCtlLayout::NAME, type_name: "HaCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
     description: "Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_CTL0", "HA", 0, (0x3C46, 14, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTL1", "HA", 1, (0x3C46, 14, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTL2", "HA", 2, (0x3C46, 14, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTL3", "HA", 3, (0x3C46, 14, 1, 0x0E4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_CTL_INFO_ADDRESSES),
     fields: HaCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bit 17 is reserved in the HA table although the QPI control has rst there", text: "Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86 sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35 reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide, 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly." },
@@ -342,18 +345,16 @@ impl HaCtr {
 pub const HA_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x3C46, 14, 1, 0x0A0, "HA_PCI_PMON_CTR0"), PciRegister::new(0x3C46, 14, 1, 0x0A8, "HA_PCI_PMON_CTR1"), PciRegister::new(0x3C46, 14, 1, 0x0B0, "HA_PCI_PMON_CTR2"), PciRegister::new(0x3C46, 14, 1, 0x0B8, "HA_PCI_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static HA_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[HA_PCI_PMON_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaCtrLayout::NAME, type_name: "HaCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
     description: "Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_CTR0", "HA", 0, (0x3C46, 14, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTR1", "HA", 1, (0x3C46, 14, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTR2", "HA", 2, (0x3C46, 14, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTR3", "HA", 3, (0x3C46, 14, 1, 0x0B8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_CTR_INFO_ADDRESSES),
     fields: HaCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "The register is 64 bits wide in configuration space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so software reads the two halves separately (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if an exact value is needed." },
@@ -423,15 +424,16 @@ impl HaAddrMatch0 {
 pub const HA_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = PciRegister::new(0x3C46, 14, 1, 0x040, "HA_PCI_PMON_BOX_ADDRMATCH0");
 
 #[cfg(feature = "metadata")]
+static HA_ADDR_MATCH0_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[HA_PCI_PMON_BOX_ADDRMATCH0], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaAddrMatch0Layout::NAME, type_name: "HaAddrMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaAddrMatch0Layout::RESET, reserved_mask: HaAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaAddrMatch0Layout::IGNORED_MASK, writable_mask: HaAddrMatch0Layout::WRITABLE_MASK,
     description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_BOX_ADDRMATCH0", "HA", 0, (0x3C46, 14, 1, 0x040), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&HA_ADDR_MATCH0_INFO_ADDRESSES),
     fields: HaAddrMatch0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Intel's event list; the guide's table was not read", text: "The guide describes the filter on p. 48 (a pair of address match registers and an opcode match register, with the ADDR_OPC_MATCH.FILT event) and gives the tables of ADDRMATCH1 and OPCODEMATCH there (Tables 2-38 and 2-37); the ADDRMATCH0 table itself was not in the public copies read. Intel's public event list for this uncore (Jaketown_uncore.json v24) names the filter of UNC_H_ADDR_OPC_MATCH.FILT as HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0], which places the low address at bits 31:6 (ADDRMATCH1 holds address bits 45:32, so this register holds 31:6 of a 64-byte-aligned address). Bits 5:0 lie below the cache-line size and are taken as reserved. The sibling tables give the fields the attribute RWS (sticky read/write), modelled as rw. Offset: Linux uncore_snbep.c SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 and likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 agree." },
@@ -490,15 +492,16 @@ impl HaAddrMatch1 {
 pub const HA_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = PciRegister::new(0x3C46, 14, 1, 0x044, "HA_PCI_PMON_BOX_ADDRMATCH1");
 
 #[cfg(feature = "metadata")]
+static HA_ADDR_MATCH1_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[HA_PCI_PMON_BOX_ADDRMATCH1], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaAddrMatch1Layout::NAME, type_name: "HaAddrMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaAddrMatch1Layout::RESET, reserved_mask: HaAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaAddrMatch1Layout::IGNORED_MASK, writable_mask: HaAddrMatch1Layout::WRITABLE_MASK,
     description: "High half of the physical-address match of the Home Agent's filter: address bits 45:32.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_BOX_ADDRMATCH1", "HA", 0, (0x3C46, 14, 1, 0x044), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&HA_ADDR_MATCH1_INFO_ADDRESSES),
     fields: HaAddrMatch1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "RWS modelled as rw; offset", text: "Table 2-38 (p. 48) gives rsv 31:14 (\"Reserved (?)\") and hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset), modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid PCI_UNC_HA_PMON_ADDRMATCH1 agree." },
@@ -559,15 +562,16 @@ impl HaOpcodeMatch {
 pub const HA_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = PciRegister::new(0x3C46, 14, 1, 0x048, "HA_PCI_PMON_BOX_OPCODEMATCH");
 
 #[cfg(feature = "metadata")]
+static HA_OPCODE_MATCH_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[HA_PCI_PMON_BOX_OPCODEMATCH], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaOpcodeMatchLayout::NAME, type_name: "HaOpcodeMatch",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaOpcodeMatchLayout::RESET, reserved_mask: HaOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaOpcodeMatchLayout::WRITABLE_MASK,
     description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_BOX_OPCODEMATCH", "HA", 0, (0x3C46, 14, 1, 0x048), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&HA_OPCODE_MATCH_INFO_ADDRESSES),
     fields: HaOpcodeMatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "Table 2-37 leaves the polarity of opc open", text: "Table 2-37 (p. 48) describes opc 5:0 (RWS) as \"Match to this incoming (? which polarity?) opcode\"; the question mark is the guide's own. We model the field as the opcode to match, the only reading consistent with the filter text on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid PCI_UNC_HA_PMON_OPCODEMATCH agree." },

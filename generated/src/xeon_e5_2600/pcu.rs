@@ -17,6 +17,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PCU"];
+
 /// Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a
 /// freeze signal, and clear the counters or their control registers in a single write.
 ///
@@ -87,15 +91,16 @@ impl PcuBoxCtl {
 pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0xC24, "PCU_MSR_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0xC24, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address", text: "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree." },
@@ -341,18 +346,16 @@ impl PcuCtl {
 pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0xC30, "PCU_MSR_PMON_CTL0"), Msr::new(0xC31, "PCU_MSR_PMON_CTL1"), Msr::new(0xC32, "PCU_MSR_PMON_CTL2"), Msr::new(0xC33, "PCU_MSR_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0xC30, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0xC31, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0xC32, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0xC33, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Only bit 31 read from Table 2-75; the rest from Linux, Intel PCM and Intel's event list", text: "The public copy of the guide shows Table 2-75 (p. 74) only down to occ_edge_det (bit 31, RW-V); the text above it describes occ_invert and occ_edge_det as applying to occupancy events (ev_sel bit 7 set). The other rows were not readable. Bit positions are from Linux uncore_snbep.c (SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14 = 0xc000, edge_det 18, invert 23, 5-bit threshold 24-28 = 0x1f000000, occ_invert 30, occ_edge_det 31; plus SNBEP_PMON_CTL_EN at 22 used for every box) and Intel PCM (PCU_MSR_PMON_CTL_EVENT 0, OCC_SEL 14, RST 17, EDGE_DET 18, EXTRA_SEL 21, EN 22, INVERT 23, THRESH 24, OCC_INVERT 30, OCC_EDGE_DET 31). The occ_sel encodings are confirmed by Intel's public event list (Jaketown_uncore.json v24): POWER_STATE_OCCUPANCY.CORES_C0/C3/C6 are event 0x80 with umask 0x40/0x80/0xC0, i.e. control bits 15:14 = 1, 2, 3. RW-V is assumed for all programmable fields as in bit 31 and the other E5 control tables; rst is taken as WO like the per-counter reset bits elsewhere in the guide. Bits 29, 20:19, 16 and 13:8 appear in no source for this processor and are taken as reserved (must write 0). The E5-2600 v2 guide (329468-002, Table 2-121) has the same occ_* positions, thresh 28:24, ev_sel_ext 21, occ_sel 15:14 and reserved 29 and 13:8." },
@@ -419,18 +422,16 @@ impl PcuCtr {
 pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0xC36, "PCU_MSR_PMON_CTR0"), Msr::new(0xC37, "PCU_MSR_PMON_CTR1"), Msr::new(0xC38, "PCU_MSR_PMON_CTR2"), Msr::new(0xC39, "PCU_MSR_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0xC36, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0xC37, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0xC38, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0xC39, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width from Linux and the v2 guide; the E5-2600 table was not read", text: "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39)." },
@@ -523,15 +524,16 @@ impl PcuBoxFilter {
 pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0xC34, "PCU_MSR_PMON_BOX_FILTER");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0xC34, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "Table 2-77 lists a reserved field 63:48 for a 32-bit register", text: "Table 2-77 (p. 76) lists rsv 63:48 (RV) and the four band fields in 31:0, leaving bits 47:32 undescribed. The guide's own MSR list (Table 2-73, p. 73) gives PCU_MSR_PMON_BOX_FILTER as 32 bits wide, and Linux masks the value written to it with SNBEP_PCU_MSR_PMON_BOX_FILTER_MASK = 0xffffffff. We model a 32-bit register holding the four bands and drop the 63:48 row as a copy from a 64-bit table." },
@@ -587,15 +589,16 @@ impl PcuCoreC6Ctr {
 pub const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = Msr::new(0x3FD, "PCU_MSR_CORE_C6_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C6_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C6_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuCoreC6CtrLayout::NAME, type_name: "PcuCoreC6Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_CORE_C6_CTR_INFO_ADDRESSES),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
@@ -655,15 +658,16 @@ impl PcuCoreC3Ctr {
 pub const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = Msr::new(0x3FC, "PCU_MSR_CORE_C3_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C3_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C3_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuCoreC3CtrLayout::NAME, type_name: "PcuCoreC3Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_CORE_C3_CTR_INFO_ADDRESSES),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },

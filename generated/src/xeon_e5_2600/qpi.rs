@@ -16,6 +16,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["P0", "P1"];
+
 /// Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box
 /// obeys a freeze signal, and clear the counters or their control registers in a single write.
 ///
@@ -96,16 +100,16 @@ pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiBoxCtlLayout::NAME, type_name: "QpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_BOX_CTL", "P0", 0, (0x3C41, 8, 2, 0x0F4), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_BOX_CTL", "P1", 0, (0x3C42, 9, 2, 0x0F4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_BOX_CTL_INFO_ADDRESSES),
     fields: QpiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Table 2-85 taken from a public copy of the guide", text: "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4)." },
@@ -277,22 +281,16 @@ pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&Q_P_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiCtlLayout::NAME, type_name: "QpiCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
     description: "Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL0", "P0", 0, (0x3C41, 8, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL1", "P0", 1, (0x3C41, 8, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL2", "P0", 2, (0x3C41, 8, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL3", "P0", 3, (0x3C41, 8, 2, 0x0E4), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL0", "P1", 0, (0x3C42, 9, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL1", "P1", 1, (0x3C42, 9, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL2", "P1", 2, (0x3C42, 9, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL3", "P1", 3, (0x3C42, 9, 2, 0x0E4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_CTL_INFO_ADDRESSES),
     fields: QpiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Sheet 1 from a public copy and from Linux/PCM; bits 20:19 inferred", text: "Sheet 2 (bits 18:0, p. 90) is in the project's excerpt. Sheet 1 (p. 89) is not; a public copy of the guide gives thresh 31:24, invert 23 and en 22 (all RW-V, reset 0) and names ev_sel_ext at bit 21, but the copy is cut off there. Bit 21 as the event-select extension is confirmed by Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_EXT = 1 << 21, included in SNBEP_QPI_PCI_PMON_RAW_EVENT_MASK and in the \"event\" format config:0-7,21) and Intel PCM (Q_P_PCI_PMON_CTL_EVENT_EXT = 1 << 21). Its attribute (RW-V) is assumed like the neighbouring fields. No public source seen states bits 20:19; they are taken as reserved, split like the Home Agent's sheet 1 (Table 2-35: bits 21:20 reserved with software writing 0, bit 19 reserved without that sentence), i.e. bit 20 rsv and bit 19 rv. Both are reserved either way, so no safe API writes them." },
@@ -358,22 +356,16 @@ pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&Q_P_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiCtrLayout::NAME, type_name: "QpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
     description: "QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR0", "P0", 0, (0x3C41, 8, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR1", "P0", 1, (0x3C41, 8, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR2", "P0", 2, (0x3C41, 8, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR3", "P0", 3, (0x3C41, 8, 2, 0x0B8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR0", "P1", 0, (0x3C42, 9, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR1", "P1", 1, (0x3C42, 9, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR2", "P1", 2, (0x3C42, 9, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR3", "P1", 3, (0x3C42, 9, 2, 0x0B8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_CTR_INFO_ADDRESSES),
     fields: QpiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count." },
@@ -499,16 +491,16 @@ pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MATCH0_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MATCH0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiPktMatch0Layout::NAME, type_name: "QpiPktMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH0", "P0", 0, (0x3C86, 8, 6, 0x228), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH0", "P1", 0, (0x3C96, 9, 6, 0x228), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_PKT_MATCH0_INFO_ADDRESSES),
     fields: QpiPktMatch0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Lives in the port's filter function, not the counter function", text: "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT)." },
@@ -604,16 +596,16 @@ pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MATCH1_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MATCH1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiPktMatch1Layout::NAME, type_name: "QpiPktMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
     description: "High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH1", "P0", 0, (0x3C86, 8, 6, 0x22C), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH1", "P1", 0, (0x3C96, 9, 6, 0x22C), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_PKT_MATCH1_INFO_ADDRESSES),
     fields: QpiPktMatch1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout confirmed without the guide page that holds Table 2-88", text: "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function." },
@@ -721,16 +713,16 @@ pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MASK0_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MASK0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiPktMask0Layout::NAME, type_name: "QpiPktMask0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK0", "P0", 0, (0x3C86, 8, 6, 0x238), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK0", "P1", 0, (0x3C96, 9, 6, 0x238), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_PKT_MASK0_INFO_ADDRESSES),
     fields: QpiPktMask0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "No attribute column; offset and function", text: "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function." },
@@ -807,16 +799,16 @@ pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MASK1_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MASK1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiPktMask1Layout::NAME, type_name: "QpiPktMask1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
     description: "High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.",
     sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK1", "P0", 0, (0x3C86, 8, 6, 0x23C), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK1", "P1", 0, (0x3C96, 9, 6, 0x23C), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_PKT_MASK1_INFO_ADDRESSES),
     fields: QpiPktMask1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "No attribute column; offset and function", text: "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function." },

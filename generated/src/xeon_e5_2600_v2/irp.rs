@@ -13,6 +13,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["IRP"];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -108,15 +112,16 @@ impl IrpBoxCtl {
 pub const IRP_PCI_PMON_BOX_CTL: PciRegister<IrpBoxCtl> = PciRegister::new(0x0E39, 5, 6, 0x0F4, "IRP_PCI_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[IRP_PCI_PMON_BOX_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_BOX_CTL", "IRP", 0, (0x0E39, 5, 6, 0x0F4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
@@ -187,15 +192,16 @@ impl IrpBoxStatus {
 pub const IRP_PCI_PMON_BOX_STATUS: PciRegister<IrpBoxStatus> = PciRegister::new(0x0E39, 5, 6, 0x0F8, "IRP_PCI_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[IRP_PCI_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IRP", name: IrpBoxStatusLayout::NAME, type_name: "IrpBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_BOX_STATUS", "IRP", 0, (0x0E39, 5, 6, 0x0F8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
@@ -324,18 +330,16 @@ impl IrpCtl {
 pub const IRP_PCI_PMON_CTL: [PciRegister<IrpCtl>; 4] = [PciRegister::new(0x0E39, 5, 6, 0x0D8, "IRP_PCI_PMON_CTL0"), PciRegister::new(0x0E39, 5, 6, 0x0DC, "IRP_PCI_PMON_CTL1"), PciRegister::new(0x0E39, 5, 6, 0x0E0, "IRP_PCI_PMON_CTL2"), PciRegister::new(0x0E39, 5, 6, 0x0E4, "IRP_PCI_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[IRP_PCI_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_CTL0", "IRP", 0, (0x0E39, 5, 6, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL1", "IRP", 1, (0x0E39, 5, 6, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL2", "IRP", 2, (0x0E39, 5, 6, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL3", "IRP", 3, (0x0E39, 5, 6, 0x0E4), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
@@ -402,18 +406,16 @@ impl IrpCtr {
 pub const IRP_PCI_PMON_CTR: [PciRegister<IrpCtr>; 4] = [PciRegister::new(0x0E39, 5, 6, 0x0A0, "IRP_PCI_PMON_CTR0"), PciRegister::new(0x0E39, 5, 6, 0x0B0, "IRP_PCI_PMON_CTR1"), PciRegister::new(0x0E39, 5, 6, 0x0B8, "IRP_PCI_PMON_CTR2"), PciRegister::new(0x0E39, 5, 6, 0x0C0, "IRP_PCI_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[IRP_PCI_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_CTR0", "IRP", 0, (0x0E39, 5, 6, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR1", "IRP", 1, (0x0E39, 5, 6, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR2", "IRP", 2, (0x0E39, 5, 6, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR3", "IRP", 3, (0x0E39, 5, 6, 0x0C0), "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },

@@ -13,6 +13,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PCU"];
+
 /// Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one
 /// write.
 ///
@@ -107,15 +111,16 @@ impl PcuBoxCtl {
 pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0xC24, "PCU_MSR_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one write.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0xC24, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
@@ -184,15 +189,16 @@ impl PcuBoxStatus {
 pub const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = Msr::new(0xC35, "PCU_MSR_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuBoxStatusLayout::NAME, type_name: "PcuBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "PCU box status: one overflow bit per counter, cleared by writing 1.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0xC35, "likwid"),
-    ]),
+    addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
@@ -353,18 +359,16 @@ impl PcuCtl {
 pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0xC30, "PCU_MSR_PMON_CTL0"), Msr::new(0xC31, "PCU_MSR_PMON_CTL1"), Msr::new(0xC32, "PCU_MSR_PMON_CTL2"), Msr::new(0xC33, "PCU_MSR_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and threshold, invert and edge filtering for both plain and occupancy events.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0xC30, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0xC31, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0xC32, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0xC33, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits 31:20 from Table 2-121, the rest from Linux", text: "The public copy of Table 2-121 (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0, occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike the E5-2600, bit 23 (invert) is reserved." },
@@ -421,18 +425,16 @@ impl PcuCtr {
 pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0xC36, "PCU_MSR_PMON_CTR0"), Msr::new(0xC37, "PCU_MSR_PMON_CTR1"), Msr::new(0xC38, "PCU_MSR_PMON_CTR2"), Msr::new(0xC39, "PCU_MSR_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0xC36, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0xC37, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0xC38, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0xC39, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and address", text: "Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39." },
@@ -509,15 +511,16 @@ impl PcuBoxFilter {
 pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0xC34, "PCU_MSR_PMON_BOX_FILTER");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0xC34, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout", text: "Linux's IvyTown PCU format attributes filter_band0..3 = config1:0-7, 8-15, 16-23, 24-31, written to SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34; Intel's event list names PCUFilter[7:0], [15:8], [23:16] and [31:24]." },
@@ -571,15 +574,16 @@ impl PcuCoreC6Ctr {
 pub const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = Msr::new(0x3FD, "PCU_MSR_CORE_C6_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C6_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C6_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuCoreC6CtrLayout::NAME, type_name: "PcuCoreC6Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
     description: "Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "likwid"),
-    ]),
+    addresses: Addresses::Known(&PCU_CORE_C6_CTR_INFO_ADDRESSES),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
@@ -634,15 +638,16 @@ impl PcuCoreC3Ctr {
 pub const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = Msr::new(0x3FC, "PCU_MSR_CORE_C3_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C3_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C3_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuCoreC3CtrLayout::NAME, type_name: "PcuCoreC3Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
     description: "Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "likwid"),
-    ]),
+    addresses: Addresses::Known(&PCU_CORE_C3_CTR_INFO_ADDRESSES),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },

@@ -13,6 +13,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["L0", "L1", "L2"];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -112,17 +116,16 @@ pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&R3_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "R3QPI", name: R3qpiBoxCtlLayout::NAME, type_name: "R3qpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxCtlLayout::RESET, reserved_mask: R3qpiBoxCtlLayout::RESERVED_MASK, ignored_mask: R3qpiBoxCtlLayout::IGNORED_MASK, writable_mask: R3qpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_BOX_CTL", "L0", 0, (0x0E36, 19, 5, 0x0F4), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_BOX_CTL", "L1", 0, (0x0E37, 19, 6, 0x0F4), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_BOX_CTL", "L2", 0, (0x0E3E, 18, 5, 0x0F4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&R3QPI_BOX_CTL_INFO_ADDRESSES),
     fields: R3qpiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
@@ -198,17 +201,16 @@ pub const R3_L_PCI_PMON_BOX_STATUS: [PciRegister<R3qpiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&R3_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "R3QPI", name: R3qpiBoxStatusLayout::NAME, type_name: "R3qpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxStatusLayout::RESET, reserved_mask: R3qpiBoxStatusLayout::RESERVED_MASK, ignored_mask: R3qpiBoxStatusLayout::IGNORED_MASK, writable_mask: R3qpiBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_BOX_STATUS", "L0", 0, (0x0E36, 19, 5, 0x0F8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_BOX_STATUS", "L1", 0, (0x0E37, 19, 6, 0x0F8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_BOX_STATUS", "L2", 0, (0x0E3E, 18, 5, 0x0F8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&R3QPI_BOX_STATUS_INFO_ADDRESSES),
     fields: R3qpiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
@@ -332,23 +334,16 @@ pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_CTL_INFO_ADDRESSES: [AddressInfo; 9] = AddressInfo::pci_arrays(&R3_L_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "R3QPI", name: R3qpiCtlLayout::NAME, type_name: "R3qpiCtl",
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtlLayout::RESET, reserved_mask: R3qpiCtlLayout::RESERVED_MASK, ignored_mask: R3qpiCtlLayout::IGNORED_MASK, writable_mask: R3qpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL0", "L0", 0, (0x0E36, 19, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL1", "L0", 1, (0x0E36, 19, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL2", "L0", 2, (0x0E36, 19, 5, 0x0E0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL0", "L1", 0, (0x0E37, 19, 6, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL1", "L1", 1, (0x0E37, 19, 6, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL2", "L1", 2, (0x0E37, 19, 6, 0x0E0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL0", "L2", 0, (0x0E3E, 18, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL1", "L2", 1, (0x0E3E, 18, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL2", "L2", 2, (0x0E3E, 18, 5, 0x0E0), "likwid"),
-    ]),
+    addresses: Addresses::Known(&R3QPI_CTL_INFO_ADDRESSES),
     fields: R3qpiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
@@ -411,23 +406,16 @@ pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_CTR_INFO_ADDRESSES: [AddressInfo; 9] = AddressInfo::pci_arrays(&R3_L_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "R3QPI", name: R3qpiCtrLayout::NAME, type_name: "R3qpiCtr",
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtrLayout::RESET, reserved_mask: R3qpiCtrLayout::RESERVED_MASK, ignored_mask: R3qpiCtrLayout::IGNORED_MASK, writable_mask: R3qpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR0", "L0", 0, (0x0E36, 19, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR1", "L0", 1, (0x0E36, 19, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR2", "L0", 2, (0x0E36, 19, 5, 0x0B0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR0", "L1", 0, (0x0E37, 19, 6, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR1", "L1", 1, (0x0E37, 19, 6, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR2", "L1", 2, (0x0E37, 19, 6, 0x0B0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR0", "L2", 0, (0x0E3E, 18, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR1", "L2", 1, (0x0E3E, 18, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR2", "L2", 2, (0x0E3E, 18, 5, 0x0B0), "likwid"),
-    ]),
+    addresses: Addresses::Known(&R3QPI_CTR_INFO_ADDRESSES),
     fields: R3qpiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },

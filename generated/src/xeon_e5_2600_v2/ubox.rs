@@ -13,6 +13,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
+
 /// Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores
 /// receive the PMI that an uncore overflow raises.
 ///
@@ -98,15 +102,16 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0xC00, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores receive the PMI that an uncore overflow raises.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0xC00, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and bits", text: "Table 2-2 (p. 19) gives the fields; Linux uncore_snbep.c uses IVBEP_U_MSR_PMON_GLOBAL_CTL = 0xc00 with IVBEP_U_PMON_GLOBAL_FRZ_ALL = bit 31 and UNFRZ_ALL = bit 29, and likwid MSR_UNC_U_PMON_GLOBAL_CTL = 0xC00. Table 2-2 reserves 28:27 with software writing 0 and 26:15 without that sentence (rv)." },
@@ -406,15 +411,16 @@ impl UGlobalStatus {
 pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0xC01, "U_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0xC01, "likwid"),
-    ]),
+    addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and access from the guide, bits from likwid", text: "The guide's Table 2-1 (p. 18) lists U_MSR_PMON_GLOBAL_STATUS at 0xC01, 32 bits, and section 2.1.5.1 says it accumulates the overflows the other boxes send and that writing 1 to a bit clears it (rw1c); section 2.2.2.1 (p. 21) and the text under Table 2-8 (p. 23) name its ov_u and ov_u_fixed bits. Its field table (Table 2-3) was not in any public copy reachable here. The bit of each box is likwid's (ovflOffset in perfmon_ivybridgeEP_counters.h, which likwid tests and clears by writing 1 << bit to 0xC01): U-box fixed counter 0, U-box 1, PCU 2, CBo i 3 + i (i = 0..14), HA0 18, HA1 19, iMC channels 0-3 20, channels 4-7 21, QPI port 0 22, port 1 23, R3QPI link 0 24, link 1 25, R2PCIe 26. likwid gives no bit (-1) for QPI port 2, R3QPI link 2 and the IRP, so those boxes have no route; bits 31:27 are covered by no source read and recorded as reserved. Field names other than ov_u and ov_u_fixed are ours." },
@@ -545,16 +551,16 @@ impl UCtl {
 pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0xC10, "U_MSR_PMON_CTL0"), Msr::new(0xC11, "U_MSR_PMON_CTL1")];
 
 #[cfg(feature = "metadata")]
+static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and threshold/edge filtering.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0xC10, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0xC11, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the guide's text", text: "The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read." },
@@ -613,16 +619,16 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0xC16, "U_MSR_PMON_CTR0"), Msr::new(0xC17, "U_MSR_PMON_CTR1")];
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 44-bit event count.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0xC16, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0xC17, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid)." },
@@ -691,15 +697,16 @@ impl UUclkFixedCtl {
 pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0xC08, "U_MSR_PMON_UCLK_FIXED_CTL");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock cycles.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0xC08, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from the E5-2600 table; ov_en inferred", text: "Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters." },
@@ -757,15 +764,16 @@ impl UUclkFixedCtr {
 pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0xC09, "U_MSR_PMON_UCLK_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: a 48-bit count of uncore clock cycles.",
     sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0xC09, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid)." },
@@ -821,15 +829,16 @@ impl UCpuNodeId {
 pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x0E1E, 11, 0, 0x040, "U_PCI_CPUNODEID");
 
 #[cfg(feature = "metadata")]
+static U_CPU_NODE_ID_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_CPUNODEID], &INSTANCE_NAMES, "lspci-ivt");
+
+#[cfg(feature = "metadata")]
 static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x0E1E) on the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x0E1E, 11, 0, 0x040), "lspci-ivt"),
-    ]),
+    addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux ivbep_uncore_pci_init calls snbep_pci2phy_map_init(0x0e1e, SNBEP_CPUNODEID = 0x40, SNBEP_GIDNIDMAP = 0x54) and masks the node id with NODE_ID_MASK (bits 2:0). It finds the device by id, so it states no device or function: device 11 (0x0b), function 0 comes from the public boot logs cited (lspci-ivt), which show [8086:0e1e] at 0b.0 on the uncore buses 1f, 3f, 7f and ff of different systems. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
@@ -925,15 +934,16 @@ impl UGidNidMap {
 pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x0E1E, 11, 0, 0x054, "U_PCI_GIDNIDMAP");
 
 #[cfg(feature = "metadata")]
+static U_GID_NID_MAP_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_GIDNIDMAP], &INSTANCE_NAMES, "lspci-ivt");
+
+#[cfg(feature = "metadata")]
 static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x0E1E, 11, 0, 0x054), "lspci-ivt"),
-    ]),
+    addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source read and are recorded as reserved. Offset 0x54 and the device id are Linux's; device and function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset value is a placeholder." },

@@ -13,6 +13,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["IRP"];
+
 /// Box-wide control of one IRP box: freeze, freeze enable, resets.
 ///
 /// `IRP_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v3). Fields, masks and
@@ -90,15 +94,16 @@ impl IrpBoxCtl {
 pub const IRP_PCI_PMON_BOX_CTL: PciRegister<IrpBoxCtl> = PciRegister::new(0x2F39, 5, 6, 0x0F4, "IRP_PCI_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[IRP_PCI_PMON_BOX_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IRP box: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_BOX_CTL", "IRP", 0, (0x2F39, 5, 6, 0x0F4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
@@ -251,18 +256,16 @@ impl IrpCtl {
 pub const IRP_PCI_PMON_CTL: [PciRegister<IrpCtl>; 4] = [PciRegister::new(0x2F39, 5, 6, 0x0D8, "IRP_PCI_PMON_CTL0"), PciRegister::new(0x2F39, 5, 6, 0x0DC, "IRP_PCI_PMON_CTL1"), PciRegister::new(0x2F39, 5, 6, 0x0E0, "IRP_PCI_PMON_CTL2"), PciRegister::new(0x2F39, 5, 6, 0x0E4, "IRP_PCI_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[IRP_PCI_PMON_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one IRP box.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_CTL0", "IRP", 0, (0x2F39, 5, 6, 0x0D8), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL1", "IRP", 1, (0x2F39, 5, 6, 0x0DC), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL2", "IRP", 2, (0x2F39, 5, 6, 0x0E0), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL3", "IRP", 3, (0x2F39, 5, 6, 0x0E4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
@@ -329,15 +332,16 @@ impl IrpBoxStatus {
 pub const IRP_PCI_PMON_BOX_STATUS: PciRegister<IrpBoxStatus> = PciRegister::new(0x2F39, 5, 6, 0x0F8, "IRP_PCI_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[IRP_PCI_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "IRP", name: IrpBoxStatusLayout::NAME, type_name: "IrpBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IRP box.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_BOX_STATUS", "IRP", 0, (0x2F39, 5, 6, 0x0F8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -406,18 +410,16 @@ impl IrpCtr {
 pub const IRP_PCI_PMON_CTR: [PciRegister<IrpCtr>; 4] = [PciRegister::new(0x2F39, 5, 6, 0x0A0, "IRP_PCI_PMON_CTR0"), PciRegister::new(0x2F39, 5, 6, 0x0A8, "IRP_PCI_PMON_CTR1"), PciRegister::new(0x2F39, 5, 6, 0x0B0, "IRP_PCI_PMON_CTR2"), PciRegister::new(0x2F39, 5, 6, 0x0B8, "IRP_PCI_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[IRP_PCI_PMON_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_CTR0", "IRP", 0, (0x2F39, 5, 6, 0x0A0), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR1", "IRP", 1, (0x2F39, 5, 6, 0x0A8), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR2", "IRP", 2, (0x2F39, 5, 6, 0x0B0), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR3", "IRP", 3, (0x2F39, 5, 6, 0x0B8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48." },

@@ -14,6 +14,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["P0", "P1", "P2"];
+
 /// Box-wide control of one QPI port: freeze, freeze enable, resets.
 ///
 /// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v3). Fields, masks

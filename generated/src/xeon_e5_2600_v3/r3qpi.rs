@@ -12,6 +12,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["L0", "L1", "L2"];
+
 /// Box-wide control of one R3QPI link: freeze, freeze enable, resets.
 ///
 /// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v3). Fields,

@@ -14,6 +14,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["HA0", "HA1"];
+
 /// Box-wide control of one Home Agent: freeze, freeze enable, resets.
 ///
 /// `HA{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600-v4). Fields, masks
@@ -93,16 +97,16 @@ pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "HA", name: HaBoxCtlLayout::NAME, type_name: "HaBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one Home Agent: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_CTL", "HA0", 0, (0x6F30, 18, 1, 0x0F4), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_CTL", "HA1", 0, (0x6F38, 18, 5, 0x0F4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_BOX_CTL_INFO_ADDRESSES),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
@@ -257,22 +261,16 @@ pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&HA_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "HA", name: HaCtlLayout::NAME, type_name: "HaCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one Home Agent.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_CTL0", "HA0", 0, (0x6F30, 18, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL1", "HA0", 1, (0x6F30, 18, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL2", "HA0", 2, (0x6F30, 18, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL3", "HA0", 3, (0x6F30, 18, 1, 0x0E4), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL0", "HA1", 0, (0x6F38, 18, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL1", "HA1", 1, (0x6F38, 18, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL2", "HA1", 2, (0x6F38, 18, 5, 0x0E0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL3", "HA1", 3, (0x6F38, 18, 5, 0x0E4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_CTL_INFO_ADDRESSES),
     fields: HaCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
@@ -341,16 +339,16 @@ pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "HA", name: HaBoxStatusLayout::NAME, type_name: "HaBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxStatusLayout::RESET, reserved_mask: HaBoxStatusLayout::RESERVED_MASK, ignored_mask: HaBoxStatusLayout::IGNORED_MASK, writable_mask: HaBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one Home Agent.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_STATUS", "HA0", 0, (0x6F30, 18, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_STATUS", "HA1", 0, (0x6F38, 18, 5, 0x0F8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_BOX_STATUS_INFO_ADDRESSES),
     fields: HaBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -415,22 +413,16 @@ pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&HA_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "HA", name: HaCtrLayout::NAME, type_name: "HaCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_CTR0", "HA0", 0, (0x6F30, 18, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR1", "HA0", 1, (0x6F30, 18, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR2", "HA0", 2, (0x6F30, 18, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR3", "HA0", 3, (0x6F30, 18, 1, 0x0B8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR0", "HA1", 0, (0x6F38, 18, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR1", "HA1", 1, (0x6F38, 18, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR2", "HA1", 2, (0x6F38, 18, 5, 0x0B0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR3", "HA1", 3, (0x6F38, 18, 5, 0x0B8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_CTR_INFO_ADDRESSES),
     fields: HaCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48." },
@@ -497,16 +489,16 @@ pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaBoxAddrMatch0>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_ADDR_MATCH0_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_ADDRMATCH0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "HA", name: HaBoxAddrMatch0Layout::NAME, type_name: "HaBoxAddrMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxAddrMatch0Layout::RESET, reserved_mask: HaBoxAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaBoxAddrMatch0Layout::IGNORED_MASK, writable_mask: HaBoxAddrMatch0Layout::WRITABLE_MASK,
     description: "Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line address.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH0", "HA0", 0, (0x6F30, 18, 1, 0x040), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH0", "HA1", 0, (0x6F38, 18, 5, 0x040), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_BOX_ADDR_MATCH0_INFO_ADDRESSES),
     fields: HaBoxAddrMatch0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 (written for the address-match option of the Haswell-EP HA), Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40; Intel's event list names HA_AddrMatch0[31:6] for UNC_H_ADDR_OPC_MATCH events." },
@@ -572,16 +564,16 @@ pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaBoxAddrMatch1>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_ADDR_MATCH1_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_ADDRMATCH1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "HA", name: HaBoxAddrMatch1Layout::NAME, type_name: "HaBoxAddrMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxAddrMatch1Layout::RESET, reserved_mask: HaBoxAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaBoxAddrMatch1Layout::IGNORED_MASK, writable_mask: HaBoxAddrMatch1Layout::WRITABLE_MASK,
     description: "High part of the address to match: address bits 45:32.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH1", "HA0", 0, (0x6F30, 18, 1, 0x044), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH1", "HA1", 0, (0x6F38, 18, 5, 0x044), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_BOX_ADDR_MATCH1_INFO_ADDRESSES),
     fields: HaBoxAddrMatch1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_ADDRMATCH1 = 0x44, Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 = 0x44; Intel's event list names HA_AddrMatch1[13:0]; the E5-2600 guide's Table 2-38 gives the same field for the same register." },
@@ -647,16 +639,16 @@ pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaBoxOpcodeMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_OPCODE_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_OPCODEMATCH, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "HA", name: HaBoxOpcodeMatchLayout::NAME, type_name: "HaBoxOpcodeMatch",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxOpcodeMatchLayout::RESET, reserved_mask: HaBoxOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaBoxOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaBoxOpcodeMatchLayout::WRITABLE_MASK,
     description: "Opcode to match for the ADDR_OPC_MATCH events.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_OPCODEMATCH", "HA0", 0, (0x6F30, 18, 1, 0x048), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_OPCODEMATCH", "HA1", 0, (0x6F38, 18, 5, 0x048), "likwid"),
-    ]),
+    addresses: Addresses::Known(&HA_BOX_OPCODE_MATCH_INFO_ADDRESSES),
     fields: HaBoxOpcodeMatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_OPCODEMATCH = 0x48, Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH = 0x48; Intel's event list names HA_OpcodeMatch[5:0]; the E5-2600 guide's Table 2-37 has the same field." },

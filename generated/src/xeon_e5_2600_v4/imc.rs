@@ -14,6 +14,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"];
+
 /// Box-wide control of one iMC channel: freeze, freeze enable, resets.
 ///
 /// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v4). Fields,
@@ -109,22 +113,16 @@ pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one iMC channel: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_CTL", "CH0", 0, (0x6FB0, 20, 0, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_CTL", "CH1", 0, (0x6FB1, 20, 1, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_CTL", "CH2", 0, (0x6FB4, 21, 0, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_CTL", "CH3", 0, (0x6FB5, 21, 1, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_BOX_CTL", "CH4", 0, (0x6FD0, 23, 0, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_BOX_CTL", "CH5", 0, (0x6FD1, 23, 1, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_BOX_CTL", "CH6", 0, (0x6FD4, 24, 0, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_BOX_CTL", "CH7", 0, (0x6FD5, 24, 1, 0x0F4), "lspci-bdx"),
-    ]),
+    addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
@@ -288,46 +286,16 @@ pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_CTL_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::pci_arrays(&MC_CH_PCI_PMON_CTL, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcCtlLayout::NAME, type_name: "ImcCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one iMC channel.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL0", "CH0", 0, (0x6FB0, 20, 0, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL1", "CH0", 1, (0x6FB0, 20, 0, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL2", "CH0", 2, (0x6FB0, 20, 0, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL3", "CH0", 3, (0x6FB0, 20, 0, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL0", "CH1", 0, (0x6FB1, 20, 1, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL1", "CH1", 1, (0x6FB1, 20, 1, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL2", "CH1", 2, (0x6FB1, 20, 1, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL3", "CH1", 3, (0x6FB1, 20, 1, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL0", "CH2", 0, (0x6FB4, 21, 0, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL1", "CH2", 1, (0x6FB4, 21, 0, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL2", "CH2", 2, (0x6FB4, 21, 0, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL3", "CH2", 3, (0x6FB4, 21, 0, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL0", "CH3", 0, (0x6FB5, 21, 1, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL1", "CH3", 1, (0x6FB5, 21, 1, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL2", "CH3", 2, (0x6FB5, 21, 1, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL3", "CH3", 3, (0x6FB5, 21, 1, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL0", "CH4", 0, (0x6FD0, 23, 0, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL1", "CH4", 1, (0x6FD0, 23, 0, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL2", "CH4", 2, (0x6FD0, 23, 0, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL3", "CH4", 3, (0x6FD0, 23, 0, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL0", "CH5", 0, (0x6FD1, 23, 1, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL1", "CH5", 1, (0x6FD1, 23, 1, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL2", "CH5", 2, (0x6FD1, 23, 1, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL3", "CH5", 3, (0x6FD1, 23, 1, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL0", "CH6", 0, (0x6FD4, 24, 0, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL1", "CH6", 1, (0x6FD4, 24, 0, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL2", "CH6", 2, (0x6FD4, 24, 0, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL3", "CH6", 3, (0x6FD4, 24, 0, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL0", "CH7", 0, (0x6FD5, 24, 1, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL1", "CH7", 1, (0x6FD5, 24, 1, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL2", "CH7", 2, (0x6FD5, 24, 1, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL3", "CH7", 3, (0x6FD5, 24, 1, 0x0E4), "lspci-bdx"),
-    ]),
+    addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
@@ -404,22 +372,16 @@ pub const MC_CH_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcBoxStatusLayout::NAME, type_name: "ImcBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one iMC channel.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_STATUS", "CH0", 0, (0x6FB0, 20, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_STATUS", "CH1", 0, (0x6FB1, 20, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_STATUS", "CH2", 0, (0x6FB4, 21, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_STATUS", "CH3", 0, (0x6FB5, 21, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_BOX_STATUS", "CH4", 0, (0x6FD0, 23, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_BOX_STATUS", "CH5", 0, (0x6FD1, 23, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_BOX_STATUS", "CH6", 0, (0x6FD4, 24, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_BOX_STATUS", "CH7", 0, (0x6FD5, 24, 1, 0x0F8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -492,46 +454,16 @@ pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_CTR_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::pci_arrays(&MC_CH_PCI_PMON_CTR, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcCtrLayout::NAME, type_name: "ImcCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one iMC channel: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR0", "CH0", 0, (0x6FB0, 20, 0, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR1", "CH0", 1, (0x6FB0, 20, 0, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR2", "CH0", 2, (0x6FB0, 20, 0, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR3", "CH0", 3, (0x6FB0, 20, 0, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR0", "CH1", 0, (0x6FB1, 20, 1, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR1", "CH1", 1, (0x6FB1, 20, 1, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR2", "CH1", 2, (0x6FB1, 20, 1, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR3", "CH1", 3, (0x6FB1, 20, 1, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR0", "CH2", 0, (0x6FB4, 21, 0, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR1", "CH2", 1, (0x6FB4, 21, 0, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR2", "CH2", 2, (0x6FB4, 21, 0, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR3", "CH2", 3, (0x6FB4, 21, 0, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR0", "CH3", 0, (0x6FB5, 21, 1, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR1", "CH3", 1, (0x6FB5, 21, 1, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR2", "CH3", 2, (0x6FB5, 21, 1, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR3", "CH3", 3, (0x6FB5, 21, 1, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR0", "CH4", 0, (0x6FD0, 23, 0, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR1", "CH4", 1, (0x6FD0, 23, 0, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR2", "CH4", 2, (0x6FD0, 23, 0, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR3", "CH4", 3, (0x6FD0, 23, 0, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR0", "CH5", 0, (0x6FD1, 23, 1, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR1", "CH5", 1, (0x6FD1, 23, 1, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR2", "CH5", 2, (0x6FD1, 23, 1, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR3", "CH5", 3, (0x6FD1, 23, 1, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR0", "CH6", 0, (0x6FD4, 24, 0, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR1", "CH6", 1, (0x6FD4, 24, 0, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR2", "CH6", 2, (0x6FD4, 24, 0, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR3", "CH6", 3, (0x6FD4, 24, 0, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR0", "CH7", 0, (0x6FD5, 24, 1, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR1", "CH7", 1, (0x6FD5, 24, 1, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR2", "CH7", 2, (0x6FD5, 24, 1, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR3", "CH7", 3, (0x6FD5, 24, 1, 0x0B8), "lspci-bdx"),
-    ]),
+    addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_imc: perf_ctr_bits = 48, eight boxes; likwid 48." },
@@ -613,22 +545,16 @@ pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_FIXED_CTL, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcFixedCtlLayout::NAME, type_name: "ImcFixedCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter of DRAM clocks: enable and reset.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTL", "CH0", 0, (0x6FB0, 20, 0, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTL", "CH1", 0, (0x6FB1, 20, 1, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTL", "CH2", 0, (0x6FB4, 21, 0, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTL", "CH3", 0, (0x6FB5, 21, 1, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_FIXED_CTL", "CH4", 0, (0x6FD0, 23, 0, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_FIXED_CTL", "CH5", 0, (0x6FD1, 23, 1, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_FIXED_CTL", "CH6", 0, (0x6FD4, 24, 0, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_FIXED_CTL", "CH7", 0, (0x6FD5, 24, 1, 0x0F0), "lspci-bdx"),
-    ]),
+    addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 is the fixed control of bdx_uncore_imc, enabled with bit 22 (SNBEP_PMON_CTL_EN); likwid PCI_UNC_MC_PMON_FIXED_CTL = 0xF0. The reset bit and reserved ranges follow the E5-2600 guide's table for the same register." },
@@ -701,22 +627,16 @@ pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_FIXED_CTR, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcFixedCtrLayout::NAME, type_name: "ImcFixedCtr",
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTR", "CH0", 0, (0x6FB0, 20, 0, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTR", "CH1", 0, (0x6FB1, 20, 1, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTR", "CH2", 0, (0x6FB4, 21, 0, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTR", "CH3", 0, (0x6FB5, 21, 1, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_FIXED_CTR", "CH4", 0, (0x6FD0, 23, 0, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_FIXED_CTR", "CH5", 0, (0x6FD1, 23, 1, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_FIXED_CTR", "CH6", 0, (0x6FD4, 24, 0, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_FIXED_CTR", "CH7", 0, (0x6FD5, 24, 1, 0x0D0), "lspci-bdx"),
-    ]),
+    addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and width", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48; likwid PCI_UNC_MC_PMON_FIXED_CTR_A/B = 0xD4/0xD0." },

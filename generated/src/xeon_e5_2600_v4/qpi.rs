@@ -14,6 +14,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["P0", "P1", "P2"];
+
 /// Box-wide control of one QPI port: freeze, freeze enable, resets.
 ///
 /// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4). Fields, masks
@@ -97,17 +101,16 @@ pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiBoxCtlLayout::NAME, type_name: "QpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one QPI port: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_BOX_CTL", "P0", 0, (0x6F32, 8, 2, 0x0F4), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_BOX_CTL", "P1", 0, (0x6F33, 9, 2, 0x0F4), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_BOX_CTL", "P2", 0, (0x6F3A, 10, 2, 0x0F4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_BOX_CTL_INFO_ADDRESSES),
     fields: QpiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
@@ -271,26 +274,16 @@ pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&Q_P_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiCtlLayout::NAME, type_name: "QpiCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one QPI port.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL0", "P0", 0, (0x6F32, 8, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL1", "P0", 1, (0x6F32, 8, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL2", "P0", 2, (0x6F32, 8, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL3", "P0", 3, (0x6F32, 8, 2, 0x0E4), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL0", "P1", 0, (0x6F33, 9, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL1", "P1", 1, (0x6F33, 9, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL2", "P1", 2, (0x6F33, 9, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL3", "P1", 3, (0x6F33, 9, 2, 0x0E4), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTL0", "P2", 0, (0x6F3A, 10, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTL1", "P2", 1, (0x6F3A, 10, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTL2", "P2", 2, (0x6F3A, 10, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTL3", "P2", 3, (0x6F3A, 10, 2, 0x0E4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_CTL_INFO_ADDRESSES),
     fields: QpiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
@@ -360,17 +353,16 @@ pub const Q_P_PCI_PMON_BOX_STATUS: [PciRegister<QpiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiBoxStatusLayout::NAME, type_name: "QpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxStatusLayout::RESET, reserved_mask: QpiBoxStatusLayout::RESERVED_MASK, ignored_mask: QpiBoxStatusLayout::IGNORED_MASK, writable_mask: QpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one QPI port.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_BOX_STATUS", "P0", 0, (0x6F32, 8, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_BOX_STATUS", "P1", 0, (0x6F33, 9, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_BOX_STATUS", "P2", 0, (0x6F3A, 10, 2, 0x0F8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_BOX_STATUS_INFO_ADDRESSES),
     fields: QpiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -436,26 +428,16 @@ pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&Q_P_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiCtrLayout::NAME, type_name: "QpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR0", "P0", 0, (0x6F32, 8, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR1", "P0", 1, (0x6F32, 8, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR2", "P0", 2, (0x6F32, 8, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR3", "P0", 3, (0x6F32, 8, 2, 0x0B8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR0", "P1", 0, (0x6F33, 9, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR1", "P1", 1, (0x6F33, 9, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR2", "P1", 2, (0x6F33, 9, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR3", "P1", 3, (0x6F33, 9, 2, 0x0B8), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTR0", "P2", 0, (0x6F3A, 10, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTR1", "P2", 1, (0x6F3A, 10, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTR2", "P2", 2, (0x6F3A, 10, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTR3", "P2", 3, (0x6F3A, 10, 2, 0x0B8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_CTR_INFO_ADDRESSES),
     fields: QpiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48." },
@@ -574,17 +556,16 @@ pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MATCH0_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MATCH0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiPktMatch0Layout::NAME, type_name: "QpiPktMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
     description: "Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH0", "P0", 0, (0x6F86, 8, 6, 0x228), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH0", "P1", 0, (0x6F96, 9, 6, 0x228), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_PKT_MATCH0", "P2", 0, (0x6F46, 10, 6, 0x228), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_PKT_MATCH0_INFO_ADDRESSES),
     fields: QpiPktMatch0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
@@ -674,17 +655,16 @@ pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MATCH1_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MATCH1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiPktMatch1Layout::NAME, type_name: "QpiPktMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
     description: "Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH1", "P0", 0, (0x6F86, 8, 6, 0x22C), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH1", "P1", 0, (0x6F96, 9, 6, 0x22C), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_PKT_MATCH1", "P2", 0, (0x6F46, 10, 6, 0x22C), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_PKT_MATCH1_INFO_ADDRESSES),
     fields: QpiPktMatch1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
@@ -804,17 +784,16 @@ pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MASK0_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MASK0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiPktMask0Layout::NAME, type_name: "QpiPktMask0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
     description: "Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK0", "P0", 0, (0x6F86, 8, 6, 0x238), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK0", "P1", 0, (0x6F96, 9, 6, 0x238), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_PKT_MASK0", "P2", 0, (0x6F46, 10, 6, 0x238), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_PKT_MASK0_INFO_ADDRESSES),
     fields: QpiPktMask0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
@@ -904,17 +883,16 @@ pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MASK1_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MASK1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiPktMask1Layout::NAME, type_name: "QpiPktMask1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
     description: "Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK1", "P0", 0, (0x6F86, 8, 6, 0x23C), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK1", "P1", 0, (0x6F96, 9, 6, 0x23C), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_PKT_MASK1", "P2", 0, (0x6F46, 10, 6, 0x23C), "likwid"),
-    ]),
+    addresses: Addresses::Known(&QPI_PKT_MASK1_INFO_ADDRESSES),
     fields: QpiPktMask1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },

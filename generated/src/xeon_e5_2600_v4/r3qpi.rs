@@ -12,6 +12,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["L0", "L1", "L2"];
+
 /// Box-wide control of one R3QPI link: freeze, freeze enable, resets.
 ///
 /// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4). Fields,
@@ -93,17 +97,16 @@ pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&R3_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "R3QPI", name: R3qpiBoxCtlLayout::NAME, type_name: "R3qpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxCtlLayout::RESET, reserved_mask: R3qpiBoxCtlLayout::RESERVED_MASK, ignored_mask: R3qpiBoxCtlLayout::IGNORED_MASK, writable_mask: R3qpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one R3QPI link: freeze, freeze enable, resets.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_BOX_CTL", "L0", 0, (0x6F36, 11, 1, 0x0F4), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_BOX_CTL", "L1", 0, (0x6F37, 11, 2, 0x0F4), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_BOX_CTL", "L2", 0, (0x6F3E, 11, 5, 0x0F4), "likwid"),
-    ]),
+    addresses: Addresses::Known(&R3QPI_BOX_CTL_INFO_ADDRESSES),
     fields: R3qpiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
@@ -260,23 +263,16 @@ pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_CTL_INFO_ADDRESSES: [AddressInfo; 9] = AddressInfo::pci_arrays(&R3_L_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "R3QPI", name: R3qpiCtlLayout::NAME, type_name: "R3qpiCtl",
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtlLayout::RESET, reserved_mask: R3qpiCtlLayout::RESERVED_MASK, ignored_mask: R3qpiCtlLayout::IGNORED_MASK, writable_mask: R3qpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one R3QPI link.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL0", "L0", 0, (0x6F36, 11, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL1", "L0", 1, (0x6F36, 11, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL2", "L0", 2, (0x6F36, 11, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL0", "L1", 0, (0x6F37, 11, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL1", "L1", 1, (0x6F37, 11, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL2", "L1", 2, (0x6F37, 11, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL0", "L2", 0, (0x6F3E, 11, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL1", "L2", 1, (0x6F3E, 11, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL2", "L2", 2, (0x6F3E, 11, 5, 0x0E0), "likwid"),
-    ]),
+    addresses: Addresses::Known(&R3QPI_CTL_INFO_ADDRESSES),
     fields: R3qpiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
@@ -348,17 +344,16 @@ pub const R3_L_PCI_PMON_BOX_STATUS: [PciRegister<R3qpiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&R3_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "R3QPI", name: R3qpiBoxStatusLayout::NAME, type_name: "R3qpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxStatusLayout::RESET, reserved_mask: R3qpiBoxStatusLayout::RESERVED_MASK, ignored_mask: R3qpiBoxStatusLayout::IGNORED_MASK, writable_mask: R3qpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one R3QPI link.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_BOX_STATUS", "L0", 0, (0x6F36, 11, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_BOX_STATUS", "L1", 0, (0x6F37, 11, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_BOX_STATUS", "L2", 0, (0x6F3E, 11, 5, 0x0F8), "likwid"),
-    ]),
+    addresses: Addresses::Known(&R3QPI_BOX_STATUS_INFO_ADDRESSES),
     fields: R3qpiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -427,23 +422,16 @@ pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_CTR_INFO_ADDRESSES: [AddressInfo; 9] = AddressInfo::pci_arrays(&R3_L_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "R3QPI", name: R3qpiCtrLayout::NAME, type_name: "R3qpiCtr",
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtrLayout::RESET, reserved_mask: R3qpiCtrLayout::RESERVED_MASK, ignored_mask: R3qpiCtrLayout::IGNORED_MASK, writable_mask: R3qpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one R3QPI link: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR0", "L0", 0, (0x6F36, 11, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR1", "L0", 1, (0x6F36, 11, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR2", "L0", 2, (0x6F36, 11, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR0", "L1", 0, (0x6F37, 11, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR1", "L1", 1, (0x6F37, 11, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR2", "L1", 2, (0x6F37, 11, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR0", "L2", 0, (0x6F3E, 11, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR1", "L2", 1, (0x6F3E, 11, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR2", "L2", 2, (0x6F3E, 11, 5, 0x0B0), "likwid"),
-    ]),
+    addresses: Addresses::Known(&R3QPI_CTR_INFO_ADDRESSES),
     fields: R3qpiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Linux says 48 bits, likwid 44", text: "Linux bdx_uncore_r3qpi sets perf_ctr_bits = 48 (44 for Haswell-EP); likwid's Broadwell-EP box map keeps 44 for the R3QPI boxes. We follow Linux, which sets the width per model and changed it for this one." },

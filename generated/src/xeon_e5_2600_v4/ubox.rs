@@ -15,6 +15,10 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
+
 /// Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has
 /// frz_en set, in one write.
 ///
@@ -80,15 +84,16 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0x700, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has frz_en set, in one write.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x700, "likwid"),
-    ]),
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and the two bits from likwid; the rest unknown", text: "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and freezes the uncore of these processors by writing 1 << 31 to it and unfreezes it by writing 1 << 29 (perfmon_haswell.h, used for Haswell-EP and Broadwell-EP). Linux uses the same bits on the E5-2600 v2 at 0xC00 (IVBEP_U_PMON_GLOBAL_FRZ_ALL / UNFRZ_ALL) and does not use this register on v3/v4. The E5-2600 v2 guide (329468-002, Table 2-2) also lists wk_on_pmi (bit 30) and a pmi_core_sel core mask in the low bits, but its width differs with the core count and no source read gives it for this processor, so bits 30 and 28:0 are recorded as reserved: safe code never sets them." },
@@ -250,15 +255,16 @@ impl UGlobalStatus {
 pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0x701, "U_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0x701, "likwid"),
-    ]),
+    addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits from likwid's overflow handling; the rest unknown", text: "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_STATUS = 0x701 and, for these processors, gives each box the bit it tests and clears here (writing 1 << bit) when a counter of the box wraps: U-box fixed counter 0, U-box 1, PCU 2, HA0 21, HA1 22, iMC channels 0-3 23, channels 4-7 24, QPI port 0 25, port 1 26, R3QPI link 0 27, link 1 28, R2PCIe 29 (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h). It gives no bit for the C-boxes and S-boxes (-1) and 34, outside the register, for the IRP, and none for QPI port 2 or R3QPI link 2. Those boxes' bits are not known from the sources read; bits 20:3 and 31:30 are recorded as reserved." },
@@ -318,15 +324,16 @@ impl UUclkFixedCtl {
 pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0x703, "U_MSR_PMON_UCLK_FIXED_CTL");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x703, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and layout", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4)." },
@@ -382,15 +389,16 @@ impl UUclkFixedCtr {
 pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0x704, "U_MSR_PMON_UCLK_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x704, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width." },
@@ -542,16 +550,16 @@ impl UCtl {
 pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0x705, "U_MSR_PMON_CTL0"), Msr::new(0x706, "U_MSR_PMON_CTL1")];
 
 #[cfg(feature = "metadata")]
+static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x705, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x706, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706." },
@@ -619,15 +627,16 @@ impl UBoxFilter {
 pub const U_MSR_PMON_BOX_FILTER: Msr<UBoxFilter> = Msr::new(0x707, "U_MSR_PMON_BOX_FILTER");
 
 #[cfg(feature = "metadata")]
+static U_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UBoxFilterLayout::NAME, type_name: "UBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxFilterLayout::RESET, reserved_mask: UBoxFilterLayout::RESERVED_MASK, ignored_mask: UBoxFilterLayout::IGNORED_MASK, writable_mask: UBoxFilterLayout::WRITABLE_MASK,
     description: "Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which thread and core to match.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_BOX_FILTER", "UBOX", 0, 0x707, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_BOX_FILTER_INFO_ADDRESSES),
     fields: UBoxFilterLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Linux and Intel's event list disagree on the filter's bits", text: "Linux defines HSWEP_U_MSR_PMON_FILTER = 0x707 with a thread-id bit 0 (HSWEP_U_MSR_PMON_BOX_FILTER_TID) and a 5-bit core id at 5:1 (_CID), and writes only those bits; Intel's event list marks UNC_U_FILTER_MATCH.* with UBoxFilter[3:0]. We follow Linux, the only source that says what the bits mean: both readings cover the bits the events use, and the narrower Intel range is recorded here. Bits above 5 are covered by no source and recorded as reserved." },
@@ -687,15 +696,16 @@ impl UBoxStatus {
 pub const U_MSR_PMON_BOX_STATUS: Msr<UBoxStatus> = Msr::new(0x708, "U_MSR_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UBoxStatusLayout::NAME, type_name: "UBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the two general U-box counters.",
     sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_BOX_STATUS", "UBOX", 0, 0x708, "likwid"),
-    ]),
+    addresses: Addresses::Known(&U_BOX_STATUS_INFO_ADDRESSES),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -755,16 +765,16 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0x709, "U_MSR_PMON_CTR0"), Msr::new(0x70A, "U_MSR_PMON_CTR1")];
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 48-bit event count.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x709, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x70A, "linux-snbep"),
-    ]),
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_ubox sets perf_ctr_bits = 48 and likwid gives the U-box a 48-bit width; Haswell-EP's counters are 44 bits in Linux (a difference between the two processors)." },
@@ -821,15 +831,16 @@ impl UCpuNodeId {
 pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x6F1E, 16, 5, 0x040, "U_PCI_CPUNODEID");
 
 #[cfg(feature = "metadata")]
+static U_CPU_NODE_ID_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_CPUNODEID], &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x6F1E) of the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x6F1E, 16, 5, 0x040), "lspci-bdx"),
-    ]),
+    addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux bdx_uncore_pci_init calls snbep_pci2phy_map_init(0x6f1e, SNBEP_CPUNODEID = 0x40, SNBEP_GIDNIDMAP = 0x54) and uses bits 2:0 as the local node id. It finds the device by id, so it states no device or function: device 16 (0x10), function 5 comes from the public device listing cited (lspci-bdx), which shows [8086:6f1e] at 10.5 on every socket's uncore bus. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
@@ -923,15 +934,16 @@ impl UGidNidMap {
 pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x6F1E, 16, 5, 0x054, "U_PCI_GIDNIDMAP");
 
 #[cfg(feature = "metadata")]
+static U_GID_NID_MAP_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_GIDNIDMAP], &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
     sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x6F1E, 16, 5, 0x054), "lspci-bdx"),
-    ]),
+    addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots. Offset 0x54 and the device id are Linux's; device and function as for U_PCI_CPUNODEID." },

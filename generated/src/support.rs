@@ -1776,3 +1776,25 @@ register_value! {
     /// The value of a 64-bit register of layout `L` (MSRs and 64-bit PCI counters).
     Reg64(u64)
 }
+
+/// Writes a register type's notes once: each note is a paragraph of the type's documentation
+/// (`**title** (kind): text`) and, with the `metadata` feature, a [`NoteInfo`] of the constant
+/// `$notes` that the register's [`RegisterInfo::notes`] names.
+macro_rules! noted {
+    (
+        $notes:ident = [$(($kind:literal, $title:literal, $text:literal)),+ $(,)?];
+        $(#[$attr:meta])*
+        $vis:vis type $name:ident = $ty:ty;
+    ) => {
+        $(#[$attr])*
+        $(
+            #[doc = ""]
+            #[doc = concat!("**", $title, "** (", $kind, "): ", $text)]
+        )+
+        $vis type $name = $ty;
+
+        #[cfg(feature = "metadata")]
+        const $notes: &[NoteInfo] = &[$(NoteInfo { kind: $kind, title: $title, text: $text }),+];
+    };
+}
+pub(crate) use noted;

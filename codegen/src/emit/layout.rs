@@ -474,6 +474,21 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
     info_static_text(proc, unit, reg, &address_infos, compact.as_deref(), out);
 }
 
+/// The citations of the unit's registers' sources, each once, in order of first use.
+fn unit_sources(unit: &Unit) -> Vec<String> {
+    let mut table: Vec<String> = Vec::new();
+    for c in unit
+        .registers
+        .iter()
+        .flat_map(|r| r.sources.iter().map(|s| s.citation()))
+    {
+        if !table.contains(&c) {
+            table.push(c);
+        }
+    }
+    table
+}
+
 /// The unit's instance names, which [`compact_addresses`]' rows name (with `metadata`).
 fn instance_names_text(unit: &Unit, out: &mut String) {
     let names: Vec<String> = unit.instances.iter().map(|i| lit(&i.name)).collect();
@@ -482,6 +497,16 @@ fn instance_names_text(unit: &Unit, out: &mut String) {
         "{METADATA}\n#[allow(dead_code)]\nconst INSTANCE_NAMES: [&str; {}] = [{}];\n",
         names.len(),
         names.join(", ")
+    );
+    let sources: Vec<String> = unit_sources(unit)
+        .iter()
+        .map(|c| format!("    {},\n", lit(c)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.\n{METADATA}\n#[allow(dead_code)]\nconst SOURCES: [&str; {}] = [\n{}];\n",
+        sources.len(),
+        sources.concat()
     );
 }
 
@@ -520,9 +545,7 @@ fn compact_addresses(unit: &Unit, reg: &Register, out: &mut String) -> Option<St
     let name = format!("{}_ADDRESSES", info_ident(reg));
     let _ = writeln!(
         out,
-        "{METADATA}
-static {name}: [AddressInfo; {}] = AddressInfo::{ctor}(&{table}, &INSTANCE_NAMES, {});
-",
+        "{METADATA}\nstatic {name}: [AddressInfo; {}] = AddressInfo::{ctor}(&{table}, &INSTANCE_NAMES, {});\n",
         addrs.len(),
         lit(source)
     );
@@ -538,10 +561,12 @@ fn type_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String) {
     } else {
         String::new()
     };
-    doc(out, "", &prose(&reg.description));
-    out.push_str("///\n");
+    let in_macro = notes_in_macro(proc, reg);
+    let mut docs = String::new();
+    doc(&mut docs, "", &prose(&reg.description));
+    docs.push_str("///\n");
     doc(
-        out,
+        &mut docs,
         "",
         &format!(
             "`{}`: {}-bit {} register of the {} unit ({}){count}. Fields, masks and sources: [`{ty}Layout`].",
@@ -552,20 +577,64 @@ fn type_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String) {
             proc.id
         ),
     );
-    for n in &reg.notes {
-        out.push_str("///\n");
+    for n in reg.notes.iter().filter(|_| !in_macro) {
+        docs.push_str("///\n");
         let title = normalize_text(&prose(&n.title));
         doc(
-            out,
+            &mut docs,
             "",
             &format!("**{title}** ({}): {}", n.kind, prose(&n.text)),
         );
     }
     if let Addresses::Unknown { reason } = &reg.addresses {
-        out.push_str("///\n");
-        doc(out, "", &format!("**Address unknown:** {}", prose(reason)));
+        docs.push_str("///\n");
+        doc(
+            &mut docs,
+            "",
+            &format!("**Address unknown:** {}", prose(reason)),
+        );
     }
-    let _ = writeln!(out, "pub type {ty} = {value}<{ty}Layout>;\n");
+    if in_macro {
+        // Each note once: `noted!` makes it a paragraph of the type's docs and a `NoteInfo`.
+        let rows: String = reg
+            .notes
+            .iter()
+            .map(|n| {
+                format!(
+                    "        ({}, {}, {}),\n",
+                    lit(&n.kind),
+                    lit(&n.title),
+                    lit(&n.text)
+                )
+            })
+            .collect();
+        let indented: String = docs.lines().map(|l| format!("    {l}\n")).collect();
+        let _ = writeln!(
+            out,
+            "noted! {{\n    {} = [\n{rows}    ];\n{indented}    pub type {ty} = {value}<{ty}Layout>;\n}}\n",
+            notes_ident(reg)
+        );
+    } else {
+        out.push_str(&docs);
+        let _ = writeln!(out, "pub type {ty} = {value}<{ty}Layout>;\n");
+    }
+}
+
+/// Whether the register's notes are written once, through `noted!` (its module's own type,
+/// and notes whose text reads the same as Markdown as it does as plain text).
+fn notes_in_macro(proc: &Processor, reg: &Register) -> bool {
+    let plain = |s: &str| prose(s) == s && normalize_text(s) == s && !s.contains('\n');
+    proc.units_from.is_none()
+        && !reg.notes.is_empty()
+        && reg
+            .notes
+            .iter()
+            .all(|n| plain(&n.title) && plain(&n.text) && plain(&n.kind))
+}
+
+/// The constant holding a register's notes when `noted!` writes them.
+fn notes_ident(reg: &Register) -> String {
+    format!("{}_NOTES", info_ident(reg))
 }
 
 /// The layout: the masks as literals, and with the `metadata` feature the field table.
@@ -741,7 +810,17 @@ fn info_static_text(
         },
         Addresses::Unknown { reason } => format!("Addresses::Unknown({})", lit(reason)),
     };
-    let sources: Vec<String> = reg.sources.iter().map(|s| lit(&s.citation())).collect();
+    // Each citation is written once, in the module's `SOURCES` (`instance_names_text`).
+    let table = unit_sources(unit);
+    let sources: Vec<String> = reg
+        .sources
+        .iter()
+        .map(|s| {
+            let c = s.citation();
+            let i = table.iter().position(|t| *t == c).unwrap_or_default();
+            format!("SOURCES[{i}]")
+        })
+        .collect();
     let notes: String = reg
         .notes
         .iter()
@@ -754,7 +833,9 @@ fn info_static_text(
             )
         })
         .collect();
-    let notes = if notes.is_empty() {
+    let notes = if notes_in_macro(proc, reg) {
+        notes_ident(reg)
+    } else if notes.is_empty() {
         "&[]".to_string()
     } else {
         format!("&[\n{notes}    ]")

@@ -21,6 +21,16 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["PMC"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+    "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)",
+    "Linux kernel, arch/x86/include/asm/msr-index.h",
+];
+
 /// Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels,
 /// with which filters, and whether it raises an interrupt on overflow.
 ///
@@ -182,7 +192,7 @@ static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: PerfCtlLayout::RESET, reserved_mask: PerfCtlLayout::RESERVED_MASK, ignored_mask: PerfCtlLayout::IGNORED_MASK, writable_mask: PerfCtlLayout::WRITABLE_MASK,
     description: "Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels, with which filters, and whether it raises an interrupt on overflow.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&PERF_CTL_INFO_ADDRESSES),
     fields: PerfCtlLayout::FIELDS,
     notes: &[
@@ -191,16 +201,17 @@ static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or
-/// preload it; it wraps from 2^48-1 to 0.
-///
-/// `PERF_CTR{n}`: 64-bit MSR register of the PMC unit (amd-zen2), 6 per instance. Fields, masks and
-/// sources: [`PerfCtrLayout`].
-///
-/// **Width** (info): Linux sets the AMD core PMU's counter width to 48 bits (cntval_bits = 48 in
-/// core.c's amd_pmu) and writes counters masked to that width; the bits above are recorded as
-/// reserved.
-pub type PerfCtr = Reg64<PerfCtrLayout>;
+noted! {
+    PERF_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux sets the AMD core PMU's counter width to 48 bits (cntval_bits = 48 in core.c's amd_pmu) and writes counters masked to that width; the bits above are recorded as reserved."),
+    ];
+    /// Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or
+    /// preload it; it wraps from 2^48-1 to 0.
+    ///
+    /// `PERF_CTR{n}`: 64-bit MSR register of the PMC unit (amd-zen2), 6 per instance. Fields, masks and
+    /// sources: [`PerfCtrLayout`].
+    pub type PerfCtr = Reg64<PerfCtrLayout>;
+}
 
 /// The layout of [`PerfCtr`] (`PERF_CTR{n}`): its fields, masks and metadata.
 ///
@@ -253,25 +264,23 @@ static PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: PerfCtrLayout::RESET, reserved_mask: PerfCtrLayout::RESERVED_MASK, ignored_mask: PerfCtrLayout::IGNORED_MASK, writable_mask: PerfCtrLayout::WRITABLE_MASK,
     description: "Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or preload it; it wraps from 2^48-1 to 0.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1", "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
+    sources: &[SOURCES[0], SOURCES[2]],
     addresses: Addresses::Known(&PERF_CTR_INFO_ADDRESSES),
     fields: PerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux sets the AMD core PMU's counter width to 48 bits (cntval_bits = 48 in core.c's amd_pmu) and writes counters masked to that width; the bits above are recorded as reserved." },
-    ],
+    notes: PERF_CTR_INFO_NOTES,
 };
 
-/// Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at
-/// the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.
-///
-/// `K7_EVNTSEL{n}`: 64-bit MSR register of the PMC unit (amd-zen2), 4 per instance. Fields, masks
-/// and sources: [`LegacyPerfCtlLayout`].
-///
-/// **An alias the simulator keeps apart** (info): msr-index.h: MSR_K7_EVNTSEL0..3 =
-/// 0xc0010000..0xc0010003. On hardware these are the same registers as PERF_CTL0-3; the spec cannot
-/// yet say that two addresses are one register, so the simulator stores them separately, and the
-/// PMU structure counts through PERF_CTL{n} only.
-pub type LegacyPerfCtl = Reg64<LegacyPerfCtlLayout>;
+noted! {
+    LEGACY_PERF_CTL_INFO_NOTES = [
+        ("info", "An alias the simulator keeps apart", "msr-index.h: MSR_K7_EVNTSEL0..3 = 0xc0010000..0xc0010003. On hardware these are the same registers as PERF_CTL0-3; the spec cannot yet say that two addresses are one register, so the simulator stores them separately, and the PMU structure counts through PERF_CTL{n} only."),
+    ];
+    /// Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at
+    /// the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.
+    ///
+    /// `K7_EVNTSEL{n}`: 64-bit MSR register of the PMC unit (amd-zen2), 4 per instance. Fields, masks
+    /// and sources: [`LegacyPerfCtlLayout`].
+    pub type LegacyPerfCtl = Reg64<LegacyPerfCtlLayout>;
+}
 
 /// The layout of [`LegacyPerfCtl`] (`K7_EVNTSEL{n}`): its fields, masks and metadata.
 ///
@@ -417,21 +426,22 @@ static LEGACY_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: LegacyPerfCtlLayout::RESET, reserved_mask: LegacyPerfCtlLayout::RESERVED_MASK, ignored_mask: LegacyPerfCtlLayout::IGNORED_MASK, writable_mask: LegacyPerfCtlLayout::WRITABLE_MASK,
     description: "Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&LEGACY_PERF_CTL_INFO_ADDRESSES),
     fields: LegacyPerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "An alias the simulator keeps apart", text: "msr-index.h: MSR_K7_EVNTSEL0..3 = 0xc0010000..0xc0010003. On hardware these are the same registers as PERF_CTL0-3; the spec cannot yet say that two addresses are one register, so the simulator stores them separately, and the PMU structure counts through PERF_CTL{n} only." },
-    ],
+    notes: LEGACY_PERF_CTL_INFO_NOTES,
 };
 
-/// Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).
-///
-/// `K7_PERFCTR{n}`: 64-bit MSR register of the PMC unit (amd-zen2), 4 per instance. Fields, masks
-/// and sources: [`LegacyPerfCtrLayout`].
-///
-/// **Addresses** (info): msr-index.h: MSR_K7_PERFCTR0..3 = 0xc0010004..0xc0010007.
-pub type LegacyPerfCtr = Reg64<LegacyPerfCtrLayout>;
+noted! {
+    LEGACY_PERF_CTR_INFO_NOTES = [
+        ("info", "Addresses", "msr-index.h: MSR_K7_PERFCTR0..3 = 0xc0010004..0xc0010007."),
+    ];
+    /// Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).
+    ///
+    /// `K7_PERFCTR{n}`: 64-bit MSR register of the PMC unit (amd-zen2), 4 per instance. Fields, masks
+    /// and sources: [`LegacyPerfCtrLayout`].
+    pub type LegacyPerfCtr = Reg64<LegacyPerfCtrLayout>;
+}
 
 /// The layout of [`LegacyPerfCtr`] (`K7_PERFCTR{n}`): its fields, masks and metadata.
 ///
@@ -482,12 +492,10 @@ static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: LegacyPerfCtrLayout::RESET, reserved_mask: LegacyPerfCtrLayout::RESERVED_MASK, ignored_mask: LegacyPerfCtrLayout::IGNORED_MASK, writable_mask: LegacyPerfCtrLayout::WRITABLE_MASK,
     description: "Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/msr-index.h"],
+    sources: &[SOURCES[0], SOURCES[3]],
     addresses: Addresses::Known(&LEGACY_PERF_CTR_INFO_ADDRESSES),
     fields: LegacyPerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_K7_PERFCTR0..3 = 0xc0010004..0xc0010007." },
-    ],
+    notes: LEGACY_PERF_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -18,21 +18,26 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["DF"];
 
-/// Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its
-/// enable.
-///
-/// `DF_PERF_CTL{n}`: 64-bit MSR register of the DF unit (amd-zen2), 4 per instance. Fields, masks
-/// and sources: [`DfPerfCtlLayout`].
-///
-/// **Field positions** (info): uncore.c publishes the family 17h and later Data Fabric event as
-/// event14, config:0-7,32-35,59-60, and the unit mask as config:8-15; AMD64_RAW_EVENT_MASK_NB
-/// (perf_event.h) covers bits 7:0, 35:32 and 15:8. A counter is enabled with
-/// ARCH_PERFMON_EVENTSEL_ENABLE (bit 22).
-///
-/// **Addresses** (info): msr-index.h: MSR_F15H_NB_PERF_CTL = 0xc0010240, MSR_F15H_NB_PERF_CTR =
-/// 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1,
-/// NUM_COUNTERS_NB = 4 of them before PerfMonV2.
-pub type DfPerfCtl = Reg64<DfPerfCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
+noted! {
+    DF_PERF_CTL_INFO_NOTES = [
+        ("info", "Field positions", "uncore.c publishes the family 17h and later Data Fabric event as event14, config:0-7,32-35,59-60, and the unit mask as config:8-15; AMD64_RAW_EVENT_MASK_NB (perf_event.h) covers bits 7:0, 35:32 and 15:8. A counter is enabled with ARCH_PERFMON_EVENTSEL_ENABLE (bit 22)."),
+        ("info", "Addresses", "msr-index.h: MSR_F15H_NB_PERF_CTL = 0xc0010240, MSR_F15H_NB_PERF_CTR = 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1, NUM_COUNTERS_NB = 4 of them before PerfMonV2."),
+    ];
+    /// Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its
+    /// enable.
+    ///
+    /// `DF_PERF_CTL{n}`: 64-bit MSR register of the DF unit (amd-zen2), 4 per instance. Fields, masks
+    /// and sources: [`DfPerfCtlLayout`].
+    pub type DfPerfCtl = Reg64<DfPerfCtlLayout>;
+}
 
 /// The layout of [`DfPerfCtl`] (`DF_PERF_CTL{n}`): its fields, masks and metadata.
 ///
@@ -106,13 +111,10 @@ static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: DfPerfCtlLayout::RESET, reserved_mask: DfPerfCtlLayout::RESERVED_MASK, ignored_mask: DfPerfCtlLayout::IGNORED_MASK, writable_mask: DfPerfCtlLayout::WRITABLE_MASK,
     description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&DF_PERF_CTL_INFO_ADDRESSES),
     fields: DfPerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions", text: "uncore.c publishes the family 17h and later Data Fabric event as event14, config:0-7,32-35,59-60, and the unit mask as config:8-15; AMD64_RAW_EVENT_MASK_NB (perf_event.h) covers bits 7:0, 35:32 and 15:8. A counter is enabled with ARCH_PERFMON_EVENTSEL_ENABLE (bit 22)." },
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F15H_NB_PERF_CTL = 0xc0010240, MSR_F15H_NB_PERF_CTR = 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1, NUM_COUNTERS_NB = 4 of them before PerfMonV2." },
-    ],
+    notes: DF_PERF_CTL_INFO_NOTES,
 };
 
 /// Data Fabric performance counter n, 48 bits wide.
@@ -169,7 +171,7 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: DfPerfCtrLayout::RESET, reserved_mask: DfPerfCtrLayout::RESERVED_MASK, ignored_mask: DfPerfCtrLayout::IGNORED_MASK, writable_mask: DfPerfCtrLayout::WRITABLE_MASK,
     description: "Data Fabric performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&DF_PERF_CTR_INFO_ADDRESSES),
     fields: DfPerfCtrLayout::FIELDS,
     notes: &[],

@@ -19,6 +19,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["L3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
 /// L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which
 /// slices and threads it observes, and its enable.
 ///
@@ -170,7 +178,7 @@ static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtlLayout::RESET, reserved_mask: L3PerfCtlLayout::RESERVED_MASK, ignored_mask: L3PerfCtlLayout::IGNORED_MASK, writable_mask: L3PerfCtlLayout::WRITABLE_MASK,
     description: "L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which slices and threads it observes, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&L3_PERF_CTL_INFO_ADDRESSES),
     fields: L3PerfCtlLayout::FIELDS,
     notes: &[
@@ -180,14 +188,16 @@ static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// L3 performance counter n, 48 bits wide.
-///
-/// `L3_PERF_CTR{n}`: 64-bit MSR register of the L3 unit (amd-zen3), 6 per instance. Fields, masks
-/// and sources: [`L3PerfCtrLayout`].
-///
-/// **Width** (info): uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every
-/// uncore counter.
-pub type L3PerfCtr = Reg64<L3PerfCtrLayout>;
+noted! {
+    L3_PERF_CTR_INFO_NOTES = [
+        ("info", "Width", "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter."),
+    ];
+    /// L3 performance counter n, 48 bits wide.
+    ///
+    /// `L3_PERF_CTR{n}`: 64-bit MSR register of the L3 unit (amd-zen3), 6 per instance. Fields, masks
+    /// and sources: [`L3PerfCtrLayout`].
+    pub type L3PerfCtr = Reg64<L3PerfCtrLayout>;
+}
 
 /// The layout of [`L3PerfCtr`] (`L3_PERF_CTR{n}`): its fields, masks and metadata.
 ///
@@ -237,12 +247,10 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtrLayout::RESET, reserved_mask: L3PerfCtrLayout::RESERVED_MASK, ignored_mask: L3PerfCtrLayout::IGNORED_MASK, writable_mask: L3PerfCtrLayout::WRITABLE_MASK,
     description: "L3 performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&L3_PERF_CTR_INFO_ADDRESSES),
     fields: L3PerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter." },
-    ],
+    notes: L3_PERF_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -19,6 +19,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["DF"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
 /// Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its
 /// enable.
 ///
@@ -125,7 +133,7 @@ static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 16, count_cpuid: Some("80000022H.EBX[15:10]"),
     reset: DfPerfCtlLayout::RESET, reserved_mask: DfPerfCtlLayout::RESERVED_MASK, ignored_mask: DfPerfCtlLayout::IGNORED_MASK, writable_mask: DfPerfCtlLayout::WRITABLE_MASK,
     description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&DF_PERF_CTL_INFO_ADDRESSES),
     fields: DfPerfCtlLayout::FIELDS,
     notes: &[
@@ -190,7 +198,7 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 16, count_cpuid: Some("80000022H.EBX[15:10]"),
     reset: DfPerfCtrLayout::RESET, reserved_mask: DfPerfCtrLayout::RESERVED_MASK, ignored_mask: DfPerfCtrLayout::IGNORED_MASK, writable_mask: DfPerfCtrLayout::WRITABLE_MASK,
     description: "Data Fabric performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&DF_PERF_CTR_INFO_ADDRESSES),
     fields: DfPerfCtrLayout::FIELDS,
     notes: &[],

@@ -20,6 +20,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 12] = ["UMC0", "UMC1", "UMC2", "UMC3", "UMC4", "UMC5", "UMC6", "UMC7", "UMC8", "UMC9", "UMC10", "UMC11"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
 /// Values of `UMC{i}_PERF_CTL{n}.rd_wr_mask` (bits 9:8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -159,7 +167,7 @@ static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: UmcPerfCtlLayout::RESET, reserved_mask: UmcPerfCtlLayout::RESERVED_MASK, ignored_mask: UmcPerfCtlLayout::IGNORED_MASK, writable_mask: UmcPerfCtlLayout::WRITABLE_MASK,
     description: "UMC performance event select n: the event counter UMC{i}_PERF_CTR{n} counts, whether reads, writes or both, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&UMC_PERF_CTL_INFO_ADDRESSES),
     fields: UmcPerfCtlLayout::FIELDS,
     notes: &[
@@ -169,14 +177,16 @@ static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// UMC performance counter n, 48 bits wide.
-///
-/// `UMC{i}_PERF_CTR{n}`: 64-bit MSR register of the UMC unit (amd-zen5), 4 per instance. Fields,
-/// masks and sources: [`UmcPerfCtrLayout`].
-///
-/// **Width** (info): uncore.c's amd_uncore_umc_read treats bit 47 as the counter's top bit (it
-/// resets a counter whose bit 47 is set) and takes deltas over 48 bits.
-pub type UmcPerfCtr = Reg64<UmcPerfCtrLayout>;
+noted! {
+    UMC_PERF_CTR_INFO_NOTES = [
+        ("info", "Width", "uncore.c's amd_uncore_umc_read treats bit 47 as the counter's top bit (it resets a counter whose bit 47 is set) and takes deltas over 48 bits."),
+    ];
+    /// UMC performance counter n, 48 bits wide.
+    ///
+    /// `UMC{i}_PERF_CTR{n}`: 64-bit MSR register of the UMC unit (amd-zen5), 4 per instance. Fields,
+    /// masks and sources: [`UmcPerfCtrLayout`].
+    pub type UmcPerfCtr = Reg64<UmcPerfCtrLayout>;
+}
 
 /// The layout of [`UmcPerfCtr`] (`UMC{i}_PERF_CTR{n}`): its fields, masks and metadata.
 ///
@@ -239,12 +249,10 @@ static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: UmcPerfCtrLayout::RESET, reserved_mask: UmcPerfCtrLayout::RESERVED_MASK, ignored_mask: UmcPerfCtrLayout::IGNORED_MASK, writable_mask: UmcPerfCtrLayout::WRITABLE_MASK,
     description: "UMC performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UMC_PERF_CTR_INFO_ADDRESSES),
     fields: UmcPerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "uncore.c's amd_uncore_umc_read treats bit 47 as the counter's top bit (it resets a counter whose bit 47 is set) and takes deltas over 48 bits." },
-    ],
+    notes: UMC_PERF_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

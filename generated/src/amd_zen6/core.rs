@@ -48,6 +48,16 @@ pub use crate::amd_zen5::core::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["PMC"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+    "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)",
+    "Linux kernel, arch/x86/include/asm/msr-index.h",
+];
+
 #[cfg(feature = "metadata")]
 static PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
 
@@ -57,7 +67,7 @@ pub(crate) static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: Some("80000022H.EBX[3:0]"),
     reset: PerfCtlLayout::RESET, reserved_mask: PerfCtlLayout::RESERVED_MASK, ignored_mask: PerfCtlLayout::IGNORED_MASK, writable_mask: PerfCtlLayout::WRITABLE_MASK,
     description: "Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels, with which filters, and whether it raises an interrupt on overflow.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&PERF_CTL_INFO_ADDRESSES),
     fields: PerfCtlLayout::FIELDS,
     notes: &[
@@ -76,7 +86,7 @@ pub(crate) static PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: Some("80000022H.EBX[3:0]"),
     reset: PerfCtrLayout::RESET, reserved_mask: PerfCtrLayout::RESERVED_MASK, ignored_mask: PerfCtrLayout::IGNORED_MASK, writable_mask: PerfCtrLayout::WRITABLE_MASK,
     description: "Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or preload it; it wraps from 2^48-1 to 0.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
+    sources: &[SOURCES[0], SOURCES[2]],
     addresses: Addresses::Known(&PERF_CTR_INFO_ADDRESSES),
     fields: PerfCtrLayout::FIELDS,
     notes: &[
@@ -93,7 +103,7 @@ pub(crate) static LEGACY_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: LegacyPerfCtlLayout::RESET, reserved_mask: LegacyPerfCtlLayout::RESERVED_MASK, ignored_mask: LegacyPerfCtlLayout::IGNORED_MASK, writable_mask: LegacyPerfCtlLayout::WRITABLE_MASK,
     description: "Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&LEGACY_PERF_CTL_INFO_ADDRESSES),
     fields: LegacyPerfCtlLayout::FIELDS,
     notes: &[
@@ -110,7 +120,7 @@ pub(crate) static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: LegacyPerfCtrLayout::RESET, reserved_mask: LegacyPerfCtrLayout::RESERVED_MASK, ignored_mask: LegacyPerfCtrLayout::IGNORED_MASK, writable_mask: LegacyPerfCtrLayout::WRITABLE_MASK,
     description: "Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/msr-index.h"],
+    sources: &[SOURCES[0], SOURCES[3]],
     addresses: Addresses::Known(&LEGACY_PERF_CTR_INFO_ADDRESSES),
     fields: LegacyPerfCtrLayout::FIELDS,
     notes: &[
@@ -127,7 +137,7 @@ pub(crate) static PERF_CNTR_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PerfCntrGlobalStatusLayout::RESET, reserved_mask: PerfCntrGlobalStatusLayout::RESERVED_MASK, ignored_mask: PerfCntrGlobalStatusLayout::IGNORED_MASK, writable_mask: PerfCntrGlobalStatusLayout::WRITABLE_MASK,
     description: "PerfMonV2 global status: one overflow bit per core counter, set by hardware when the counter wraps; cleared through PERF_CNTR_GLOBAL_STATUS_CLR.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
+    sources: &[SOURCES[2]],
     addresses: Addresses::Known(&PERF_CNTR_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: PerfCntrGlobalStatusLayout::FIELDS,
     notes: &[
@@ -144,7 +154,7 @@ pub(crate) static PERF_CNTR_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PerfCntrGlobalCtlLayout::RESET, reserved_mask: PerfCntrGlobalCtlLayout::RESERVED_MASK, ignored_mask: PerfCntrGlobalCtlLayout::IGNORED_MASK, writable_mask: PerfCntrGlobalCtlLayout::WRITABLE_MASK,
     description: "PerfMonV2 global control: bit n enables core counter n, in addition to PERF_CTL{n}.en. Linux disables every counter at once by writing 0 here.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
+    sources: &[SOURCES[2]],
     addresses: Addresses::Known(&PERF_CNTR_GLOBAL_CTL_INFO_ADDRESSES),
     fields: PerfCntrGlobalCtlLayout::FIELDS,
     notes: &[],
@@ -159,7 +169,7 @@ pub(crate) static PERF_CNTR_GLOBAL_STATUS_CLR_INFO: RegisterInfo = RegisterInfo 
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PerfCntrGlobalStatusClrLayout::RESET, reserved_mask: PerfCntrGlobalStatusClrLayout::RESERVED_MASK, ignored_mask: PerfCntrGlobalStatusClrLayout::IGNORED_MASK, writable_mask: PerfCntrGlobalStatusClrLayout::WRITABLE_MASK,
     description: "PerfMonV2 status clear: writing 1 to a bit clears the same bit of PERF_CNTR_GLOBAL_STATUS.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
+    sources: &[SOURCES[2]],
     addresses: Addresses::Known(&PERF_CNTR_GLOBAL_STATUS_CLR_INFO_ADDRESSES),
     fields: PerfCntrGlobalStatusClrLayout::FIELDS,
     notes: &[],
@@ -174,7 +184,7 @@ pub(crate) static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo 
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PerfCntrGlobalStatusSetLayout::RESET, reserved_mask: PerfCntrGlobalStatusSetLayout::RESERVED_MASK, ignored_mask: PerfCntrGlobalStatusSetLayout::IGNORED_MASK, writable_mask: PerfCntrGlobalStatusSetLayout::WRITABLE_MASK,
     description: "PerfMonV2 status set: writing 1 to a bit sets the same bit of PERF_CNTR_GLOBAL_STATUS (as a hypervisor restoring a guest's status does).",
-    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h"],
+    sources: &[SOURCES[3]],
     addresses: Addresses::Known(&PERF_CNTR_GLOBAL_STATUS_SET_INFO_ADDRESSES),
     fields: PerfCntrGlobalStatusSetLayout::FIELDS,
     notes: &[

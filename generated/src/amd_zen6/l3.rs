@@ -27,6 +27,14 @@ pub use crate::amd_zen5::l3::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["L3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
 #[cfg(feature = "metadata")]
 static L3_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
 
@@ -36,7 +44,7 @@ pub(crate) static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtlLayout::RESET, reserved_mask: L3PerfCtlLayout::RESERVED_MASK, ignored_mask: L3PerfCtlLayout::IGNORED_MASK, writable_mask: L3PerfCtlLayout::WRITABLE_MASK,
     description: "L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which slices and threads it observes, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&L3_PERF_CTL_INFO_ADDRESSES),
     fields: L3PerfCtlLayout::FIELDS,
     notes: &[
@@ -55,7 +63,7 @@ pub(crate) static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtrLayout::RESET, reserved_mask: L3PerfCtrLayout::RESERVED_MASK, ignored_mask: L3PerfCtrLayout::IGNORED_MASK, writable_mask: L3PerfCtrLayout::WRITABLE_MASK,
     description: "L3 performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&L3_PERF_CTR_INFO_ADDRESSES),
     fields: L3PerfCtrLayout::FIELDS,
     notes: &[

@@ -29,6 +29,14 @@ pub use crate::amd_zen5::umc::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 12] = ["UMC0", "UMC1", "UMC2", "UMC3", "UMC4", "UMC5", "UMC6", "UMC7", "UMC8", "UMC9", "UMC10", "UMC11"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
 #[cfg(feature = "metadata")]
 static UMC_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&UMC_PERF_CTL, &INSTANCE_NAMES, "linux-amd-uncore");
 
@@ -38,7 +46,7 @@ pub(crate) static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: UmcPerfCtlLayout::RESET, reserved_mask: UmcPerfCtlLayout::RESERVED_MASK, ignored_mask: UmcPerfCtlLayout::IGNORED_MASK, writable_mask: UmcPerfCtlLayout::WRITABLE_MASK,
     description: "UMC performance event select n: the event counter UMC{i}_PERF_CTR{n} counts, whether reads, writes or both, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&UMC_PERF_CTL_INFO_ADDRESSES),
     fields: UmcPerfCtlLayout::FIELDS,
     notes: &[
@@ -57,7 +65,7 @@ pub(crate) static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: UmcPerfCtrLayout::RESET, reserved_mask: UmcPerfCtrLayout::RESERVED_MASK, ignored_mask: UmcPerfCtrLayout::IGNORED_MASK, writable_mask: UmcPerfCtrLayout::WRITABLE_MASK,
     description: "UMC performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UMC_PERF_CTR_INFO_ADDRESSES),
     fields: UmcPerfCtrLayout::FIELDS,
     notes: &[

@@ -23,6 +23,26 @@ use crate::core_events::CoreEvent;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["CPU"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 14] = [
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106",
+    "Linux kernel, arch/x86/include/asm/msr-index.h",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14",
+    "Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)",
+    "Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')",
+    "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)",
+];
+
 /// General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first
 /// CPUID.0AH:EAX\[15:8\] counters exist. The implemented width is CPUID.0AH:EAX\[23:16\] bits; bits
 /// above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the
@@ -89,7 +109,7 @@ static IA32_PMC_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32PmcLayout::RESET, reserved_mask: Ia32PmcLayout::RESERVED_MASK, ignored_mask: Ia32PmcLayout::IGNORED_MASK, writable_mask: Ia32PmcLayout::WRITABLE_MASK,
     description: "General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&IA32_PMC_INFO_ADDRESSES),
     fields: Ia32PmcLayout::FIELDS,
     notes: &[
@@ -98,20 +118,21 @@ static IA32_PMC_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a
-/// WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole
-/// implemented width (CPUID.0AH:EAX\[23:16\] bits) can be loaded. These aliases only exist when
-/// IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them.
-/// As with IA32_PMC{n}, only the first CPUID.0AH:EAX\[15:8\] exist and bits above the counter width
-/// read as zero.
-///
-/// `IA32_A_PMC{n}`: 64-bit MSR register of the CORE unit (architectural), 8 per instance. Fields,
-/// masks and sources: [`Ia32APmcLayout`].
-///
-/// **Address source** (info): msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1
-/// ("alternative perfctr range with full access"). The SDM excerpt says each IA32_PMCi has an alias
-/// starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing.
-pub type Ia32APmc = Reg64<Ia32APmcLayout>;
+noted! {
+    IA32_A_PMC_INFO_NOTES = [
+        ("info", "Address source", "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing."),
+    ];
+    /// Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a
+    /// WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole
+    /// implemented width (CPUID.0AH:EAX\[23:16\] bits) can be loaded. These aliases only exist when
+    /// IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them.
+    /// As with IA32_PMC{n}, only the first CPUID.0AH:EAX\[15:8\] exist and bits above the counter width
+    /// read as zero.
+    ///
+    /// `IA32_A_PMC{n}`: 64-bit MSR register of the CORE unit (architectural), 8 per instance. Fields,
+    /// masks and sources: [`Ia32APmcLayout`].
+    pub type Ia32APmc = Reg64<Ia32APmcLayout>;
+}
 
 /// The layout of [`Ia32APmc`] (`IA32_A_PMC{n}`): its fields, masks and metadata.
 ///
@@ -156,12 +177,10 @@ static IA32_A_PMC_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32APmcLayout::RESET, reserved_mask: Ia32APmcLayout::RESERVED_MASK, ignored_mask: Ia32APmcLayout::IGNORED_MASK, writable_mask: Ia32APmcLayout::WRITABLE_MASK,
     description: "Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IA32_A_PMC_INFO_ADDRESSES),
     fields: Ia32APmcLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address source", text: "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing." },
-    ],
+    notes: IA32_A_PMC_INFO_NOTES,
 };
 
 /// Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural
@@ -317,7 +336,7 @@ static IA32_PERF_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32PerfEvtSelLayout::RESET, reserved_mask: Ia32PerfEvtSelLayout::RESERVED_MASK, ignored_mask: Ia32PerfEvtSelLayout::IGNORED_MASK, writable_mask: Ia32PerfEvtSelLayout::WRITABLE_MASK,
     description: "Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[2], SOURCES[3]],
     addresses: Addresses::Known(&IA32_PERF_EVT_SEL_INFO_ADDRESSES),
     fields: Ia32PerfEvtSelLayout::FIELDS,
     notes: &[
@@ -388,7 +407,7 @@ static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 3, count_cpuid: None,
     reset: Ia32FixedCtrLayout::RESET, reserved_mask: Ia32FixedCtrLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrLayout::WRITABLE_MASK,
     description: "Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
+    sources: &[SOURCES[4]],
     addresses: Addresses::Known(&IA32_FIXED_CTR_INFO_ADDRESSES),
     fields: Ia32FixedCtrLayout::FIELDS,
     notes: &[
@@ -867,7 +886,7 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtrCtrlLayout::RESET, reserved_mask: Ia32FixedCtrCtrlLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrCtrlLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrCtrlLayout::WRITABLE_MASK,
     description: "Control for the fixed-function counters (0 to 2 on every core, 3 and 4 to 6 on the processors that have them): one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9"],
+    sources: &[SOURCES[4], SOURCES[2]],
     addresses: Addresses::Known(&IA32_FIXED_CTR_CTRL_INFO_ADDRESSES),
     fields: Ia32FixedCtrCtrlLayout::FIELDS,
     notes: &[
@@ -876,24 +895,18 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits
-/// 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL
-/// and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).
-///
-/// `IA32_PERF_GLOBAL_STATUS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
-/// and sources: [`Ia32PerfGlobalStatusLayout`].
-///
-/// **Sources of the upper status bits** (info): Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM
-/// (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI
-/// 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48
-/// is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we
-/// hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for
-/// architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and
-/// up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed
-/// counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that
-/// have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left
-/// reserved.
-pub type Ia32PerfGlobalStatus = Reg64<Ia32PerfGlobalStatusLayout>;
+noted! {
+    IA32_PERF_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Sources of the upper status bits", "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left reserved."),
+    ];
+    /// Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits
+    /// 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL
+    /// and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).
+    ///
+    /// `IA32_PERF_GLOBAL_STATUS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
+    /// and sources: [`Ia32PerfGlobalStatusLayout`].
+    pub type Ia32PerfGlobalStatus = Reg64<Ia32PerfGlobalStatusLayout>;
+}
 
 /// The layout of [`Ia32PerfGlobalStatus`] (`IA32_PERF_GLOBAL_STATUS`): its fields, masks and
 /// metadata.
@@ -1044,12 +1057,10 @@ static IA32_PERF_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalStatusLayout::RESET, reserved_mask: Ia32PerfGlobalStatusLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalStatusLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalStatusLayout::WRITABLE_MASK,
     description: "Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[4], SOURCES[5], SOURCES[3]],
     addresses: Addresses::Known(&IA32_PERF_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: Ia32PerfGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Sources of the upper status bits", text: "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left reserved." },
-    ],
+    notes: IA32_PERF_GLOBAL_STATUS_INFO_NOTES,
 };
 
 /// Global enables (version 2 and later). Each counter counts only when its enable here and its own
@@ -1189,7 +1200,7 @@ static IA32_PERF_GLOBAL_CTRL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalCtrlLayout::RESET, reserved_mask: Ia32PerfGlobalCtrlLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalCtrlLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalCtrlLayout::WRITABLE_MASK,
     description: "Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
+    sources: &[SOURCES[4]],
     addresses: Addresses::Known(&IA32_PERF_GLOBAL_CTRL_INFO_ADDRESSES),
     fields: Ia32PerfGlobalCtrlLayout::FIELDS,
     notes: &[
@@ -1198,26 +1209,20 @@ static IA32_PERF_GLOBAL_CTRL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status
-/// bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR
-/// IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the
-/// version-4 status indicators (55 and 58 to 61).
-///
-/// `IA32_PERF_GLOBAL_OVF_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
-/// and sources: [`Ia32PerfGlobalOvfCtrlLayout`].
-///
-/// **One register for OVF_CTRL and STATUS_RESET** (info): The SDM describes 0x390 as
-/// IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4
-/// (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr
-/// OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3
-/// processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55
-/// (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD).
-///
-/// **Bit 48 left reserved** (info): IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no
-/// named clear bit in any source we read. Linux acknowledges overflows by writing the whole status
-/// value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but
-/// that is inference, so bit 48 stays reserved.
-pub type Ia32PerfGlobalOvfCtrl = Reg64<Ia32PerfGlobalOvfCtrlLayout>;
+noted! {
+    IA32_PERF_GLOBAL_OVF_CTRL_INFO_NOTES = [
+        ("info", "One register for OVF_CTRL and STATUS_RESET", "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD)."),
+        ("info", "Bit 48 left reserved", "IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved."),
+    ];
+    /// Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status
+    /// bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR
+    /// IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the
+    /// version-4 status indicators (55 and 58 to 61).
+    ///
+    /// `IA32_PERF_GLOBAL_OVF_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
+    /// and sources: [`Ia32PerfGlobalOvfCtrlLayout`].
+    pub type Ia32PerfGlobalOvfCtrl = Reg64<Ia32PerfGlobalOvfCtrlLayout>;
+}
 
 /// The layout of [`Ia32PerfGlobalOvfCtrl`] (`IA32_PERF_GLOBAL_OVF_CTRL`): its fields, masks and
 /// metadata.
@@ -1347,13 +1352,10 @@ static IA32_PERF_GLOBAL_OVF_CTRL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalOvfCtrlLayout::RESET, reserved_mask: Ia32PerfGlobalOvfCtrlLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalOvfCtrlLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalOvfCtrlLayout::WRITABLE_MASK,
     description: "Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13"],
+    sources: &[SOURCES[6], SOURCES[7]],
     addresses: Addresses::Known(&IA32_PERF_GLOBAL_OVF_CTRL_INFO_ADDRESSES),
     fields: Ia32PerfGlobalOvfCtrlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One register for OVF_CTRL and STATUS_RESET", text: "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD)." },
-        NoteInfo { kind: "info", title: "Bit 48 left reserved", text: "IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved." },
-    ],
+    notes: IA32_PERF_GLOBAL_OVF_CTRL_INFO_NOTES,
 };
 
 /// Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and
@@ -1497,7 +1499,7 @@ static IA32_PERF_CAPABILITIES_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfCapabilitiesLayout::RESET, reserved_mask: Ia32PerfCapabilitiesLayout::RESERVED_MASK, ignored_mask: Ia32PerfCapabilitiesLayout::IGNORED_MASK, writable_mask: Ia32PerfCapabilitiesLayout::WRITABLE_MASK,
     description: "Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106", "Linux kernel, arch/x86/include/asm/msr-index.h"],
+    sources: &[SOURCES[8], SOURCES[9]],
     addresses: Addresses::Known(&IA32_PERF_CAPABILITIES_INFO_ADDRESSES),
     fields: Ia32PerfCapabilitiesLayout::FIELDS,
     notes: &[
@@ -1615,7 +1617,7 @@ static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalInuseLayout::RESET, reserved_mask: Ia32PerfGlobalInuseLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalInuseLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalInuseLayout::WRITABLE_MASK,
     description: "In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14"],
+    sources: &[SOURCES[10]],
     addresses: Addresses::Known(&IA32_PERF_GLOBAL_INUSE_INFO_ADDRESSES),
     fields: Ia32PerfGlobalInuseLayout::FIELDS,
     notes: &[
@@ -1624,19 +1626,20 @@ static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor
-/// (its issue width times the unhalted core cycles). Controlled by bits 15:12 of
-/// IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it
-/// counts among the top-down categories; software starts both from zero (writing 0 to each) and
-/// reads both at the end of an interval.
-///
-/// `IA32_FIXED_CTR3`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
-/// sources: [`Ia32FixedCtr3Layout`].
-///
-/// **Address and use** (info): msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux
-/// (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to
-/// MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter.
-pub type Ia32FixedCtr3 = Reg64<Ia32FixedCtr3Layout>;
+noted! {
+    IA32_FIXED_CTR3_INFO_NOTES = [
+        ("info", "Address and use", "msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter."),
+    ];
+    /// Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor
+    /// (its issue width times the unhalted core cycles). Controlled by bits 15:12 of
+    /// IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it
+    /// counts among the top-down categories; software starts both from zero (writing 0 to each) and
+    /// reads both at the end of an interval.
+    ///
+    /// `IA32_FIXED_CTR3`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+    /// sources: [`Ia32FixedCtr3Layout`].
+    pub type Ia32FixedCtr3 = Reg64<Ia32FixedCtr3Layout>;
+}
 
 /// The layout of [`Ia32FixedCtr3`] (`IA32_FIXED_CTR3`): its fields, masks and metadata.
 ///
@@ -1684,12 +1687,10 @@ static IA32_FIXED_CTR3_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr3Layout::RESET, reserved_mask: Ia32FixedCtr3Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr3Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr3Layout::WRITABLE_MASK,
     description: "Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor (its issue width times the unhalted core cycles). Controlled by bits 15:12 of IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it counts among the top-down categories; software starts both from zero (writing 0 to each) and reads both at the end of an interval.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)"],
+    sources: &[SOURCES[11]],
     addresses: Addresses::Known(&IA32_FIXED_CTR3_INFO_ADDRESSES),
     fields: Ia32FixedCtr3Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and use", text: "msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter." },
-    ],
+    notes: IA32_FIXED_CTR3_INFO_NOTES,
 };
 
 /// Fixed-function counter 4, on Clearwater Forest's E-cores: TOPDOWN_BAD_SPECULATION.ALL: the issue
@@ -1755,7 +1756,7 @@ static IA32_FIXED_CTR4_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr4Layout::RESET, reserved_mask: Ia32FixedCtr4Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr4Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr4Layout::WRITABLE_MASK,
     description: "Fixed-function counter 4, on Clearwater Forest's E-cores: TOPDOWN_BAD_SPECULATION.ALL: the issue slots lost to a misprediction or a machine clear (the general-counter event 0x73, umask 0x00, whose _P form counts the same). Controlled by bits 19:16 of IA32_FIXED_CTR_CTRL and bit 36 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 4 is set.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
+    sources: &[SOURCES[12]],
     addresses: Addresses::Known(&IA32_FIXED_CTR4_INFO_ADDRESSES),
     fields: Ia32FixedCtr4Layout::FIELDS,
     notes: &[],
@@ -1824,7 +1825,7 @@ static IA32_FIXED_CTR5_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr5Layout::RESET, reserved_mask: Ia32FixedCtr5Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr5Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr5Layout::WRITABLE_MASK,
     description: "Fixed-function counter 5, on Clearwater Forest's E-cores: TOPDOWN_FE_BOUND.ALL: the issue slots the front end left empty (the general-counter event 0x9C, umask 0x01, whose _P form counts the same). Controlled by bits 23:20 of IA32_FIXED_CTR_CTRL and bit 37 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 5 is set.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
+    sources: &[SOURCES[12]],
     addresses: Addresses::Known(&IA32_FIXED_CTR5_INFO_ADDRESSES),
     fields: Ia32FixedCtr5Layout::FIELDS,
     notes: &[],
@@ -1893,28 +1894,27 @@ static IA32_FIXED_CTR6_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr6Layout::RESET, reserved_mask: Ia32FixedCtr6Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr6Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr6Layout::WRITABLE_MASK,
     description: "Fixed-function counter 6, on Clearwater Forest's E-cores: TOPDOWN_RETIRING.ALL: the issue slots that retired (the general-counter event 0xC2, umask 0x02, whose _P form counts the same). Controlled by bits 27:24 of IA32_FIXED_CTR_CTRL and bit 38 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 6 is set.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
+    sources: &[SOURCES[12]],
     addresses: Addresses::Known(&IA32_FIXED_CTR6_INFO_ADDRESSES),
     fields: Ia32FixedCtr6Layout::FIELDS,
     notes: &[],
 };
 
-/// Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since
-/// both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF.
-/// The slots a category took over an interval are slots x share / 0xFF (Linux:
-/// icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to
-/// 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software
-/// writes 0 to start an interval.
-///
-/// `IA32_PERF_METRICS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
-/// sources: [`Ia32PerfMetricsLayout`].
-///
-/// **Sources** (info): msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order
-/// (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT,
-/// MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow
-/// bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on
-/// Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register.
-pub type Ia32PerfMetrics = Reg64<Ia32PerfMetricsLayout>;
+noted! {
+    IA32_PERF_METRICS_INFO_NOTES = [
+        ("info", "Sources", "msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT, MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register."),
+    ];
+    /// Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since
+    /// both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF.
+    /// The slots a category took over an interval are slots x share / 0xFF (Linux:
+    /// icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to
+    /// 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software
+    /// writes 0 to start an interval.
+    ///
+    /// `IA32_PERF_METRICS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+    /// sources: [`Ia32PerfMetricsLayout`].
+    pub type Ia32PerfMetrics = Reg64<Ia32PerfMetricsLayout>;
+}
 
 /// The layout of [`Ia32PerfMetrics`] (`IA32_PERF_METRICS`): its fields, masks and metadata.
 ///
@@ -2024,37 +2024,27 @@ static IA32_PERF_METRICS_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfMetricsLayout::RESET, reserved_mask: Ia32PerfMetricsLayout::RESERVED_MASK, ignored_mask: Ia32PerfMetricsLayout::IGNORED_MASK, writable_mask: Ia32PerfMetricsLayout::WRITABLE_MASK,
     description: "Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF. The slots a category took over an interval are slots x share / 0xFF (Linux: icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software writes 0 to start an interval.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    sources: &[SOURCES[11], SOURCES[3]],
     addresses: Addresses::Known(&IA32_PERF_METRICS_INFO_ADDRESSES),
     fields: Ia32PerfMetricsLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Sources", text: "msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT, MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register." },
-    ],
+    notes: IA32_PERF_METRICS_INFO_NOTES,
 };
 
-/// Offcore response select n: which requests leaving the core (request types) and which answers to
-/// them (where the data came from, what the snoop found) the offcore response event counts.
-/// Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up
-/// to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts
-/// the requests matching a bit set among the request types and a bit set among the response types.
-/// The bits each generation implements differ: see the note.
-///
-/// `MSR_OFFCORE_RSP_{n}`: 64-bit MSR register of the CORE unit (architectural), 2 per instance.
-/// Fields, masks and sources: [`MsrOffcoreRspLayout`].
-///
-/// **Addresses and which processors have which bits** (info): msr-index.h gives MSR_OFFCORE_RSP_0 =
-/// 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c
-/// give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0
-/// only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP
-/// and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake,
-/// 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0
-/// (so an event of any of these processors validates); on a given processor a value should stay
-/// within its mask. Since one architectural unit describes every processor's core PMU, the
-/// per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into
-/// supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names
-/// (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response
-/// type.
-pub type MsrOffcoreRsp = Reg64<MsrOffcoreRspLayout>;
+noted! {
+    MSR_OFFCORE_RSP_INFO_NOTES = [
+        ("info", "Addresses and which processors have which bits", "msr-index.h gives MSR_OFFCORE_RSP_0 = 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0 only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake, 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0 (so an event of any of these processors validates); on a given processor a value should stay within its mask. Since one architectural unit describes every processor's core PMU, the per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response type."),
+    ];
+    /// Offcore response select n: which requests leaving the core (request types) and which answers to
+    /// them (where the data came from, what the snoop found) the offcore response event counts.
+    /// Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up
+    /// to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts
+    /// the requests matching a bit set among the request types and a bit set among the response types.
+    /// The bits each generation implements differ: see the note.
+    ///
+    /// `MSR_OFFCORE_RSP_{n}`: 64-bit MSR register of the CORE unit (architectural), 2 per instance.
+    /// Fields, masks and sources: [`MsrOffcoreRspLayout`].
+    pub type MsrOffcoreRsp = Reg64<MsrOffcoreRspLayout>;
+}
 
 /// The layout of [`MsrOffcoreRsp`] (`MSR_OFFCORE_RSP_{n}`): its fields, masks and metadata.
 ///
@@ -2130,25 +2120,24 @@ static MSR_OFFCORE_RSP_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: MsrOffcoreRspLayout::RESET, reserved_mask: MsrOffcoreRspLayout::RESERVED_MASK, ignored_mask: MsrOffcoreRspLayout::IGNORED_MASK, writable_mask: MsrOffcoreRspLayout::WRITABLE_MASK,
     description: "Offcore response select n: which requests leaving the core (request types) and which answers to them (where the data came from, what the snoop found) the offcore response event counts. Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts the requests matching a bit set among the request types and a bit set among the response types. The bits each generation implements differ: see the note.",
-    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
+    sources: &[SOURCES[9], SOURCES[13]],
     addresses: Addresses::Known(&MSR_OFFCORE_RSP_INFO_ADDRESSES),
     fields: MsrOffcoreRspLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and which processors have which bits", text: "msr-index.h gives MSR_OFFCORE_RSP_0 = 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0 only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake, 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0 (so an event of any of these processors validates); on a given processor a value should stay within its mask. Since one architectural unit describes every processor's core PMU, the per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response type." },
-    ],
+    notes: MSR_OFFCORE_RSP_INFO_NOTES,
 };
 
-/// PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n;
-/// MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this
-/// value. The SDM calls it MSR_PEBS_LD_LAT.
-///
-/// `MSR_PEBS_LD_LAT_THRESHOLD`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
-/// and sources: [`MsrPebsLdLatThresholdLayout`].
-///
-/// **Width** (info): msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's
-/// INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format
-/// config1:0-15) on every generation from Nehalem on; the other bits are kept reserved.
-pub type MsrPebsLdLatThreshold = Reg64<MsrPebsLdLatThresholdLayout>;
+noted! {
+    MSR_PEBS_LD_LAT_THRESHOLD_INFO_NOTES = [
+        ("info", "Width", "msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format config1:0-15) on every generation from Nehalem on; the other bits are kept reserved."),
+    ];
+    /// PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n;
+    /// MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this
+    /// value. The SDM calls it MSR_PEBS_LD_LAT.
+    ///
+    /// `MSR_PEBS_LD_LAT_THRESHOLD`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
+    /// and sources: [`MsrPebsLdLatThresholdLayout`].
+    pub type MsrPebsLdLatThreshold = Reg64<MsrPebsLdLatThresholdLayout>;
+}
 
 /// The layout of [`MsrPebsLdLatThreshold`] (`MSR_PEBS_LD_LAT_THRESHOLD`): its fields, masks and
 /// metadata.
@@ -2201,31 +2190,24 @@ static MSR_PEBS_LD_LAT_THRESHOLD_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MsrPebsLdLatThresholdLayout::RESET, reserved_mask: MsrPebsLdLatThresholdLayout::RESERVED_MASK, ignored_mask: MsrPebsLdLatThresholdLayout::IGNORED_MASK, writable_mask: MsrPebsLdLatThresholdLayout::WRITABLE_MASK,
     description: "PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n; MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this value. The SDM calls it MSR_PEBS_LD_LAT.",
-    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
+    sources: &[SOURCES[9], SOURCES[13]],
     addresses: Addresses::Known(&MSR_PEBS_LD_LAT_THRESHOLD_INFO_ADDRESSES),
     fields: MsrPebsLdLatThresholdLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format config1:0-15) on every generation from Nehalem on; the other bits are kept reserved." },
-    ],
+    notes: MSR_PEBS_LD_LAT_THRESHOLD_INFO_NOTES,
 };
 
-/// Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED
-/// events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a
-/// delivery bubble of at least a length and width).
-///
-/// `MSR_PEBS_FRONTEND`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
-/// sources: [`MsrPebsFrontendLayout`].
-///
-/// **Which processors have it, and which bits** (info): msr-index.h gives MSR_PEBS_FRONTEND =
-/// 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs,
-/// intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask
-/// 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask
-/// 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and
-/// 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family
-/// and the Xeon 7500 do not have this register, and no event of their lists names it. The split of
-/// bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the
-/// FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events.
-pub type MsrPebsFrontend = Reg64<MsrPebsFrontendLayout>;
+noted! {
+    MSR_PEBS_FRONTEND_INFO_NOTES = [
+        ("info", "Which processors have it, and which bits", "msr-index.h gives MSR_PEBS_FRONTEND = 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs, intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family and the Xeon 7500 do not have this register, and no event of their lists names it. The split of bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events."),
+    ];
+    /// Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED
+    /// events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a
+    /// delivery bubble of at least a length and width).
+    ///
+    /// `MSR_PEBS_FRONTEND`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+    /// sources: [`MsrPebsFrontendLayout`].
+    pub type MsrPebsFrontend = Reg64<MsrPebsFrontendLayout>;
+}
 
 /// The layout of [`MsrPebsFrontend`] (`MSR_PEBS_FRONTEND`): its fields, masks and metadata.
 ///
@@ -2306,12 +2288,10 @@ static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MsrPebsFrontendLayout::RESET, reserved_mask: MsrPebsFrontendLayout::RESERVED_MASK, ignored_mask: MsrPebsFrontendLayout::IGNORED_MASK, writable_mask: MsrPebsFrontendLayout::WRITABLE_MASK,
     description: "Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a delivery bubble of at least a length and width).",
-    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
+    sources: &[SOURCES[9], SOURCES[13]],
     addresses: Addresses::Known(&MSR_PEBS_FRONTEND_INFO_ADDRESSES),
     fields: MsrPebsFrontendLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Which processors have it, and which bits", text: "msr-index.h gives MSR_PEBS_FRONTEND = 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs, intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family and the Xeon 7500 do not have this register, and no event of their lists names it. The split of bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events." },
-    ],
+    notes: MSR_PEBS_FRONTEND_INFO_NOTES,
 };
 
 #[allow(unused_imports)]

@@ -40,6 +40,14 @@ pub use crate::skylake_sp::cha::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 28] = ["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 #[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
 
@@ -49,7 +57,7 @@ pub(crate) static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxCtlLayout::RESET, reserved_mask: ChaBoxCtlLayout::RESERVED_MASK, ignored_mask: ChaBoxCtlLayout::IGNORED_MASK, writable_mask: ChaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CHA (caching and home agent): freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_BOX_CTL_INFO_ADDRESSES),
     fields: ChaBoxCtlLayout::FIELDS,
     notes: &[
@@ -68,7 +76,7 @@ pub(crate) static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtlLayout::RESET, reserved_mask: ChaCtlLayout::RESERVED_MASK, ignored_mask: ChaCtlLayout::IGNORED_MASK, writable_mask: ChaCtlLayout::WRITABLE_MASK,
     description: "Control for CHA counter n: event, unit mask, thread-id filter enable, enable, reset, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_CTL_INFO_ADDRESSES),
     fields: ChaCtlLayout::FIELDS,
     notes: &[
@@ -86,7 +94,7 @@ pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter0Layout::RESET, reserved_mask: ChaBoxFilter0Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter0Layout::IGNORED_MASK, writable_mask: ChaBoxFilter0Layout::WRITABLE_MASK,
     description: "First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that filtered events count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_BOX_FILTER0_INFO_ADDRESSES),
     fields: ChaBoxFilter0Layout::FIELDS,
     notes: &[
@@ -103,7 +111,7 @@ pub(crate) static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter1Layout::RESET, reserved_mask: ChaBoxFilter1Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter1Layout::IGNORED_MASK, writable_mask: ChaBoxFilter1Layout::WRITABLE_MASK,
     description: "Second CHA filter (Intel's CHAFilter1): local or remote node, opcodes, near-memory and request attributes of the TOR events that name it.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_BOX_FILTER1_INFO_ADDRESSES),
     fields: ChaBoxFilter1Layout::FIELDS,
     notes: &[
@@ -121,7 +129,7 @@ pub(crate) static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxStatusLayout::RESET, reserved_mask: ChaBoxStatusLayout::RESERVED_MASK, ignored_mask: ChaBoxStatusLayout::IGNORED_MASK, writable_mask: ChaBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one CHA.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&CHA_BOX_STATUS_INFO_ADDRESSES),
     fields: ChaBoxStatusLayout::FIELDS,
     notes: &[
@@ -138,7 +146,7 @@ pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtrLayout::RESET, reserved_mask: ChaCtrLayout::RESERVED_MASK, ignored_mask: ChaCtrLayout::IGNORED_MASK, writable_mask: ChaCtrLayout::WRITABLE_MASK,
     description: "CHA data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_CTR_INFO_ADDRESSES),
     fields: ChaCtrLayout::FIELDS,
     notes: &[

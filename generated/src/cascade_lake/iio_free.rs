@@ -29,6 +29,13 @@ pub use crate::skylake_sp::iio_free::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_FREE_MSR_IOCLK, &INSTANCE_NAMES, "linux-snbep");
 
@@ -38,7 +45,7 @@ pub(crate) static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioFreeIoclkLayout::RESET, reserved_mask: IioFreeIoclkLayout::RESERVED_MASK, ignored_mask: IioFreeIoclkLayout::IGNORED_MASK, writable_mask: IioFreeIoclkLayout::WRITABLE_MASK,
     description: "The stack's free-running I/O clock counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_FREE_IOCLK_INFO_ADDRESSES),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
@@ -55,7 +62,7 @@ pub(crate) static IIO_FREE_BW_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: IioFreeBwLayout::RESET, reserved_mask: IioFreeBwLayout::RESERVED_MASK, ignored_mask: IioFreeBwLayout::IGNORED_MASK, writable_mask: IioFreeBwLayout::WRITABLE_MASK,
     description: "Bandwidth counter n of the stack: n = 0-3 count the data in from port n, n = 4-7 the data out to port n - 4.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_FREE_BW_INFO_ADDRESSES),
     fields: IioFreeBwLayout::FIELDS,
     notes: &[
@@ -72,7 +79,7 @@ pub(crate) static IIO_FREE_UTIL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: IioFreeUtilLayout::RESET, reserved_mask: IioFreeUtilLayout::RESERVED_MASK, ignored_mask: IioFreeUtilLayout::IGNORED_MASK, writable_mask: IioFreeUtilLayout::WRITABLE_MASK,
     description: "Utilisation counter n of the stack: even n count the inbound, odd n the outbound utilisation of port n / 2.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_FREE_UTIL_INFO_ADDRESSES),
     fields: IioFreeUtilLayout::FIELDS,
     notes: &[

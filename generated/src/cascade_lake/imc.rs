@@ -39,6 +39,14 @@ pub use crate::skylake_sp::imc::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 #[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
 
@@ -48,7 +56,7 @@ pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IMC box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
@@ -67,7 +75,7 @@ pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for IMC counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
@@ -85,7 +93,7 @@ pub(crate) static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IMC box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
@@ -103,7 +111,7 @@ pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "IMC data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
@@ -121,7 +129,7 @@ pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable and reset.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
     notes: &[
@@ -139,7 +147,7 @@ pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[

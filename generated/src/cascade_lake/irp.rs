@@ -32,6 +32,14 @@ pub use crate::skylake_sp::irp::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 #[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
 
@@ -41,7 +49,7 @@ pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IRP box: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -59,7 +67,7 @@ pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for IRP counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -77,7 +85,7 @@ pub(crate) static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IRP box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
@@ -94,7 +102,7 @@ pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "IRP data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
     notes: &[

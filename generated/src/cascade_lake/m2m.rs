@@ -33,6 +33,14 @@ pub use crate::skylake_sp::m2m::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 2] = ["M2M0", "M2M1"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 #[cfg(feature = "metadata")]
 static M2M_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
 
@@ -42,7 +50,7 @@ pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2M box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
@@ -60,7 +68,7 @@ pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
     notes: &[
@@ -80,7 +88,7 @@ pub(crate) static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxStatusLayout::RESET, reserved_mask: M2mBoxStatusLayout::RESERVED_MASK, ignored_mask: M2mBoxStatusLayout::IGNORED_MASK, writable_mask: M2mBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M2M box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&M2M_BOX_STATUS_INFO_ADDRESSES),
     fields: M2mBoxStatusLayout::FIELDS,
     notes: &[
@@ -98,7 +106,7 @@ pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "M2M data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
     notes: &[

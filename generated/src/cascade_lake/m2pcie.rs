@@ -29,6 +29,13 @@ pub use crate::skylake_sp::m2pcie::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 4] = ["M2PCIE0", "M2PCIE1", "M2PCIE2", "M2PCIE3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 #[cfg(feature = "metadata")]
 static M2PCIE_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2PCIE_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
 
@@ -38,7 +45,7 @@ pub(crate) static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2pcieBoxCtlLayout::RESET, reserved_mask: M2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: M2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: M2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2PCIe box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: M2pcieBoxCtlLayout::FIELDS,
     notes: &[
@@ -56,7 +63,7 @@ pub(crate) static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2pcieCtlLayout::RESET, reserved_mask: M2pcieCtlLayout::RESERVED_MASK, ignored_mask: M2pcieCtlLayout::IGNORED_MASK, writable_mask: M2pcieCtlLayout::WRITABLE_MASK,
     description: "Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_CTL_INFO_ADDRESSES),
     fields: M2pcieCtlLayout::FIELDS,
     notes: &[
@@ -75,7 +82,7 @@ pub(crate) static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2pcieCtrLayout::RESET, reserved_mask: M2pcieCtrLayout::RESERVED_MASK, ignored_mask: M2pcieCtrLayout::IGNORED_MASK, writable_mask: M2pcieCtrLayout::WRITABLE_MASK,
     description: "M2PCIe data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_CTR_INFO_ADDRESSES),
     fields: M2pcieCtrLayout::FIELDS,
     notes: &[

@@ -32,6 +32,14 @@ pub use crate::skylake_sp::m3upi::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["M3UPI0", "M3UPI1", "M3UPI2"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 #[cfg(feature = "metadata")]
 static M3UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
 
@@ -41,7 +49,7 @@ pub(crate) static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M3UPI box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
@@ -59,7 +67,7 @@ pub(crate) static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
     description: "Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
     fields: M3upiCtlLayout::FIELDS,
     notes: &[
@@ -78,7 +86,7 @@ pub(crate) static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxStatusLayout::RESET, reserved_mask: M3upiBoxStatusLayout::RESERVED_MASK, ignored_mask: M3upiBoxStatusLayout::IGNORED_MASK, writable_mask: M3upiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M3UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&M3UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: M3upiBoxStatusLayout::FIELDS,
     notes: &[
@@ -96,7 +104,7 @@ pub(crate) static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
     description: "M3UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
     fields: M3upiCtrLayout::FIELDS,
     notes: &[

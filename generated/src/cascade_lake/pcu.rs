@@ -40,6 +40,14 @@ pub use crate::skylake_sp::pcu::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["PCU"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 #[cfg(feature = "metadata")]
 static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
 
@@ -49,7 +57,7 @@ pub(crate) static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -67,7 +75,7 @@ pub(crate) static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -86,7 +94,7 @@ pub(crate) static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Frequency bands for the PCU band events 0xB-0xE: one byte each.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -103,7 +111,7 @@ pub(crate) static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four PCU counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -120,7 +128,7 @@ pub(crate) static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
     notes: &[
@@ -137,7 +145,7 @@ pub(crate) static CAPID6_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
     description: "Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CAPID6_INFO_ADDRESSES),
     fields: Capid6Layout::FIELDS,
     notes: &[

@@ -52,6 +52,14 @@ pub use crate::skylake_sp::ubox::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 #[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "likwid");
 
@@ -61,7 +69,7 @@ pub(crate) static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -79,7 +87,7 @@ pub(crate) static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -97,7 +105,7 @@ pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -114,7 +122,7 @@ pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -131,7 +139,7 @@ pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -148,7 +156,7 @@ pub(crate) static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the two general U-box counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_BOX_STATUS_INFO_ADDRESSES),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
@@ -165,7 +173,7 @@ pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -182,7 +190,7 @@ pub(crate) static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -199,7 +207,7 @@ pub(crate) static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
@@ -216,7 +224,7 @@ pub(crate) static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CpuBusNumberLayout::RESET, reserved_mask: CpuBusNumberLayout::RESERVED_MASK, ignored_mask: CpuBusNumberLayout::IGNORED_MASK, writable_mask: CpuBusNumberLayout::WRITABLE_MASK,
     description: "The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&CPU_BUS_NUMBER_INFO_ADDRESSES),
     fields: CpuBusNumberLayout::FIELDS,
     notes: &[

@@ -33,6 +33,14 @@ pub use crate::skylake_sp::upi::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["UPI0", "UPI1", "UPI2"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 #[cfg(feature = "metadata")]
 static UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
 
@@ -42,7 +50,7 @@ pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -61,7 +69,7 @@ pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
     notes: &[
@@ -80,7 +88,7 @@ pub(crate) static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxStatusLayout::RESET, reserved_mask: UpiBoxStatusLayout::RESERVED_MASK, ignored_mask: UpiBoxStatusLayout::IGNORED_MASK, writable_mask: UpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: UpiBoxStatusLayout::FIELDS,
     notes: &[
@@ -98,7 +106,7 @@ pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
     notes: &[

@@ -30,6 +30,13 @@ pub use crate::granite_rapids::iio::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 16] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5", "IIO6", "IIO7", "IIO8", "IIO9", "IIO10", "IIO11", "IIO12", "IIO13", "IIO14", "IIO15"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 #[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
 
@@ -39,7 +46,7 @@ pub(crate) static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
@@ -57,7 +64,7 @@ pub(crate) static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, unit mask, enable, a 12-bit threshold with inversion and edge detection, and port and traffic-class masks.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
     fields: IioCtlLayout::FIELDS,
     notes: &[
@@ -75,7 +82,7 @@ pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
     fields: IioCtrLayout::FIELDS,
     notes: &[

@@ -23,6 +23,15 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["CAP"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)",
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)",
+    "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)",
+];
+
 /// The PCI Express extended capability header: the capability's id, version and where the next
 /// capability starts.
 ///
@@ -85,7 +94,7 @@ static DVSEC_CAP_HEADER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Table, count: 1, count_cpuid: None,
     reset: DvsecCapHeaderLayout::RESET, reserved_mask: DvsecCapHeaderLayout::RESERVED_MASK, ignored_mask: DvsecCapHeaderLayout::IGNORED_MASK, writable_mask: DvsecCapHeaderLayout::WRITABLE_MASK,
     description: "The PCI Express extended capability header: the capability's id, version and where the next capability starts.",
-    sources: &["Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)", "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("DVSEC_CAP_HEADER", "CAP", 0, Location::Table(0x00), "linux-pci-regs"),
     ]),
@@ -150,7 +159,7 @@ static DVSEC_HEADER1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Table, count: 1, count_cpuid: None,
     reset: DvsecHeader1Layout::RESET, reserved_mask: DvsecHeader1Layout::RESERVED_MASK, ignored_mask: DvsecHeader1Layout::IGNORED_MASK, writable_mask: DvsecHeader1Layout::WRITABLE_MASK,
     description: "The first DVSEC header: who defined the capability, its revision and its length.",
-    sources: &["Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("DVSEC_HEADER1", "CAP", 0, Location::Table(0x04), "linux-pci-regs"),
     ]),
@@ -227,7 +236,7 @@ static DVSEC_HEADER2_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Table, count: 1, count_cpuid: None,
     reset: DvsecHeader2Layout::RESET, reserved_mask: DvsecHeader2Layout::RESERVED_MASK, ignored_mask: DvsecHeader2Layout::IGNORED_MASK, writable_mask: DvsecHeader2Layout::WRITABLE_MASK,
     description: "The second DVSEC header: which of Intel's vendor-specific structures this is. Linux takes only DVSEC id 1 (UNCORE_DISCOVERY_DVSEC_ID_PMON) as the uncore's discovery table.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&[
         AddressInfo::new("DVSEC_HEADER2", "CAP", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
@@ -293,7 +302,7 @@ static DVSEC_TABLE_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Table, count: 1, count_cpuid: None,
     reset: DvsecTableLayout::RESET, reserved_mask: DvsecTableLayout::RESERVED_MASK, ignored_mask: DvsecTableLayout::IGNORED_MASK, writable_mask: DvsecTableLayout::WRITABLE_MASK,
     description: "Where the discovery table is: which base address register of this device holds its physical address, and an offset into that window. Linux refuses the table when any bit outside the BAR indicator is set, so the table starts at the BAR's base.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&[
         AddressInfo::new("DVSEC_TABLE", "CAP", 0, Location::Table(0x0C), "linux-uncore-discovery"),
     ]),

@@ -19,6 +19,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["GLOBAL"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)",
+    "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)",
+];
+
 /// Values of `GLOBAL_DISCOVERY_TABLE1.access_type` (bits 63:62).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -126,7 +134,7 @@ static GLOBAL_DISCOVERY_TABLE1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: GlobalDiscoveryTable1Layout::RESET, reserved_mask: GlobalDiscoveryTable1Layout::RESERVED_MASK, ignored_mask: GlobalDiscoveryTable1Layout::IGNORED_MASK, writable_mask: GlobalDiscoveryTable1Layout::WRITABLE_MASK,
     description: "The table's shape: its type, the distance between entries, the number of unit entries, and how the global control register is reached.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("GLOBAL_DISCOVERY_TABLE1", "GLOBAL", 0, Location::Table(0x00), "linux-uncore-discovery"),
     ]),
@@ -184,7 +192,7 @@ static GLOBAL_CTL_ADDR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: GlobalCtlAddrLayout::RESET, reserved_mask: GlobalCtlAddrLayout::RESERVED_MASK, ignored_mask: GlobalCtlAddrLayout::IGNORED_MASK, writable_mask: GlobalCtlAddrLayout::WRITABLE_MASK,
     description: "The address of the uncore's global control register, in the kind GLOBAL_DISCOVERY_TABLE1.access_type says.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("GLOBAL_CTL_ADDR", "GLOBAL", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
@@ -250,7 +258,7 @@ static GLOBAL_DISCOVERY_TABLE3_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: GlobalDiscoveryTable3Layout::RESET, reserved_mask: GlobalDiscoveryTable3Layout::RESERVED_MASK, ignored_mask: GlobalDiscoveryTable3Layout::IGNORED_MASK, writable_mask: GlobalDiscoveryTable3Layout::WRITABLE_MASK,
     description: "Where the global status registers are, relative to the global control.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("GLOBAL_DISCOVERY_TABLE3", "GLOBAL", 0, Location::Table(0x10), "linux-uncore-discovery"),
     ]),

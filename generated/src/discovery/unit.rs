@@ -21,6 +21,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UNIT"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)",
+    "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)",
+];
+
 /// Values of `UNIT_DISCOVERY_TABLE1.access_type` (bits 63:62).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -140,7 +148,7 @@ static UNIT_DISCOVERY_TABLE1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: UnitDiscoveryTable1Layout::RESET, reserved_mask: UnitDiscoveryTable1Layout::RESERVED_MASK, ignored_mask: UnitDiscoveryTable1Layout::IGNORED_MASK, writable_mask: UnitDiscoveryTable1Layout::WRITABLE_MASK,
     description: "The box's counters: how many, how wide, where the first control, counter and status are relative to the box control, and how its registers are reached.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("UNIT_DISCOVERY_TABLE1", "UNIT", 0, Location::Table(0x00), "linux-uncore-discovery"),
     ]),
@@ -200,7 +208,7 @@ static UNIT_CTL_ADDR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: UnitCtlAddrLayout::RESET, reserved_mask: UnitCtlAddrLayout::RESERVED_MASK, ignored_mask: UnitCtlAddrLayout::IGNORED_MASK, writable_mask: UnitCtlAddrLayout::WRITABLE_MASK,
     description: "The address of the box control register. For an MSR box the MSR number, for a memory-mapped box the physical address; for a PCI box an encoded configuration address, whose fields this layout gives (bits 11:0 the offset, 19:12 the device and function as devfn, 27:20 the bus, 30:28 the PCI domain).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("UNIT_CTL_ADDR", "UNIT", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
@@ -265,7 +273,7 @@ static UNIT_DISCOVERY_TABLE3_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: UnitDiscoveryTable3Layout::RESET, reserved_mask: UnitDiscoveryTable3Layout::RESERVED_MASK, ignored_mask: UnitDiscoveryTable3Layout::IGNORED_MASK, writable_mask: UnitDiscoveryTable3Layout::WRITABLE_MASK,
     description: "Which box this is: its type (a number each processor's driver maps to a kind of box, CHA, IIO, iMC ...) and its id among the boxes of that type.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("UNIT_DISCOVERY_TABLE3", "UNIT", 0, Location::Table(0x10), "linux-uncore-discovery"),
     ]),

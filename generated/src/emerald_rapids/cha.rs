@@ -34,6 +34,14 @@ pub use crate::sapphire_rapids::cha::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 60] = ["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27", "CHA28", "CHA29", "CHA30", "CHA31", "CHA32", "CHA33", "CHA34", "CHA35", "CHA36", "CHA37", "CHA38", "CHA39", "CHA40", "CHA41", "CHA42", "CHA43", "CHA44", "CHA45", "CHA46", "CHA47", "CHA48", "CHA49", "CHA50", "CHA51", "CHA52", "CHA53", "CHA54", "CHA55", "CHA56", "CHA57", "CHA58", "CHA59"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 #[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 60] = AddressInfo::msrs(&C_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
 
@@ -43,7 +51,7 @@ pub(crate) static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxCtlLayout::RESET, reserved_mask: ChaBoxCtlLayout::RESERVED_MASK, ignored_mask: ChaBoxCtlLayout::IGNORED_MASK, writable_mask: ChaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_BOX_CTL_INFO_ADDRESSES),
     fields: ChaBoxCtlLayout::FIELDS,
     notes: &[
@@ -61,7 +69,7 @@ pub(crate) static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtlLayout::RESET, reserved_mask: ChaCtlLayout::RESERVED_MASK, ignored_mask: ChaCtlLayout::IGNORED_MASK, writable_mask: ChaCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 40-bit unit mask (8 bits and a 32-bit extension), thread-id filter enable, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_CTL_INFO_ADDRESSES),
     fields: ChaCtlLayout::FIELDS,
     notes: &[
@@ -79,7 +87,7 @@ pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtrLayout::RESET, reserved_mask: ChaCtrLayout::RESERVED_MASK, ignored_mask: ChaCtrLayout::IGNORED_MASK, writable_mask: ChaCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_CTR_INFO_ADDRESSES),
     fields: ChaCtrLayout::FIELDS,
     notes: &[
@@ -96,7 +104,7 @@ pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter0Layout::RESET, reserved_mask: ChaBoxFilter0Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter0Layout::IGNORED_MASK, writable_mask: ChaBoxFilter0Layout::WRITABLE_MASK,
     description: "Thread filter: with a control's tid_en set, the counter counts only the events of the core and thread this names.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&CHA_BOX_FILTER0_INFO_ADDRESSES),
     fields: ChaBoxFilter0Layout::FIELDS,
     notes: &[

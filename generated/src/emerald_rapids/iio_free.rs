@@ -29,6 +29,13 @@ pub use crate::sapphire_rapids::iio_free::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 12] = ["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5", "IIO_FREE6", "IIO_FREE7", "IIO_FREE8", "IIO_FREE9", "IIO_FREE10", "IIO_FREE11"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 #[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msrs(&IIO_FREE_MSR_IOCLK, &INSTANCE_NAMES, "linux-snbep");
 
@@ -38,7 +45,7 @@ pub(crate) static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioFreeIoclkLayout::RESET, reserved_mask: IioFreeIoclkLayout::RESERVED_MASK, ignored_mask: IioFreeIoclkLayout::IGNORED_MASK, writable_mask: IioFreeIoclkLayout::WRITABLE_MASK,
     description: "The stack's free-running I/O clock counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_FREE_IOCLK_INFO_ADDRESSES),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
@@ -55,7 +62,7 @@ pub(crate) static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: IioFreeBwInLayout::RESET, reserved_mask: IioFreeBwInLayout::RESERVED_MASK, ignored_mask: IioFreeBwInLayout::IGNORED_MASK, writable_mask: IioFreeBwInLayout::WRITABLE_MASK,
     description: "Inbound bandwidth counter n of the stack: the data in from port n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_FREE_BW_IN_INFO_ADDRESSES),
     fields: IioFreeBwInLayout::FIELDS,
     notes: &[
@@ -72,7 +79,7 @@ pub(crate) static IIO_FREE_BW_OUT_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: IioFreeBwOutLayout::RESET, reserved_mask: IioFreeBwOutLayout::RESERVED_MASK, ignored_mask: IioFreeBwOutLayout::IGNORED_MASK, writable_mask: IioFreeBwOutLayout::WRITABLE_MASK,
     description: "Outbound bandwidth counter n of the stack: the data out to port n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_FREE_BW_OUT_INFO_ADDRESSES),
     fields: IioFreeBwOutLayout::FIELDS,
     notes: &[

@@ -30,6 +30,13 @@ pub use crate::sapphire_rapids::m2m::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 4] = ["M2M0", "M2M1", "M2M2", "M2M3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 #[cfg(feature = "metadata")]
 static M2M_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
 
@@ -39,7 +46,7 @@ pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
@@ -57,7 +64,7 @@ pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
     notes: &[
@@ -75,7 +82,7 @@ pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
     notes: &[

@@ -30,6 +30,13 @@ pub use crate::sapphire_rapids::m3upi::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 4] = ["M3UPI0", "M3UPI1", "M3UPI2", "M3UPI3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 #[cfg(feature = "metadata")]
 static M3UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
 
@@ -39,7 +46,7 @@ pub(crate) static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
@@ -57,7 +64,7 @@ pub(crate) static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
     fields: M3upiCtlLayout::FIELDS,
     notes: &[
@@ -75,7 +82,7 @@ pub(crate) static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
     fields: M3upiCtrLayout::FIELDS,
     notes: &[

@@ -42,6 +42,15 @@ pub use crate::sapphire_rapids::ubox::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 #[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "intel-pcm");
 
@@ -51,7 +60,7 @@ pub(crate) static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: a freeze bit that holds the counters of every box while set.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -69,7 +78,7 @@ pub(crate) static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxCtlLayout::RESET, reserved_mask: UBoxCtlLayout::RESERVED_MASK, ignored_mask: UBoxCtlLayout::IGNORED_MASK, writable_mask: UBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_BOX_CTL_INFO_ADDRESSES),
     fields: UBoxCtlLayout::FIELDS,
     notes: &[
@@ -87,7 +96,7 @@ pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -105,7 +114,7 @@ pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -122,7 +131,7 @@ pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
     notes: &[
@@ -139,7 +148,7 @@ pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
     notes: &[
@@ -156,7 +165,7 @@ pub(crate) static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UncCboConfigLayout::RESET, reserved_mask: UncCboConfigLayout::RESERVED_MASK, ignored_mask: UncCboConfigLayout::IGNORED_MASK, writable_mask: UncCboConfigLayout::WRITABLE_MASK,
     description: "The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part reports it.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[2]],
     addresses: Addresses::Known(&UNC_CBO_CONFIG_INFO_ADDRESSES),
     fields: UncCboConfigLayout::FIELDS,
     notes: &[

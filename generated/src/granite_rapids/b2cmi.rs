@@ -19,24 +19,24 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 12] = ["B2CMI0", "B2CMI1", "B2CMI2", "B2CMI3", "B2CMI4", "B2CMI5", "B2CMI6", "B2CMI7", "B2CMI8", "B2CMI9", "B2CMI10", "B2CMI11"];
 
-/// Box-wide control: freeze, and reset of all counters or all controls in one write.
-///
-/// `B2CMI{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the B2CMI unit (granite-rapids). Fields,
-/// masks and sources: [`B2cmiBoxCtlLayout`].
-///
-/// **Layout from Linux's generic discovery driver** (info): Linux programs every Sapphire Rapids
-/// and Granite Rapids box it finds in the discovery table with the generic box control of
-/// uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to
-/// start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box; gnr_uncore_b2cmi
-/// takes spr_uncore_pci_ops), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9)
-/// written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the
-/// same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). There is no
-/// freeze-enable bit. The other bits are covered by no source read and are reserved.
-///
-/// **Address** (info): Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the
-/// Granite Rapids B2CMI boxes (populateM2MPMUs, cpucounters.cpp: case GNR, B2CMI PMUs), as for the
-/// Ice Lake-SP and Sapphire Rapids M2M boxes.
-pub type B2cmiBoxCtl = Reg32<B2cmiBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
+noted! {
+    B2CMI_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux's generic discovery driver", "Linux programs every Sapphire Rapids and Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box; gnr_uncore_b2cmi takes spr_uncore_pci_ops), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). There is no freeze-enable bit. The other bits are covered by no source read and are reserved."),
+        ("info", "Address", "Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the Granite Rapids B2CMI boxes (populateM2MPMUs, cpucounters.cpp: case GNR, B2CMI PMUs), as for the Ice Lake-SP and Sapphire Rapids M2M boxes."),
+    ];
+    /// Box-wide control: freeze, and reset of all counters or all controls in one write.
+    ///
+    /// `B2CMI{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the B2CMI unit (granite-rapids). Fields,
+    /// masks and sources: [`B2cmiBoxCtlLayout`].
+    pub type B2cmiBoxCtl = Reg32<B2cmiBoxCtlLayout>;
+}
 
 /// The layout of [`B2cmiBoxCtl`] (`B2CMI{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -112,13 +112,10 @@ static B2CMI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: B2cmiBoxCtlLayout::RESET, reserved_mask: B2cmiBoxCtlLayout::RESERVED_MASK, ignored_mask: B2cmiBoxCtlLayout::IGNORED_MASK, writable_mask: B2cmiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&B2CMI_BOX_CTL_INFO_ADDRESSES),
     fields: B2cmiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids and Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box; gnr_uncore_b2cmi takes spr_uncore_pci_ops), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). There is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the Granite Rapids B2CMI boxes (populateM2MPMUs, cpucounters.cpp: case GNR, B2CMI PMUs), as for the Ice Lake-SP and Sapphire Rapids M2M boxes." },
-    ],
+    notes: B2CMI_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `B2CMI{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -289,7 +286,7 @@ static B2CMI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: B2cmiCtlLayout::RESET, reserved_mask: B2cmiCtlLayout::RESERVED_MASK, ignored_mask: B2cmiCtlLayout::IGNORED_MASK, writable_mask: B2cmiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&B2CMI_CTL_INFO_ADDRESSES),
     fields: B2cmiCtlLayout::FIELDS,
     notes: &[
@@ -298,27 +295,17 @@ static B2CMI_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `B2CMI{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the B2CMI unit (granite-rapids), 4 per
-/// instance. Fields, masks and sources: [`B2cmiCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM SERVER_M2M_PCI_PMON_CTR0_ADDR = 0x440, the next three
-/// 8 bytes apart; four counters (PCM builds each box with four control/counter pairs). The width is
-/// 48 bits, as for every box of this family whose width a source read states; none states it for
-/// this box alone.
-///
-/// **Devices, functions and the inferred device id** (source-conflict): Intel PCM programs the
-/// Granite Rapids B2CMI boxes at BHS_M2M_n_REGISTER_DEV_ADDR / FUNC_ADDR: device 5, functions 1-7
-/// for boxes 0-6 and device 6, functions 1-5 for boxes 7-11 (PCM_PCICFG_M2M_INIT(0..11, BHS),
-/// types.h). No source read states their device id: PCM finds their bus by the ids it lists for M2M
-/// boxes (M2M_DEV_IDS: 0x2066, 0x344A, 0x324A) and needs the boxes found to program any iMC channel
-/// on Granite Rapids (initBHSiMCPMUs takes at most as many channels as it found B2CMI boxes), so
-/// the part's function answers to one of them; Linux's memory-controller driver finds Granite
-/// Rapids' uncore bus by Sapphire Rapids' own id 0x3252 (i10nm_base.c gnr_cfg.decs_did). We take
-/// Sapphire Rapids' M2M id 0x324A; on a part that answers otherwise the runtime finds no such
-/// device and refuses these boxes.
-pub type B2cmiCtr = Reg64<B2cmiCtrLayout>;
+noted! {
+    B2CMI_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM SERVER_M2M_PCI_PMON_CTR0_ADDR = 0x440, the next three 8 bytes apart; four counters (PCM builds each box with four control/counter pairs). The width is 48 bits, as for every box of this family whose width a source read states; none states it for this box alone."),
+        ("source-conflict", "Devices, functions and the inferred device id", "Intel PCM programs the Granite Rapids B2CMI boxes at BHS_M2M_n_REGISTER_DEV_ADDR / FUNC_ADDR: device 5, functions 1-7 for boxes 0-6 and device 6, functions 1-5 for boxes 7-11 (PCM_PCICFG_M2M_INIT(0..11, BHS), types.h). No source read states their device id: PCM finds their bus by the ids it lists for M2M boxes (M2M_DEV_IDS: 0x2066, 0x344A, 0x324A) and needs the boxes found to program any iMC channel on Granite Rapids (initBHSiMCPMUs takes at most as many channels as it found B2CMI boxes), so the part's function answers to one of them; Linux's memory-controller driver finds Granite Rapids' uncore bus by Sapphire Rapids' own id 0x3252 (i10nm_base.c gnr_cfg.decs_did). We take Sapphire Rapids' M2M id 0x324A; on a part that answers otherwise the runtime finds no such device and refuses these boxes."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `B2CMI{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the B2CMI unit (granite-rapids), 4 per
+    /// instance. Fields, masks and sources: [`B2cmiCtrLayout`].
+    pub type B2cmiCtr = Reg64<B2cmiCtrLayout>;
+}
 
 /// The layout of [`B2cmiCtr`] (`B2CMI{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -384,13 +371,10 @@ static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: B2cmiCtrLayout::RESET, reserved_mask: B2cmiCtrLayout::RESERVED_MASK, ignored_mask: B2cmiCtrLayout::IGNORED_MASK, writable_mask: B2cmiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&B2CMI_CTR_INFO_ADDRESSES),
     fields: B2cmiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SERVER_M2M_PCI_PMON_CTR0_ADDR = 0x440, the next three 8 bytes apart; four counters (PCM builds each box with four control/counter pairs). The width is 48 bits, as for every box of this family whose width a source read states; none states it for this box alone." },
-        NoteInfo { kind: "source-conflict", title: "Devices, functions and the inferred device id", text: "Intel PCM programs the Granite Rapids B2CMI boxes at BHS_M2M_n_REGISTER_DEV_ADDR / FUNC_ADDR: device 5, functions 1-7 for boxes 0-6 and device 6, functions 1-5 for boxes 7-11 (PCM_PCICFG_M2M_INIT(0..11, BHS), types.h). No source read states their device id: PCM finds their bus by the ids it lists for M2M boxes (M2M_DEV_IDS: 0x2066, 0x344A, 0x324A) and needs the boxes found to program any iMC channel on Granite Rapids (initBHSiMCPMUs takes at most as many channels as it found B2CMI boxes), so the part's function answers to one of them; Linux's memory-controller driver finds Granite Rapids' uncore bus by Sapphire Rapids' own id 0x3252 (i10nm_base.c gnr_cfg.decs_did). We take Sapphire Rapids' M2M id 0x324A; on a part that answers otherwise the runtime finds no such device and refuses these boxes." },
-    ],
+    notes: B2CMI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,6 +17,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `U_MSR_PMON_BOX_CTL`: 32-bit MSR register of the UBOX unit (granite-rapids). Fields, masks and
@@ -95,7 +103,7 @@ static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxCtlLayout::RESET, reserved_mask: UBoxCtlLayout::RESERVED_MASK, ignored_mask: UBoxCtlLayout::IGNORED_MASK, writable_mask: UBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_BOX_CTL_INFO_ADDRESSES),
     fields: UBoxCtlLayout::FIELDS,
     notes: &[
@@ -247,7 +255,7 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -256,16 +264,16 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (granite-rapids), 2 per instance.
-/// Fields, masks and sources: [`UCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM BHS_UBOX_MSR_PMON_CTR0_ADDR = 0x3FF8 and CTR1 =
-/// 0x3FF9. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses
-/// spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table
-/// reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM BHS_UBOX_MSR_PMON_CTR0_ADDR = 0x3FF8 and CTR1 = 0x3FF9. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (granite-rapids), 2 per instance.
+    /// Fields, masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -318,23 +326,23 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM BHS_UBOX_MSR_PMON_CTR0_ADDR = 0x3FF8 and CTR1 = 0x3FF9. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 64-bit MSR register of the UBOX unit (granite-rapids). Fields,
-/// masks and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Intel PCM BHS_UCLK_FIXED_CTL_ADDR = 0x3FFE (types.h), enabled
-/// with bit 22 as on the earlier Xeons. No source read describes the other bits; they are reserved.
-pub type UUclkFixedCtl = Reg64<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Intel PCM BHS_UCLK_FIXED_CTL_ADDR = 0x3FFE (types.h), enabled with bit 22 as on the earlier Xeons. No source read describes the other bits; they are reserved."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 64-bit MSR register of the UBOX unit (granite-rapids). Fields,
+    /// masks and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg64<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -382,23 +390,22 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Intel PCM BHS_UCLK_FIXED_CTL_ADDR = 0x3FFE (types.h), enabled with bit 22 as on the earlier Xeons. No source read describes the other bits; they are reserved." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (granite-rapids). Fields,
-/// masks and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Intel PCM BHS_UCLK_FIXED_CTR_ADDR = 0x3FFD, below its control
-/// (0x3FFE), unlike Sapphire Rapids where the counter follows the control. The 48-bit width is the
-/// earlier Xeons'; no source read restates it for this processor.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Intel PCM BHS_UCLK_FIXED_CTR_ADDR = 0x3FFD, below its control (0x3FFE), unlike Sapphire Rapids where the counter follows the control. The 48-bit width is the earlier Xeons'; no source read restates it for this processor."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (granite-rapids). Fields,
+    /// masks and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -448,12 +455,10 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Intel PCM BHS_UCLK_FIXED_CTR_ADDR = 0x3FFD, below its control (0x3FFE), unlike Sapphire Rapids where the counter follows the control. The 48-bit width is the earlier Xeons'; no source read restates it for this processor." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

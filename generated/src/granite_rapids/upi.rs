@@ -17,6 +17,13 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["UPI0", "UPI1", "UPI2", "UPI3", "UPI4", "UPI5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `U_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the UPI unit (granite-rapids). Fields, masks
@@ -104,7 +111,7 @@ static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -277,7 +284,7 @@ static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
     notes: &[
@@ -286,24 +293,17 @@ static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (granite-rapids), 4 per instance.
-/// Fields, masks and sources: [`UpiCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM SPR_UPI_PCI_PMON_CTR0_ADDR = 0x320, the next three 8
-/// bytes apart, four counters, for Granite Rapids as for Sapphire Rapids. The width is 48 bits, as
-/// Linux gives the Sapphire Rapids links (perf_ctr_bits = 48); no source read states it for Granite
-/// Rapids.
-///
-/// **The device id is inferred** (source-conflict): No source read states the device id of the
-/// Granite Rapids UPI functions. Intel PCM finds their bus by the ids it lists for UPI link
-/// functions (UPI_DEV_IDS: 0x2058, 0x3441, 0x3241) before it programs them on Granite Rapids, so
-/// the part's functions answer to one of them; Linux's memory-controller driver finds Granite
-/// Rapids' uncore bus by a Sapphire Rapids id (i10nm_base.c gnr_cfg.decs_did = 0x3252). We take
-/// Sapphire Rapids' 0x3241; on a part that answers otherwise the runtime finds no such device and
-/// refuses these boxes.
-pub type UpiCtr = Reg64<UpiCtrLayout>;
+noted! {
+    UPI_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM SPR_UPI_PCI_PMON_CTR0_ADDR = 0x320, the next three 8 bytes apart, four counters, for Granite Rapids as for Sapphire Rapids. The width is 48 bits, as Linux gives the Sapphire Rapids links (perf_ctr_bits = 48); no source read states it for Granite Rapids."),
+        ("source-conflict", "The device id is inferred", "No source read states the device id of the Granite Rapids UPI functions. Intel PCM finds their bus by the ids it lists for UPI link functions (UPI_DEV_IDS: 0x2058, 0x3441, 0x3241) before it programs them on Granite Rapids, so the part's functions answer to one of them; Linux's memory-controller driver finds Granite Rapids' uncore bus by a Sapphire Rapids id (i10nm_base.c gnr_cfg.decs_did = 0x3252). We take Sapphire Rapids' 0x3241; on a part that answers otherwise the runtime finds no such device and refuses these boxes."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (granite-rapids), 4 per instance.
+    /// Fields, masks and sources: [`UpiCtrLayout`].
+    pub type UpiCtr = Reg64<UpiCtrLayout>;
+}
 
 /// The layout of [`UpiCtr`] (`U_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -363,13 +363,10 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_UPI_PCI_PMON_CTR0_ADDR = 0x320, the next three 8 bytes apart, four counters, for Granite Rapids as for Sapphire Rapids. The width is 48 bits, as Linux gives the Sapphire Rapids links (perf_ctr_bits = 48); no source read states it for Granite Rapids." },
-        NoteInfo { kind: "source-conflict", title: "The device id is inferred", text: "No source read states the device id of the Granite Rapids UPI functions. Intel PCM finds their bus by the ids it lists for UPI link functions (UPI_DEV_IDS: 0x2058, 0x3441, 0x3241) before it programs them on Granite Rapids, so the part's functions answer to one of them; Linux's memory-controller driver finds Granite Rapids' uncore bus by a Sapphire Rapids id (i10nm_base.c gnr_cfg.decs_did = 0x3252). We take Sapphire Rapids' 0x3241; on a part that answers otherwise the runtime finds no such device and refuses these boxes." },
-    ],
+    notes: UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

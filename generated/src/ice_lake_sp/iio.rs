@@ -18,6 +18,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one IIO stack: freeze and reset of all counters or all controls in one
 /// write.
 ///
@@ -121,7 +129,7 @@ static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IIO stack: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
@@ -333,7 +341,7 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
     description: "Control for IIO counter n: event, unit mask, port and traffic-class masks, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
     fields: IioCtlLayout::FIELDS,
     notes: &[
@@ -411,7 +419,7 @@ static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxStatusLayout::RESET, reserved_mask: IioBoxStatusLayout::RESERVED_MASK, ignored_mask: IioBoxStatusLayout::IGNORED_MASK, writable_mask: IioBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one IIO stack.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IIO_BOX_STATUS_INFO_ADDRESSES),
     fields: IioBoxStatusLayout::FIELDS,
     notes: &[
@@ -486,7 +494,7 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
     description: "IIO data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
     fields: IioCtrLayout::FIELDS,
     notes: &[

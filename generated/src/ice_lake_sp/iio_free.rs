@@ -16,6 +16,13 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// The stack's free-running I/O clock counter.
 ///
 /// `IIO_FREE{i}_MSR_IOCLK`: 64-bit MSR register of the IIO_FREE unit (ice-lake-sp). Fields, masks
@@ -77,7 +84,7 @@ static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioFreeIoclkLayout::RESET, reserved_mask: IioFreeIoclkLayout::RESERVED_MASK, ignored_mask: IioFreeIoclkLayout::IGNORED_MASK, writable_mask: IioFreeIoclkLayout::WRITABLE_MASK,
     description: "The stack's free-running I/O clock counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_FREE_IOCLK_INFO_ADDRESSES),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
@@ -146,7 +153,7 @@ static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: IioFreeBwInLayout::RESET, reserved_mask: IioFreeBwInLayout::RESERVED_MASK, ignored_mask: IioFreeBwInLayout::IGNORED_MASK, writable_mask: IioFreeBwInLayout::WRITABLE_MASK,
     description: "Inbound bandwidth counter n of the stack: the data in from port n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_FREE_BW_IN_INFO_ADDRESSES),
     fields: IioFreeBwInLayout::FIELDS,
     notes: &[

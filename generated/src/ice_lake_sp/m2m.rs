@@ -17,6 +17,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 4] = ["M2M0", "M2M1", "M2M2", "M2M3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one M2M box: freeze and reset of all counters or all controls in one write.
 ///
 /// `M2M{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M2M unit (ice-lake-sp). Fields, masks and
@@ -111,7 +119,7 @@ static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2M box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
@@ -150,34 +158,19 @@ impl M2mCtlInvert {
     }
 }
 
-/// Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `M2M{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the M2M unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`M2mCtlLayout`].
-///
-/// **Layout from Linux** (info): icx_uncore_m2m: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0,
-/// umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17), and event_mask_ext SNR_M2M_PCI_PMON_UMASK_EXT = 0xFF for bits 39:32
-/// (the format umask = config:8-15,32-39). Controls are 8 bytes apart (snr_m2m_uncore_pci_init_box
-/// sets UNCORE_BOX_FLAG_CTL_OFFS8): SNR_M2M_PCI_PMON_CTL0 = 0x468, likwid
-/// PCI_UNC_ICX_M2M_PMON_CTL0..3 = 0x468..0x480. Box control SNR_M2M_PCI_PMON_BOX_CTL = 0x438,
-/// counters SNR_M2M_PCI_PMON_CTR0 = 0x440. Bits no source describes are reserved.
-///
-/// **The umask extension: Linux's mask against its write** (source-conflict): Linux accepts the
-/// umask extension in config bits 32-39 (SNR_M2M_PCI_PMON_UMASK_EXT) but writes the control with
-/// one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register
-/// through perf. We record the control as 64 bits with the extension where the mask puts it, since
-/// the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the
-/// raw backend writes both dwords.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A
-/// at devices 12-15, function 0. One device id recurs at several devices, one per box, so the
-/// device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices
-/// from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and
-/// SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type M2mCtl = Reg64<M2mCtlLayout>;
+noted! {
+    M2M_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "icx_uncore_m2m: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), and event_mask_ext SNR_M2M_PCI_PMON_UMASK_EXT = 0xFF for bits 39:32 (the format umask = config:8-15,32-39). Controls are 8 bytes apart (snr_m2m_uncore_pci_init_box sets UNCORE_BOX_FLAG_CTL_OFFS8): SNR_M2M_PCI_PMON_CTL0 = 0x468, likwid PCI_UNC_ICX_M2M_PMON_CTL0..3 = 0x468..0x480. Box control SNR_M2M_PCI_PMON_BOX_CTL = 0x438, counters SNR_M2M_PCI_PMON_CTR0 = 0x440. Bits no source describes are reserved."),
+        ("source-conflict", "The umask extension: Linux's mask against its write", "Linux accepts the umask extension in config bits 32-39 (SNR_M2M_PCI_PMON_UMASK_EXT) but writes the control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A at devices 12-15, function 0. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `M2M{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the M2M unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`M2mCtlLayout`].
+    pub type M2mCtl = Reg64<M2mCtlLayout>;
+}
 
 /// The layout of [`M2mCtl`] (`M2M{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -296,14 +289,10 @@ static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_m2m: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), and event_mask_ext SNR_M2M_PCI_PMON_UMASK_EXT = 0xFF for bits 39:32 (the format umask = config:8-15,32-39). Controls are 8 bytes apart (snr_m2m_uncore_pci_init_box sets UNCORE_BOX_FLAG_CTL_OFFS8): SNR_M2M_PCI_PMON_CTL0 = 0x468, likwid PCI_UNC_ICX_M2M_PMON_CTL0..3 = 0x468..0x480. Box control SNR_M2M_PCI_PMON_BOX_CTL = 0x438, counters SNR_M2M_PCI_PMON_CTR0 = 0x440. Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "The umask extension: Linux's mask against its write", text: "Linux accepts the umask extension in config bits 32-39 (SNR_M2M_PCI_PMON_UMASK_EXT) but writes the control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A at devices 12-15, function 0. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: M2M_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one M2M box.
@@ -378,7 +367,7 @@ static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxStatusLayout::RESET, reserved_mask: M2mBoxStatusLayout::RESERVED_MASK, ignored_mask: M2mBoxStatusLayout::IGNORED_MASK, writable_mask: M2mBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M2M box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&M2M_BOX_STATUS_INFO_ADDRESSES),
     fields: M2mBoxStatusLayout::FIELDS,
     notes: &[
@@ -387,21 +376,17 @@ static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M2M data counter n: a 48-bit event count.
-///
-/// `M2M{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2M unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`M2mCtrLayout`].
-///
-/// **Width and stride** (info): Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x440
-/// (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A
-/// at devices 12-15, function 0. One device id recurs at several devices, one per box, so the
-/// device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices
-/// from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and
-/// SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type M2mCtr = Reg64<M2mCtrLayout>;
+noted! {
+    M2M_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x440 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A at devices 12-15, function 0. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// M2M data counter n: a 48-bit event count.
+    ///
+    /// `M2M{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2M unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`M2mCtrLayout`].
+    pub type M2mCtr = Reg64<M2mCtrLayout>;
+}
 
 /// The layout of [`M2mCtr`] (`M2M{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -456,13 +441,10 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "M2M data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x440 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A at devices 12-15, function 0. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: M2M_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

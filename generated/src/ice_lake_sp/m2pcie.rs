@@ -17,6 +17,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["M2PCIE0", "M2PCIE1", "M2PCIE2", "M2PCIE3", "M2PCIE4", "M2PCIE5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one M2PCIe box: freeze and reset of all counters or all controls in one
 /// write.
 ///
@@ -111,7 +119,7 @@ static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: M2pcieBoxCtlLayout::RESET, reserved_mask: M2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: M2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: M2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2PCIe box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: M2pcieBoxCtlLayout::FIELDS,
     notes: &[
@@ -277,7 +285,7 @@ static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: M2pcieCtlLayout::RESET, reserved_mask: M2pcieCtlLayout::RESERVED_MASK, ignored_mask: M2pcieCtlLayout::IGNORED_MASK, writable_mask: M2pcieCtlLayout::WRITABLE_MASK,
     description: "Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_CTL_INFO_ADDRESSES),
     fields: M2pcieCtlLayout::FIELDS,
     notes: &[
@@ -356,7 +364,7 @@ static M2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: M2pcieBoxStatusLayout::RESET, reserved_mask: M2pcieBoxStatusLayout::RESERVED_MASK, ignored_mask: M2pcieBoxStatusLayout::IGNORED_MASK, writable_mask: M2pcieBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one M2PCIe box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&M2PCIE_BOX_STATUS_INFO_ADDRESSES),
     fields: M2pcieBoxStatusLayout::FIELDS,
     notes: &[
@@ -429,7 +437,7 @@ static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: M2pcieCtrLayout::RESET, reserved_mask: M2pcieCtrLayout::RESERVED_MASK, ignored_mask: M2pcieCtrLayout::IGNORED_MASK, writable_mask: M2pcieCtrLayout::WRITABLE_MASK,
     description: "M2PCIe data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_CTR_INFO_ADDRESSES),
     fields: M2pcieCtrLayout::FIELDS,
     notes: &[

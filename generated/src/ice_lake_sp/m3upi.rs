@@ -16,6 +16,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["M3UPI0", "M3UPI1", "M3UPI2"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one M3UPI box: freeze and reset of all counters or all controls in one
 /// write.
 ///
@@ -110,7 +118,7 @@ static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M3UPI box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
@@ -149,26 +157,18 @@ impl M3upiCtlInvert {
     }
 }
 
-/// Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M3UPI unit (ice-lake-sp), 4 per
-/// instance. Fields, masks and sources: [`M3upiCtlLayout`].
-///
-/// **Layout from Linux** (info): icx_uncore_m3upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel
-/// 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17), four counters (three on Skylake-SP); controls 4 bytes apart from
-/// ICX_M3UPI_PCI_PMON_CTL0 = 0xD8, counters 8 apart from ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, box
-/// control ICX_M3UPI_PCI_PMON_BOX_CTL = 0xA0 (ivbep_uncore_pci_ops); likwid
-/// PCI_UNC_ICX_M3UPI_PMON_CTL0..3 = 0xD8..0xE4 agrees. Bits no source describes are reserved.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2:
-/// 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box,
-/// so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore
-/// devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with
-/// SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type M3upiCtl = Reg32<M3upiCtlLayout>;
+noted! {
+    M3UPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "icx_uncore_m3upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), four counters (three on Skylake-SP); controls 4 bytes apart from ICX_M3UPI_PCI_PMON_CTL0 = 0xD8, counters 8 apart from ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, box control ICX_M3UPI_PCI_PMON_BOX_CTL = 0xA0 (ivbep_uncore_pci_ops); likwid PCI_UNC_ICX_M3UPI_PMON_CTL0..3 = 0xD8..0xE4 agrees. Bits no source describes are reserved."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2: 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `M3UPI_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M3UPI unit (ice-lake-sp), 4 per
+    /// instance. Fields, masks and sources: [`M3upiCtlLayout`].
+    pub type M3upiCtl = Reg32<M3upiCtlLayout>;
+}
 
 /// The layout of [`M3upiCtl`] (`M3UPI_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -275,13 +275,10 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
     description: "Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
     fields: M3upiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_m3upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), four counters (three on Skylake-SP); controls 4 bytes apart from ICX_M3UPI_PCI_PMON_CTL0 = 0xD8, counters 8 apart from ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, box control ICX_M3UPI_PCI_PMON_BOX_CTL = 0xA0 (ivbep_uncore_pci_ops); likwid PCI_UNC_ICX_M3UPI_PMON_CTL0..3 = 0xD8..0xE4 agrees. Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2: 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: M3UPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one M3UPI box.
@@ -356,7 +353,7 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxStatusLayout::RESET, reserved_mask: M3upiBoxStatusLayout::RESERVED_MASK, ignored_mask: M3upiBoxStatusLayout::IGNORED_MASK, writable_mask: M3upiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M3UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&M3UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: M3upiBoxStatusLayout::FIELDS,
     notes: &[
@@ -365,21 +362,17 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M3UPI data counter n: a 48-bit event count.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (ice-lake-sp), 4 per
-/// instance. Fields, masks and sources: [`M3upiCtrLayout`].
-///
-/// **Width and stride** (info): Linux perf_ctr_bits = 48, counters 8 bytes apart from 0xA8
-/// (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2:
-/// 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box,
-/// so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore
-/// devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with
-/// SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+noted! {
+    M3UPI_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0xA8 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2: 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// M3UPI data counter n: a 48-bit event count.
+    ///
+    /// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (ice-lake-sp), 4 per
+    /// instance. Fields, masks and sources: [`M3upiCtrLayout`].
+    pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+}
 
 /// The layout of [`M3upiCtr`] (`M3UPI_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -433,13 +426,10 @@ static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
     description: "M3UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
     fields: M3upiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0xA8 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2: 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: M3UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,31 +17,27 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["PCU"];
 
-/// Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in
-/// one write.
-///
-/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (ice-lake-sp). Fields, masks and
-/// sources: [`PcuBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs this PCU (skx_uncore_pcu, which
-/// icx_msr_uncores registers for Ice Lake-SP) with the Sandy Bridge-EP box control bits:
-/// SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation
-/// (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box), and FRZ (bit 8) set and cleared by
-/// read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the
-/// PCI equivalents). The other bits are covered by no source read and are reserved. Intel's uncore
-/// guide for this processor was not available to this transcription.
-///
-/// **Freeze enable: PCM sets it, Linux does not** (source-conflict): Intel PCM freezes and
-/// unfreezes the PCU of every server processor, this one included, with UNC_PMON_UNIT_CTL_FRZ_EN
-/// (bit 16) set (freezeServerUncoreCounters / unfreezeServerUncoreCounters, PCU_PMU_ID, in
-/// cpucounters.cpp; types.h defines the bit); Linux initialises this PCU with
-/// IVBEP_PMON_BOX_CTL_INT, without it. Setting an enable bit Linux leaves at 0 changes nothing
-/// Linux relies on, and PCM shows what it does, so we follow PCM, as for Skylake-SP's PCU: bit 16
-/// is frz_en.
-///
-/// **Address** (info): Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (skx_uncore_pcu); likwid
-/// MSR_UNC_ICX_PCU_PMON_CTRL = 0x710.
-pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    PCU_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "Linux uncore_snbep.c programs this PCU (skx_uncore_pcu, which icx_msr_uncores registers for Ice Lake-SP) with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor was not available to this transcription."),
+        ("source-conflict", "Freeze enable: PCM sets it, Linux does not", "Intel PCM freezes and unfreezes the PCU of every server processor, this one included, with UNC_PMON_UNIT_CTL_FRZ_EN (bit 16) set (freezeServerUncoreCounters / unfreezeServerUncoreCounters, PCU_PMU_ID, in cpucounters.cpp; types.h defines the bit); Linux initialises this PCU with IVBEP_PMON_BOX_CTL_INT, without it. Setting an enable bit Linux leaves at 0 changes nothing Linux relies on, and PCM shows what it does, so we follow PCM, as for Skylake-SP's PCU: bit 16 is frz_en."),
+        ("info", "Address", "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (skx_uncore_pcu); likwid MSR_UNC_ICX_PCU_PMON_CTRL = 0x710."),
+    ];
+    /// Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in
+    /// one write.
+    ///
+    /// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (ice-lake-sp). Fields, masks and
+    /// sources: [`PcuBoxCtlLayout`].
+    pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+}
 
 /// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -114,14 +110,10 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs this PCU (skx_uncore_pcu, which icx_msr_uncores registers for Ice Lake-SP) with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor was not available to this transcription." },
-        NoteInfo { kind: "source-conflict", title: "Freeze enable: PCM sets it, Linux does not", text: "Intel PCM freezes and unfreezes the PCU of every server processor, this one included, with UNC_PMON_UNIT_CTL_FRZ_EN (bit 16) set (freezeServerUncoreCounters / unfreezeServerUncoreCounters, PCU_PMU_ID, in cpucounters.cpp; types.h defines the bit); Linux initialises this PCU with IVBEP_PMON_BOX_CTL_INT, without it. Setting an enable bit Linux leaves at 0 changes nothing Linux relies on, and PCM shows what it does, so we follow PCM, as for Skylake-SP's PCU: bit 16 is frz_en." },
-        NoteInfo { kind: "info", title: "Address", text: "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (skx_uncore_pcu); likwid MSR_UNC_ICX_PCU_PMON_CTRL = 0x710." },
-    ],
+    notes: PCU_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `PCU_MSR_PMON_CTL{n}.invert` (bit 23).
@@ -188,28 +180,19 @@ impl PcuCtlOccSel {
     }
 }
 
-/// Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with
-/// inversion and edge detection.
-///
-/// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`PcuCtlLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_pcu uses the event mask
-/// SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold
-/// 28:24, occ_invert 30, occ_edge_det 31; enable 22 and reset 17 are the shared control bits. No
-/// source read uses bit 21 on this processor; it is reserved here. Intel's event list encodes
-/// occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field.
-///
-/// **The kernel's PCU formats against its event mask** (source-conflict): Linux offers umask =
-/// config:8-15 and thresh = config:24-31 for this PCU (skx_uncore_pcu_formats_attr), but masks the
-/// event with SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, which keeps only bits 15:14 of the umask range
-/// (occ_sel) and 28:24 of the threshold, and the formats occ_invert (30) and occ_edge_det (31)
-/// overlap the offered threshold. We follow the event mask, which is what reaches the register:
-/// occ_sel 15:14, threshold 28:24, bits 13:8 and 29 reserved.
-///
-/// **Addresses** (info): Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters (skx_uncore_pcu);
-/// likwid MSR_UNC_ICX_PCU_PMON_CTL0..3 = 0x711..0x714.
-pub type PcuCtl = Reg32<PcuCtlLayout>;
+noted! {
+    PCU_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "skx_uncore_pcu uses the event mask SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31; enable 22 and reset 17 are the shared control bits. No source read uses bit 21 on this processor; it is reserved here. Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field."),
+        ("source-conflict", "The kernel's PCU formats against its event mask", "Linux offers umask = config:8-15 and thresh = config:24-31 for this PCU (skx_uncore_pcu_formats_attr), but masks the event with SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, which keeps only bits 15:14 of the umask range (occ_sel) and 28:24 of the threshold, and the formats occ_invert (30) and occ_edge_det (31) overlap the offered threshold. We follow the event mask, which is what reaches the register: occ_sel 15:14, threshold 28:24, bits 13:8 and 29 reserved."),
+        ("info", "Addresses", "Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters (skx_uncore_pcu); likwid MSR_UNC_ICX_PCU_PMON_CTL0..3 = 0x711..0x714."),
+    ];
+    /// Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with
+    /// inversion and edge detection.
+    ///
+    /// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtlLayout`].
+    pub type PcuCtl = Reg32<PcuCtlLayout>;
+}
 
 /// The layout of [`PcuCtl`] (`PCU_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -331,27 +314,22 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses the event mask SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31; enable 22 and reset 17 are the shared control bits. No source read uses bit 21 on this processor; it is reserved here. Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field." },
-        NoteInfo { kind: "source-conflict", title: "The kernel's PCU formats against its event mask", text: "Linux offers umask = config:8-15 and thresh = config:24-31 for this PCU (skx_uncore_pcu_formats_attr), but masks the event with SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, which keeps only bits 15:14 of the umask range (occ_sel) and 28:24 of the threshold, and the formats occ_invert (30) and occ_edge_det (31) overlap the offered threshold. We follow the event mask, which is what reaches the register: occ_sel 15:14, threshold 28:24, bits 13:8 and 29 reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters (skx_uncore_pcu); likwid MSR_UNC_ICX_PCU_PMON_CTL0..3 = 0x711..0x714." },
-    ],
+    notes: PCU_CTL_INFO_NOTES,
 };
 
-/// Frequency bands for the PCU band events 0xB-0xE: one byte each.
-///
-/// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (ice-lake-sp). Fields, masks and
-/// sources: [`PcuBoxFilterLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter
-/// byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER =
-/// 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid defines no PCU filter for this
-/// processor. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this
-/// processor.
-pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+noted! {
+    PCU_BOX_FILTER_INFO_NOTES = [
+        ("info", "Layout from Linux", "skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid defines no PCU filter for this processor. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this processor."),
+    ];
+    /// Frequency bands for the PCU band events 0xB-0xE: one byte each.
+    ///
+    /// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (ice-lake-sp). Fields, masks and
+    /// sources: [`PcuBoxFilterLayout`].
+    pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+}
 
 /// The layout of [`PcuBoxFilter`] (`PCU_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
 ///
@@ -419,12 +397,10 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Frequency bands for the PCU band events 0xB-0xE: one byte each.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid defines no PCU filter for this processor. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this processor." },
-    ],
+    notes: PCU_BOX_FILTER_INFO_NOTES,
 };
 
 /// Overflow status of the four PCU counters.
@@ -488,7 +464,7 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four PCU counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -496,19 +472,17 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// PCU data counter n: a 48-bit event count.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`PcuCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48
-/// (skx_uncore_pcu); likwid MSR_UNC_ICX_PCU_PMON_CTR0, 1 and 3 = 0x717, 0x718 and 0x71A, 48 bits.
-///
-/// **likwid gives counter 2 the address of counter 1** (erratum): likwid's registers.h defines
-/// MSR_UNC_ICX_PCU_PMON_CTR2 = 0x718, the same MSR as CTR1, between CTR1 = 0x718 and CTR3 = 0x71A.
-/// The counters are consecutive in Linux (HSWEP_PCU_MSR_PMON_CTR0 + n) and on every earlier
-/// processor, and 0x719 is the only address left between them: counter 2 is 0x719 here.
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48 (skx_uncore_pcu); likwid MSR_UNC_ICX_PCU_PMON_CTR0, 1 and 3 = 0x717, 0x718 and 0x71A, 48 bits."),
+        ("erratum", "likwid gives counter 2 the address of counter 1", "likwid's registers.h defines MSR_UNC_ICX_PCU_PMON_CTR2 = 0x718, the same MSR as CTR1, between CTR1 = 0x718 and CTR3 = 0x71A. The counters are consecutive in Linux (HSWEP_PCU_MSR_PMON_CTR0 + n) and on every earlier processor, and 0x719 is the only address left between them: counter 2 is 0x719 here."),
+    ];
+    /// PCU data counter n: a 48-bit event count.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -558,27 +532,23 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48 (skx_uncore_pcu); likwid MSR_UNC_ICX_PCU_PMON_CTR0, 1 and 3 = 0x717, 0x718 and 0x71A, 48 bits." },
-        NoteInfo { kind: "erratum", title: "likwid gives counter 2 the address of counter 1", text: "likwid's registers.h defines MSR_UNC_ICX_PCU_PMON_CTR2 = 0x718, the same MSR as CTR1, between CTR1 = 0x718 and CTR3 = 0x71A. The counters are consecutive in Linux (HSWEP_PCU_MSR_PMON_CTR0 + n) and on every earlier processor, and 0x719 is the only address left between them: counter 2 is 0x719 here." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
-/// Capability register 6 of the PCU's configuration device: the low 32 of the 64 bits that say
-/// which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.
-///
-/// `CAPID6`: 32-bit PCI register of the PCU unit (ice-lake-sp). Fields, masks and sources:
-/// [`Capid6Layout`].
-///
-/// **From Linux** (info): Linux icx_count_chabox reads the dword at ICX_CAPID6 = 0x9C of the Intel
-/// device 0x345B, which its comment places at device 30, function 3, as the low half of a 64-bit
-/// value whose high half is CAPID7 (0xA0), and counts every set bit of the 64 (hweight64) as the
-/// number of CHA boxes. It masks no bit, so the whole dword is the field here. The reset value
-/// depends on the part; 0 is written here as a placeholder, as for every read-only capability.
-pub type Capid6 = Reg32<Capid6Layout>;
+noted! {
+    CAPID6_INFO_NOTES = [
+        ("info", "From Linux", "Linux icx_count_chabox reads the dword at ICX_CAPID6 = 0x9C of the Intel device 0x345B, which its comment places at device 30, function 3, as the low half of a 64-bit value whose high half is CAPID7 (0xA0), and counts every set bit of the 64 (hweight64) as the number of CHA boxes. It masks no bit, so the whole dword is the field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability."),
+    ];
+    /// Capability register 6 of the PCU's configuration device: the low 32 of the 64 bits that say
+    /// which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.
+    ///
+    /// `CAPID6`: 32-bit PCI register of the PCU unit (ice-lake-sp). Fields, masks and sources:
+    /// [`Capid6Layout`].
+    pub type Capid6 = Reg32<Capid6Layout>;
+}
 
 /// The layout of [`Capid6`] (`CAPID6`): its fields, masks and metadata.
 ///
@@ -622,25 +592,23 @@ static CAPID6_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
     description: "Capability register 6 of the PCU's configuration device: the low 32 of the 64 bits that say which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CAPID6_INFO_ADDRESSES),
     fields: Capid6Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux icx_count_chabox reads the dword at ICX_CAPID6 = 0x9C of the Intel device 0x345B, which its comment places at device 30, function 3, as the low half of a 64-bit value whose high half is CAPID7 (0xA0), and counts every set bit of the 64 (hweight64) as the number of CHA boxes. It masks no bit, so the whole dword is the field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
+    notes: CAPID6_INFO_NOTES,
 };
 
-/// Capability register 7 of the PCU's configuration device: the high 32 of the 64 enabled-CHA bits,
-/// beside CAPID6.
-///
-/// `CAPID7`: 32-bit PCI register of the PCU unit (ice-lake-sp). Fields, masks and sources:
-/// [`Capid7Layout`].
-///
-/// **From Linux** (info): Linux icx_count_chabox reads ICX_CAPID7 = 0xA0 of device 0x345B into the
-/// upper 32 bits of the value whose set bits it counts; as for CAPID6 no bit is masked. A part has
-/// at most 40 CHAs (Linux refuses a larger count), so at most bits 7:0 can be set here on a part
-/// Linux accepts; no source says the others are reserved, so the field is the whole dword.
-pub type Capid7 = Reg32<Capid7Layout>;
+noted! {
+    CAPID7_INFO_NOTES = [
+        ("info", "From Linux", "Linux icx_count_chabox reads ICX_CAPID7 = 0xA0 of device 0x345B into the upper 32 bits of the value whose set bits it counts; as for CAPID6 no bit is masked. A part has at most 40 CHAs (Linux refuses a larger count), so at most bits 7:0 can be set here on a part Linux accepts; no source says the others are reserved, so the field is the whole dword."),
+    ];
+    /// Capability register 7 of the PCU's configuration device: the high 32 of the 64 enabled-CHA bits,
+    /// beside CAPID6.
+    ///
+    /// `CAPID7`: 32-bit PCI register of the PCU unit (ice-lake-sp). Fields, masks and sources:
+    /// [`Capid7Layout`].
+    pub type Capid7 = Reg32<Capid7Layout>;
+}
 
 /// The layout of [`Capid7`] (`CAPID7`): its fields, masks and metadata.
 ///
@@ -683,12 +651,10 @@ static CAPID7_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: Capid7Layout::RESET, reserved_mask: Capid7Layout::RESERVED_MASK, ignored_mask: Capid7Layout::IGNORED_MASK, writable_mask: Capid7Layout::WRITABLE_MASK,
     description: "Capability register 7 of the PCU's configuration device: the high 32 of the 64 enabled-CHA bits, beside CAPID6.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CAPID7_INFO_ADDRESSES),
     fields: Capid7Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux icx_count_chabox reads ICX_CAPID7 = 0xA0 of device 0x345B into the upper 32 bits of the value whose set bits it counts; as for CAPID6 no bit is masked. A part has at most 40 CHAs (Linux refuses a larger count), so at most bits 7:0 can be set here on a part Linux accepts; no source says the others are reserved, so the field is the whole dword." },
-    ],
+    notes: CAPID7_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -18,6 +18,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose
 /// box control has frz_en set.
 ///
@@ -82,7 +90,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -90,23 +98,17 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// First socket-wide overflow summary register. Which box reports in which bit is not known from
-/// the sources read.
-///
-/// `U_MSR_PMON_GLOBAL_STATUS1`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
-/// and sources: [`UGlobalStatus1Layout`].
-///
-/// **Which bit belongs to which box is unknown; likwid's table is not used** (source-conflict):
-/// likwid names this register MSR_UNC_ICX_U_PMON_GLOBAL_STATUS1 = 0x70E (registers.h), and its
-/// overflow check reads it for a box whose table offset is below 64, the second register (0x70F)
-/// above (ICX_CHECK_UNCORE_OVERFLOW, perfmon_icelake.h). Its Ice Lake-SP box table
-/// (icelakeX_box_map, perfmon_icelakeX_counters.h) gives CHA n offset n, the U-box counters offsets
-/// 0 and 1 of a different register (the client MSR_V4_UNC_PERF_GLOBAL_STATUS) and every other box
-/// -1 (none). likwid's own notes for this processor (its IcelakeSP wiki page) say the bit offsets
-/// are undocumented and unknown, and that it relies on the boxes' own status registers instead.
-/// With CHA 0 and CHA 1 sharing offsets with the U-box and no second source, no bit is described
-/// here: every bit is reserved and every box's route is declared unknown.
-pub type UGlobalStatus1 = Reg64<UGlobalStatus1Layout>;
+noted! {
+    U_GLOBAL_STATUS1_INFO_NOTES = [
+        ("source-conflict", "Which bit belongs to which box is unknown; likwid's table is not used", "likwid names this register MSR_UNC_ICX_U_PMON_GLOBAL_STATUS1 = 0x70E (registers.h), and its overflow check reads it for a box whose table offset is below 64, the second register (0x70F) above (ICX_CHECK_UNCORE_OVERFLOW, perfmon_icelake.h). Its Ice Lake-SP box table (icelakeX_box_map, perfmon_icelakeX_counters.h) gives CHA n offset n, the U-box counters offsets 0 and 1 of a different register (the client MSR_V4_UNC_PERF_GLOBAL_STATUS) and every other box -1 (none). likwid's own notes for this processor (its IcelakeSP wiki page) say the bit offsets are undocumented and unknown, and that it relies on the boxes' own status registers instead. With CHA 0 and CHA 1 sharing offsets with the U-box and no second source, no bit is described here: every bit is reserved and every box's route is declared unknown."),
+    ];
+    /// First socket-wide overflow summary register. Which box reports in which bit is not known from
+    /// the sources read.
+    ///
+    /// `U_MSR_PMON_GLOBAL_STATUS1`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
+    /// and sources: [`UGlobalStatus1Layout`].
+    pub type UGlobalStatus1 = Reg64<UGlobalStatus1Layout>;
+}
 
 /// The layout of [`UGlobalStatus1`] (`U_MSR_PMON_GLOBAL_STATUS1`): its fields, masks and metadata.
 ///
@@ -141,22 +143,22 @@ static U_GLOBAL_STATUS1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatus1Layout::RESET, reserved_mask: UGlobalStatus1Layout::RESERVED_MASK, ignored_mask: UGlobalStatus1Layout::IGNORED_MASK, writable_mask: UGlobalStatus1Layout::WRITABLE_MASK,
     description: "First socket-wide overflow summary register. Which box reports in which bit is not known from the sources read.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_STATUS1_INFO_ADDRESSES),
     fields: UGlobalStatus1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "Which bit belongs to which box is unknown; likwid's table is not used", text: "likwid names this register MSR_UNC_ICX_U_PMON_GLOBAL_STATUS1 = 0x70E (registers.h), and its overflow check reads it for a box whose table offset is below 64, the second register (0x70F) above (ICX_CHECK_UNCORE_OVERFLOW, perfmon_icelake.h). Its Ice Lake-SP box table (icelakeX_box_map, perfmon_icelakeX_counters.h) gives CHA n offset n, the U-box counters offsets 0 and 1 of a different register (the client MSR_V4_UNC_PERF_GLOBAL_STATUS) and every other box -1 (none). likwid's own notes for this processor (its IcelakeSP wiki page) say the bit offsets are undocumented and unknown, and that it relies on the boxes' own status registers instead. With CHA 0 and CHA 1 sharing offsets with the U-box and no second source, no bit is described here: every bit is reserved and every box's route is declared unknown." },
-    ],
+    notes: U_GLOBAL_STATUS1_INFO_NOTES,
 };
 
-/// Second socket-wide overflow summary register; no source read assigns any of its bits.
-///
-/// `U_MSR_PMON_GLOBAL_STATUS2`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
-/// and sources: [`UGlobalStatus2Layout`].
-///
-/// **Address from likwid** (info): likwid MSR_UNC_ICX_U_PMON_GLOBAL_STATUS2 = 0x70F; no box of its
-/// Ice Lake-SP table has an offset of 64 or more, so it never reads it in practice.
-pub type UGlobalStatus2 = Reg64<UGlobalStatus2Layout>;
+noted! {
+    U_GLOBAL_STATUS2_INFO_NOTES = [
+        ("info", "Address from likwid", "likwid MSR_UNC_ICX_U_PMON_GLOBAL_STATUS2 = 0x70F; no box of its Ice Lake-SP table has an offset of 64 or more, so it never reads it in practice."),
+    ];
+    /// Second socket-wide overflow summary register; no source read assigns any of its bits.
+    ///
+    /// `U_MSR_PMON_GLOBAL_STATUS2`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
+    /// and sources: [`UGlobalStatus2Layout`].
+    pub type UGlobalStatus2 = Reg64<UGlobalStatus2Layout>;
+}
 
 /// The layout of [`UGlobalStatus2`] (`U_MSR_PMON_GLOBAL_STATUS2`): its fields, masks and metadata.
 ///
@@ -191,25 +193,23 @@ static U_GLOBAL_STATUS2_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatus2Layout::RESET, reserved_mask: UGlobalStatus2Layout::RESERVED_MASK, ignored_mask: UGlobalStatus2Layout::IGNORED_MASK, writable_mask: UGlobalStatus2Layout::WRITABLE_MASK,
     description: "Second socket-wide overflow summary register; no source read assigns any of its bits.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_STATUS2_INFO_ADDRESSES),
     fields: UGlobalStatus2Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address from likwid", text: "likwid MSR_UNC_ICX_U_PMON_GLOBAL_STATUS2 = 0x70F; no box of its Ice Lake-SP table has an offset of 64 or more, so it never reads it in practice." },
-    ],
+    notes: U_GLOBAL_STATUS2_INFO_NOTES,
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
-/// and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Linux icx_msr_uncores reuses skx_uncore_ubox for this processor,
-/// which uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with
-/// SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTL = 0x703 agrees. No source
-/// read describes the other bits; they are reserved.
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Linux icx_msr_uncores reuses skx_uncore_ubox for this processor, which uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTL = 0x703 agrees. No source read describes the other bits; they are reserved."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
+    /// and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -259,23 +259,22 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Linux icx_msr_uncores reuses skx_uncore_ubox for this processor, which uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTL = 0x703 agrees. No source read describes the other bits; they are reserved." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
-/// and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits
-/// = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid
-/// MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTR = 0x704.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTR = 0x704."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
+    /// and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -325,12 +324,10 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTR = 0x704." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
@@ -362,18 +359,17 @@ impl UCtlInvert {
     }
 }
 
-/// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
-/// inversion and edge detection.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (ice-lake-sp), 2 per instance. Fields,
-/// masks and sources: [`UCtlLayout`].
-///
-/// **Layout and addresses from Linux** (info): skx_uncore_ubox (which Linux registers for this
-/// processor too, icx_msr_uncores): two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event
-/// mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold
-/// 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid
-/// MSR_UNC_ICX_U_PMON_CTL0/1 = 0x705/0x706 agree. Bits no source describes are reserved.
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Layout and addresses from Linux", "skx_uncore_ubox (which Linux registers for this processor too, icx_msr_uncores): two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_ICX_U_PMON_CTL0/1 = 0x705/0x706 agree. Bits no source describes are reserved."),
+    ];
+    /// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
+    /// inversion and edge detection.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (ice-lake-sp), 2 per instance. Fields,
+    /// masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -481,23 +477,22 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and addresses from Linux", text: "skx_uncore_ubox (which Linux registers for this processor too, icx_msr_uncores): two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_ICX_U_PMON_CTL0/1 = 0x705/0x706 agree. Bits no source describes are reserved." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
-/// U-box data counter n: a 48-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (ice-lake-sp), 2 per instance. Fields,
-/// masks and sources: [`UCtrLayout`].
-///
-/// **Addresses and width** (info): Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48
-/// (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_CTR0/1
-/// = 0x709/0x70A.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_CTR0/1 = 0x709/0x70A."),
+    ];
+    /// U-box data counter n: a 48-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (ice-lake-sp), 2 per instance. Fields,
+    /// masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -547,12 +542,10 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_CTR0/1 = 0x709/0x70A." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
 /// Node id of this socket, in the U-box PCI function (device 0x3450) on the socket's first uncore
@@ -613,7 +606,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x3450) on the socket's first uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -718,7 +711,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

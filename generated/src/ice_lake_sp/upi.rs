@@ -17,6 +17,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["UPI0", "UPI1", "UPI2"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.
 ///
 /// `U_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the UPI unit (ice-lake-sp). Fields, masks and
@@ -116,7 +124,7 @@ static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -156,35 +164,19 @@ impl UpiCtlInvert {
     }
 }
 
-/// Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `U_L{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the UPI unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`UpiCtlLayout`].
-///
-/// **Layout from Linux** (info): icx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0,
-/// umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17), and event_mask_ext ICX_UPI_CTL_UMASK_EXT = 0xFFFFFF for bits 55:32 (the
-/// format umask = config:8-15,32-55, icx_upi_uncore_formats_attr); on Skylake-SP the extension had
-/// a hole at bit 44, here it is contiguous. Controls are 8 bytes apart (skx_upi_uncore_pci_ops):
-/// ICX_UPI_PCI_PMON_CTL0 = 0x350, likwid PCI_UNC_ICX_UPI_PMON_CTL0..3 = 0x350..0x368. Box control
-/// ICX_UPI_PCI_PMON_BOX_CTL = 0x318 and counters ICX_UPI_PCI_PMON_CTR0 = 0x320 moved from
-/// Skylake-SP (0x378 and 0x318). Bits no source describes are reserved.
-///
-/// **The umask extension: Linux's mask against its write** (source-conflict): Linux accepts the
-/// umask extension in config bits 32-55 (ICX_UPI_CTL_UMASK_EXT) but writes the control with one
-/// 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register
-/// through perf. We record the control as 64 bits with the extension where the mask puts it, since
-/// the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the
-/// raw backend writes both dwords.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: UPI links 0-2:
-/// 0x3441 at devices 2, 3 and 4, function 1. One device id recurs at several devices, one per box,
-/// so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore
-/// devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with
-/// SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type UpiCtl = Reg64<UpiCtlLayout>;
+noted! {
+    UPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "icx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), and event_mask_ext ICX_UPI_CTL_UMASK_EXT = 0xFFFFFF for bits 55:32 (the format umask = config:8-15,32-55, icx_upi_uncore_formats_attr); on Skylake-SP the extension had a hole at bit 44, here it is contiguous. Controls are 8 bytes apart (skx_upi_uncore_pci_ops): ICX_UPI_PCI_PMON_CTL0 = 0x350, likwid PCI_UNC_ICX_UPI_PMON_CTL0..3 = 0x350..0x368. Box control ICX_UPI_PCI_PMON_BOX_CTL = 0x318 and counters ICX_UPI_PCI_PMON_CTR0 = 0x320 moved from Skylake-SP (0x378 and 0x318). Bits no source describes are reserved."),
+        ("source-conflict", "The umask extension: Linux's mask against its write", "Linux accepts the umask extension in config bits 32-55 (ICX_UPI_CTL_UMASK_EXT) but writes the control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: UPI links 0-2: 0x3441 at devices 2, 3 and 4, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `U_L{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the UPI unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`UpiCtlLayout`].
+    pub type UpiCtl = Reg64<UpiCtlLayout>;
+}
 
 /// The layout of [`UpiCtl`] (`U_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -305,14 +297,10 @@ static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), and event_mask_ext ICX_UPI_CTL_UMASK_EXT = 0xFFFFFF for bits 55:32 (the format umask = config:8-15,32-55, icx_upi_uncore_formats_attr); on Skylake-SP the extension had a hole at bit 44, here it is contiguous. Controls are 8 bytes apart (skx_upi_uncore_pci_ops): ICX_UPI_PCI_PMON_CTL0 = 0x350, likwid PCI_UNC_ICX_UPI_PMON_CTL0..3 = 0x350..0x368. Box control ICX_UPI_PCI_PMON_BOX_CTL = 0x318 and counters ICX_UPI_PCI_PMON_CTR0 = 0x320 moved from Skylake-SP (0x378 and 0x318). Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "The umask extension: Linux's mask against its write", text: "Linux accepts the umask extension in config bits 32-55 (ICX_UPI_CTL_UMASK_EXT) but writes the control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: UPI links 0-2: 0x3441 at devices 2, 3 and 4, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: UPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one UPI box.
@@ -386,7 +374,7 @@ static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxStatusLayout::RESET, reserved_mask: UpiBoxStatusLayout::RESERVED_MASK, ignored_mask: UpiBoxStatusLayout::IGNORED_MASK, writable_mask: UpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: UpiBoxStatusLayout::FIELDS,
     notes: &[
@@ -395,21 +383,17 @@ static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// UPI data counter n: a 48-bit event count.
-///
-/// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`UpiCtrLayout`].
-///
-/// **Width and stride** (info): Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x320
-/// (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: UPI links 0-2:
-/// 0x3441 at devices 2, 3 and 4, function 1. One device id recurs at several devices, one per box,
-/// so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore
-/// devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with
-/// SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type UpiCtr = Reg64<UpiCtrLayout>;
+noted! {
+    UPI_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x320 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: UPI links 0-2: 0x3441 at devices 2, 3 and 4, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// UPI data counter n: a 48-bit event count.
+    ///
+    /// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`UpiCtrLayout`].
+    pub type UpiCtr = Reg64<UpiCtrLayout>;
+}
 
 /// The layout of [`UpiCtr`] (`U_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -463,13 +447,10 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x320 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: UPI links 0-2: 0x3441 at devices 2, 3 and 4, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

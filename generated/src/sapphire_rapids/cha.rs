@@ -22,6 +22,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 60] = ["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27", "CHA28", "CHA29", "CHA30", "CHA31", "CHA32", "CHA33", "CHA34", "CHA35", "CHA36", "CHA37", "CHA38", "CHA39", "CHA40", "CHA41", "CHA42", "CHA43", "CHA44", "CHA45", "CHA46", "CHA47", "CHA48", "CHA49", "CHA50", "CHA51", "CHA52", "CHA53", "CHA54", "CHA55", "CHA56", "CHA57", "CHA58", "CHA59"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `C{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the CHA unit (sapphire-rapids). Fields, masks
@@ -163,7 +171,7 @@ static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxCtlLayout::RESET, reserved_mask: ChaBoxCtlLayout::RESERVED_MASK, ignored_mask: ChaBoxCtlLayout::IGNORED_MASK, writable_mask: ChaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_BOX_CTL_INFO_ADDRESSES),
     fields: ChaBoxCtlLayout::FIELDS,
     notes: &[
@@ -396,7 +404,7 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtlLayout::RESET, reserved_mask: ChaCtlLayout::RESERVED_MASK, ignored_mask: ChaCtlLayout::IGNORED_MASK, writable_mask: ChaCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 40-bit unit mask (8 bits and a 32-bit extension), thread-id filter enable, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_CTL_INFO_ADDRESSES),
     fields: ChaCtlLayout::FIELDS,
     notes: &[
@@ -405,16 +413,16 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the CHA unit (sapphire-rapids), 4 per instance.
-/// Fields, masks and sources: [`ChaCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM SPR_CHA0_MSR_PMON_CTR0 = 0x2008, 0x10 per CHA; likwid
-/// MSR_UNC_SPR_C0_PMON_CTR0..3 = 0x2008..0x200B. Four counters per CHA, as likwid's Sapphire Rapids
-/// counter map gives them (CBOXnC0-C3); 48 bits, the width the discovery table reports for the
-/// Sapphire Rapids boxes.
-pub type ChaCtr = Reg64<ChaCtrLayout>;
+noted! {
+    CHA_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM SPR_CHA0_MSR_PMON_CTR0 = 0x2008, 0x10 per CHA; likwid MSR_UNC_SPR_C0_PMON_CTR0..3 = 0x2008..0x200B. Four counters per CHA, as likwid's Sapphire Rapids counter map gives them (CBOXnC0-C3); 48 bits, the width the discovery table reports for the Sapphire Rapids boxes."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the CHA unit (sapphire-rapids), 4 per instance.
+    /// Fields, masks and sources: [`ChaCtrLayout`].
+    pub type ChaCtr = Reg64<ChaCtrLayout>;
+}
 
 /// The layout of [`ChaCtr`] (`C{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -528,27 +536,23 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtrLayout::RESET, reserved_mask: ChaCtrLayout::RESERVED_MASK, ignored_mask: ChaCtrLayout::IGNORED_MASK, writable_mask: ChaCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_CTR_INFO_ADDRESSES),
     fields: ChaCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_CHA0_MSR_PMON_CTR0 = 0x2008, 0x10 per CHA; likwid MSR_UNC_SPR_C0_PMON_CTR0..3 = 0x2008..0x200B. Four counters per CHA, as likwid's Sapphire Rapids counter map gives them (CBOXnC0-C3); 48 bits, the width the discovery table reports for the Sapphire Rapids boxes." },
-    ],
+    notes: CHA_CTR_INFO_NOTES,
 };
 
-/// Thread filter: with a control's tid_en set, the counter counts only the events of the core and
-/// thread this names.
-///
-/// `C{i}_MSR_PMON_BOX_FILTER0`: 64-bit MSR register of the CHA unit (sapphire-rapids). Fields,
-/// masks and sources: [`ChaBoxFilter0Layout`].
-///
-/// **Layout and address from Linux** (info): spr_cha_hw_config writes config1 &
-/// SPR_CHA_PMON_BOX_FILTER_TID (0x3ff, bits 9:0) to SPR_C0_MSR_PMON_BOX_FILTER0 = 0x200E plus
-/// HSWEP_CBO_MSR_OFFSET (0x10) per CHA when the event sets tid_en (bit 16), and clears it when the
-/// event stops (spr_uncore_msr_disable_event); the format filter_tid5 is config1:0-9. Intel PCM
-/// SPR_CHA0_MSR_PMON_BOX_FILTER = 0x200E agrees. The other bits are covered by no source read and
-/// are reserved.
-pub type ChaBoxFilter0 = Reg64<ChaBoxFilter0Layout>;
+noted! {
+    CHA_BOX_FILTER0_INFO_NOTES = [
+        ("info", "Layout and address from Linux", "spr_cha_hw_config writes config1 & SPR_CHA_PMON_BOX_FILTER_TID (0x3ff, bits 9:0) to SPR_C0_MSR_PMON_BOX_FILTER0 = 0x200E plus HSWEP_CBO_MSR_OFFSET (0x10) per CHA when the event sets tid_en (bit 16), and clears it when the event stops (spr_uncore_msr_disable_event); the format filter_tid5 is config1:0-9. Intel PCM SPR_CHA0_MSR_PMON_BOX_FILTER = 0x200E agrees. The other bits are covered by no source read and are reserved."),
+    ];
+    /// Thread filter: with a control's tid_en set, the counter counts only the events of the core and
+    /// thread this names.
+    ///
+    /// `C{i}_MSR_PMON_BOX_FILTER0`: 64-bit MSR register of the CHA unit (sapphire-rapids). Fields,
+    /// masks and sources: [`ChaBoxFilter0Layout`].
+    pub type ChaBoxFilter0 = Reg64<ChaBoxFilter0Layout>;
+}
 
 /// The layout of [`ChaBoxFilter0`] (`C{i}_MSR_PMON_BOX_FILTER0`): its fields, masks and metadata.
 ///
@@ -659,12 +663,10 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter0Layout::RESET, reserved_mask: ChaBoxFilter0Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter0Layout::IGNORED_MASK, writable_mask: ChaBoxFilter0Layout::WRITABLE_MASK,
     description: "Thread filter: with a control's tid_en set, the counter counts only the events of the core and thread this names.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&CHA_BOX_FILTER0_INFO_ADDRESSES),
     fields: ChaBoxFilter0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and address from Linux", text: "spr_cha_hw_config writes config1 & SPR_CHA_PMON_BOX_FILTER_TID (0x3ff, bits 9:0) to SPR_C0_MSR_PMON_BOX_FILTER0 = 0x200E plus HSWEP_CBO_MSR_OFFSET (0x10) per CHA when the event sets tid_en (bit 16), and clears it when the event stops (spr_uncore_msr_disable_event); the format filter_tid5 is config1:0-9. Intel PCM SPR_CHA0_MSR_PMON_BOX_FILTER = 0x200E agrees. The other bits are covered by no source read and are reserved." },
-    ],
+    notes: CHA_BOX_FILTER0_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,6 +17,13 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 12] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5", "IIO6", "IIO7", "IIO8", "IIO9", "IIO10", "IIO11"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `IIO{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IIO unit (sapphire-rapids). Fields, masks
@@ -109,7 +116,7 @@ static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
@@ -303,7 +310,7 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, unit mask, enable, a 12-bit threshold with inversion and edge detection, and port and traffic-class masks.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
     fields: IioCtlLayout::FIELDS,
     notes: &[
@@ -312,15 +319,16 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (sapphire-rapids), 4 per instance.
-/// Fields, masks and sources: [`IioCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM SPR_M2IOSF_IIO_CTR0 = 0x3008, 0x10 per stack; four
-/// counters (likwid's counter map: IIOnC0-C3), 48 bits, the width the discovery table reports for
-/// the Sapphire Rapids boxes.
-pub type IioCtr = Reg64<IioCtrLayout>;
+noted! {
+    IIO_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM SPR_M2IOSF_IIO_CTR0 = 0x3008, 0x10 per stack; four counters (likwid's counter map: IIOnC0-C3), 48 bits, the width the discovery table reports for the Sapphire Rapids boxes."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (sapphire-rapids), 4 per instance.
+    /// Fields, masks and sources: [`IioCtrLayout`].
+    pub type IioCtr = Reg64<IioCtrLayout>;
+}
 
 /// The layout of [`IioCtr`] (`IIO{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -386,12 +394,10 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
     fields: IioCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_M2IOSF_IIO_CTR0 = 0x3008, 0x10 per stack; four counters (likwid's counter map: IIOnC0-C3), 48 bits, the width the discovery table reports for the Sapphire Rapids boxes." },
-    ],
+    notes: IIO_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,6 +17,13 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 12] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5", "IRP6", "IRP7", "IRP8", "IRP9", "IRP10", "IRP11"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `IRP{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IRP unit (sapphire-rapids). Fields, masks
@@ -109,7 +116,7 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -287,7 +294,7 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -296,14 +303,16 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (sapphire-rapids), 2 per instance.
-/// Fields, masks and sources: [`IrpCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM SPR_IRP_CTR_REG_OFFSET = 8: counters at 0x3408 + 0x10
-/// per stack; two counters (likwid's counter map: IRPnC0-C1), 48 bits.
-pub type IrpCtr = Reg64<IrpCtrLayout>;
+noted! {
+    IRP_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM SPR_IRP_CTR_REG_OFFSET = 8: counters at 0x3408 + 0x10 per stack; two counters (likwid's counter map: IRPnC0-C1), 48 bits."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (sapphire-rapids), 2 per instance.
+    /// Fields, masks and sources: [`IrpCtrLayout`].
+    pub type IrpCtr = Reg64<IrpCtrLayout>;
+}
 
 /// The layout of [`IrpCtr`] (`IRP{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -369,12 +378,10 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_IRP_CTR_REG_OFFSET = 8: counters at 0x3408 + 0x10 per stack; two counters (likwid's counter map: IRPnC0-C1), 48 bits." },
-    ],
+    notes: IRP_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

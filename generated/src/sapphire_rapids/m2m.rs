@@ -17,25 +17,24 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 4] = ["M2M0", "M2M1", "M2M2", "M2M3"];
 
-/// Box-wide control: freeze, and reset of all counters or all controls in one write.
-///
-/// `M2M{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M2M unit (sapphire-rapids). Fields, masks
-/// and sources: [`M2mBoxCtlLayout`].
-///
-/// **Layout from Linux's generic discovery driver** (info): Linux programs every Sapphire Rapids
-/// box it finds in the discovery table with the generic box control of uncore_discovery.h:
-/// GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it
-/// (intel_generic_uncore_pci_disable_box / enable_box for a PCI box), and
-/// GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation
-/// (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits
-/// (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Ice Lake-SP M2M
-/// box control (freeze at bit 8, resets at bits 1:0), there is no freeze-enable bit. The other bits
-/// are covered by no source read and are reserved.
-///
-/// **Address** (info): Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the
-/// Sapphire Rapids and Emerald Rapids M2M boxes (populateM2MPMUs, cpucounters.cpp), as for Ice
-/// Lake-SP.
-pub type M2mBoxCtl = Reg32<M2mBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
+noted! {
+    M2M_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux's generic discovery driver", "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Ice Lake-SP M2M box control (freeze at bit 8, resets at bits 1:0), there is no freeze-enable bit. The other bits are covered by no source read and are reserved."),
+        ("info", "Address", "Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the Sapphire Rapids and Emerald Rapids M2M boxes (populateM2MPMUs, cpucounters.cpp), as for Ice Lake-SP."),
+    ];
+    /// Box-wide control: freeze, and reset of all counters or all controls in one write.
+    ///
+    /// `M2M{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M2M unit (sapphire-rapids). Fields, masks
+    /// and sources: [`M2mBoxCtlLayout`].
+    pub type M2mBoxCtl = Reg32<M2mBoxCtlLayout>;
+}
 
 /// The layout of [`M2mBoxCtl`] (`M2M{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -103,13 +102,10 @@ static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Ice Lake-SP M2M box control (freeze at bit 8, resets at bits 1:0), there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the Sapphire Rapids and Emerald Rapids M2M boxes (populateM2MPMUs, cpucounters.cpp), as for Ice Lake-SP." },
-    ],
+    notes: M2M_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `M2M{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -275,7 +271,7 @@ static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
     notes: &[
@@ -358,7 +354,7 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
     notes: &[

@@ -17,6 +17,13 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 4] = ["M3UPI0", "M3UPI1", "M3UPI2", "M3UPI3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `M3UPI_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M3UPI unit (sapphire-rapids). Fields,
@@ -102,7 +109,7 @@ static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
@@ -273,7 +280,7 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
     fields: M3upiCtlLayout::FIELDS,
     notes: &[
@@ -282,14 +289,16 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (sapphire-rapids), 4 per
-/// instance. Fields, masks and sources: [`M3upiCtrLayout`].
-///
-/// **Addresses and width** (info): Linux ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, 8 bytes apart
-/// (0xA8..0xC0), perf_ctr_bits = 48, four counters.
-pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+noted! {
+    M3UPI_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Linux ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, 8 bytes apart (0xA8..0xC0), perf_ctr_bits = 48, four counters."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (sapphire-rapids), 4 per
+    /// instance. Fields, masks and sources: [`M3upiCtrLayout`].
+    pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+}
 
 /// The layout of [`M3upiCtr`] (`M3UPI_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -347,12 +356,10 @@ static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
     fields: M3upiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, 8 bytes apart (0xA8..0xC0), perf_ctr_bits = 48, four counters." },
-    ],
+    notes: M3UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,25 +17,26 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
 
-/// Socket-wide uncore control: a freeze bit that holds the counters of every box while set.
-///
-/// `U_MSR_PMON_GLOBAL_CTL`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks
-/// and sources: [`UGlobalCtlLayout`].
-///
-/// **Address and the freeze bit from PCM** (info): Intel PCM freezes the Sapphire Rapids and
-/// Emerald Rapids uncore by writing 1 to SPR_MSR_UNCORE_PMON_GLOBAL_CTL = 0x2FF0 and unfreezes it
-/// by writing 0 (globalFreezeUncoreCountersInternal, cases SPR and EMR), where on Skylake-SP and
-/// Ice Lake-SP it writes a command bit at 61 of 0x700. The discovery table's global entry names
-/// this register (its ctl field, uncore_global_discovery in Linux's uncore_discovery.h). No source
-/// read describes the other bits; they are reserved.
-///
-/// **Not a global level of the structure** (info): The structure's global level knows an enable bit
-/// or a pair of write-only freeze and unfreeze commands; this register is one level-sensitive
-/// freeze bit, and no source read gives a global overflow status (the discovery table's global
-/// entry points at status registers, status_offset and num_status, whose bit assignment no source
-/// read states). The register is described, with no role, and the processor declares no global
-/// level: each box is started and stopped by its own box control.
-pub type UGlobalCtl = Reg64<UGlobalCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
+noted! {
+    U_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Address and the freeze bit from PCM", "Intel PCM freezes the Sapphire Rapids and Emerald Rapids uncore by writing 1 to SPR_MSR_UNCORE_PMON_GLOBAL_CTL = 0x2FF0 and unfreezes it by writing 0 (globalFreezeUncoreCountersInternal, cases SPR and EMR), where on Skylake-SP and Ice Lake-SP it writes a command bit at 61 of 0x700. The discovery table's global entry names this register (its ctl field, uncore_global_discovery in Linux's uncore_discovery.h). No source read describes the other bits; they are reserved."),
+        ("info", "Not a global level of the structure", "The structure's global level knows an enable bit or a pair of write-only freeze and unfreeze commands; this register is one level-sensitive freeze bit, and no source read gives a global overflow status (the discovery table's global entry points at status registers, status_offset and num_status, whose bit assignment no source read states). The register is described, with no role, and the processor declares no global level: each box is started and stopped by its own box control."),
+    ];
+    /// Socket-wide uncore control: a freeze bit that holds the counters of every box while set.
+    ///
+    /// `U_MSR_PMON_GLOBAL_CTL`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks
+    /// and sources: [`UGlobalCtlLayout`].
+    pub type UGlobalCtl = Reg64<UGlobalCtlLayout>;
+}
 
 /// The layout of [`UGlobalCtl`] (`U_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -82,13 +83,10 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: a freeze bit that holds the counters of every box while set.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and the freeze bit from PCM", text: "Intel PCM freezes the Sapphire Rapids and Emerald Rapids uncore by writing 1 to SPR_MSR_UNCORE_PMON_GLOBAL_CTL = 0x2FF0 and unfreezes it by writing 0 (globalFreezeUncoreCountersInternal, cases SPR and EMR), where on Skylake-SP and Ice Lake-SP it writes a command bit at 61 of 0x700. The discovery table's global entry names this register (its ctl field, uncore_global_discovery in Linux's uncore_discovery.h). No source read describes the other bits; they are reserved." },
-        NoteInfo { kind: "info", title: "Not a global level of the structure", text: "The structure's global level knows an enable bit or a pair of write-only freeze and unfreeze commands; this register is one level-sensitive freeze bit, and no source read gives a global overflow status (the discovery table's global entry points at status registers, status_offset and num_status, whose bit assignment no source read states). The register is described, with no role, and the processor declares no global level: each box is started and stopped by its own box control." },
-    ],
+    notes: U_GLOBAL_CTL_INFO_NOTES,
 };
 
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
@@ -169,7 +167,7 @@ static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxCtlLayout::RESET, reserved_mask: UBoxCtlLayout::RESERVED_MASK, ignored_mask: UBoxCtlLayout::IGNORED_MASK, writable_mask: UBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_BOX_CTL_INFO_ADDRESSES),
     fields: UBoxCtlLayout::FIELDS,
     notes: &[
@@ -321,7 +319,7 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
     notes: &[
@@ -392,7 +390,7 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
     notes: &[
@@ -400,17 +398,17 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields,
-/// masks and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Intel PCM SPR_UCLK_FIXED_CTL_ADDR = 0x2FDE (types.h); PCM enables
-/// the UCLK fixed counter with bit 22, as on the earlier Xeons, and Linux enables the Sapphire
-/// Rapids iMC fixed counter the same way (SNBEP_PMON_CTL_EN). No source read describes the other
-/// bits; they are reserved.
-pub type UUclkFixedCtl = Reg64<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Intel PCM SPR_UCLK_FIXED_CTL_ADDR = 0x2FDE (types.h); PCM enables the UCLK fixed counter with bit 22, as on the earlier Xeons, and Linux enables the Sapphire Rapids iMC fixed counter the same way (SNBEP_PMON_CTL_EN). No source read describes the other bits; they are reserved."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields,
+    /// masks and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg64<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -458,23 +456,22 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Intel PCM SPR_UCLK_FIXED_CTL_ADDR = 0x2FDE (types.h); PCM enables the UCLK fixed counter with bit 22, as on the earlier Xeons, and Linux enables the Sapphire Rapids iMC fixed counter the same way (SNBEP_PMON_CTL_EN). No source read describes the other bits; they are reserved." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields,
-/// masks and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Intel PCM SPR_UCLK_FIXED_CTR_ADDR = 0x2FDF (types.h). The 48-bit
-/// width is the earlier Xeons' (fixed_ctr_bits = 48); no source read restates it for this
-/// processor.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Intel PCM SPR_UCLK_FIXED_CTR_ADDR = 0x2FDF (types.h). The 48-bit width is the earlier Xeons' (fixed_ctr_bits = 48); no source read restates it for this processor."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields,
+    /// masks and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -524,27 +521,23 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Intel PCM SPR_UCLK_FIXED_CTR_ADDR = 0x2FDF (types.h). The 48-bit width is the earlier Xeons' (fixed_ctr_bits = 48); no source read restates it for this processor." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
-/// The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part
-/// reports it.
-///
-/// `UNC_CBO_CONFIG`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks and
-/// sources: [`UncCboConfigLayout`].
-///
-/// **From Linux** (info): Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with
-/// rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery
-/// table's count, unless it reads 0 (commit "perf/x86/uncore: Correct the number of CHAs on EMR":
-/// the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into
-/// fields, so it is one read-only field here. The reset value depends on the part; 0 is written
-/// here as a placeholder, as for every read-only capability.
-pub type UncCboConfig = Reg64<UncCboConfigLayout>;
+noted! {
+    UNC_CBO_CONFIG_INFO_NOTES = [
+        ("info", "From Linux", "Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery table's count, unless it reads 0 (commit \"perf/x86/uncore: Correct the number of CHAs on EMR\": the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into fields, so it is one read-only field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability."),
+    ];
+    /// The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part
+    /// reports it.
+    ///
+    /// `UNC_CBO_CONFIG`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks and
+    /// sources: [`UncCboConfigLayout`].
+    pub type UncCboConfig = Reg64<UncCboConfigLayout>;
+}
 
 /// The layout of [`UncCboConfig`] (`UNC_CBO_CONFIG`): its fields, masks and metadata.
 ///
@@ -587,12 +580,10 @@ static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UncCboConfigLayout::RESET, reserved_mask: UncCboConfigLayout::RESERVED_MASK, ignored_mask: UncCboConfigLayout::IGNORED_MASK, writable_mask: UncCboConfigLayout::WRITABLE_MASK,
     description: "The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part reports it.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[2]],
     addresses: Addresses::Known(&UNC_CBO_CONFIG_INFO_ADDRESSES),
     fields: UncCboConfigLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery table's count, unless it reads 0 (commit \"perf/x86/uncore: Correct the number of CHAs on EMR\": the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into fields, so it is one read-only field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
+    notes: UNC_CBO_CONFIG_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

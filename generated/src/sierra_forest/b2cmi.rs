@@ -31,6 +31,13 @@ pub use crate::granite_rapids::b2cmi::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 12] = ["B2CMI0", "B2CMI1", "B2CMI2", "B2CMI3", "B2CMI4", "B2CMI5", "B2CMI6", "B2CMI7", "B2CMI8", "B2CMI9", "B2CMI10", "B2CMI11"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 #[cfg(feature = "metadata")]
 static B2CMI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pcis(&B2CMI_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm-imc");
 
@@ -40,7 +47,7 @@ pub(crate) static B2CMI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: B2cmiBoxCtlLayout::RESET, reserved_mask: B2cmiBoxCtlLayout::RESERVED_MASK, ignored_mask: B2cmiBoxCtlLayout::IGNORED_MASK, writable_mask: B2cmiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&B2CMI_BOX_CTL_INFO_ADDRESSES),
     fields: B2cmiBoxCtlLayout::FIELDS,
     notes: &[
@@ -58,7 +65,7 @@ pub(crate) static B2CMI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: B2cmiCtlLayout::RESET, reserved_mask: B2cmiCtlLayout::RESERVED_MASK, ignored_mask: B2cmiCtlLayout::IGNORED_MASK, writable_mask: B2cmiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&B2CMI_CTL_INFO_ADDRESSES),
     fields: B2cmiCtlLayout::FIELDS,
     notes: &[
@@ -76,7 +83,7 @@ pub(crate) static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: B2cmiCtrLayout::RESET, reserved_mask: B2cmiCtrLayout::RESERVED_MASK, ignored_mask: B2cmiCtrLayout::IGNORED_MASK, writable_mask: B2cmiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&B2CMI_CTR_INFO_ADDRESSES),
     fields: B2cmiCtrLayout::FIELDS,
     notes: &[

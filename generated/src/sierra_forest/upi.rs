@@ -30,6 +30,13 @@ pub use crate::granite_rapids::upi::{
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["UPI0", "UPI1", "UPI2", "UPI3", "UPI4", "UPI5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 #[cfg(feature = "metadata")]
 static UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
 
@@ -39,7 +46,7 @@ pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -57,7 +64,7 @@ pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
     notes: &[
@@ -75,7 +82,7 @@ pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
     notes: &[

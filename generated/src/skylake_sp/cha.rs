@@ -20,6 +20,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 28] = ["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one CHA (caching and home agent): freeze and reset of all counters or all
 /// controls in one write.
 ///
@@ -141,7 +149,7 @@ static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxCtlLayout::RESET, reserved_mask: ChaBoxCtlLayout::RESERVED_MASK, ignored_mask: ChaBoxCtlLayout::IGNORED_MASK, writable_mask: ChaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CHA (caching and home agent): freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_BOX_CTL_INFO_ADDRESSES),
     fields: ChaBoxCtlLayout::FIELDS,
     notes: &[
@@ -332,7 +340,7 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtlLayout::RESET, reserved_mask: ChaCtlLayout::RESERVED_MASK, ignored_mask: ChaCtlLayout::IGNORED_MASK, writable_mask: ChaCtlLayout::WRITABLE_MASK,
     description: "Control for CHA counter n: event, unit mask, thread-id filter enable, enable, reset, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_CTL_INFO_ADDRESSES),
     fields: ChaCtlLayout::FIELDS,
     notes: &[
@@ -341,17 +349,17 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that
-/// filtered events count.
-///
-/// `C{i}_MSR_PMON_BOX_FILTER0`: 32-bit MSR register of the CHA unit (skylake-sp). Fields, masks and
-/// sources: [`ChaBoxFilter0Layout`].
-///
-/// **Layout from Linux** (info): SKX_CHA_MSR_PMON_BOX_FILTER_TID (8:0), _LINK (12:9) and _STATE
-/// (26:17) of uncore_snbep.c; skx_cha_hw_config writes the low 32 bits of the event's filter to
-/// HSWEP_C0_MSR_PMON_BOX_FILTER0 = 0xE05 + 0x10 n. likwid MSR_UNC_V3_C0_PMON_BOX_FILTER0 = 0xE05.
-/// Bits no source describes are reserved.
-pub type ChaBoxFilter0 = Reg32<ChaBoxFilter0Layout>;
+noted! {
+    CHA_BOX_FILTER0_INFO_NOTES = [
+        ("info", "Layout from Linux", "SKX_CHA_MSR_PMON_BOX_FILTER_TID (8:0), _LINK (12:9) and _STATE (26:17) of uncore_snbep.c; skx_cha_hw_config writes the low 32 bits of the event's filter to HSWEP_C0_MSR_PMON_BOX_FILTER0 = 0xE05 + 0x10 n. likwid MSR_UNC_V3_C0_PMON_BOX_FILTER0 = 0xE05. Bits no source describes are reserved."),
+    ];
+    /// First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that
+    /// filtered events count.
+    ///
+    /// `C{i}_MSR_PMON_BOX_FILTER0`: 32-bit MSR register of the CHA unit (skylake-sp). Fields, masks and
+    /// sources: [`ChaBoxFilter0Layout`].
+    pub type ChaBoxFilter0 = Reg32<ChaBoxFilter0Layout>;
+}
 
 /// The layout of [`ChaBoxFilter0`] (`C{i}_MSR_PMON_BOX_FILTER0`): its fields, masks and metadata.
 ///
@@ -454,12 +462,10 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter0Layout::RESET, reserved_mask: ChaBoxFilter0Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter0Layout::IGNORED_MASK, writable_mask: ChaBoxFilter0Layout::WRITABLE_MASK,
     description: "First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that filtered events count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_BOX_FILTER0_INFO_ADDRESSES),
     fields: ChaBoxFilter0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "SKX_CHA_MSR_PMON_BOX_FILTER_TID (8:0), _LINK (12:9) and _STATE (26:17) of uncore_snbep.c; skx_cha_hw_config writes the low 32 bits of the event's filter to HSWEP_C0_MSR_PMON_BOX_FILTER0 = 0xE05 + 0x10 n. likwid MSR_UNC_V3_C0_PMON_BOX_FILTER0 = 0xE05. Bits no source describes are reserved." },
-    ],
+    notes: CHA_BOX_FILTER0_INFO_NOTES,
 };
 
 /// Second CHA filter (Intel's CHAFilter1): local or remote node, opcodes, near-memory and request
@@ -636,7 +642,7 @@ static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter1Layout::RESET, reserved_mask: ChaBoxFilter1Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter1Layout::IGNORED_MASK, writable_mask: ChaBoxFilter1Layout::WRITABLE_MASK,
     description: "Second CHA filter (Intel's CHAFilter1): local or remote node, opcodes, near-memory and request attributes of the TOR events that name it.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_BOX_FILTER1_INFO_ADDRESSES),
     fields: ChaBoxFilter1Layout::FIELDS,
     notes: &[
@@ -734,7 +740,7 @@ static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxStatusLayout::RESET, reserved_mask: ChaBoxStatusLayout::RESERVED_MASK, ignored_mask: ChaBoxStatusLayout::IGNORED_MASK, writable_mask: ChaBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one CHA.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&CHA_BOX_STATUS_INFO_ADDRESSES),
     fields: ChaBoxStatusLayout::FIELDS,
     notes: &[
@@ -742,14 +748,16 @@ static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// CHA data counter n: a 48-bit event count.
-///
-/// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the CHA unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`ChaCtrLayout`].
-///
-/// **Addresses and width** (info): Linux HSWEP_C0_MSR_PMON_CTR0 = 0xE08, perf_ctr_bits = 48
-/// (skx_uncore_chabox); likwid MSR_UNC_V3_C0_PMON_CTR0..3 = 0xE08..0xE0B, 48 bits.
-pub type ChaCtr = Reg64<ChaCtrLayout>;
+noted! {
+    CHA_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Linux HSWEP_C0_MSR_PMON_CTR0 = 0xE08, perf_ctr_bits = 48 (skx_uncore_chabox); likwid MSR_UNC_V3_C0_PMON_CTR0..3 = 0xE08..0xE0B, 48 bits."),
+    ];
+    /// CHA data counter n: a 48-bit event count.
+    ///
+    /// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the CHA unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`ChaCtrLayout`].
+    pub type ChaCtr = Reg64<ChaCtrLayout>;
+}
 
 /// The layout of [`ChaCtr`] (`C{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -828,12 +836,10 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtrLayout::RESET, reserved_mask: ChaCtrLayout::RESERVED_MASK, ignored_mask: ChaCtrLayout::IGNORED_MASK, writable_mask: ChaCtrLayout::WRITABLE_MASK,
     description: "CHA data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CHA_CTR_INFO_ADDRESSES),
     fields: ChaCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux HSWEP_C0_MSR_PMON_CTR0 = 0xE08, perf_ctr_bits = 48 (skx_uncore_chabox); likwid MSR_UNC_V3_C0_PMON_CTR0..3 = 0xE08..0xE0B, 48 bits." },
-    ],
+    notes: CHA_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -19,6 +19,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one IIO box: freeze, freeze enable, and reset of all counters or all
 /// controls in one write.
 ///
@@ -121,7 +129,7 @@ static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IIO box: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
@@ -322,7 +330,7 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
     description: "Control for IIO counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
     fields: IioCtlLayout::FIELDS,
     notes: &[
@@ -398,7 +406,7 @@ static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxStatusLayout::RESET, reserved_mask: IioBoxStatusLayout::RESERVED_MASK, ignored_mask: IioBoxStatusLayout::IGNORED_MASK, writable_mask: IioBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IIO box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IIO_BOX_STATUS_INFO_ADDRESSES),
     fields: IioBoxStatusLayout::FIELDS,
     notes: &[
@@ -406,13 +414,16 @@ static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// IIO data counter n: a 48-bit event count.
-///
-/// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`IioCtrLayout`].
-///
-/// **Width** (info): Linux skx_uncore_iio: perf_ctr_bits = 48; likwid gives these boxes 48 bits.
-pub type IioCtr = Reg64<IioCtrLayout>;
+noted! {
+    IIO_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux skx_uncore_iio: perf_ctr_bits = 48; likwid gives these boxes 48 bits."),
+    ];
+    /// IIO data counter n: a 48-bit event count.
+    ///
+    /// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`IioCtrLayout`].
+    pub type IioCtr = Reg64<IioCtrLayout>;
+}
 
 /// The layout of [`IioCtr`] (`IIO{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -469,12 +480,10 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
     description: "IIO data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
     fields: IioCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux skx_uncore_iio: perf_ctr_bits = 48; likwid gives these boxes 48 bits." },
-    ],
+    notes: IIO_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,6 +17,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one IMC box: freeze and reset of all counters or all controls in one write.
 ///
 /// `MC{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (skylake-sp). Fields, masks and
@@ -119,7 +127,7 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IMC box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
@@ -287,7 +295,7 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for IMC counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
@@ -372,7 +380,7 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IMC box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
@@ -381,23 +389,17 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// IMC data counter n: a 48-bit event count.
-///
-/// `MC{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`ImcCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_imc: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which socket
-/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
-/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
-/// root bus of each I/O stack.
-pub type ImcCtr = Reg64<ImcCtrLayout>;
+noted! {
+    IMC_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux skx_uncore_imc: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// IMC data counter n: a 48-bit event count.
+    ///
+    /// `MC{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`ImcCtrLayout`].
+    pub type ImcCtr = Reg64<ImcCtrLayout>;
+}
 
 /// The layout of [`ImcCtr`] (`MC{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -454,34 +456,23 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "IMC data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_imc: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: IMC_CTR_INFO_NOTES,
 };
 
-/// Control of the channel's fixed counter, which counts DRAM clock cycles: enable and reset.
-///
-/// `MC{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (skylake-sp). Fields, masks and
-/// sources: [`ImcFixedCtlLayout`].
-///
-/// **Offset and layout** (info): Linux skx_uncore_imc: fixed_ctl SNBEP_MC_CHy_PCI_PMON_FIXED_CTL =
-/// 0xF0, enabled with SNBEP_PMON_CTL_EN (bit 22); PCM XPF_MC_CH_PCI_PMON_FIXED_CTL_ADDR = 0xF0 with
-/// MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTL = 0xF0.
-/// Other bits are reserved.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which socket
-/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
-/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
-/// root bus of each I/O stack.
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+noted! {
+    IMC_FIXED_CTL_INFO_NOTES = [
+        ("info", "Offset and layout", "Linux skx_uncore_imc: fixed_ctl SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xF0, enabled with SNBEP_PMON_CTL_EN (bit 22); PCM XPF_MC_CH_PCI_PMON_FIXED_CTL_ADDR = 0xF0 with MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTL = 0xF0. Other bits are reserved."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// Control of the channel's fixed counter, which counts DRAM clock cycles: enable and reset.
+    ///
+    /// `MC{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (skylake-sp). Fields, masks and
+    /// sources: [`ImcFixedCtlLayout`].
+    pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+}
 
 /// The layout of [`ImcFixedCtl`] (`MC{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -546,33 +537,23 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable and reset.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and layout", text: "Linux skx_uncore_imc: fixed_ctl SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xF0, enabled with SNBEP_PMON_CTL_EN (bit 22); PCM XPF_MC_CH_PCI_PMON_FIXED_CTL_ADDR = 0xF0 with MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTL = 0xF0. Other bits are reserved." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: IMC_FIXED_CTL_INFO_NOTES,
 };
 
-/// The channel's fixed counter: DRAM clock cycles, 48 bits.
-///
-/// `MC{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (skylake-sp). Fields, masks and
-/// sources: [`ImcFixedCtrLayout`].
-///
-/// **Offset and width** (info): Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xD0, fixed_ctr_bits = 48
-/// (skx_uncore_imc); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTR and PCM XPF_MC_CH_PCI_PMON_FIXED_CTR_ADDR
-/// = 0xD0.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which socket
-/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
-/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
-/// root bus of each I/O stack.
-pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+noted! {
+    IMC_FIXED_CTR_INFO_NOTES = [
+        ("info", "Offset and width", "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xD0, fixed_ctr_bits = 48 (skx_uncore_imc); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTR and PCM XPF_MC_CH_PCI_PMON_FIXED_CTR_ADDR = 0xD0."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// The channel's fixed counter: DRAM clock cycles, 48 bits.
+    ///
+    /// `MC{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (skylake-sp). Fields, masks and
+    /// sources: [`ImcFixedCtrLayout`].
+    pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+}
 
 /// The layout of [`ImcFixedCtr`] (`MC{i}_PCI_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -629,13 +610,10 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xD0, fixed_ctr_bits = 48 (skx_uncore_imc); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTR and PCM XPF_MC_CH_PCI_PMON_FIXED_CTR_ADDR = 0xD0." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: IMC_FIXED_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

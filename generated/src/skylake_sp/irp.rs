@@ -16,6 +16,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 6] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one IRP box: freeze, freeze enable, and reset of all counters or all
 /// controls in one write.
 ///
@@ -117,7 +125,7 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IRP box: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -280,7 +288,7 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for IRP counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
@@ -356,7 +364,7 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IRP box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
@@ -364,13 +372,16 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// IRP data counter n: a 48-bit event count.
-///
-/// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (skylake-sp), 2 per instance.
-/// Fields, masks and sources: [`IrpCtrLayout`].
-///
-/// **Width** (info): Linux skx_uncore_irp: perf_ctr_bits = 48; likwid gives these boxes 48 bits.
-pub type IrpCtr = Reg64<IrpCtrLayout>;
+noted! {
+    IRP_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux skx_uncore_irp: perf_ctr_bits = 48; likwid gives these boxes 48 bits."),
+    ];
+    /// IRP data counter n: a 48-bit event count.
+    ///
+    /// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (skylake-sp), 2 per instance.
+    /// Fields, masks and sources: [`IrpCtrLayout`].
+    pub type IrpCtr = Reg64<IrpCtrLayout>;
+}
 
 /// The layout of [`IrpCtr`] (`IRP{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -427,12 +438,10 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "IRP data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux skx_uncore_irp: perf_ctr_bits = 48; likwid gives these boxes 48 bits." },
-    ],
+    notes: IRP_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,6 +17,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 2] = ["M2M0", "M2M1"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one M2M box: freeze, freeze enable and reset of all counters or all controls
 /// in one write.
 ///
@@ -116,7 +124,7 @@ static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2M box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
@@ -288,7 +296,7 @@ static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
     notes: &[
@@ -370,7 +378,7 @@ static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxStatusLayout::RESET, reserved_mask: M2mBoxStatusLayout::RESERVED_MASK, ignored_mask: M2mBoxStatusLayout::IGNORED_MASK, writable_mask: M2mBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M2M box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&M2M_BOX_STATUS_INFO_ADDRESSES),
     fields: M2mBoxStatusLayout::FIELDS,
     notes: &[
@@ -379,22 +387,17 @@ static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M2M data counter n: a 48-bit event count.
-///
-/// `M2M{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2M unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`M2mCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_m2m: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
-/// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which socket owns each bus is read from the part, through the
-/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
-/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
-pub type M2mCtr = Reg64<M2mCtrLayout>;
+noted! {
+    M2M_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux skx_uncore_m2m: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// M2M data counter n: a 48-bit event count.
+    ///
+    /// `M2M{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2M unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`M2mCtrLayout`].
+    pub type M2mCtr = Reg64<M2mCtrLayout>;
+}
 
 /// The layout of [`M2mCtr`] (`M2M{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -447,13 +450,10 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "M2M data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m2m: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: M2M_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

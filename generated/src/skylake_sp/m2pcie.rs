@@ -16,6 +16,13 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 4] = ["M2PCIE0", "M2PCIE1", "M2PCIE2", "M2PCIE3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Box-wide control of one M2PCIe box: freeze, freeze enable and reset of all counters or all
 /// controls in one write.
 ///
@@ -116,7 +123,7 @@ static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2pcieBoxCtlLayout::RESET, reserved_mask: M2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: M2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: M2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2PCIe box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: M2pcieBoxCtlLayout::FIELDS,
     notes: &[
@@ -154,27 +161,19 @@ impl M2pcieCtlInvert {
     }
 }
 
-/// Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `M2PCIE{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M2PCIE unit (skylake-sp), 4 per
-/// instance. Fields, masks and sources: [`M2pcieCtlLayout`].
-///
-/// **Layout from Linux** (info): The shared Sandy Bridge-EP control bits Linux uses for this box
-/// (skx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18,
-/// invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17). Bits no
-/// source describes are reserved.
-///
-/// **Offsets** (info): Linux skx_uncore_m2pcie: SNBEP_PCI_PMON_BOX_CTL = 0xF4, SNBEP_PCI_PMON_CTL0
-/// = 0xD8 (4 bytes apart), SNBEP_PCI_PMON_CTR0 = 0xA0 (8 bytes apart), four counters, programmed
-/// with ivbep_uncore_pci_ops.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives the four boxes one
-/// device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and
-/// device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and
-/// function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so
-/// Linux is the only source read.
-pub type M2pcieCtl = Reg32<M2pcieCtlLayout>;
+noted! {
+    M2PCIE_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "The shared Sandy Bridge-EP control bits Linux uses for this box (skx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17). Bits no source describes are reserved."),
+        ("info", "Offsets", "Linux skx_uncore_m2pcie: SNBEP_PCI_PMON_BOX_CTL = 0xF4, SNBEP_PCI_PMON_CTL0 = 0xD8 (4 bytes apart), SNBEP_PCI_PMON_CTR0 = 0xA0 (8 bytes apart), four counters, programmed with ivbep_uncore_pci_ops."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read."),
+    ];
+    /// Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `M2PCIE{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M2PCIE unit (skylake-sp), 4 per
+    /// instance. Fields, masks and sources: [`M2pcieCtlLayout`].
+    pub type M2pcieCtl = Reg32<M2pcieCtlLayout>;
+}
 
 /// The layout of [`M2pcieCtl`] (`M2PCIE{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -282,30 +281,23 @@ static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2pcieCtlLayout::RESET, reserved_mask: M2pcieCtlLayout::RESERVED_MASK, ignored_mask: M2pcieCtlLayout::IGNORED_MASK, writable_mask: M2pcieCtlLayout::WRITABLE_MASK,
     description: "Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_CTL_INFO_ADDRESSES),
     fields: M2pcieCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (skx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17). Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Offsets", text: "Linux skx_uncore_m2pcie: SNBEP_PCI_PMON_BOX_CTL = 0xF4, SNBEP_PCI_PMON_CTL0 = 0xD8 (4 bytes apart), SNBEP_PCI_PMON_CTR0 = 0xA0 (8 bytes apart), four counters, programmed with ivbep_uncore_pci_ops." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read." },
-    ],
+    notes: M2PCIE_CTL_INFO_NOTES,
 };
 
-/// M2PCIe data counter n: a 48-bit event count.
-///
-/// `M2PCIE{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2PCIE unit (skylake-sp), 4 per
-/// instance. Fields, masks and sources: [`M2pcieCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_m2pcie: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr), read as two dwords (snbep_uncore_pci_read_counter).
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives the four boxes one
-/// device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and
-/// device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and
-/// function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so
-/// Linux is the only source read.
-pub type M2pcieCtr = Reg64<M2pcieCtrLayout>;
+noted! {
+    M2PCIE_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux skx_uncore_m2pcie: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr), read as two dwords (snbep_uncore_pci_read_counter)."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read."),
+    ];
+    /// M2PCIe data counter n: a 48-bit event count.
+    ///
+    /// `M2PCIE{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2PCIE unit (skylake-sp), 4 per
+    /// instance. Fields, masks and sources: [`M2pcieCtrLayout`].
+    pub type M2pcieCtr = Reg64<M2pcieCtrLayout>;
+}
 
 /// The layout of [`M2pcieCtr`] (`M2PCIE{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -360,13 +352,10 @@ static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2pcieCtrLayout::RESET, reserved_mask: M2pcieCtrLayout::RESERVED_MASK, ignored_mask: M2pcieCtrLayout::IGNORED_MASK, writable_mask: M2pcieCtrLayout::WRITABLE_MASK,
     description: "M2PCIe data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M2PCIE_CTR_INFO_ADDRESSES),
     fields: M2pcieCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m2pcie: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr), read as two dwords (snbep_uncore_pci_read_counter)." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read." },
-    ],
+    notes: M2PCIE_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

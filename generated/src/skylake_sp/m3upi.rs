@@ -16,6 +16,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["M3UPI0", "M3UPI1", "M3UPI2"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one M3UPI box: freeze, freeze enable and reset of all counters or all
 /// controls in one write.
 ///
@@ -117,7 +125,7 @@ static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M3UPI box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
@@ -285,7 +293,7 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
     description: "Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
     fields: M3upiCtlLayout::FIELDS,
     notes: &[
@@ -369,7 +377,7 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxStatusLayout::RESET, reserved_mask: M3upiBoxStatusLayout::RESERVED_MASK, ignored_mask: M3upiBoxStatusLayout::IGNORED_MASK, writable_mask: M3upiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M3UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&M3UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: M3upiBoxStatusLayout::FIELDS,
     notes: &[
@@ -378,23 +386,17 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M3UPI data counter n: a 48-bit event count.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (skylake-sp), 3 per
-/// instance. Fields, masks and sources: [`M3upiCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_m3upi: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
-/// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which socket owns each bus is read from the part,
-/// through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's
-/// snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O
-/// stack.
-pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+noted! {
+    M3UPI_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux skx_uncore_m3upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// M3UPI data counter n: a 48-bit event count.
+    ///
+    /// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (skylake-sp), 3 per
+    /// instance. Fields, masks and sources: [`M3upiCtrLayout`].
+    pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+}
 
 /// The layout of [`M3upiCtr`] (`M3UPI_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -448,13 +450,10 @@ static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
     description: "M3UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
     fields: M3upiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m3upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: M3UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

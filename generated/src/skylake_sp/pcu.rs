@@ -17,6 +17,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["PCU"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in
 /// one write.
 ///
@@ -108,7 +116,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -326,7 +334,7 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -336,17 +344,16 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Frequency bands for the PCU band events 0xB-0xE: one byte each.
-///
-/// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (skylake-sp). Fields, masks and
-/// sources: [`PcuBoxFilterLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter
-/// byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER =
-/// 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER
-/// and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no
-/// source read restates it for this processor.
-pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+noted! {
+    PCU_BOX_FILTER_INFO_NOTES = [
+        ("info", "Layout from Linux", "skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this processor."),
+    ];
+    /// Frequency bands for the PCU band events 0xB-0xE: one byte each.
+    ///
+    /// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (skylake-sp). Fields, masks and
+    /// sources: [`PcuBoxFilterLayout`].
+    pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+}
 
 /// The layout of [`PcuBoxFilter`] (`PCU_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
 ///
@@ -414,12 +421,10 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Frequency bands for the PCU band events 0xB-0xE: one byte each.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this processor." },
-    ],
+    notes: PCU_BOX_FILTER_INFO_NOTES,
 };
 
 /// Overflow status of the four PCU counters.
@@ -482,7 +487,7 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four PCU counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -490,14 +495,16 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// PCU data counter n: a 48-bit event count.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (skylake-sp), 4 per instance. Fields,
-/// masks and sources: [`PcuCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48
-/// (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR.
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48 (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR."),
+    ];
+    /// PCU data counter n: a 48-bit event count.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (skylake-sp), 4 per instance. Fields,
+    /// masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -547,26 +554,23 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48 (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
-/// Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and
-/// home agents) this part has enabled, one bit each.
-///
-/// `CAPID6`: 32-bit PCI register of the PCU unit (skylake-sp). Fields, masks and sources:
-/// [`Capid6Layout`].
-///
-/// **From Linux** (info): Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the
-/// Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0
-/// (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes
-/// bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written
-/// here as a placeholder, as for every read-only capability.
-pub type Capid6 = Reg32<Capid6Layout>;
+noted! {
+    CAPID6_INFO_NOTES = [
+        ("info", "From Linux", "Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0 (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability."),
+    ];
+    /// Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and
+    /// home agents) this part has enabled, one bit each.
+    ///
+    /// `CAPID6`: 32-bit PCI register of the PCU unit (skylake-sp). Fields, masks and sources:
+    /// [`Capid6Layout`].
+    pub type Capid6 = Reg32<Capid6Layout>;
+}
 
 /// The layout of [`Capid6`] (`CAPID6`): its fields, masks and metadata.
 ///
@@ -611,12 +615,10 @@ static CAPID6_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
     description: "Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CAPID6_INFO_ADDRESSES),
     fields: Capid6Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0 (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
+    notes: CAPID6_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

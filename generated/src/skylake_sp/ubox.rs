@@ -18,6 +18,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose
 /// box control has frz_en set.
 ///
@@ -87,7 +95,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -552,7 +560,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -561,17 +569,17 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (skylake-sp). Fields, masks
-/// and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Linux skx_uncore_ubox uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL =
-/// 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid
-/// MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 and PCM UCLK_FIXED_CTL_ADDR = 0x703 agree. No source read
-/// describes the other bits; they are reserved.
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Linux skx_uncore_ubox uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 and PCM UCLK_FIXED_CTL_ADDR = 0x703 agree. No source read describes the other bits; they are reserved."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (skylake-sp). Fields, masks
+    /// and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -621,23 +629,22 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Linux skx_uncore_ubox uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 and PCM UCLK_FIXED_CTL_ADDR = 0x703 agree. No source read describes the other bits; they are reserved." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks
-/// and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits
-/// = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704, PCM UCLK_FIXED_CTR_ADDR =
-/// 0x704.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704, PCM UCLK_FIXED_CTR_ADDR = 0x704."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks
+    /// and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -687,12 +694,10 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704, PCM UCLK_FIXED_CTR_ADDR = 0x704." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
@@ -724,18 +729,17 @@ impl UCtlInvert {
     }
 }
 
-/// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
-/// inversion and edge detection.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (skylake-sp), 2 per instance. Fields,
-/// masks and sources: [`UCtlLayout`].
-///
-/// **Layout and addresses from Linux** (info): skx_uncore_ubox: two counters, controls at
-/// HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask
-/// 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706 and PCM
-/// UBOX_MSR_PMON_CTL0/1_ADDR agree. Bits no source describes are reserved.
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Layout and addresses from Linux", "skx_uncore_ubox: two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706 and PCM UBOX_MSR_PMON_CTL0/1_ADDR agree. Bits no source describes are reserved."),
+    ];
+    /// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
+    /// inversion and edge detection.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (skylake-sp), 2 per instance. Fields,
+    /// masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -843,12 +847,10 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and addresses from Linux", text: "skx_uncore_ubox: two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706 and PCM UBOX_MSR_PMON_CTL0/1_ADDR agree. Bits no source describes are reserved." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the two general U-box counters.
@@ -911,7 +913,7 @@ static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the two general U-box counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_BOX_STATUS_INFO_ADDRESSES),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
@@ -919,15 +921,16 @@ static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// U-box data counter n: a 48-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (skylake-sp), 2 per instance. Fields,
-/// masks and sources: [`UCtrLayout`].
-///
-/// **Addresses and width** (info): Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48
-/// (skx_uncore_ubox); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A; PCM UBOX_MSR_PMON_CTR0/1_ADDR
-/// = 0x709/0x70a.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A; PCM UBOX_MSR_PMON_CTR0/1_ADDR = 0x709/0x70a."),
+    ];
+    /// U-box data counter n: a 48-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (skylake-sp), 2 per instance. Fields,
+    /// masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -977,12 +980,10 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A; PCM UBOX_MSR_PMON_CTR0/1_ADDR = 0x709/0x70a." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
 /// Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the
@@ -1044,7 +1045,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -1149,7 +1150,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
@@ -1157,30 +1158,18 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether
-/// it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.
-///
-/// `MSR_CPU_BUS_NUMBER`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks and
-/// sources: [`CpuBusNumberLayout`].
-///
-/// **Layout and use from Linux** (info): Linux uncore_snbep.c describes the register above
-/// SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits
-/// 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number
-/// firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die,
-/// on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read
-/// fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the
-/// root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD ("segment:bus");
-/// a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root
-/// bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp:
-/// offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the
-/// stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way
-/// (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is
-/// Skylake-SP's and Cascade Lake's.
-///
-/// **Not a PMU register** (info): The register takes no part in counting: it is here so that
-/// software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes
-/// it; it is read-only, and its reset value is Linux's stated default.
-pub type CpuBusNumber = Reg64<CpuBusNumberLayout>;
+noted! {
+    CPU_BUS_NUMBER_INFO_NOTES = [
+        ("info", "Layout and use from Linux", "Linux uncore_snbep.c describes the register above SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die, on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD (\"segment:bus\"); a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp: offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is Skylake-SP's and Cascade Lake's."),
+        ("info", "Not a PMU register", "The register takes no part in counting: it is here so that software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes it; it is read-only, and its reset value is Linux's stated default."),
+    ];
+    /// The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether
+    /// it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.
+    ///
+    /// `MSR_CPU_BUS_NUMBER`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks and
+    /// sources: [`CpuBusNumberLayout`].
+    pub type CpuBusNumber = Reg64<CpuBusNumberLayout>;
+}
 
 /// The layout of [`CpuBusNumber`] (`MSR_CPU_BUS_NUMBER`): its fields, masks and metadata.
 ///
@@ -1267,13 +1256,10 @@ static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CpuBusNumberLayout::RESET, reserved_mask: CpuBusNumberLayout::RESERVED_MASK, ignored_mask: CpuBusNumberLayout::IGNORED_MASK, writable_mask: CpuBusNumberLayout::WRITABLE_MASK,
     description: "The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&CPU_BUS_NUMBER_INFO_ADDRESSES),
     fields: CpuBusNumberLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and use from Linux", text: "Linux uncore_snbep.c describes the register above SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die, on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD (\"segment:bus\"); a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp: offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is Skylake-SP's and Cascade Lake's." },
-        NoteInfo { kind: "info", title: "Not a PMU register", text: "The register takes no part in counting: it is here so that software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes it; it is read-only, and its reset value is Linux's stated default." },
-    ],
+    notes: CPU_BUS_NUMBER_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,6 +17,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["UPI0", "UPI1", "UPI2"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.
 ///
 /// `U_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the UPI unit (skylake-sp). Fields, masks and
@@ -115,7 +123,7 @@ static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -154,34 +162,19 @@ impl UpiCtlInvert {
     }
 }
 
-/// Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `U_L{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the UPI unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`UpiCtlLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0,
-/// umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT =
-/// 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55.
-/// Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid
-/// MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source
-/// describes are reserved.
-///
-/// **The upper half: Linux's mask against its write** (source-conflict): Linux accepts umask
-/// extension bits in config bits 32-55 (event_mask_ext) but writes a UPI control with one 32-bit
-/// dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf.
-/// We record the control as 64 bits with the extension where the mask puts it, since the controls
-/// are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend
-/// writes both dwords.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function
-/// 0). From this processor on one device id recurs at several devices (one per box), so the device
-/// and function tell the boxes apart; which socket owns each bus is read from the part, through the
-/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
-/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
-pub type UpiCtl = Reg64<UpiCtlLayout>;
+noted! {
+    UPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT = 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55. Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source describes are reserved."),
+        ("source-conflict", "The upper half: Linux's mask against its write", "Linux accepts umask extension bits in config bits 32-55 (event_mask_ext) but writes a UPI control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `U_L{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the UPI unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`UpiCtlLayout`].
+    pub type UpiCtl = Reg64<UpiCtlLayout>;
+}
 
 /// The layout of [`UpiCtl`] (`U_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -316,14 +309,10 @@ static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT = 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55. Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "The upper half: Linux's mask against its write", text: "Linux accepts umask extension bits in config bits 32-55 (event_mask_ext) but writes a UPI control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: UPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one UPI box.
@@ -398,7 +387,7 @@ static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxStatusLayout::RESET, reserved_mask: UpiBoxStatusLayout::RESERVED_MASK, ignored_mask: UpiBoxStatusLayout::IGNORED_MASK, writable_mask: UpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: UpiBoxStatusLayout::FIELDS,
     notes: &[
@@ -407,22 +396,17 @@ static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// UPI data counter n: a 48-bit event count.
-///
-/// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`UpiCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function
-/// 0). From this processor on one device id recurs at several devices (one per box), so the device
-/// and function tell the boxes apart; which socket owns each bus is read from the part, through the
-/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
-/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
-pub type UpiCtr = Reg64<UpiCtrLayout>;
+noted! {
+    UPI_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// UPI data counter n: a 48-bit event count.
+    ///
+    /// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`UpiCtrLayout`].
+    pub type UpiCtr = Reg64<UpiCtrLayout>;
+}
 
 /// The layout of [`UpiCtr`] (`U_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -476,13 +460,10 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

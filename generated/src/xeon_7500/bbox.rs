@@ -16,20 +16,33 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 2] = ["B0", "B1"];
 
-/// Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts
-/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
-///
-/// `B{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
-/// sources: [`BGlobalCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Addresses** (info): B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40
-/// (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees.
-pub type BGlobalCtl = Reg32<BGlobalCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 9] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-17, p. 2-31",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-18, p. 2-31",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-20, p. 2-32",
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-21, p. 2-32",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33",
+];
+
+noted! {
+    B_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Addresses", "B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees."),
+    ];
+    /// Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts
+    /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    ///
+    /// `B{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+    /// sources: [`BGlobalCtlLayout`].
+    pub type BGlobalCtl = Reg32<BGlobalCtlLayout>;
+}
 
 /// The layout of [`BGlobalCtl`] (`B{i}_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -81,29 +94,24 @@ static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalCtlLayout::RESET, reserved_mask: BGlobalCtlLayout::RESERVED_MASK, ignored_mask: BGlobalCtlLayout::IGNORED_MASK, writable_mask: BGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-17, p. 2-31"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&B_GLOBAL_CTL_INFO_ADDRESSES),
     fields: BGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Addresses", text: "B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees." },
-    ],
+    notes: B_GLOBAL_CTL_INFO_NOTES,
 };
 
-/// Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set
-/// bit identifies the counter that overflowed.
-///
-/// `B{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
-/// sources: [`BGlobalStatusLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's
-/// MSR_B0/B1_PMON_BOX_STATUS.
-pub type BGlobalStatus = Reg32<BGlobalStatusLayout>;
+noted! {
+    B_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS."),
+    ];
+    /// Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set
+    /// bit identifies the counter that overflowed.
+    ///
+    /// `B{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+    /// sources: [`BGlobalStatusLayout`].
+    pub type BGlobalStatus = Reg32<BGlobalStatusLayout>;
+}
 
 /// The layout of [`BGlobalStatus`] (`B{i}_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
 ///
@@ -157,29 +165,24 @@ static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalStatusLayout::RESET, reserved_mask: BGlobalStatusLayout::RESERVED_MASK, ignored_mask: BGlobalStatusLayout::IGNORED_MASK, writable_mask: BGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-18, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&B_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: BGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS." },
-    ],
+    notes: B_GLOBAL_STATUS_INFO_NOTES,
 };
 
-/// Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above
-/// it in the hierarchy (S-box summary, U-box status).
-///
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
-/// sources: [`BGlobalOvfCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's
-/// MSR_B0/B1_PMON_BOX_OVF_CTRL.
-pub type BGlobalOvfCtl = Reg32<BGlobalOvfCtlLayout>;
+noted! {
+    B_GLOBAL_OVF_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL."),
+    ];
+    /// Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above
+    /// it in the hierarchy (S-box summary, U-box status).
+    ///
+    /// `B{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+    /// sources: [`BGlobalOvfCtlLayout`].
+    pub type BGlobalOvfCtl = Reg32<BGlobalOvfCtlLayout>;
+}
 
 /// The layout of [`BGlobalOvfCtl`] (`B{i}_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and
 /// metadata.
@@ -231,13 +234,10 @@ static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalOvfCtlLayout::RESET, reserved_mask: BGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: BGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: BGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[3], SOURCES[2]],
     addresses: Addresses::Known(&B_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: BGlobalOvfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL." },
-    ],
+    notes: B_GLOBAL_OVF_CTL_INFO_NOTES,
 };
 
 /// Control for B-box counter n. Each B-box counter can only select from its own set of events,
@@ -338,7 +338,7 @@ static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: BEvtSelLayout::RESET, reserved_mask: BEvtSelLayout::RESERVED_MASK, ignored_mask: BEvtSelLayout::IGNORED_MASK, writable_mask: BEvtSelLayout::WRITABLE_MASK,
     description: "Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-20, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[4], SOURCES[5]],
     addresses: Addresses::Known(&B_EVT_SEL_INFO_ADDRESSES),
     fields: BEvtSelLayout::FIELDS,
     notes: &[
@@ -348,15 +348,16 @@ static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// B-box counter n (48-bit).
-///
-/// `B{i}_MSR_PMON_CNT{n}`: 64-bit MSR register of the B unit (xeon-7500), 4 per instance. Fields,
-/// masks and sources: [`BCntLayout`].
-///
-/// **Width and addresses** (info): The guide (p. 2-32) states the B-box data registers are 48 bits
-/// wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0
-/// 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees.
-pub type BCnt = Reg64<BCntLayout>;
+noted! {
+    B_CNT_INFO_NOTES = [
+        ("info", "Width and addresses", "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees."),
+    ];
+    /// B-box counter n (48-bit).
+    ///
+    /// `B{i}_MSR_PMON_CNT{n}`: 64-bit MSR register of the B unit (xeon-7500), 4 per instance. Fields,
+    /// masks and sources: [`BCntLayout`].
+    pub type BCnt = Reg64<BCntLayout>;
+}
 
 /// The layout of [`BCnt`] (`B{i}_MSR_PMON_CNT{n}`): its fields, masks and metadata.
 ///
@@ -411,33 +412,25 @@ static B_CNT_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: BCntLayout::RESET, reserved_mask: BCntLayout::RESERVED_MASK, ignored_mask: BCntLayout::IGNORED_MASK, writable_mask: BCntLayout::WRITABLE_MASK,
     description: "B-box counter n (48-bit).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-21, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[6], SOURCES[5]],
     addresses: Addresses::Known(&B_CNT_INFO_ADDRESSES),
     fields: BCntLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and addresses", text: "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees." },
-    ],
+    notes: B_CNT_INFO_NOTES,
 };
 
-/// Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and
-/// outgoing packets by opcode, QPI message class and physical address; B-box events such as
-/// OPCODE_ADDR_IN_MATCH count the packets that match.
-///
-/// `B{i}_MSR_MATCH`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
-/// [`BMatchLayout`].
-///
-/// **Fields from Table 2-22; bits 63:60** (info): Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in
-/// 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's
-/// QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the
-/// table in the public text belongs to the message-class encoding table next to it and is ignored.
-/// Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other
-/// plain 7500 fields.
-///
-/// **Addresses and name** (info): Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not
-/// B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs
-/// agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is
-/// used. Linux writes the mask at MATCH + 1.
-pub type BMatch = Reg64<BMatchLayout>;
+noted! {
+    B_MATCH_INFO_NOTES = [
+        ("info", "Fields from Table 2-22; bits 63:60", "Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields."),
+        ("info", "Addresses and name", "Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is used. Linux writes the mask at MATCH + 1."),
+    ];
+    /// Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and
+    /// outgoing packets by opcode, QPI message class and physical address; B-box events such as
+    /// OPCODE_ADDR_IN_MATCH count the packets that match.
+    ///
+    /// `B{i}_MSR_MATCH`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
+    /// [`BMatchLayout`].
+    pub type BMatch = Reg64<BMatchLayout>;
+}
 
 /// The layout of [`BMatch`] (`B{i}_MSR_MATCH`): its fields, masks and metadata.
 ///
@@ -534,29 +527,24 @@ static B_MATCH_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BMatchLayout::RESET, reserved_mask: BMatchLayout::RESERVED_MASK, ignored_mask: BMatchLayout::IGNORED_MASK, writable_mask: BMatchLayout::WRITABLE_MASK,
     description: "Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[7], SOURCES[5]],
     addresses: Addresses::Known(&B_MATCH_INFO_ADDRESSES),
     fields: BMatchLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Fields from Table 2-22; bits 63:60", text: "Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields." },
-        NoteInfo { kind: "info", title: "Addresses and name", text: "Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is used. Linux writes the mask at MATCH + 1." },
-    ],
+    notes: B_MATCH_INFO_NOTES,
 };
 
-/// Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take
-/// part in the comparison; the fields line up with the match register.
-///
-/// `B{i}_MSR_MASK`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
-/// [`BMaskLayout`].
-///
-/// **Layout** (info): Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56,
-/// 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same
-/// field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask
-/// must line up with its match register. Bits 63:60 are reserved (rv) as in the match register.
-///
-/// **Addresses** (info): Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1);
-/// likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree.
-pub type BMask = Reg64<BMaskLayout>;
+noted! {
+    B_MASK_INFO_NOTES = [
+        ("info", "Layout", "Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register."),
+        ("info", "Addresses", "Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1); likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree."),
+    ];
+    /// Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take
+    /// part in the comparison; the fields line up with the match register.
+    ///
+    /// `B{i}_MSR_MASK`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
+    /// [`BMaskLayout`].
+    pub type BMask = Reg64<BMaskLayout>;
+}
 
 /// The layout of [`BMask`] (`B{i}_MSR_MASK`): its fields, masks and metadata.
 ///
@@ -654,13 +642,10 @@ static B_MASK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BMaskLayout::RESET, reserved_mask: BMaskLayout::RESERVED_MASK, ignored_mask: BMaskLayout::IGNORED_MASK, writable_mask: BMaskLayout::WRITABLE_MASK,
     description: "Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[8], SOURCES[5]],
     addresses: Addresses::Known(&B_MASK_INFO_ADDRESSES),
     fields: BMaskLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout", text: "Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1); likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree." },
-    ],
+    notes: B_MASK_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

@@ -17,22 +17,28 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 8] = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"];
 
-/// Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts
-/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
-///
-/// `C{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the C unit (xeon-7500). Fields, masks and
-/// sources: [`CGlobalCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Irregular per-instance offsets** (info): C-box MSR blocks are not in instance order. Offsets
-/// from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20,
-/// C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40,
-/// C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).
-pub type CGlobalCtl = Reg32<CGlobalCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15",
+];
+
+noted! {
+    C_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Irregular per-instance offsets", "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)."),
+    ];
+    /// Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts
+    /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    ///
+    /// `C{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the C unit (xeon-7500). Fields, masks and
+    /// sources: [`CGlobalCtlLayout`].
+    pub type CGlobalCtl = Reg32<CGlobalCtlLayout>;
+}
 
 /// The layout of [`CGlobalCtl`] (`C{i}_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -90,13 +96,10 @@ static C_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CGlobalCtlLayout::RESET, reserved_mask: CGlobalCtlLayout::RESERVED_MASK, ignored_mask: CGlobalCtlLayout::IGNORED_MASK, writable_mask: CGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&C_GLOBAL_CTL_INFO_ADDRESSES),
     fields: CGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Irregular per-instance offsets", text: "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)." },
-    ],
+    notes: C_GLOBAL_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set
@@ -176,7 +179,7 @@ static C_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CGlobalStatusLayout::RESET, reserved_mask: CGlobalStatusLayout::RESERVED_MASK, ignored_mask: CGlobalStatusLayout::IGNORED_MASK, writable_mask: CGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&C_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: CGlobalStatusLayout::FIELDS,
     notes: &[
@@ -261,7 +264,7 @@ static C_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CGlobalOvfCtlLayout::RESET, reserved_mask: CGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: CGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: CGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&C_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: CGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -439,7 +442,7 @@ static C_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: CEvtSelLayout::RESET, reserved_mask: CEvtSelLayout::RESERVED_MASK, ignored_mask: CEvtSelLayout::IGNORED_MASK, writable_mask: CEvtSelLayout::WRITABLE_MASK,
     description: "Control for C-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[2], SOURCES[0]],
     addresses: Addresses::Known(&C_EVT_SEL_INFO_ADDRESSES),
     fields: CEvtSelLayout::FIELDS,
     notes: &[
@@ -449,19 +452,17 @@ static C_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// C-box counter n (48-bit).
-///
-/// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the C unit (xeon-7500), 6 per instance. Fields,
-/// masks and sources: [`CCtrLayout`].
-///
-/// **Width** (info): The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits
-/// 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable.
-///
-/// **Irregular per-instance offsets** (info): C-box MSR blocks are not in instance order. Offsets
-/// from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20,
-/// C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40,
-/// C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).
-pub type CCtr = Reg64<CCtrLayout>;
+noted! {
+    C_CTR_INFO_NOTES = [
+        ("info", "Width", "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable."),
+        ("info", "Irregular per-instance offsets", "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)."),
+    ];
+    /// C-box counter n (48-bit).
+    ///
+    /// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the C unit (xeon-7500), 6 per instance. Fields,
+    /// masks and sources: [`CCtrLayout`].
+    pub type CCtr = Reg64<CCtrLayout>;
+}
 
 /// The layout of [`CCtr`] (`C{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -522,13 +523,10 @@ static C_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: CCtrLayout::RESET, reserved_mask: CCtrLayout::RESERVED_MASK, ignored_mask: CCtrLayout::IGNORED_MASK, writable_mask: CCtrLayout::WRITABLE_MASK,
     description: "C-box counter n (48-bit).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[3], SOURCES[0]],
     addresses: Addresses::Known(&C_CTR_INFO_ADDRESSES),
     fields: CCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable." },
-        NoteInfo { kind: "info", title: "Irregular per-instance offsets", text: "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)." },
-    ],
+    notes: C_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

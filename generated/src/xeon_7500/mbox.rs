@@ -15,21 +15,34 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 2] = ["M0", "M1"];
 
-/// Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts
-/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
-///
-/// `M{i}_MSR_PERF_GLOBAL_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MGlobalCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Register names** (info): Tables 2-64 to 2-66 (p. 2-100) title these registers
-/// M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control
-/// NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL.
-pub type MGlobalCtl = Reg32<MGlobalCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 10] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-64, p. 2-100",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101",
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-68, p. 2-101",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80",
+];
+
+noted! {
+    M_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Register names", "Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL."),
+    ];
+    /// Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts
+    /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    ///
+    /// `M{i}_MSR_PERF_GLOBAL_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MGlobalCtlLayout`].
+    pub type MGlobalCtl = Reg32<MGlobalCtlLayout>;
+}
 
 /// The layout of [`MGlobalCtl`] (`M{i}_MSR_PERF_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -81,29 +94,24 @@ static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalCtlLayout::RESET, reserved_mask: MGlobalCtlLayout::RESERVED_MASK, ignored_mask: MGlobalCtlLayout::IGNORED_MASK, writable_mask: MGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-64, p. 2-100"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&M_GLOBAL_CTL_INFO_ADDRESSES),
     fields: MGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Register names", text: "Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL." },
-    ],
+    notes: M_GLOBAL_CTL_INFO_NOTES,
 };
 
-/// Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set
-/// bit identifies the counter that overflowed.
-///
-/// `M{i}_MSR_PERF_GLOBAL_STATUS`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MGlobalStatusLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's
-/// MSR_M0/M1_PMON_BOX_STATUS.
-pub type MGlobalStatus = Reg32<MGlobalStatusLayout>;
+noted! {
+    M_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS."),
+    ];
+    /// Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set
+    /// bit identifies the counter that overflowed.
+    ///
+    /// `M{i}_MSR_PERF_GLOBAL_STATUS`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MGlobalStatusLayout`].
+    pub type MGlobalStatus = Reg32<MGlobalStatusLayout>;
+}
 
 /// The layout of [`MGlobalStatus`] (`M{i}_MSR_PERF_GLOBAL_STATUS`): its fields, masks and metadata.
 ///
@@ -157,29 +165,24 @@ static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalStatusLayout::RESET, reserved_mask: MGlobalStatusLayout::RESERVED_MASK, ignored_mask: MGlobalStatusLayout::IGNORED_MASK, writable_mask: MGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&M_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: MGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS." },
-    ],
+    notes: M_GLOBAL_STATUS_INFO_NOTES,
 };
 
-/// Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above
-/// it in the hierarchy (S-box summary, U-box status).
-///
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MGlobalOvfCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's
-/// MSR_M0/M1_PMON_BOX_OVF_CTRL.
-pub type MGlobalOvfCtl = Reg32<MGlobalOvfCtlLayout>;
+noted! {
+    M_GLOBAL_OVF_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL."),
+    ];
+    /// Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above
+    /// it in the hierarchy (S-box summary, U-box status).
+    ///
+    /// `M{i}_MSR_PERF_GLOBAL_OVF_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MGlobalOvfCtlLayout`].
+    pub type MGlobalOvfCtl = Reg32<MGlobalOvfCtlLayout>;
+}
 
 /// The layout of [`MGlobalOvfCtl`] (`M{i}_MSR_PERF_GLOBAL_OVF_CTL`): its fields, masks and
 /// metadata.
@@ -231,13 +234,10 @@ static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalOvfCtlLayout::RESET, reserved_mask: MGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: MGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: MGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[3], SOURCES[2]],
     addresses: Addresses::Known(&M_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: MGlobalOvfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL." },
-    ],
+    notes: M_GLOBAL_OVF_CTL_INFO_NOTES,
 };
 
 /// The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the
@@ -297,7 +297,7 @@ static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuTimestampLayout::RESET, reserved_mask: MPmuTimestampLayout::RESERVED_MASK, ignored_mask: MPmuTimestampLayout::IGNORED_MASK, writable_mask: MPmuTimestampLayout::WRITABLE_MASK,
     description: "The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not known from any public source, so every bit is recorded as reserved: the register can be read raw, and safe code never writes it.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[4], SOURCES[2]],
     addresses: Addresses::Known(&M_PMU_TIMESTAMP_INFO_ADDRESSES),
     fields: MPmuTimestampLayout::FIELDS,
     notes: &[
@@ -305,24 +305,19 @@ static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a
-/// secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control
-/// MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.
-///
-/// `M{i}_MSR_PMU_CNT_CTL{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance.
-/// Fields, masks and sources: [`MCntCtlLayout`].
-///
-/// **Bit positions** (info): Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22,
-/// set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by
-/// name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their
-/// positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4,
-/// WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv
-/// row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67;
-/// they are not modelled.
-///
-/// **Addresses** (info): M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2.
-pub type MCntCtl = Reg64<MCntCtlLayout>;
+noted! {
+    M_CNT_CTL_INFO_NOTES = [
+        ("info", "Bit positions", "Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22, set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4, WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67; they are not modelled."),
+        ("info", "Addresses", "M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) = 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2."),
+    ];
+    /// Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a
+    /// secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control
+    /// MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.
+    ///
+    /// `M{i}_MSR_PMU_CNT_CTL{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance.
+    /// Fields, masks and sources: [`MCntCtlLayout`].
+    pub type MCntCtl = Reg64<MCntCtlLayout>;
+}
 
 /// The layout of [`MCntCtl`] (`M{i}_MSR_PMU_CNT_CTL{n}`): its fields, masks and metadata.
 ///
@@ -453,29 +448,23 @@ static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: MCntCtlLayout::RESET, reserved_mask: MCntCtlLayout::RESERVED_MASK, ignored_mask: MCntCtlLayout::IGNORED_MASK, writable_mask: MCntCtlLayout::WRITABLE_MASK,
     description: "Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[5], SOURCES[6]],
     addresses: Addresses::Known(&M_CNT_CTL_INFO_ADDRESSES),
     fields: MCntCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bit positions", text: "Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22, set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4, WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67; they are not modelled." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) = 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2." },
-    ],
+    notes: M_CNT_CTL_INFO_NOTES,
 };
 
-/// M-box counter n (48-bit).
-///
-/// `M{i}_MSR_PMU_CNT{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance. Fields,
-/// masks and sources: [`MCntLayout`].
-///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
-/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
-/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
-///
-/// **likwid's M1 counter 3 address collides with M0** (source-conflict): likwid registers.h defines
-/// MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3,
-/// 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux),
-/// treating likwid's value as a typo.
-pub type MCnt = Reg64<MCntLayout>;
+noted! {
+    M_CNT_INFO_NOTES = [
+        ("info", "Bits 63:48 are not described by the guide", "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv."),
+        ("source-conflict", "likwid's M1 counter 3 address collides with M0", "likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo."),
+    ];
+    /// M-box counter n (48-bit).
+    ///
+    /// `M{i}_MSR_PMU_CNT{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance. Fields,
+    /// masks and sources: [`MCntLayout`].
+    pub type MCnt = Reg64<MCntLayout>;
+}
 
 /// The layout of [`MCnt`] (`M{i}_MSR_PMU_CNT{n}`): its fields, masks and metadata.
 ///
@@ -530,30 +519,25 @@ static M_CNT_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: MCntLayout::RESET, reserved_mask: MCntLayout::RESERVED_MASK, ignored_mask: MCntLayout::IGNORED_MASK, writable_mask: MCntLayout::WRITABLE_MASK,
     description: "M-box counter n (48-bit).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-68, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[7], SOURCES[6]],
     addresses: Addresses::Known(&M_CNT_INFO_ADDRESSES),
     fields: MCntLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
-        NoteInfo { kind: "source-conflict", title: "likwid's M1 counter 3 address collides with M0", text: "likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo." },
-    ],
+    notes: M_CNT_INFO_NOTES,
 };
 
-/// Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in
-/// M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events
-/// that are refined by M{i}_MSR_PMU_PLD.
-///
-/// `M{i}_MSR_PMU_MM_CFG`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuMmCfgLayout`].
-///
-/// **Layout from Linux; guide table not read** (info): Linux defines only NHMEX_M_PMON_MM_CFG_EN
-/// (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then
-/// exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv).
-///
-/// **Addresses** (info): Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1
-/// is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the
-/// SDM Vol. 4 list of Xeon 7500 MSRs agree.
-pub type MPmuMmCfg = Reg64<MPmuMmCfgLayout>;
+noted! {
+    M_PMU_MM_CFG_INFO_NOTES = [
+        ("info", "Layout from Linux; guide table not read", "Linux defines only NHMEX_M_PMON_MM_CFG_EN (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv)."),
+        ("info", "Addresses", "Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1 is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the SDM Vol. 4 list of Xeon 7500 MSRs agree."),
+    ];
+    /// Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in
+    /// M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events
+    /// that are refined by M{i}_MSR_PMU_PLD.
+    ///
+    /// `M{i}_MSR_PMU_MM_CFG`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuMmCfgLayout`].
+    pub type MPmuMmCfg = Reg64<MPmuMmCfgLayout>;
+}
 
 /// The layout of [`MPmuMmCfg`] (`M{i}_MSR_PMU_MM_CFG`): its fields, masks and metadata.
 ///
@@ -604,32 +588,24 @@ static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMmCfgLayout::RESET, reserved_mask: MPmuMmCfgLayout::RESERVED_MASK, ignored_mask: MPmuMmCfgLayout::IGNORED_MASK, writable_mask: MPmuMmCfgLayout::WRITABLE_MASK,
     description: "Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[6], SOURCES[2]],
     addresses: Addresses::Known(&M_PMU_MM_CFG_INFO_ADDRESSES),
     fields: MPmuMmCfgLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux; guide table not read", text: "Linux defines only NHMEX_M_PMON_MM_CFG_EN (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv)." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1 is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the SDM Vol. 4 list of Xeon 7500 MSRs agree." },
-    ],
+    notes: M_PMU_MM_CFG_INFO_NOTES,
 };
 
-/// Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the
-/// address of each request the PLD-refined events see.
-///
-/// `M{i}_MSR_PMU_ADDR_MATCH`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MPmuAddrMatchLayout`].
-///
-/// **Address from likwid and the SDM list; Linux uses MM_CFG + 1** (info): likwid defines
-/// MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon
-/// 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to
-/// NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH.
-///
-/// **Width from Linux; which address bits are compared is not stated** (info): Linux masks the
-/// value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0
-/// are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which
-/// physical-address bits these 34 bits correspond to, was not reachable; the field description
-/// therefore does not name them.
-pub type MPmuAddrMatch = Reg64<MPmuAddrMatchLayout>;
+noted! {
+    M_PMU_ADDR_MATCH_INFO_NOTES = [
+        ("info", "Address from likwid and the SDM list; Linux uses MM_CFG + 1", "likwid defines MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH."),
+        ("info", "Width from Linux; which address bits are compared is not stated", "Linux masks the value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0 are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which physical-address bits these 34 bits correspond to, was not reachable; the field description therefore does not name them."),
+    ];
+    /// Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the
+    /// address of each request the PLD-refined events see.
+    ///
+    /// `M{i}_MSR_PMU_ADDR_MATCH`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MPmuAddrMatchLayout`].
+    pub type MPmuAddrMatch = Reg64<MPmuAddrMatchLayout>;
+}
 
 /// The layout of [`MPmuAddrMatch`] (`M{i}_MSR_PMU_ADDR_MATCH`): its fields, masks and metadata.
 ///
@@ -682,13 +658,10 @@ static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuAddrMatchLayout::RESET, reserved_mask: MPmuAddrMatchLayout::RESERVED_MASK, ignored_mask: MPmuAddrMatchLayout::IGNORED_MASK, writable_mask: MPmuAddrMatchLayout::WRITABLE_MASK,
     description: "Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[6], SOURCES[2]],
     addresses: Addresses::Known(&M_PMU_ADDR_MATCH_INFO_ADDRESSES),
     fields: MPmuAddrMatchLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address from likwid and the SDM list; Linux uses MM_CFG + 1", text: "likwid defines MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH." },
-        NoteInfo { kind: "info", title: "Width from Linux; which address bits are compared is not stated", text: "Linux masks the value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0 are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which physical-address bits these 34 bits correspond to, was not reachable; the field description therefore does not name them." },
-    ],
+    notes: M_PMU_ADDR_MATCH_INFO_NOTES,
 };
 
 /// Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the
@@ -759,7 +732,7 @@ static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuAddrMaskLayout::RESET, reserved_mask: MPmuAddrMaskLayout::RESERVED_MASK, ignored_mask: MPmuAddrMaskLayout::IGNORED_MASK, writable_mask: MPmuAddrMaskLayout::WRITABLE_MASK,
     description: "Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[6], SOURCES[2]],
     addresses: Addresses::Known(&M_PMU_ADDR_MASK_INFO_ADDRESSES),
     fields: MPmuAddrMaskLayout::FIELDS,
     notes: &[
@@ -768,21 +741,18 @@ static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode,
-/// set_flag_sel 0x0.
-///
-/// `M{i}_MSR_PMU_DSP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuDspLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree.
-pub type MPmuDsp = Reg64<MPmuDspLayout>;
+noted! {
+    M_PMU_DSP_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree."),
+    ];
+    /// M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode,
+    /// set_flag_sel 0x0.
+    ///
+    /// `M{i}_MSR_PMU_DSP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuDspLayout`].
+    pub type MPmuDsp = Reg64<MPmuDspLayout>;
+}
 
 /// The layout of [`MPmuDsp`] (`M{i}_MSR_PMU_DSP`): its fields, masks and metadata.
 ///
@@ -832,30 +802,24 @@ static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuDspLayout::RESET, reserved_mask: MPmuDspLayout::RESERVED_MASK, ignored_mask: MPmuDspLayout::IGNORED_MASK, writable_mask: MPmuDspLayout::WRITABLE_MASK,
     description: "M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Known(&M_PMU_DSP_INFO_ADDRESSES),
     fields: MPmuDspLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree." },
-    ],
+    notes: M_PMU_DSP_INFO_NOTES,
 };
 
-/// M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag
-/// mode, set_flag_sel 0x1.
-///
-/// `M{i}_MSR_PMU_ISS`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuIssLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree.
-pub type MPmuIss = Reg64<MPmuIssLayout>;
+noted! {
+    M_PMU_ISS_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree."),
+    ];
+    /// M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag
+    /// mode, set_flag_sel 0x1.
+    ///
+    /// `M{i}_MSR_PMU_ISS`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuIssLayout`].
+    pub type MPmuIss = Reg64<MPmuIssLayout>;
+}
 
 /// The layout of [`MPmuIss`] (`M{i}_MSR_PMU_ISS`): its fields, masks and metadata.
 ///
@@ -905,29 +869,23 @@ static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuIssLayout::RESET, reserved_mask: MPmuIssLayout::RESERVED_MASK, ignored_mask: MPmuIssLayout::IGNORED_MASK, writable_mask: MPmuIssLayout::WRITABLE_MASK,
     description: "M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Known(&M_PMU_ISS_INFO_ADDRESSES),
     fields: MPmuIssLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree." },
-    ],
+    notes: M_PMU_ISS_INFO_NOTES,
 };
 
-/// M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.
-///
-/// `M{i}_MSR_PMU_MAP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuMapLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree.
-pub type MPmuMap = Reg64<MPmuMapLayout>;
+noted! {
+    M_PMU_MAP_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree."),
+    ];
+    /// M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.
+    ///
+    /// `M{i}_MSR_PMU_MAP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuMapLayout`].
+    pub type MPmuMap = Reg64<MPmuMapLayout>;
+}
 
 /// The layout of [`MPmuMap`] (`M{i}_MSR_PMU_MAP`): its fields, masks and metadata.
 ///
@@ -977,29 +935,23 @@ static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMapLayout::RESET, reserved_mask: MPmuMapLayout::RESERVED_MASK, ignored_mask: MPmuMapLayout::IGNORED_MASK, writable_mask: MPmuMapLayout::WRITABLE_MASK,
     description: "M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Known(&M_PMU_MAP_INFO_ADDRESSES),
     fields: MPmuMapLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree." },
-    ],
+    notes: M_PMU_MAP_INFO_NOTES,
 };
 
-/// M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.
-///
-/// `M{i}_MSR_PMU_MSC_THR`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MPmuMscThrLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40
-/// (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree.
-pub type MPmuMscThr = Reg64<MPmuMscThrLayout>;
+noted! {
+    M_PMU_MSC_THR_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree."),
+    ];
+    /// M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.
+    ///
+    /// `M{i}_MSR_PMU_MSC_THR`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MPmuMscThrLayout`].
+    pub type MPmuMscThr = Reg64<MPmuMscThrLayout>;
+}
 
 /// The layout of [`MPmuMscThr`] (`M{i}_MSR_PMU_MSC_THR`): its fields, masks and metadata.
 ///
@@ -1049,30 +1001,24 @@ static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMscThrLayout::RESET, reserved_mask: MPmuMscThrLayout::RESERVED_MASK, ignored_mask: MPmuMscThrLayout::IGNORED_MASK, writable_mask: MPmuMscThrLayout::WRITABLE_MASK,
     description: "M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Known(&M_PMU_MSC_THR_INFO_ADDRESSES),
     fields: MPmuMscThrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree." },
-    ],
+    notes: M_PMU_MSC_THR_INFO_NOTES,
 };
 
-/// M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode,
-/// set_flag_sel 0x5.
-///
-/// `M{i}_MSR_PMU_PGT`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuPgtLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree.
-pub type MPmuPgt = Reg64<MPmuPgtLayout>;
+noted! {
+    M_PMU_PGT_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree."),
+    ];
+    /// M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode,
+    /// set_flag_sel 0x5.
+    ///
+    /// `M{i}_MSR_PMU_PGT`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuPgtLayout`].
+    pub type MPmuPgt = Reg64<MPmuPgtLayout>;
+}
 
 /// The layout of [`MPmuPgt`] (`M{i}_MSR_PMU_PGT`): its fields, masks and metadata.
 ///
@@ -1122,32 +1068,24 @@ static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuPgtLayout::RESET, reserved_mask: MPmuPgtLayout::RESERVED_MASK, ignored_mask: MPmuPgtLayout::IGNORED_MASK, writable_mask: MPmuPgtLayout::WRITABLE_MASK,
     description: "M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Known(&M_PMU_PGT_INFO_ADDRESSES),
     fields: MPmuPgtLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree." },
-    ],
+    notes: M_PMU_PGT_INFO_NOTES,
 };
 
-/// M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS)
-/// or 0xB; these are the only M-box events Linux combines with the address match/mask filter.
-///
-/// `M{i}_MSR_PMU_PLD`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuPldLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-/// (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and
-/// PLD at once; it still writes a 32-bit value to this MSR.)
-///
-/// **Addresses** (info): M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree.
-pub type MPmuPld = Reg64<MPmuPldLayout>;
+noted! {
+    M_PMU_PLD_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes. (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and PLD at once; it still writes a 32-bit value to this MSR.)"),
+        ("info", "Addresses", "M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree."),
+    ];
+    /// M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS)
+    /// or 0xB; these are the only M-box events Linux combines with the address match/mask filter.
+    ///
+    /// `M{i}_MSR_PMU_PLD`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuPldLayout`].
+    pub type MPmuPld = Reg64<MPmuPldLayout>;
+}
 
 /// The layout of [`MPmuPld`] (`M{i}_MSR_PMU_PLD`): its fields, masks and metadata.
 ///
@@ -1197,13 +1135,10 @@ static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuPldLayout::RESET, reserved_mask: MPmuPldLayout::RESERVED_MASK, ignored_mask: MPmuPldLayout::IGNORED_MASK, writable_mask: MPmuPldLayout::WRITABLE_MASK,
     description: "M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Known(&M_PMU_PLD_INFO_ADDRESSES),
     fields: MPmuPldLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes. (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and PLD at once; it still writes a 32-bit value to this MSR.)" },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree." },
-    ],
+    notes: M_PMU_PLD_INFO_NOTES,
 };
 
 /// M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10.
@@ -1362,7 +1297,7 @@ static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuZdpCtlFvcLayout::RESET, reserved_mask: MPmuZdpCtlFvcLayout::RESERVED_MASK, ignored_mask: MPmuZdpCtlFvcLayout::IGNORED_MASK, writable_mask: MPmuZdpCtlFvcLayout::WRITABLE_MASK,
     description: "M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80"],
+    sources: &[SOURCES[8], SOURCES[6], SOURCES[9]],
     addresses: Addresses::Known(&M_PMU_ZDP_CTL_FVC_INFO_ADDRESSES),
     fields: MPmuZdpCtlFvcLayout::FIELDS,
     notes: &[

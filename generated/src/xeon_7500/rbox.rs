@@ -16,20 +16,31 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["R"];
 
-/// Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).
-///
-/// `R_MSR_PMON_GLOBAL_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
-/// sources: [`RGlobalCtlLoLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes
-/// 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL
-/// agree.
-pub type RGlobalCtlLo = Reg32<RGlobalCtlLoLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 8] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79",
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+];
+
+noted! {
+    R_GLOBAL_CTL_LO_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Addresses", "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree."),
+    ];
+    /// Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).
+    ///
+    /// `R_MSR_PMON_GLOBAL_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+    /// sources: [`RGlobalCtlLoLayout`].
+    pub type RGlobalCtlLo = Reg32<RGlobalCtlLoLayout>;
+}
 
 /// The layout of [`RGlobalCtlLo`] (`R_MSR_PMON_GLOBAL_CTL_7_0`): its fields, masks and metadata.
 ///
@@ -75,29 +86,24 @@ static R_GLOBAL_CTL_LO_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalCtlLoLayout::RESET, reserved_mask: RGlobalCtlLoLayout::RESERVED_MASK, ignored_mask: RGlobalCtlLoLayout::IGNORED_MASK, writable_mask: RGlobalCtlLoLayout::WRITABLE_MASK,
     description: "Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R_GLOBAL_CTL_LO_INFO_ADDRESSES),
     fields: RGlobalCtlLoLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Addresses", text: "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree." },
-    ],
+    notes: R_GLOBAL_CTL_LO_INFO_NOTES,
 };
 
-/// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r
-/// bit.
-///
-/// `R_MSR_PMON_GLOBAL_STATUS_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
-/// sources: [`RGlobalStatusLoLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xE01 (GLOBAL_CTL + 1) is likwid's
-/// MSR_R0_PMON_BOX_STATUS.
-pub type RGlobalStatusLo = Reg32<RGlobalStatusLoLayout>;
+noted! {
+    R_GLOBAL_STATUS_LO_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS."),
+    ];
+    /// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r
+    /// bit.
+    ///
+    /// `R_MSR_PMON_GLOBAL_STATUS_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+    /// sources: [`RGlobalStatusLoLayout`].
+    pub type RGlobalStatusLo = Reg32<RGlobalStatusLoLayout>;
+}
 
 /// The layout of [`RGlobalStatusLo`] (`R_MSR_PMON_GLOBAL_STATUS_7_0`): its fields, masks and
 /// metadata.
@@ -145,31 +151,24 @@ static R_GLOBAL_STATUS_LO_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalStatusLoLayout::RESET, reserved_mask: RGlobalStatusLoLayout::RESERVED_MASK, ignored_mask: RGlobalStatusLoLayout::IGNORED_MASK, writable_mask: RGlobalStatusLoLayout::WRITABLE_MASK,
     description: "Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&R_GLOBAL_STATUS_LO_INFO_ADDRESSES),
     fields: RGlobalStatusLoLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS." },
-    ],
+    notes: R_GLOBAL_STATUS_LO_INFO_NOTES,
 };
 
-/// Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).
-///
-/// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
-/// and sources: [`RGlobalOvfCtlLoLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls
-/// it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
-///
-/// **Address confirmed by likwid** (info): 0xE02 (GLOBAL_CTL + 2) is likwid's
-/// MSR_R0_PMON_BOX_OVF_CTRL.
-pub type RGlobalOvfCtlLo = Reg32<RGlobalOvfCtlLoLayout>;
+noted! {
+    R_GLOBAL_OVF_CTL_LO_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Name", "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes."),
+        ("info", "Address confirmed by likwid", "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL."),
+    ];
+    /// Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).
+    ///
+    /// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+    /// and sources: [`RGlobalOvfCtlLoLayout`].
+    pub type RGlobalOvfCtlLo = Reg32<RGlobalOvfCtlLoLayout>;
+}
 
 /// The layout of [`RGlobalOvfCtlLo`] (`R_MSR_PMON_GLOBAL_OVF_CTL_7_0`): its fields, masks and
 /// metadata.
@@ -215,30 +214,23 @@ static R_GLOBAL_OVF_CTL_LO_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalOvfCtlLoLayout::RESET, reserved_mask: RGlobalOvfCtlLoLayout::RESERVED_MASK, ignored_mask: RGlobalOvfCtlLoLayout::IGNORED_MASK, writable_mask: RGlobalOvfCtlLoLayout::WRITABLE_MASK,
     description: "Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[3], SOURCES[2]],
     addresses: Addresses::Known(&R_GLOBAL_OVF_CTL_LO_INFO_ADDRESSES),
     fields: RGlobalOvfCtlLoLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Name", text: "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL." },
-    ],
+    notes: R_GLOBAL_OVF_CTL_LO_INFO_NOTES,
 };
 
-/// Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).
-///
-/// `R_MSR_PMON_GLOBAL_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
-/// sources: [`RGlobalCtlHiLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes
-/// 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL
-/// agree.
-pub type RGlobalCtlHi = Reg32<RGlobalCtlHiLayout>;
+noted! {
+    R_GLOBAL_CTL_HI_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Addresses", "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree."),
+    ];
+    /// Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).
+    ///
+    /// `R_MSR_PMON_GLOBAL_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+    /// sources: [`RGlobalCtlHiLayout`].
+    pub type RGlobalCtlHi = Reg32<RGlobalCtlHiLayout>;
+}
 
 /// The layout of [`RGlobalCtlHi`] (`R_MSR_PMON_GLOBAL_CTL_15_8`): its fields, masks and metadata.
 ///
@@ -284,29 +276,24 @@ static R_GLOBAL_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalCtlHiLayout::RESET, reserved_mask: RGlobalCtlHiLayout::RESERVED_MASK, ignored_mask: RGlobalCtlHiLayout::IGNORED_MASK, writable_mask: RGlobalCtlHiLayout::WRITABLE_MASK,
     description: "Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R_GLOBAL_CTL_HI_INFO_ADDRESSES),
     fields: RGlobalCtlHiLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Addresses", text: "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree." },
-    ],
+    notes: R_GLOBAL_CTL_HI_INFO_NOTES,
 };
 
-/// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's
-/// ov_r bit.
-///
-/// `R_MSR_PMON_GLOBAL_STATUS_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
-/// and sources: [`RGlobalStatusHiLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xE21 (GLOBAL_CTL + 1) is likwid's
-/// MSR_R1_PMON_BOX_STATUS.
-pub type RGlobalStatusHi = Reg32<RGlobalStatusHiLayout>;
+noted! {
+    R_GLOBAL_STATUS_HI_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS."),
+    ];
+    /// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's
+    /// ov_r bit.
+    ///
+    /// `R_MSR_PMON_GLOBAL_STATUS_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+    /// and sources: [`RGlobalStatusHiLayout`].
+    pub type RGlobalStatusHi = Reg32<RGlobalStatusHiLayout>;
+}
 
 /// The layout of [`RGlobalStatusHi`] (`R_MSR_PMON_GLOBAL_STATUS_15_8`): its fields, masks and
 /// metadata.
@@ -354,31 +341,24 @@ static R_GLOBAL_STATUS_HI_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalStatusHiLayout::RESET, reserved_mask: RGlobalStatusHiLayout::RESERVED_MASK, ignored_mask: RGlobalStatusHiLayout::IGNORED_MASK, writable_mask: RGlobalStatusHiLayout::WRITABLE_MASK,
     description: "Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&R_GLOBAL_STATUS_HI_INFO_ADDRESSES),
     fields: RGlobalStatusHiLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS." },
-    ],
+    notes: R_GLOBAL_STATUS_HI_INFO_NOTES,
 };
 
-/// Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).
-///
-/// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
-/// and sources: [`RGlobalOvfCtlHiLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls
-/// it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
-///
-/// **Address confirmed by likwid** (info): 0xE22 (GLOBAL_CTL + 2) is likwid's
-/// MSR_R1_PMON_BOX_OVF_CTRL.
-pub type RGlobalOvfCtlHi = Reg32<RGlobalOvfCtlHiLayout>;
+noted! {
+    R_GLOBAL_OVF_CTL_HI_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Name", "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes."),
+        ("info", "Address confirmed by likwid", "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL."),
+    ];
+    /// Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).
+    ///
+    /// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+    /// and sources: [`RGlobalOvfCtlHiLayout`].
+    pub type RGlobalOvfCtlHi = Reg32<RGlobalOvfCtlHiLayout>;
+}
 
 /// The layout of [`RGlobalOvfCtlHi`] (`R_MSR_PMON_GLOBAL_OVF_CTL_15_8`): its fields, masks and
 /// metadata.
@@ -424,32 +404,25 @@ static R_GLOBAL_OVF_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalOvfCtlHiLayout::RESET, reserved_mask: RGlobalOvfCtlHiLayout::RESERVED_MASK, ignored_mask: RGlobalOvfCtlHiLayout::IGNORED_MASK, writable_mask: RGlobalOvfCtlHiLayout::WRITABLE_MASK,
     description: "Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[3], SOURCES[2]],
     addresses: Addresses::Known(&R_GLOBAL_OVF_CTL_HI_INFO_ADDRESSES),
     fields: RGlobalOvfCtlHiLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Name", text: "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL." },
-    ],
+    notes: R_GLOBAL_OVF_CTL_HI_INFO_NOTES,
 };
 
-/// Control for R-box counter n. ev_sel does not name an event directly: it selects which port
-/// sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports
-/// 0-3, counters 8-15 ports 4-7.
-///
-/// `R_MSR_PMON_CTL{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields,
-/// masks and sources: [`RCtlLayout`].
-///
-/// **Addresses of the two halves** (info): Counters 0-7 use 0xE10 + 2n and counters 8-15 use
-/// 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second
-/// half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E).
-/// The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly.
-///
-/// **One box, sixteen counters** (info): Linux models the R-box as two boxes of 8 counters; the
-/// guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is
-/// followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6).
-pub type RCtl = Reg64<RCtlLayout>;
+noted! {
+    R_CTL_INFO_NOTES = [
+        ("info", "Addresses of the two halves", "Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly."),
+        ("info", "One box, sixteen counters", "Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6)."),
+    ];
+    /// Control for R-box counter n. ev_sel does not name an event directly: it selects which port
+    /// sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports
+    /// 0-3, counters 8-15 ports 4-7.
+    ///
+    /// `R_MSR_PMON_CTL{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields,
+    /// masks and sources: [`RCtlLayout`].
+    pub type RCtl = Reg64<RCtlLayout>;
+}
 
 /// The layout of [`RCtl`] (`R_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -519,13 +492,10 @@ static R_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 16, count_cpuid: None,
     reset: RCtlLayout::RESET, reserved_mask: RCtlLayout::RESERVED_MASK, ignored_mask: RCtlLayout::IGNORED_MASK, writable_mask: RCtlLayout::WRITABLE_MASK,
     description: "Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79"],
+    sources: &[SOURCES[4]],
     addresses: Addresses::Known(&R_CTL_INFO_ADDRESSES),
     fields: RCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses of the two halves", text: "Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly." },
-        NoteInfo { kind: "info", title: "One box, sixteen counters", text: "Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6)." },
-    ],
+    notes: R_CTL_INFO_NOTES,
 };
 
 /// R-box counter n (48-bit).
@@ -590,7 +560,7 @@ static R_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 16, count_cpuid: None,
     reset: RCtrLayout::RESET, reserved_mask: RCtrLayout::RESERVED_MASK, ignored_mask: RCtrLayout::IGNORED_MASK, writable_mask: RCtrLayout::WRITABLE_MASK,
     description: "R-box counter n (48-bit).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74"],
+    sources: &[SOURCES[5], SOURCES[6]],
     addresses: Addresses::Known(&R_CTR_INFO_ADDRESSES),
     fields: RCtrLayout::FIELDS,
     notes: &[
@@ -664,7 +634,7 @@ static R_IPERF_CFG0_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RIperfCfg0Layout::RESET, reserved_mask: RIperfCfg0Layout::RESERVED_MASK, ignored_mask: RIperfCfg0Layout::IGNORED_MASK, writable_mask: RIperfCfg0Layout::WRITABLE_MASK,
     description: "First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[5], SOURCES[7]],
     addresses: Addresses::Known(&R_IPERF_CFG0_INFO_ADDRESSES),
     fields: RIperfCfg0Layout::FIELDS,
     notes: &[
@@ -673,24 +643,19 @@ static R_IPERF_CFG0_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's
-/// ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF
-/// events.
-///
-/// `R_MSR_PORT{n}_IPERF_CFG1`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
-/// Fields, masks and sources: [`RIperfCfg1Layout`].
-///
-/// **One 32-bit field: the guide's IPERF table was not readable** (info): As for
-/// R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are
-/// recorded as reserved (rv).
-///
-/// **The SDM list numbers these ports 8-15** (source-conflict): Linux
-/// NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 =
-/// 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500
-/// MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version
-/// calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port
-/// numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.
-pub type RIperfCfg1 = Reg64<RIperfCfg1Layout>;
+noted! {
+    R_IPERF_CFG1_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's IPERF table was not readable", "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv)."),
+        ("source-conflict", "The SDM list numbers these ports 8-15", "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used."),
+    ];
+    /// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's
+    /// ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF
+    /// events.
+    ///
+    /// `R_MSR_PORT{n}_IPERF_CFG1`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+    /// Fields, masks and sources: [`RIperfCfg1Layout`].
+    pub type RIperfCfg1 = Reg64<RIperfCfg1Layout>;
+}
 
 /// The layout of [`RIperfCfg1`] (`R_MSR_PORT{n}_IPERF_CFG1`): its fields, masks and metadata.
 ///
@@ -738,33 +703,24 @@ static R_IPERF_CFG1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RIperfCfg1Layout::RESET, reserved_mask: RIperfCfg1Layout::RESERVED_MASK, ignored_mask: RIperfCfg1Layout::IGNORED_MASK, writable_mask: RIperfCfg1Layout::WRITABLE_MASK,
     description: "Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[5], SOURCES[7]],
     addresses: Addresses::Known(&R_IPERF_CFG1_INFO_ADDRESSES),
     fields: RIperfCfg1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's IPERF table was not readable", text: "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv)." },
-        NoteInfo { kind: "source-conflict", title: "The SDM list numbers these ports 8-15", text: "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used." },
-    ],
+    notes: R_IPERF_CFG1_INFO_NOTES,
 };
 
-/// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so
-/// two R-box counters can count different QLX events of the same port at once.
-///
-/// `R_MSR_PORT{n}_QLX_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields,
-/// masks and sources: [`RQlxCfgLayout`].
-///
-/// **Two 8-bit fields from Linux; the guide's QLX table was not readable** (info): Linux passes a
-/// 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events
-/// with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux
-/// shifts a value between the two when it moves an event to the other sub-field. The field names
-/// qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero
-/// there.
-///
-/// **Addresses: two blocks** (info): Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3
-/// and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid
-/// (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is
-/// irregular, so each index is listed.
-pub type RQlxCfg = Reg64<RQlxCfgLayout>;
+noted! {
+    R_QLX_CFG_INFO_NOTES = [
+        ("info", "Two 8-bit fields from Linux; the guide's QLX table was not readable", "Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there."),
+        ("info", "Addresses: two blocks", "Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed."),
+    ];
+    /// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so
+    /// two R-box counters can count different QLX events of the same port at once.
+    ///
+    /// `R_MSR_PORT{n}_QLX_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields,
+    /// masks and sources: [`RQlxCfgLayout`].
+    pub type RQlxCfg = Reg64<RQlxCfgLayout>;
+}
 
 /// The layout of [`RQlxCfg`] (`R_MSR_PORT{n}_QLX_CFG`): its fields, masks and metadata.
 ///
@@ -820,13 +776,10 @@ static R_QLX_CFG_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RQlxCfgLayout::RESET, reserved_mask: RQlxCfgLayout::RESERVED_MASK, ignored_mask: RQlxCfgLayout::IGNORED_MASK, writable_mask: RQlxCfgLayout::WRITABLE_MASK,
     description: "QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[5]],
     addresses: Addresses::Known(&R_QLX_CFG_INFO_ADDRESSES),
     fields: RQlxCfgLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Two 8-bit fields from Linux; the guide's QLX table was not readable", text: "Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there." },
-        NoteInfo { kind: "info", title: "Addresses: two blocks", text: "Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed." },
-    ],
+    notes: R_QLX_CFG_INFO_NOTES,
 };
 
 /// Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the
@@ -898,7 +851,7 @@ static R_XBR_SET1_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MmCfgLayout::RESET, reserved_mask: RXbrSet1MmCfgLayout::RESERVED_MASK, ignored_mask: RXbrSet1MmCfgLayout::IGNORED_MASK, writable_mask: RXbrSet1MmCfgLayout::WRITABLE_MASK,
     description: "Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[5]],
     addresses: Addresses::Known(&R_XBR_SET1_MM_CFG_INFO_ADDRESSES),
     fields: RXbrSet1MmCfgLayout::FIELDS,
     notes: &[
@@ -968,7 +921,7 @@ static R_XBR_SET1_MATCH_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MatchLayout::RESET, reserved_mask: RXbrSet1MatchLayout::RESERVED_MASK, ignored_mask: RXbrSet1MatchLayout::IGNORED_MASK, writable_mask: RXbrSet1MatchLayout::WRITABLE_MASK,
     description: "Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[5]],
     addresses: Addresses::Known(&R_XBR_SET1_MATCH_INFO_ADDRESSES),
     fields: RXbrSet1MatchLayout::FIELDS,
     notes: &[
@@ -1037,7 +990,7 @@ static R_XBR_SET1_MASK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MaskLayout::RESET, reserved_mask: RXbrSet1MaskLayout::RESERVED_MASK, ignored_mask: RXbrSet1MaskLayout::IGNORED_MASK, writable_mask: RXbrSet1MaskLayout::WRITABLE_MASK,
     description: "Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[5]],
     addresses: Addresses::Known(&R_XBR_SET1_MASK_INFO_ADDRESSES),
     fields: RXbrSet1MaskLayout::FIELDS,
     notes: &[
@@ -1114,7 +1067,7 @@ static R_XBR_SET2_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MmCfgLayout::RESET, reserved_mask: RXbrSet2MmCfgLayout::RESERVED_MASK, ignored_mask: RXbrSet2MmCfgLayout::IGNORED_MASK, writable_mask: RXbrSet2MmCfgLayout::WRITABLE_MASK,
     description: "Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[5]],
     addresses: Addresses::Known(&R_XBR_SET2_MM_CFG_INFO_ADDRESSES),
     fields: RXbrSet2MmCfgLayout::FIELDS,
     notes: &[
@@ -1184,7 +1137,7 @@ static R_XBR_SET2_MATCH_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MatchLayout::RESET, reserved_mask: RXbrSet2MatchLayout::RESERVED_MASK, ignored_mask: RXbrSet2MatchLayout::IGNORED_MASK, writable_mask: RXbrSet2MatchLayout::WRITABLE_MASK,
     description: "Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[5]],
     addresses: Addresses::Known(&R_XBR_SET2_MATCH_INFO_ADDRESSES),
     fields: RXbrSet2MatchLayout::FIELDS,
     notes: &[
@@ -1252,7 +1205,7 @@ static R_XBR_SET2_MASK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MaskLayout::RESET, reserved_mask: RXbrSet2MaskLayout::RESERVED_MASK, ignored_mask: RXbrSet2MaskLayout::IGNORED_MASK, writable_mask: RXbrSet2MaskLayout::WRITABLE_MASK,
     description: "Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
+    sources: &[SOURCES[5]],
     addresses: Addresses::Known(&R_XBR_SET2_MASK_INFO_ADDRESSES),
     fields: RXbrSet2MaskLayout::FIELDS,
     notes: &[

@@ -17,30 +17,35 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["U"];
 
-/// Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter
-/// at once, chooses which core receives a PMI when a box signals an overflow, and enables the
-/// single U-box counter.
-///
-/// `U_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and
-/// sources: [`UGlobalCtlLayout`].
-///
-/// **Bit positions from Linux; the guide's Table 2-2 was not readable** (info): The guide's section
-/// 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table
-/// 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com
-/// and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from
-/// Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits
-/// 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30
-/// and 27:5 are not described by any public source and are recorded as reserved (rv).
-///
-/// **pmi_core_sel may be wider than Linux's mask** (info): Linux's mask gives pmi_core_sel 4 bits
-/// (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2
-/// defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe
-/// API. Open doubt; check against Table 2-2 when a copy is available.
-///
-/// **Register width** (info): Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits;
-/// GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable).
-/// Bits above 31 are not described.
-pub type UGlobalCtl = Reg32<UGlobalCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 9] = [
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.4, p. 2-2",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5",
+];
+
+noted! {
+    U_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Bit positions from Linux; the guide's Table 2-2 was not readable", "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv)."),
+        ("info", "pmi_core_sel may be wider than Linux's mask", "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available."),
+        ("info", "Register width", "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described."),
+    ];
+    /// Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter
+    /// at once, chooses which core receives a PMI when a box signals an overflow, and enables the
+    /// single U-box counter.
+    ///
+    /// `U_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and
+    /// sources: [`UGlobalCtlLayout`].
+    pub type UGlobalCtl = Reg32<UGlobalCtlLayout>;
+}
 
 /// The layout of [`UGlobalCtl`] (`U_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -131,14 +136,10 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2"],
+    sources: &[SOURCES[0], SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bit positions from Linux; the guide's Table 2-2 was not readable", text: "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv)." },
-        NoteInfo { kind: "info", title: "pmi_core_sel may be wider than Linux's mask", text: "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available." },
-        NoteInfo { kind: "info", title: "Register width", text: "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described." },
-    ],
+    notes: U_GLOBAL_CTL_INFO_NOTES,
 };
 
 /// Top of the uncore overflow hierarchy. Each ov_\* bit says that a counter in the U-box, in the
@@ -237,7 +238,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2"],
+    sources: &[SOURCES[3], SOURCES[1], SOURCES[4]],
     addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -319,7 +320,7 @@ static U_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalOvfCtlLayout::RESET, reserved_mask: UGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: UGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: UGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[5], SOURCES[3]],
     addresses: Addresses::Known(&U_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: UGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -327,27 +328,25 @@ static U_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters
-/// were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0)
-/// after an overflow PMI froze counting.
-///
-/// `U_MSR_PMON_GLOBAL_SUMMARY`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and
-/// sources: [`UGlobalSummaryLayout`].
-///
-/// **pmi bit position unknown** (info): Section 2.1.4 (p. 2-2) refers to
-/// U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width.
-/// Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field
-/// is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the
-/// text says records a disable from a box); this could not be confirmed. Width 32 is assumed to
-/// match the other U-box global registers.
-///
-/// **Address unknown:** No public source gives this MSR's number or layout. Searched: the Xeon 7500
-/// uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001
-/// (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux
-/// arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and
-/// perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and
-/// 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4.
-pub type UGlobalSummary = Reg32<UGlobalSummaryLayout>;
+noted! {
+    U_GLOBAL_SUMMARY_INFO_NOTES = [
+        ("info", "pmi bit position unknown", "Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers."),
+    ];
+    /// Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters
+    /// were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0)
+    /// after an overflow PMI froze counting.
+    ///
+    /// `U_MSR_PMON_GLOBAL_SUMMARY`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and
+    /// sources: [`UGlobalSummaryLayout`].
+    ///
+    /// **Address unknown:** No public source gives this MSR's number or layout. Searched: the Xeon 7500
+    /// uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001
+    /// (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux
+    /// arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and
+    /// perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and
+    /// 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4.
+    pub type UGlobalSummary = Reg32<UGlobalSummaryLayout>;
+}
 
 /// The layout of [`UGlobalSummary`] (`U_MSR_PMON_GLOBAL_SUMMARY`): its fields, masks and metadata.
 ///
@@ -377,33 +376,25 @@ static U_GLOBAL_SUMMARY_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalSummaryLayout::RESET, reserved_mask: UGlobalSummaryLayout::RESERVED_MASK, ignored_mask: UGlobalSummaryLayout::IGNORED_MASK, writable_mask: UGlobalSummaryLayout::WRITABLE_MASK,
     description: "Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0) after an overflow PMI froze counting.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.4, p. 2-2"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Unknown("No public source gives this MSR's number or layout. Searched: the Xeon 7500 uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001 (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4."),
     fields: UGlobalSummaryLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "pmi bit position unknown", text: "Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers." },
-    ],
+    notes: U_GLOBAL_SUMMARY_INFO_NOTES,
 };
 
-/// Event select for the U-box's single counter: chooses the event and enables counting, edge
-/// detection and PMI on overflow.
-///
-/// `U_MSR_PMON_EVT_SEL`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources:
-/// [`UEvtSelLayout`].
-///
-/// **Bits 17:0 not fully readable in the guide** (info): The rows of Table 2-6 below edge_detect
-/// were not readable in the public copy. ev_sel at 7:0 comes from Linux
-/// (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as
-/// reserved (rv).
-///
-/// **Size column says 32 bits, field table covers 63:0** (erratum): Table 2-5 lists
-/// U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63,
-/// rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is
-/// represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL.
-///
-/// **Address cross-check** (info): 0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux,
-/// MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5.
-pub type UEvtSel = Reg64<UEvtSelLayout>;
+noted! {
+    U_EVT_SEL_INFO_NOTES = [
+        ("info", "Bits 17:0 not fully readable in the guide", "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv)."),
+        ("erratum", "Size column says 32 bits, field table covers 63:0", "Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL."),
+        ("info", "Address cross-check", "0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5."),
+    ];
+    /// Event select for the U-box's single counter: chooses the event and enables counting, edge
+    /// detection and PMI on overflow.
+    ///
+    /// `U_MSR_PMON_EVT_SEL`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources:
+    /// [`UEvtSelLayout`].
+    pub type UEvtSel = Reg64<UEvtSelLayout>;
+}
 
 /// The layout of [`UEvtSel`] (`U_MSR_PMON_EVT_SEL`): its fields, masks and metadata.
 ///
@@ -486,28 +477,23 @@ static U_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UEvtSelLayout::RESET, reserved_mask: UEvtSelLayout::RESERVED_MASK, ignored_mask: UEvtSelLayout::IGNORED_MASK, writable_mask: UEvtSelLayout::WRITABLE_MASK,
     description: "Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
+    sources: &[SOURCES[7], SOURCES[8]],
     addresses: Addresses::Known(&U_EVT_SEL_INFO_ADDRESSES),
     fields: UEvtSelLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 17:0 not fully readable in the guide", text: "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv)." },
-        NoteInfo { kind: "erratum", title: "Size column says 32 bits, field table covers 63:0", text: "Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL." },
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5." },
-    ],
+    notes: U_EVT_SEL_INFO_NOTES,
 };
 
-/// The U-box's single 48-bit event counter.
-///
-/// `U_MSR_PMON_CTR`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources:
-/// [`UCtrLayout`].
-///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
-/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
-/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
-///
-/// **Address cross-check** (info): 0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid
-/// MSR_U_PMON_GLOBAL_CTR.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Bits 63:48 are not described by the guide", "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv."),
+        ("info", "Address cross-check", "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR."),
+    ];
+    /// The U-box's single 48-bit event counter.
+    ///
+    /// `U_MSR_PMON_CTR`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources:
+    /// [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR`): its fields, masks and metadata.
 ///
@@ -558,13 +544,10 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "The U-box's single 48-bit event counter.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
+    sources: &[SOURCES[8]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

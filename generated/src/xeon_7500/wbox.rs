@@ -15,16 +15,31 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["W"];
 
-/// Box-level control of the W-box: enables for the four general-purpose counters and the fixed
-/// uncore-clock counter.
-///
-/// `W_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
-/// sources: [`WGlobalCtlLayout`].
-///
-/// **Address cross-check** (info): 0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid
-/// MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low
-/// counter bits, matching Table 2-95.
-pub type WGlobalCtl = Reg32<WGlobalCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 8] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128",
+];
+
+noted! {
+    W_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Address cross-check", "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95."),
+    ];
+    /// Box-level control of the W-box: enables for the four general-purpose counters and the fixed
+    /// uncore-clock counter.
+    ///
+    /// `W_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
+    /// sources: [`WGlobalCtlLayout`].
+    pub type WGlobalCtl = Reg32<WGlobalCtlLayout>;
+}
 
 /// The layout of [`WGlobalCtl`] (`W_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -82,25 +97,22 @@ static W_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalCtlLayout::RESET, reserved_mask: WGlobalCtlLayout::RESERVED_MASK, ignored_mask: WGlobalCtlLayout::IGNORED_MASK, writable_mask: WGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&W_GLOBAL_CTL_INFO_ADDRESSES),
     fields: WGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95." },
-    ],
+    notes: W_GLOBAL_CTL_INFO_NOTES,
 };
 
-/// Overflow status of the W-box counters (general-purpose and fixed).
-///
-/// `W_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
-/// sources: [`WGlobalStatusLayout`].
-///
-/// **Field positions inferred** (info): Section 2.8.3.1 names the fields ov and ov_fixed but the
-/// field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en
-/// in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n
-/// in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 =
-/// GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.
-pub type WGlobalStatus = Reg32<WGlobalStatusLayout>;
+noted! {
+    W_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Field positions inferred", "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS."),
+    ];
+    /// Overflow status of the W-box counters (general-purpose and fixed).
+    ///
+    /// `W_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
+    /// sources: [`WGlobalStatusLayout`].
+    pub type WGlobalStatus = Reg32<WGlobalStatusLayout>;
+}
 
 /// The layout of [`WGlobalStatus`] (`W_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
 ///
@@ -161,12 +173,10 @@ static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalStatusLayout::RESET, reserved_mask: WGlobalStatusLayout::RESERVED_MASK, ignored_mask: WGlobalStatusLayout::IGNORED_MASK, writable_mask: WGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the W-box counters (general-purpose and fixed).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1], SOURCES[2], SOURCES[3]],
     addresses: Addresses::Known(&W_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: WGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions inferred", text: "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS." },
-    ],
+    notes: W_GLOBAL_STATUS_INFO_NOTES,
 };
 
 /// Clears W-box overflow flags.
@@ -234,7 +244,7 @@ static W_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalOvfCtlLayout::RESET, reserved_mask: WGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: WGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: WGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears W-box overflow flags.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1], SOURCES[2], SOURCES[3]],
     addresses: Addresses::Known(&W_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: WGlobalOvfCtlLayout::FIELDS,
     notes: &[
@@ -414,7 +424,7 @@ static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: WEvtSelLayout::RESET, reserved_mask: WEvtSelLayout::RESERVED_MASK, ignored_mask: WEvtSelLayout::IGNORED_MASK, writable_mask: WEvtSelLayout::WRITABLE_MASK,
     description: "Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    sources: &[SOURCES[4], SOURCES[1]],
     addresses: Addresses::Known(&W_EVT_SEL_INFO_ADDRESSES),
     fields: WEvtSelLayout::FIELDS,
     notes: &[
@@ -424,24 +434,18 @@ static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// W-box general-purpose counter n (48-bit).
-///
-/// `W_MSR_PMON_CTR{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields,
-/// masks and sources: [`WCtrLayout`].
-///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
-/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
-/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
-///
-/// **Counter read erratum (guide p. 2-128)** (info): The guide notes a processor erratum: a value
-/// read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and
-/// software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.
-///
-/// **Counter address: likwid and guide over Linux's names** (source-conflict): See
-/// W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid
-/// (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the
-/// odd addresses.
-pub type WCtr = Reg64<WCtrLayout>;
+noted! {
+    W_CTR_INFO_NOTES = [
+        ("info", "Bits 63:48 are not described by the guide", "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv."),
+        ("info", "Counter read erratum (guide p. 2-128)", "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF."),
+        ("source-conflict", "Counter address: likwid and guide over Linux's names", "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses."),
+    ];
+    /// W-box general-purpose counter n (48-bit).
+    ///
+    /// `W_MSR_PMON_CTR{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields,
+    /// masks and sources: [`WCtrLayout`].
+    pub type WCtr = Reg64<WCtrLayout>;
+}
 
 /// The layout of [`WCtr`] (`W_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -494,24 +498,22 @@ static W_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: WCtrLayout::RESET, reserved_mask: WCtrLayout::RESERVED_MASK, ignored_mask: WCtrLayout::IGNORED_MASK, writable_mask: WCtrLayout::WRITABLE_MASK,
     description: "W-box general-purpose counter n (48-bit).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    sources: &[SOURCES[5], SOURCES[1]],
     addresses: Addresses::Known(&W_CTR_INFO_ADDRESSES),
     fields: WCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
-        NoteInfo { kind: "info", title: "Counter read erratum (guide p. 2-128)", text: "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF." },
-        NoteInfo { kind: "source-conflict", title: "Counter address: likwid and guide over Linux's names", text: "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses." },
-    ],
+    notes: W_CTR_INFO_NOTES,
 };
 
-/// Control for the W-box fixed counter, which counts uncore clock cycles.
-///
-/// `W_MSR_PMON_FIXED_CTR_CTL`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
-/// sources: [`WFixedCtrCtlLayout`].
-///
-/// **Address cross-check** (info): 0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux
-/// enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.
-pub type WFixedCtrCtl = Reg64<WFixedCtrCtlLayout>;
+noted! {
+    W_FIXED_CTR_CTL_INFO_NOTES = [
+        ("info", "Address cross-check", "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL."),
+    ];
+    /// Control for the W-box fixed counter, which counts uncore clock cycles.
+    ///
+    /// `W_MSR_PMON_FIXED_CTR_CTL`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
+    /// sources: [`WFixedCtrCtlLayout`].
+    pub type WFixedCtrCtl = Reg64<WFixedCtrCtlLayout>;
+}
 
 /// The layout of [`WFixedCtrCtl`] (`W_MSR_PMON_FIXED_CTR_CTL`): its fields, masks and metadata.
 ///
@@ -570,26 +572,23 @@ static W_FIXED_CTR_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WFixedCtrCtlLayout::RESET, reserved_mask: WFixedCtrCtlLayout::RESERVED_MASK, ignored_mask: WFixedCtrCtlLayout::IGNORED_MASK, writable_mask: WFixedCtrCtlLayout::WRITABLE_MASK,
     description: "Control for the W-box fixed counter, which counts uncore clock cycles.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    sources: &[SOURCES[6], SOURCES[1]],
     addresses: Addresses::Known(&W_FIXED_CTR_CTL_INFO_ADDRESSES),
     fields: WFixedCtrCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL." },
-    ],
+    notes: W_FIXED_CTR_CTL_INFO_NOTES,
 };
 
-/// W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.
-///
-/// `W_MSR_PMON_FIXED_CTR`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
-/// sources: [`WFixedCtrLayout`].
-///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
-/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
-/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
-///
-/// **Address cross-check** (info): 0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid
-/// MSR_W_PMON_FIXED_CTR.
-pub type WFixedCtr = Reg64<WFixedCtrLayout>;
+noted! {
+    W_FIXED_CTR_INFO_NOTES = [
+        ("info", "Bits 63:48 are not described by the guide", "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv."),
+        ("info", "Address cross-check", "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR."),
+    ];
+    /// W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.
+    ///
+    /// `W_MSR_PMON_FIXED_CTR`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
+    /// sources: [`WFixedCtrLayout`].
+    pub type WFixedCtr = Reg64<WFixedCtrLayout>;
+}
 
 /// The layout of [`WFixedCtr`] (`W_MSR_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -642,13 +641,10 @@ static W_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WFixedCtrLayout::RESET, reserved_mask: WFixedCtrLayout::RESERVED_MASK, ignored_mask: WFixedCtrLayout::IGNORED_MASK, writable_mask: WFixedCtrLayout::WRITABLE_MASK,
     description: "W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
+    sources: &[SOURCES[7], SOURCES[1]],
     addresses: Addresses::Known(&W_FIXED_CTR_INFO_ADDRESSES),
     fields: WFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR." },
-    ],
+    notes: W_FIXED_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

@@ -20,6 +20,17 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 8] = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 5] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28",
+];
+
 /// Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a
 /// freeze signal, and clear the counters or their control registers in a single write.
 ///
@@ -110,7 +121,7 @@ static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxCtlLayout::RESET, reserved_mask: CboBoxCtlLayout::RESERVED_MASK, ignored_mask: CboBoxCtlLayout::IGNORED_MASK, writable_mask: CboBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CBO_BOX_CTL_INFO_ADDRESSES),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
@@ -295,7 +306,7 @@ static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtlLayout::RESET, reserved_mask: CboCtlLayout::RESERVED_MASK, ignored_mask: CboCtlLayout::IGNORED_MASK, writable_mask: CboCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one CBo: selects the event and sub-events, enables the counter, can clear it, can restrict counting to the thread programmed in the box filter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&CBO_CTL_INFO_ADDRESSES),
     fields: CboCtlLayout::FIELDS,
     notes: &[
@@ -379,7 +390,7 @@ static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtrLayout::RESET, reserved_mask: CboCtrLayout::RESERVED_MASK, ignored_mask: CboCtrLayout::IGNORED_MASK, writable_mask: CboCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one CBo: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[3], SOURCES[2]],
     addresses: Addresses::Known(&CBO_CTR_INFO_ADDRESSES),
     fields: CboCtrLayout::FIELDS,
     notes: &[
@@ -507,7 +518,7 @@ static CBO_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilterLayout::RESET, reserved_mask: CboBoxFilterLayout::RESERVED_MASK, ignored_mask: CboBoxFilterLayout::IGNORED_MASK, writable_mask: CboBoxFilterLayout::WRITABLE_MASK,
     description: "Filter shared by the four counters of one CBo. Which fields an event honours depends on the event: any event can be restricted to one thread (with the control register's tid_en set), LLC_LOOKUP by cache-line state, and TOR_INSERTS / TOR_OCCUPANCY by request opcode and node id. Because the register is shared, only events that agree on its contents can be counted together in one CBo.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28"],
+    sources: &[SOURCES[2], SOURCES[4]],
     addresses: Addresses::Known(&CBO_BOX_FILTER_INFO_ADDRESSES),
     fields: CboBoxFilterLayout::FIELDS,
     notes: &[

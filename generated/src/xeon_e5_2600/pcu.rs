@@ -21,16 +21,30 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["PCU"];
 
-/// Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a
-/// freeze signal, and clear the counters or their control registers in a single write.
-///
-/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
-/// sources: [`PcuBoxCtlLayout`].
-///
-/// **Address** (info): 0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL =
-/// 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR =
-/// 0x0C24 agree.
-pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 7] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76",
+];
+
+noted! {
+    PCU_BOX_CTL_INFO_NOTES = [
+        ("info", "Address", "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree."),
+    ];
+    /// Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a
+    /// freeze signal, and clear the counters or their control registers in a single write.
+    ///
+    /// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`PcuBoxCtlLayout`].
+    pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+}
 
 /// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -99,12 +113,10 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address", text: "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree." },
-    ],
+    notes: PCU_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
@@ -354,7 +366,7 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -365,20 +377,17 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and
-/// keeps counting, and may be read while counting.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600), 4 per instance.
-/// Fields, masks and sources: [`PcuCtrLayout`].
-///
-/// **Width from Linux and the v2 guide; the E5-2600 table was not read** (info): The field table
-/// for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits
-/// = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2
-/// guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers.
-/// Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux
-/// SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM
-/// JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39).
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Width from Linux and the v2 guide; the E5-2600 table was not read", "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39)."),
+    ];
+    /// PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and
+    /// keeps counting, and may be read while counting.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -430,12 +439,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[3], SOURCES[2]],
     addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width from Linux and the v2 guide; the E5-2600 table was not read", text: "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39)." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
 /// Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one
@@ -532,7 +539,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76"],
+    sources: &[SOURCES[4]],
     addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -541,20 +548,19 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It
-/// is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it.
-/// It does not count how many cores are in C6; the PCU occupancy events do that.
-///
-/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
-/// sources: [`PcuCoreC6CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): 0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux
-/// SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.
-pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+noted! {
+    PCU_CORE_C6_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree."),
+    ];
+    /// Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It
+    /// is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it.
+    /// It does not count how many cores are in C6; the PCU occupancy events do that.
+    ///
+    /// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`PcuCoreC6CtrLayout`].
+    pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
 ///
@@ -597,33 +603,25 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76"],
+    sources: &[SOURCES[5]],
     addresses: Addresses::Known(&PCU_CORE_C6_CTR_INFO_ADDRESSES),
     fields: PcuCoreC6CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree." },
-    ],
+    notes: PCU_CORE_C6_CTR_INFO_NOTES,
 };
 
-/// Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like
-/// PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset
-/// through the PCU box control.
-///
-/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
-/// sources: [`PcuCoreC3CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Table 2-79 body not read; layout taken from Table 2-78** (info): The public copy of p. 76 is
-/// cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives
-/// PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section
-/// 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is
-/// therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR =
-/// 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree.
-pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+noted! {
+    PCU_CORE_C3_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Table 2-79 body not read; layout taken from Table 2-78", "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree."),
+    ];
+    /// Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like
+    /// PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset
+    /// through the PCU box control.
+    ///
+    /// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`PcuCoreC3CtrLayout`].
+    pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
 ///
@@ -666,13 +664,10 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Known(&PCU_CORE_C3_CTR_INFO_ADDRESSES),
     fields: PcuCoreC3CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Table 2-79 body not read; layout taken from Table 2-78", text: "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree." },
-    ],
+    notes: PCU_CORE_C3_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

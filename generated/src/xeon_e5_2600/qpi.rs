@@ -20,23 +20,33 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 2] = ["P0", "P1"];
 
-/// Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box
-/// obeys a freeze signal, and clear the counters or their control registers in a single write.
-///
-/// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and
-/// sources: [`QpiBoxCtlLayout`].
-///
-/// **Table 2-85 taken from a public copy of the guide** (info): Table 2-85 (p. 89) is not in the
-/// project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux
-/// uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box
-/// control at SNBEP_PCI_PMON_BOX_CTL = 0xf4).
-///
-/// **frz_en and frz are documented write-only but read back in practice** (info): The guide marks
-/// frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then
-/// reads it back, treating any value other than those two bits as a sign that uncore monitoring is
-/// not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz.
-/// This suggests both bits read back as written. We keep the guide's wo access.
-pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 9] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92",
+];
+
+noted! {
+    QPI_BOX_CTL_INFO_NOTES = [
+        ("info", "Table 2-85 taken from a public copy of the guide", "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4)."),
+        ("info", "frz_en and frz are documented write-only but read back in practice", "The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access."),
+    ];
+    /// Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box
+    /// obeys a freeze signal, and clear the counters or their control registers in a single write.
+    ///
+    /// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`QpiBoxCtlLayout`].
+    pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+}
 
 /// The layout of [`QpiBoxCtl`] (`Q_P{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -108,13 +118,10 @@ static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&QPI_BOX_CTL_INFO_ADDRESSES),
     fields: QpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Table 2-85 taken from a public copy of the guide", text: "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4)." },
-        NoteInfo { kind: "info", title: "frz_en and frz are documented write-only but read back in practice", text: "The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access." },
-    ],
+    notes: QPI_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -289,7 +296,7 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
     description: "Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1], SOURCES[2], SOURCES[3]],
     addresses: Addresses::Known(&QPI_CTL_INFO_ADDRESSES),
     fields: QpiCtlLayout::FIELDS,
     notes: &[
@@ -298,19 +305,18 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register
-/// spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting,
-/// and may be read while counting is enabled.
-///
-/// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600), 4 per instance.
-/// Fields, masks and sources: [`QpiCtrLayout`].
-///
-/// **48-bit counter read as two dwords** (info): The register is 64 bits wide in configuration
-/// space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration
-/// space is accessed a dword at a time, so the halves are read separately (Linux
-/// snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n;
-/// Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count.
-pub type QpiCtr = Reg64<QpiCtrLayout>;
+noted! {
+    QPI_CTR_INFO_NOTES = [
+        ("info", "48-bit counter read as two dwords", "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count."),
+    ];
+    /// QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register
+    /// spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting,
+    /// and may be read while counting is enabled.
+    ///
+    /// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600), 4 per instance.
+    /// Fields, masks and sources: [`QpiCtrLayout`].
+    pub type QpiCtr = Reg64<QpiCtrLayout>;
+}
 
 /// The layout of [`QpiCtr`] (`Q_P{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -364,42 +370,25 @@ static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
     description: "QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90"],
+    sources: &[SOURCES[4]],
     addresses: Addresses::Known(&QPI_CTR_INFO_ADDRESSES),
     fields: QpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count." },
-    ],
+    notes: QPI_CTR_INFO_NOTES,
 };
 
-/// Low half of the packet-match value for one QPI port: the values that the message class, opcode,
-/// virtual network, destination node id and the top bit of the remote node id of a packet are
-/// compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.
-///
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`QpiPktMatch0Layout`].
-///
-/// **Lives in the port's filter function, not the counter function** (info): The match/mask
-/// registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate
-/// function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9
-/// function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux
-/// uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for
-/// 0x3c96 is commented "QPI Port 0 filter" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes
-/// MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees
-/// (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and
-/// set a counter's ev_sel to 0x38 (CTO_COUNT).
-///
-/// **Layout confirmed without the guide page that holds Table 2-89** (info): Table 2-89 itself
-/// (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page
-/// was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes
-/// place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and
-/// match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table
-/// (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide
-/// (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute
-/// column; the non-reserved fields are software-programmed configuration and are given rw. Reserved
-/// fields carry the "must write to 0" sentence and are rsv. Reset values are taken as 0, as in
-/// Tables 2-90/2-91 and the v2 guide's MATCH tables.
-pub type QpiPktMatch0 = Reg32<QpiPktMatch0Layout>;
+noted! {
+    QPI_PKT_MATCH0_INFO_NOTES = [
+        ("info", "Lives in the port's filter function, not the counter function", "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT)."),
+        ("info", "Layout confirmed without the guide page that holds Table 2-89", "Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the \"must write to 0\" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables."),
+    ];
+    /// Low half of the packet-match value for one QPI port: the values that the message class, opcode,
+    /// virtual network, destination node id and the top bit of the remote node id of a packet are
+    /// compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.
+    ///
+    /// `Q_P{i}_PCI_PMON_PKT_MATCH0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`QpiPktMatch0Layout`].
+    pub type QpiPktMatch0 = Reg32<QpiPktMatch0Layout>;
+}
 
 /// The layout of [`QpiPktMatch0`] (`Q_P{i}_PCI_PMON_PKT_MATCH0`): its fields, masks and metadata.
 ///
@@ -499,13 +488,10 @@ static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[5], SOURCES[3]],
     addresses: Addresses::Known(&QPI_PKT_MATCH0_INFO_ADDRESSES),
     fields: QpiPktMatch0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Lives in the port's filter function, not the counter function", text: "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT)." },
-        NoteInfo { kind: "info", title: "Layout confirmed without the guide page that holds Table 2-89", text: "Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the \"must write to 0\" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables." },
-    ],
+    notes: QPI_PKT_MATCH0_INFO_NOTES,
 };
 
 /// Named values of `Q_P{i}_PCI_PMON_PKT_MATCH1.rds`.
@@ -518,23 +504,18 @@ const QPI_PKT_MATCH1_RDS_VALUES: &[ValueInfo] = &[
         ValueInfo { value: 0, name: "invalid", description: "no coherent state (non-coherent data)" },
 ];
 
-/// High half of the packet-match value for one QPI port: the response data state and the low four
-/// bits of the remote node id that a packet is compared against, in the bit positions selected by
-/// Q_P{i}_PCI_PMON_PKT_MASK1.
-///
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`QpiPktMatch1Layout`].
-///
-/// **Layout confirmed without the guide page that holds Table 2-88** (info): Table 2-88 itself
-/// (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a)
-/// Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and
-/// match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c,
-/// SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92),
-/// identical in layout, which also lists the RDS encodings used for the enumerated values here; (c)
-/// the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column:
-/// non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the
-/// device/function.
-pub type QpiPktMatch1 = Reg32<QpiPktMatch1Layout>;
+noted! {
+    QPI_PKT_MATCH1_INFO_NOTES = [
+        ("info", "Layout confirmed without the guide page that holds Table 2-88", "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function."),
+    ];
+    /// High half of the packet-match value for one QPI port: the response data state and the low four
+    /// bits of the remote node id that a packet is compared against, in the bit positions selected by
+    /// Q_P{i}_PCI_PMON_PKT_MASK1.
+    ///
+    /// `Q_P{i}_PCI_PMON_PKT_MATCH1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`QpiPktMatch1Layout`].
+    pub type QpiPktMatch1 = Reg32<QpiPktMatch1Layout>;
+}
 
 /// The layout of [`QpiPktMatch1`] (`Q_P{i}_PCI_PMON_PKT_MATCH1`): its fields, masks and metadata.
 ///
@@ -604,28 +585,23 @@ static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
     description: "High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[6], SOURCES[3]],
     addresses: Addresses::Known(&QPI_PKT_MATCH1_INFO_ADDRESSES),
     fields: QpiPktMatch1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout confirmed without the guide page that holds Table 2-88", text: "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function." },
-    ],
+    notes: QPI_PKT_MATCH1_INFO_NOTES,
 };
 
-/// Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding
-/// bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.
-///
-/// `Q_P{i}_PCI_PMON_PKT_MASK0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`QpiPktMask0Layout`].
-///
-/// **No attribute column; offset and function** (info): Table 2-91 gives fields, bits and reset
-/// values but no access attribute; the non-reserved fields are software-programmed and given rw,
-/// and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at
-/// SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4
-/// config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table);
-/// likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the
-/// device/function.
-pub type QpiPktMask0 = Reg32<QpiPktMask0Layout>;
+noted! {
+    QPI_PKT_MASK0_INFO_NOTES = [
+        ("info", "No attribute column; offset and function", "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function."),
+    ];
+    /// Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding
+    /// bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.
+    ///
+    /// `Q_P{i}_PCI_PMON_PKT_MASK0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`QpiPktMask0Layout`].
+    pub type QpiPktMask0 = Reg32<QpiPktMask0Layout>;
+}
 
 /// The layout of [`QpiPktMask0`] (`Q_P{i}_PCI_PMON_PKT_MASK0`): its fields, masks and metadata.
 ///
@@ -721,26 +697,23 @@ static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92"],
+    sources: &[SOURCES[7]],
     addresses: Addresses::Known(&QPI_PKT_MASK0_INFO_ADDRESSES),
     fields: QpiPktMask0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "No attribute column; offset and function", text: "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function." },
-    ],
+    notes: QPI_PKT_MASK0_INFO_NOTES,
 };
 
-/// High half of the packet-match mask for one QPI port: selects which bits of the response data
-/// state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.
-///
-/// `Q_P{i}_PCI_PMON_PKT_MASK1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`QpiPktMask1Layout`].
-///
-/// **No attribute column; offset and function** (info): Table 2-90 gives fields, bits and reset
-/// values but no access attribute; the non-reserved fields are given rw and the reserved ones (must
-/// write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format
-/// attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid
-/// registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function.
-pub type QpiPktMask1 = Reg32<QpiPktMask1Layout>;
+noted! {
+    QPI_PKT_MASK1_INFO_NOTES = [
+        ("info", "No attribute column; offset and function", "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function."),
+    ];
+    /// High half of the packet-match mask for one QPI port: selects which bits of the response data
+    /// state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.
+    ///
+    /// `Q_P{i}_PCI_PMON_PKT_MASK1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`QpiPktMask1Layout`].
+    pub type QpiPktMask1 = Reg32<QpiPktMask1Layout>;
+}
 
 /// The layout of [`QpiPktMask1`] (`Q_P{i}_PCI_PMON_PKT_MASK1`): its fields, masks and metadata.
 ///
@@ -807,12 +780,10 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
     description: "High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92"],
+    sources: &[SOURCES[8]],
     addresses: Addresses::Known(&QPI_PKT_MASK1_INFO_ADDRESSES),
     fields: QpiPktMask1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "No attribute column; offset and function", text: "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function." },
-    ],
+    notes: QPI_PKT_MASK1_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,6 +17,17 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 15] = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 5] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-13, p. 33",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-14, p. 33",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.3.3.2, p. 33",
+    "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters",
+];
+
 /// Box-wide control of one CBo: freezes its four counters and clears the counters or their controls
 /// in one write; bits 17:16 let the box take part in uncore-wide freeze and overflow handling.
 ///
@@ -137,7 +148,7 @@ static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxCtlLayout::RESET, reserved_mask: CboBoxCtlLayout::RESERVED_MASK, ignored_mask: CboBoxCtlLayout::IGNORED_MASK, writable_mask: CboBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CBo: freezes its four counters and clears the counters or their controls in one write; bits 17:16 let the box take part in uncore-wide freeze and overflow handling.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-13, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&CBO_BOX_CTL_INFO_ADDRESSES),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
@@ -146,29 +157,18 @@ static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for counter n of one CBo: event and sub-event select, enable, reset, thread filter
-/// enable, and threshold/edge filtering of each cycle's increment.
-///
-/// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`CboCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-///
-/// **No ov_en in Table 2-14** (source-conflict): Table 2-14 (p. 33) marks bits 21:20 of the CBo
-/// control as reserved (software must write 0), while the text under it speaks of setting the
-/// control register to send an overflow message, and the other boxes of this generation have ov_en
-/// at bit 20. Linux never sets bit 20 on any IvyTown box. We follow the table: no ov_en field in
-/// the CBo control; a CBo counter's overflow then only wraps. Rows below bit 18 of the public copy
-/// were not read: rst 17 (WO, named in the table's lead-in), umask 15:8 and ev_sel 7:0 are from
-/// Linux's CBo format (event config:0-7, umask config:8-15); bit 16 is taken as reserved as on the
-/// E5-2600.
-pub type CboCtl = Reg32<CboCtlLayout>;
+noted! {
+    CBO_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+        ("source-conflict", "No ov_en in Table 2-14", "Table 2-14 (p. 33) marks bits 21:20 of the CBo control as reserved (software must write 0), while the text under it speaks of setting the control register to send an overflow message, and the other boxes of this generation have ov_en at bit 20. Linux never sets bit 20 on any IvyTown box. We follow the table: no ov_en field in the CBo control; a CBo counter's overflow then only wraps. Rows below bit 18 of the public copy were not read: rst 17 (WO, named in the table's lead-in), umask 15:8 and ev_sel 7:0 are from Linux's CBo format (event config:0-7, umask config:8-15); bit 16 is taken as reserved as on the E5-2600."),
+    ];
+    /// Control for counter n of one CBo: event and sub-event select, enable, reset, thread filter
+    /// enable, and threshold/edge filtering of each cycle's increment.
+    ///
+    /// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`CboCtlLayout`].
+    pub type CboCtl = Reg32<CboCtlLayout>;
+}
 
 /// The layout of [`CboCtl`] (`C{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -289,13 +289,10 @@ static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtlLayout::RESET, reserved_mask: CboCtlLayout::RESERVED_MASK, ignored_mask: CboCtlLayout::IGNORED_MASK, writable_mask: CboCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one CBo: event and sub-event select, enable, reset, thread filter enable, and threshold/edge filtering of each cycle's increment.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-14, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[2], SOURCES[1]],
     addresses: Addresses::Known(&CBO_CTL_INFO_ADDRESSES),
     fields: CboCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-        NoteInfo { kind: "source-conflict", title: "No ov_en in Table 2-14", text: "Table 2-14 (p. 33) marks bits 21:20 of the CBo control as reserved (software must write 0), while the text under it speaks of setting the control register to send an overflow message, and the other boxes of this generation have ov_en at bit 20. Linux never sets bit 20 on any IvyTown box. We follow the table: no ov_en field in the CBo control; a CBo counter's overflow then only wraps. Rows below bit 18 of the public copy were not read: rst 17 (WO, named in the table's lead-in), umask 15:8 and ev_sel 7:0 are from Linux's CBo format (event config:0-7, umask config:8-15); bit 16 is taken as reserved as on the E5-2600." },
-    ],
+    notes: CBO_CTL_INFO_NOTES,
 };
 
 /// Data counter n of one CBo: a 44-bit event count that wraps on overflow.
@@ -374,7 +371,7 @@ static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtrLayout::RESET, reserved_mask: CboCtrLayout::RESERVED_MASK, ignored_mask: CboCtrLayout::IGNORED_MASK, writable_mask: CboCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one CBo: a 44-bit event count that wraps on overflow.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.3.3.2, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[3], SOURCES[1]],
     addresses: Addresses::Known(&CBO_CTR_INFO_ADDRESSES),
     fields: CboCtrLayout::FIELDS,
     notes: &[
@@ -491,7 +488,7 @@ static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilter0Layout::RESET, reserved_mask: CboBoxFilter0Layout::RESERVED_MASK, ignored_mask: CboBoxFilter0Layout::IGNORED_MASK, writable_mask: CboBoxFilter0Layout::WRITABLE_MASK,
     description: "First filter register of one CBo, shared by its four counters: the thread id (used when a control's tid_en is set), the QPI link, and the cache-line states that LLC_LOOKUP and LLC_VICTIMS events match.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    sources: &[SOURCES[1], SOURCES[4]],
     addresses: Addresses::Known(&CBO_BOX_FILTER0_INFO_ADDRESSES),
     fields: CboBoxFilter0Layout::FIELDS,
     notes: &[
@@ -612,7 +609,7 @@ static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilter1Layout::RESET, reserved_mask: CboBoxFilter1Layout::RESERVED_MASK, ignored_mask: CboBoxFilter1Layout::IGNORED_MASK, writable_mask: CboBoxFilter1Layout::WRITABLE_MASK,
     description: "Second filter register of one CBo: the node id and request opcode that TOR_INSERTS / TOR_OCCUPANCY events match, and qualifiers for non-coherent, C6 and isochronous requests.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    sources: &[SOURCES[1], SOURCES[4]],
     addresses: Addresses::Known(&CBO_BOX_FILTER1_INFO_ADDRESSES),
     fields: CboBoxFilter1Layout::FIELDS,
     notes: &[

@@ -19,6 +19,18 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 2] = ["HA0", "HA1"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 6] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-38, p. 56",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-40, p. 57",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57",
+    "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -127,7 +139,7 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-38, p. 56", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&HA_BOX_CTL_INFO_ADDRESSES),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
@@ -136,16 +148,17 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Box status: one overflow bit per counter, set by hardware when that counter overflows with its
-/// ov_en set, cleared by writing 1.
-///
-/// `HA{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks
-/// and sources: [`HaBoxStatusLayout`].
-///
-/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits,
-/// and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier
-/// transcription, made before the format had that access kind, recorded it as rw-v.
-pub type HaBoxStatus = Reg32<HaBoxStatusLayout>;
+noted! {
+    HA_BOX_STATUS_INFO_NOTES = [
+        ("info", "RW1C", "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v."),
+    ];
+    /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its
+    /// ov_en set, cleared by writing 1.
+    ///
+    /// `HA{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks
+    /// and sources: [`HaBoxStatusLayout`].
+    pub type HaBoxStatus = Reg32<HaBoxStatusLayout>;
+}
 
 /// The layout of [`HaBoxStatus`] (`HA{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
 ///
@@ -202,35 +215,25 @@ static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxStatusLayout::RESET, reserved_mask: HaBoxStatusLayout::RESERVED_MASK, ignored_mask: HaBoxStatusLayout::IGNORED_MASK, writable_mask: HaBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56"],
+    sources: &[SOURCES[2]],
     addresses: Addresses::Known(&HA_BOX_STATUS_INFO_ADDRESSES),
     fields: HaBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
-    ],
+    notes: HA_BOX_STATUS_INFO_NOTES,
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`HaCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-///
-/// **Bit 16: q_occ_rst from Linux** (source-conflict): The public copy of Table 2-40 was read down
-/// to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the
-/// Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as
-/// a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other
-/// PCI boxes keep bit 16 reserved.
-pub type HaCtl = Reg32<HaCtlLayout>;
+noted! {
+    HA_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+        ("source-conflict", "Bit 16: q_occ_rst from Linux", "The public copy of Table 2-40 was read down to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other PCI boxes keep bit 16 reserved."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`HaCtlLayout`].
+    pub type HaCtl = Reg32<HaCtlLayout>;
+}
 
 /// The layout of [`HaCtl`] (`HA{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -345,13 +348,10 @@ static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-40, p. 57", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[3], SOURCES[1]],
     addresses: Addresses::Known(&HA_CTL_INFO_ADDRESSES),
     fields: HaCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-        NoteInfo { kind: "source-conflict", title: "Bit 16: q_occ_rst from Linux", text: "The public copy of Table 2-40 was read down to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other PCI boxes keep bit 16 reserved." },
-    ],
+    notes: HA_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -418,7 +418,7 @@ static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57"],
+    sources: &[SOURCES[4]],
     addresses: Addresses::Known(&HA_CTR_INFO_ADDRESSES),
     fields: HaCtrLayout::FIELDS,
     notes: &[
@@ -497,7 +497,7 @@ static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaAddrMatch0Layout::RESET, reserved_mask: HaAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaAddrMatch0Layout::IGNORED_MASK, writable_mask: HaAddrMatch0Layout::WRITABLE_MASK,
     description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against (the ADDR_OPC_MATCH events count matches).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    sources: &[SOURCES[1], SOURCES[5]],
     addresses: Addresses::Known(&HA_ADDR_MATCH0_INFO_ADDRESSES),
     fields: HaAddrMatch0Layout::FIELDS,
     notes: &[
@@ -570,7 +570,7 @@ static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaAddrMatch1Layout::RESET, reserved_mask: HaAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaAddrMatch1Layout::IGNORED_MASK, writable_mask: HaAddrMatch1Layout::WRITABLE_MASK,
     description: "High half of the physical-address match: address bits 45:32.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    sources: &[SOURCES[1], SOURCES[5]],
     addresses: Addresses::Known(&HA_ADDR_MATCH1_INFO_ADDRESSES),
     fields: HaAddrMatch1Layout::FIELDS,
     notes: &[
@@ -643,7 +643,7 @@ static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaOpcodeMatchLayout::RESET, reserved_mask: HaOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaOpcodeMatchLayout::WRITABLE_MASK,
     description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    sources: &[SOURCES[1], SOURCES[5]],
     addresses: Addresses::Known(&HA_OPCODE_MATCH_INFO_ADDRESSES),
     fields: HaOpcodeMatchLayout::FIELDS,
     notes: &[

@@ -17,6 +17,16 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 8] = ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-72, p. 79",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -133,7 +143,7 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-72, p. 79", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
@@ -142,16 +152,17 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Box status: one overflow bit per counter, set by hardware when that counter overflows with its
-/// ov_en set, cleared by writing 1.
-///
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields,
-/// masks and sources: [`ImcBoxStatusLayout`].
-///
-/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits,
-/// and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier
-/// transcription, made before the format had that access kind, recorded it as rw-v.
-pub type ImcBoxStatus = Reg32<ImcBoxStatusLayout>;
+noted! {
+    IMC_BOX_STATUS_INFO_NOTES = [
+        ("info", "RW1C", "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v."),
+    ];
+    /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its
+    /// ov_en set, cleared by writing 1.
+    ///
+    /// `MC_CH{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields,
+    /// masks and sources: [`ImcBoxStatusLayout`].
+    pub type ImcBoxStatus = Reg32<ImcBoxStatusLayout>;
+}
 
 /// The layout of [`ImcBoxStatus`] (`MC_CH{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
 ///
@@ -214,29 +225,24 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79"],
+    sources: &[SOURCES[2]],
     addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
     fields: ImcBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
-    ],
+    notes: IMC_BOX_STATUS_INFO_NOTES,
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2), 4 per
-/// instance. Fields, masks and sources: [`ImcCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type ImcCtl = Reg32<ImcCtlLayout>;
+noted! {
+    IMC_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2), 4 per
+    /// instance. Fields, masks and sources: [`ImcCtlLayout`].
+    pub type ImcCtl = Reg32<ImcCtlLayout>;
+}
 
 /// The layout of [`ImcCtl`] (`MC_CH{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -351,12 +357,10 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: IMC_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -428,7 +432,7 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
@@ -436,19 +440,17 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear
-/// it.
-///
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields,
-/// masks and sources: [`ImcFixedCtlLayout`].
-///
-/// **Layout from the v1 guide, Linux and PCM; ov_en inferred** (info): Linux uncore_snbep.c uses
-/// SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the
-/// counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2
-/// table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as
-/// ov_en like the general controls of this generation (the fixed counter has its own overflow bit,
-/// bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it).
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+noted! {
+    IMC_FIXED_CTL_INFO_NOTES = [
+        ("info", "Layout from the v1 guide, Linux and PCM; ov_en inferred", "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it)."),
+    ];
+    /// Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear
+    /// it.
+    ///
+    /// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields,
+    /// masks and sources: [`ImcFixedCtlLayout`].
+    pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+}
 
 /// The layout of [`ImcFixedCtl`] (`MC_CH{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -526,12 +528,10 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear it.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
+    sources: &[SOURCES[1], SOURCES[3]],
     addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from the v1 guide, Linux and PCM; ov_en inferred", text: "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it)." },
-    ],
+    notes: IMC_FIXED_CTL_INFO_NOTES,
 };
 
 /// The channel's fixed counter: a 48-bit count of DRAM clock cycles.
@@ -605,7 +605,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: a 48-bit count of DRAM clock cycles.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[

@@ -17,6 +17,15 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["IRP"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -120,7 +129,7 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
@@ -200,7 +209,7 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
@@ -209,30 +218,19 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `IRP_PCI_PMON_CTL{n}`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`IrpCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-///
-/// **One box of four counters, or two of two** (source-conflict): Linux uncore_snbep.c treats the
-/// IRP as one box with four counters: controls at 0xd8, 0xdc, 0xe0, 0xe4 and counters at 0xa0,
-/// 0xb0, 0xb8, 0xc0 (ivbep_uncore_irp_ctls/ctrs; 'registers in IRP boxes are not properly
-/// aligned'). likwid splits the same registers into IBOX0 (controls 0xD8/0xDC, counters 0xA0/0xB0)
-/// and IBOX1 (0xE0/0xE4, 0xB8/0xC0), and the Xeon E5 datasheet's PmonUnitStatus text assigns IO
-/// IRP0 status bits 0-1 and IO IRP1 bits 2-3 in one status register. The addresses agree; only the
-/// grouping differs. Because the two halves share one box control and one status register, we model
-/// one box with counters 0-3 (Linux's view), counter n's overflow being status bit n.
-pub type IrpCtl = Reg32<IrpCtlLayout>;
+noted! {
+    IRP_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+        ("source-conflict", "One box of four counters, or two of two", "Linux uncore_snbep.c treats the IRP as one box with four counters: controls at 0xd8, 0xdc, 0xe0, 0xe4 and counters at 0xa0, 0xb0, 0xb8, 0xc0 (ivbep_uncore_irp_ctls/ctrs; 'registers in IRP boxes are not properly aligned'). likwid splits the same registers into IBOX0 (controls 0xD8/0xDC, counters 0xA0/0xB0) and IBOX1 (0xE0/0xE4, 0xB8/0xC0), and the Xeon E5 datasheet's PmonUnitStatus text assigns IO IRP0 status bits 0-1 and IO IRP1 bits 2-3 in one status register. The addresses agree; only the grouping differs. Because the two halves share one box control and one status register, we model one box with counters 0-3 (Linux's view), counter n's overflow being status bit n."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `IRP_PCI_PMON_CTL{n}`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`IrpCtlLayout`].
+    pub type IrpCtl = Reg32<IrpCtlLayout>;
+}
 
 /// The layout of [`IrpCtl`] (`IRP_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -338,13 +336,10 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-        NoteInfo { kind: "source-conflict", title: "One box of four counters, or two of two", text: "Linux uncore_snbep.c treats the IRP as one box with four counters: controls at 0xd8, 0xdc, 0xe0, 0xe4 and counters at 0xa0, 0xb0, 0xb8, 0xc0 (ivbep_uncore_irp_ctls/ctrs; 'registers in IRP boxes are not properly aligned'). likwid splits the same registers into IBOX0 (controls 0xD8/0xDC, counters 0xA0/0xB0) and IBOX1 (0xE0/0xE4, 0xB8/0xC0), and the Xeon E5 datasheet's PmonUnitStatus text assigns IO IRP0 status bits 0-1 and IO IRP1 bits 2-3 in one status register. The addresses agree; only the grouping differs. Because the two halves share one box control and one status register, we model one box with counters 0-3 (Linux's view), counter n's overflow being status bit n." },
-    ],
+    notes: IRP_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -414,7 +409,7 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
     notes: &[

@@ -17,6 +17,18 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["PCU"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 6] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112",
+    "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters",
+];
+
 /// Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one
 /// write.
 ///
@@ -119,7 +131,7 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one write.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
@@ -197,7 +209,7 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "PCU box status: one overflow bit per counter, cleared by writing 1.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[2], SOURCES[3]],
     addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -206,26 +218,18 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and
-/// threshold, invert and edge filtering for both plain and occupancy events.
-///
-/// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`PcuCtlLayout`].
-///
-/// **Bits 31:20 from Table 2-121, the rest from Linux** (info): The public copy of Table 2-121
-/// (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext
-/// 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0,
-/// occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike
-/// the E5-2600, bit 23 (invert) is reserved.
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type PcuCtl = Reg32<PcuCtlLayout>;
+noted! {
+    PCU_CTL_INFO_NOTES = [
+        ("info", "Bits 31:20 from Table 2-121, the rest from Linux", "The public copy of Table 2-121 (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0, occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike the E5-2600, bit 23 (invert) is reserved."),
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and
+    /// threshold, invert and edge filtering for both plain and occupancy events.
+    ///
+    /// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtlLayout`].
+    pub type PcuCtl = Reg32<PcuCtlLayout>;
+}
 
 /// The layout of [`PcuCtl`] (`PCU_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -367,23 +371,22 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and threshold, invert and edge filtering for both plain and occupancy events.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[4], SOURCES[1]],
     addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 31:20 from Table 2-121, the rest from Linux", text: "The public copy of Table 2-121 (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0, occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike the E5-2600, bit 23 (invert) is reserved." },
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: PCU_CTL_INFO_NOTES,
 };
 
-/// PCU data counter n: a 48-bit event count.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`PcuCtrLayout`].
-///
-/// **Width and address** (info): Linux ivbep_uncore_pcu: perf_ctr_bits = 48,
-/// SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39.
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Width and address", "Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39."),
+    ];
+    /// PCU data counter n: a 48-bit event count.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -433,12 +436,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and address", text: "Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
 /// PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.
@@ -519,7 +520,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
+    sources: &[SOURCES[1], SOURCES[5]],
     addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -527,20 +528,18 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or
-/// reset).
-///
-/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and
-/// sources: [`PcuCoreC6CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed
-/// counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v,
-/// as for the E5-2600's same counters (software normally only reads them).
-pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+noted! {
+    PCU_CORE_C6_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)."),
+    ];
+    /// Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or
+    /// reset).
+    ///
+    /// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and
+    /// sources: [`PcuCoreC6CtrLayout`].
+    pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
 ///
@@ -582,29 +581,24 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
     description: "Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[3]],
     addresses: Addresses::Known(&PCU_CORE_C6_CTR_INFO_ADDRESSES),
     fields: PcuCoreC6CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)." },
-    ],
+    notes: PCU_CORE_C6_CTR_INFO_NOTES,
 };
 
-/// Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or
-/// reset).
-///
-/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and
-/// sources: [`PcuCoreC3CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed
-/// counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v,
-/// as for the E5-2600's same counters (software normally only reads them).
-pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+noted! {
+    PCU_CORE_C3_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)."),
+    ];
+    /// Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or
+    /// reset).
+    ///
+    /// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and
+    /// sources: [`PcuCoreC3CtrLayout`].
+    pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
 ///
@@ -646,13 +640,10 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
     description: "Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[3]],
     addresses: Addresses::Known(&PCU_CORE_C3_CTR_INFO_ADDRESSES),
     fields: PcuCoreC3CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)." },
-    ],
+    notes: PCU_CORE_C3_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,6 +17,15 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["P0", "P1", "P2"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -135,7 +144,7 @@ static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_BOX_CTL", "P0", 0, (0x0E32, 8, 2, 0x0F4), "likwid"),
         AddressInfo::pci("Q_P1_PCI_PMON_BOX_CTL", "P1", 0, (0x0E33, 9, 2, 0x0F4), "likwid"),
@@ -221,7 +230,7 @@ static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxStatusLayout::RESET, reserved_mask: QpiBoxStatusLayout::RESERVED_MASK, ignored_mask: QpiBoxStatusLayout::IGNORED_MASK, writable_mask: QpiBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_BOX_STATUS", "P0", 0, (0x0E32, 8, 2, 0x0F8), "likwid"),
         AddressInfo::pci("Q_P1_PCI_PMON_BOX_STATUS", "P1", 0, (0x0E33, 9, 2, 0x0F8), "likwid"),
@@ -234,21 +243,18 @@ static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`QpiCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type QpiCtl = Reg32<QpiCtlLayout>;
+noted! {
+    QPI_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`QpiCtlLayout`].
+    pub type QpiCtl = Reg32<QpiCtlLayout>;
+}
 
 /// The layout of [`QpiCtl`] (`Q_P{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -362,7 +368,7 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_CTL0", "P0", 0, (0x0E32, 8, 2, 0x0D8), "likwid"),
         AddressInfo::pci("Q_P0_PCI_PMON_CTL1", "P0", 1, (0x0E32, 8, 2, 0x0DC), "likwid"),
@@ -378,9 +384,7 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::pci("Q_P2_PCI_PMON_CTL3", "P2", 3, (0x0E3A, 24, 2, 0x0E4), "intel-pcm"),
     ]),
     fields: QpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: QPI_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -444,7 +448,7 @@ static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_CTR0", "P0", 0, (0x0E32, 8, 2, 0x0A0), "likwid"),
         AddressInfo::pci("Q_P0_PCI_PMON_CTR1", "P0", 1, (0x0E32, 8, 2, 0x0A8), "likwid"),
@@ -577,7 +581,7 @@ static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match value: message class, opcode, virtual network, destination node id and remote-node-id bit 4 to compare packets against, in the bits selected by Q_P{i}_PCI_PMON_PKT_MASK0.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH0", "P0", 0, (0x0E86, 8, 6, 0x228), "linux-snbep"),
         AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH0", "P1", 0, (0x0E96, 9, 6, 0x228), "linux-snbep"),
@@ -668,7 +672,7 @@ static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
     description: "High half of the packet-match value: response data state and remote node id bits 3:0.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH1", "P0", 0, (0x0E86, 8, 6, 0x22C), "linux-snbep"),
         AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH1", "P1", 0, (0x0E96, 9, 6, 0x22C), "linux-snbep"),
@@ -790,7 +794,7 @@ static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match mask: a 1 makes the corresponding bit of MATCH0 take part in the comparison.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK0", "P0", 0, (0x0E86, 8, 6, 0x238), "linux-snbep"),
         AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK0", "P1", 0, (0x0E96, 9, 6, 0x238), "linux-snbep"),
@@ -881,7 +885,7 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
     description: "High half of the packet-match mask: response data state and remote node id bits 3:0.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK1", "P0", 0, (0x0E86, 8, 6, 0x23C), "linux-snbep"),
         AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK1", "P1", 0, (0x0E96, 9, 6, 0x23C), "linux-snbep"),

@@ -17,6 +17,15 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["R2PCIE"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -119,7 +128,7 @@ static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R2pcieBoxCtlLayout::RESET, reserved_mask: R2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: R2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: R2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: R2pcieBoxCtlLayout::FIELDS,
     notes: &[
@@ -199,7 +208,7 @@ static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R2pcieBoxStatusLayout::RESET, reserved_mask: R2pcieBoxStatusLayout::RESERVED_MASK, ignored_mask: R2pcieBoxStatusLayout::IGNORED_MASK, writable_mask: R2pcieBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&R2PCIE_BOX_STATUS_INFO_ADDRESSES),
     fields: R2pcieBoxStatusLayout::FIELDS,
     notes: &[
@@ -208,21 +217,18 @@ static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`R2pcieCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+noted! {
+    R2PCIE_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`R2pcieCtlLayout`].
+    pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+}
 
 /// The layout of [`R2pcieCtl`] (`R2_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -328,12 +334,10 @@ static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: R2pcieCtlLayout::RESET, reserved_mask: R2pcieCtlLayout::RESERVED_MASK, ignored_mask: R2pcieCtlLayout::IGNORED_MASK, writable_mask: R2pcieCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R2PCIE_CTL_INFO_ADDRESSES),
     fields: R2pcieCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: R2PCIE_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -396,7 +400,7 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: R2pcieCtrLayout::RESET, reserved_mask: R2pcieCtrLayout::RESERVED_MASK, ignored_mask: R2pcieCtrLayout::IGNORED_MASK, writable_mask: R2pcieCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R2PCIE_CTR_INFO_ADDRESSES),
     fields: R2pcieCtrLayout::FIELDS,
     notes: &[

@@ -17,6 +17,15 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["L0", "L1", "L2"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -124,7 +133,7 @@ static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxCtlLayout::RESET, reserved_mask: R3qpiBoxCtlLayout::RESERVED_MASK, ignored_mask: R3qpiBoxCtlLayout::IGNORED_MASK, writable_mask: R3qpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R3QPI_BOX_CTL_INFO_ADDRESSES),
     fields: R3qpiBoxCtlLayout::FIELDS,
     notes: &[
@@ -209,7 +218,7 @@ static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxStatusLayout::RESET, reserved_mask: R3qpiBoxStatusLayout::RESERVED_MASK, ignored_mask: R3qpiBoxStatusLayout::IGNORED_MASK, writable_mask: R3qpiBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&R3QPI_BOX_STATUS_INFO_ADDRESSES),
     fields: R3qpiBoxStatusLayout::FIELDS,
     notes: &[
@@ -218,21 +227,18 @@ static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v2), 3 per
-/// instance. Fields, masks and sources: [`R3qpiCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+noted! {
+    R3QPI_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v2), 3 per
+    /// instance. Fields, masks and sources: [`R3qpiCtlLayout`].
+    pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+}
 
 /// The layout of [`R3qpiCtl`] (`R3_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -342,12 +348,10 @@ static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtlLayout::RESET, reserved_mask: R3qpiCtlLayout::RESERVED_MASK, ignored_mask: R3qpiCtlLayout::IGNORED_MASK, writable_mask: R3qpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R3QPI_CTL_INFO_ADDRESSES),
     fields: R3qpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: R3QPI_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -414,7 +418,7 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtrLayout::RESET, reserved_mask: R3qpiCtrLayout::RESERVED_MASK, ignored_mask: R3qpiCtrLayout::IGNORED_MASK, writable_mask: R3qpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 44-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R3QPI_CTR_INFO_ADDRESSES),
     fields: R3qpiCtrLayout::FIELDS,
     notes: &[

@@ -17,6 +17,18 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 6] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21",
+];
+
 /// Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores
 /// receive the PMI that an uncore overflow raises.
 ///
@@ -110,7 +122,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores receive the PMI that an uncore overflow raises.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -419,7 +431,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[2], SOURCES[3]],
     addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -427,26 +439,18 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and
-/// threshold/edge filtering.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance.
-/// Fields, masks and sources: [`UCtlLayout`].
-///
-/// **Layout from Linux and the guide's text** (info): The U-box control table was not read. Linux's
-/// IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24
-/// (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names
-/// U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the
-/// E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read.
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the guide's text", "The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read."),
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and
+    /// threshold/edge filtering.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance.
+    /// Fields, masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -559,23 +563,22 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and threshold/edge filtering.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[4], SOURCES[1]],
     addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the guide's text", text: "The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read." },
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
-/// U-box data counter n: a 44-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance.
-/// Fields, masks and sources: [`UCtrLayout`].
-///
-/// **Width** (info): Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44.
-/// Addresses 0xC16/0xC17 (Linux, likwid).
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Width", "Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid)."),
+    ];
+    /// U-box data counter n: a 44-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance.
+    /// Fields, masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -627,25 +630,22 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 44-bit event count.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[5], SOURCES[1]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid)." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock cycles.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields,
-/// masks and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Layout from the E5-2600 table; ov_en inferred** (info): Linux ivbep_uncore_ubox uses fixed_ctl
-/// SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose
-/// Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as
-/// ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to
-/// all U-box counters.
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Layout from the E5-2600 table; ov_en inferred", "Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock cycles.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields,
+    /// masks and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -705,22 +705,22 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock cycles.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from the E5-2600 table; ov_en inferred", text: "Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: a 48-bit count of uncore clock cycles.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields,
-/// masks and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Width** (info): Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each
-/// u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid).
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Width", "Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid)."),
+    ];
+    /// The U-box fixed counter: a 48-bit count of uncore clock cycles.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields,
+    /// masks and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -772,12 +772,10 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: a 48-bit count of uncore clock cycles.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[5], SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid)." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Node id of this socket, in the U-box PCI function (device 0x0E1E) on the socket's uncore bus;
@@ -837,7 +835,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x0E1E) on the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -942,7 +940,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

@@ -19,6 +19,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 18] = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C17"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one CBo: freeze, freeze enable, and reset of all counters or all controls in
 /// one write.
 ///
@@ -124,7 +132,7 @@ static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxCtlLayout::RESET, reserved_mask: CboBoxCtlLayout::RESERVED_MASK, ignored_mask: CboBoxCtlLayout::IGNORED_MASK, writable_mask: CboBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CBo: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CBO_BOX_CTL_INFO_ADDRESSES),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
@@ -162,23 +170,17 @@ impl CboCtlInvert {
     }
 }
 
-/// Control for counter n of one CBo: event, unit mask, enable, reset, thread filter enable,
-/// threshold, inversion and edge detection.
-///
-/// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`CboCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses
-/// SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK (with tid_en) for these CBos.
-pub type CboCtl = Reg32<CboCtlLayout>;
+noted! {
+    CBO_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK (with tid_en) for these CBos."),
+    ];
+    /// Control for counter n of one CBo: event, unit mask, enable, reset, thread filter enable,
+    /// threshold, inversion and edge detection.
+    ///
+    /// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`CboCtlLayout`].
+    pub type CboCtl = Reg32<CboCtlLayout>;
+}
 
 /// The layout of [`CboCtl`] (`C{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -308,12 +310,10 @@ static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtlLayout::RESET, reserved_mask: CboCtlLayout::RESERVED_MASK, ignored_mask: CboCtlLayout::IGNORED_MASK, writable_mask: CboCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one CBo: event, unit mask, enable, reset, thread filter enable, threshold, inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CBO_CTL_INFO_ADDRESSES),
     fields: CboCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK (with tid_en) for these CBos." },
-    ],
+    notes: CBO_CTL_INFO_NOTES,
 };
 
 /// First filter of one CBo, shared by its four counters: the thread to match (for controls with
@@ -434,7 +434,7 @@ static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilter0Layout::RESET, reserved_mask: CboBoxFilter0Layout::RESERVED_MASK, ignored_mask: CboBoxFilter0Layout::IGNORED_MASK, writable_mask: CboBoxFilter0Layout::WRITABLE_MASK,
     description: "First filter of one CBo, shared by its four counters: the thread to match (for controls with tid_en), the link and the cache-line states to match (LLC_LOOKUP, LLC_VICTIMS).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CBO_BOX_FILTER0_INFO_ADDRESSES),
     fields: CboBoxFilter0Layout::FIELDS,
     notes: &[
@@ -567,7 +567,7 @@ static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilter1Layout::RESET, reserved_mask: CboBoxFilter1Layout::RESERVED_MASK, ignored_mask: CboBoxFilter1Layout::IGNORED_MASK, writable_mask: CboBoxFilter1Layout::WRITABLE_MASK,
     description: "Second filter of one CBo: node id, request opcode and request attributes to match, for the TOR and LLC events that honour them.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CBO_BOX_FILTER1_INFO_ADDRESSES),
     fields: CboBoxFilter1Layout::FIELDS,
     notes: &[
@@ -663,7 +663,7 @@ static CBO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxStatusLayout::RESET, reserved_mask: CboBoxStatusLayout::RESERVED_MASK, ignored_mask: CboBoxStatusLayout::IGNORED_MASK, writable_mask: CboBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one CBo.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&CBO_BOX_STATUS_INFO_ADDRESSES),
     fields: CboBoxStatusLayout::FIELDS,
     notes: &[
@@ -754,7 +754,7 @@ static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtrLayout::RESET, reserved_mask: CboCtrLayout::RESERVED_MASK, ignored_mask: CboCtrLayout::IGNORED_MASK, writable_mask: CboCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one CBo: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&CBO_CTR_INFO_ADDRESSES),
     fields: CboCtrLayout::FIELDS,
     notes: &[

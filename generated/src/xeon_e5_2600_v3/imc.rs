@@ -18,23 +18,25 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 8] = ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"];
 
-/// Box-wide control of one iMC channel: freeze, freeze enable, resets.
-///
-/// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v3). Fields,
-/// masks and sources: [`ImcBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    IMC_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Box-wide control of one iMC channel: freeze, freeze enable, resets.
+    ///
+    /// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v3). Fields,
+    /// masks and sources: [`ImcBoxCtlLayout`].
+    pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+}
 
 /// The layout of [`ImcBoxCtl`] (`MC_CH{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -111,13 +113,10 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one iMC channel: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `MC_CH{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -149,26 +148,17 @@ impl ImcCtlInvert {
     }
 }
 
-/// Control for counter n of one iMC channel.
-///
-/// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v3), 4 per
-/// instance. Fields, masks and sources: [`ImcCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcCtl = Reg32<ImcCtlLayout>;
+noted! {
+    IMC_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control for counter n of one iMC channel.
+    ///
+    /// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v3), 4 per
+    /// instance. Fields, masks and sources: [`ImcCtlLayout`].
+    pub type ImcCtl = Reg32<ImcCtlLayout>;
+}
 
 /// The layout of [`ImcCtl`] (`MC_CH{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -281,13 +271,10 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one iMC channel.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one iMC channel.
@@ -365,7 +352,7 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one iMC channel.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
@@ -374,19 +361,18 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one iMC channel: a 48-bit count, read as two 32-bit halves (low half at the
-/// lower offset).
-///
-/// `MC_CH{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v3), 4 per
-/// instance. Fields, masks and sources: [`ImcCtrLayout`].
-///
-/// **Width** (info): Linux hswep_uncore_imc: perf_ctr_bits = 48, eight boxes; likwid 48.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcCtr = Reg64<ImcCtrLayout>;
+noted! {
+    IMC_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux hswep_uncore_imc: perf_ctr_bits = 48, eight boxes; likwid 48."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Data counter n of one iMC channel: a 48-bit count, read as two 32-bit halves (low half at the
+    /// lower offset).
+    ///
+    /// `MC_CH{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v3), 4 per
+    /// instance. Fields, masks and sources: [`ImcCtrLayout`].
+    pub type ImcCtr = Reg64<ImcCtrLayout>;
+}
 
 /// The layout of [`ImcCtr`] (`MC_CH{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -445,29 +431,23 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one iMC channel: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_imc: perf_ctr_bits = 48, eight boxes; likwid 48." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_CTR_INFO_NOTES,
 };
 
-/// Control of the channel's fixed counter of DRAM clocks: enable and reset.
-///
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v3). Fields,
-/// masks and sources: [`ImcFixedCtlLayout`].
-///
-/// **Offset and layout** (info): Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 is the fixed control
-/// of hswep_uncore_imc, enabled with bit 22 (SNBEP_PMON_CTL_EN); likwid PCI_UNC_MC_PMON_FIXED_CTL =
-/// 0xF0. The reset bit and reserved ranges follow the E5-2600 guide's table for the same register.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+noted! {
+    IMC_FIXED_CTL_INFO_NOTES = [
+        ("info", "Offset and layout", "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 is the fixed control of hswep_uncore_imc, enabled with bit 22 (SNBEP_PMON_CTL_EN); likwid PCI_UNC_MC_PMON_FIXED_CTL = 0xF0. The reset bit and reserved ranges follow the E5-2600 guide's table for the same register."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control of the channel's fixed counter of DRAM clocks: enable and reset.
+    ///
+    /// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v3). Fields,
+    /// masks and sources: [`ImcFixedCtlLayout`].
+    pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+}
 
 /// The layout of [`ImcFixedCtl`] (`MC_CH{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -534,28 +514,23 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter of DRAM clocks: enable and reset.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and layout", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 is the fixed control of hswep_uncore_imc, enabled with bit 22 (SNBEP_PMON_CTL_EN); likwid PCI_UNC_MC_PMON_FIXED_CTL = 0xF0. The reset bit and reserved ranges follow the E5-2600 guide's table for the same register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_FIXED_CTL_INFO_NOTES,
 };
 
-/// The channel's fixed counter: DRAM clock cycles, 48 bits.
-///
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v3). Fields,
-/// masks and sources: [`ImcFixedCtrLayout`].
-///
-/// **Offset and width** (info): Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48;
-/// likwid PCI_UNC_MC_PMON_FIXED_CTR_A/B = 0xD4/0xD0.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+noted! {
+    IMC_FIXED_CTR_INFO_NOTES = [
+        ("info", "Offset and width", "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48; likwid PCI_UNC_MC_PMON_FIXED_CTR_A/B = 0xD4/0xD0."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// The channel's fixed counter: DRAM clock cycles, 48 bits.
+    ///
+    /// `MC_CH{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v3). Fields,
+    /// masks and sources: [`ImcFixedCtrLayout`].
+    pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+}
 
 /// The layout of [`ImcFixedCtr`] (`MC_CH{i}_PCI_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -614,13 +589,10 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48; likwid PCI_UNC_MC_PMON_FIXED_CTR_A/B = 0xD4/0xD0." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_FIXED_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -16,23 +16,25 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["R2PCIE"];
 
-/// Box-wide control of one R2PCIe box: freeze, freeze enable, resets.
-///
-/// `R2_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3). Fields, masks
-/// and sources: [`R2pcieBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type R2pcieBoxCtl = Reg32<R2pcieBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    R2PCIE_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Box-wide control of one R2PCIe box: freeze, freeze enable, resets.
+    ///
+    /// `R2_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3). Fields, masks
+    /// and sources: [`R2pcieBoxCtlLayout`].
+    pub type R2pcieBoxCtl = Reg32<R2pcieBoxCtlLayout>;
+}
 
 /// The layout of [`R2pcieBoxCtl`] (`R2_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -100,13 +102,10 @@ static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R2pcieBoxCtlLayout::RESET, reserved_mask: R2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: R2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: R2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one R2PCIe box: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: R2pcieBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R2PCIE_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `R2_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -138,26 +137,17 @@ impl R2pcieCtlInvert {
     }
 }
 
-/// Control for counter n of one R2PCIe box.
-///
-/// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`R2pcieCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+noted! {
+    R2PCIE_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control for counter n of one R2PCIe box.
+    ///
+    /// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`R2pcieCtlLayout`].
+    pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+}
 
 /// The layout of [`R2pcieCtl`] (`R2_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -261,13 +251,10 @@ static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: R2pcieCtlLayout::RESET, reserved_mask: R2pcieCtlLayout::RESERVED_MASK, ignored_mask: R2pcieCtlLayout::IGNORED_MASK, writable_mask: R2pcieCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one R2PCIe box.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R2PCIE_CTL_INFO_ADDRESSES),
     fields: R2pcieCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R2PCIE_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one R2PCIe box.
@@ -336,7 +323,7 @@ static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R2pcieBoxStatusLayout::RESET, reserved_mask: R2pcieBoxStatusLayout::RESERVED_MASK, ignored_mask: R2pcieBoxStatusLayout::IGNORED_MASK, writable_mask: R2pcieBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one R2PCIe box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&R2PCIE_BOX_STATUS_INFO_ADDRESSES),
     fields: R2pcieBoxStatusLayout::FIELDS,
     notes: &[
@@ -345,20 +332,18 @@ static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the
-/// lower offset).
-///
-/// `R2_PCI_PMON_CTR{n}`: 64-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`R2pcieCtrLayout`].
-///
-/// **Width** (info): Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the
-/// E5-2600's were 44).
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type R2pcieCtr = Reg64<R2pcieCtrLayout>;
+noted! {
+    R2PCIE_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the E5-2600's were 44)."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the
+    /// lower offset).
+    ///
+    /// `R2_PCI_PMON_CTR{n}`: 64-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`R2pcieCtrLayout`].
+    pub type R2pcieCtr = Reg64<R2pcieCtrLayout>;
+}
 
 /// The layout of [`R2pcieCtr`] (`R2_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -408,13 +393,10 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: R2pcieCtrLayout::RESET, reserved_mask: R2pcieCtrLayout::RESERVED_MASK, ignored_mask: R2pcieCtrLayout::IGNORED_MASK, writable_mask: R2pcieCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R2PCIE_CTR_INFO_ADDRESSES),
     fields: R2pcieCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the E5-2600's were 44)." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R2PCIE_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

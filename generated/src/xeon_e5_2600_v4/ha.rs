@@ -18,23 +18,25 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 2] = ["HA0", "HA1"];
 
-/// Box-wide control of one Home Agent: freeze, freeze enable, resets.
-///
-/// `HA{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600-v4). Fields, masks
-/// and sources: [`HaBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    HA_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Box-wide control of one Home Agent: freeze, freeze enable, resets.
+    ///
+    /// `HA{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600-v4). Fields, masks
+    /// and sources: [`HaBoxCtlLayout`].
+    pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+}
 
 /// The layout of [`HaBoxCtl`] (`HA{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -105,13 +107,10 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one Home Agent: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&HA_BOX_CTL_INFO_ADDRESSES),
     fields: HaBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: HA_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `HA{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -143,26 +142,17 @@ impl HaCtlInvert {
     }
 }
 
-/// Control for counter n of one Home Agent.
-///
-/// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`HaCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type HaCtl = Reg32<HaCtlLayout>;
+noted! {
+    HA_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control for counter n of one Home Agent.
+    ///
+    /// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`HaCtlLayout`].
+    pub type HaCtl = Reg32<HaCtlLayout>;
+}
 
 /// The layout of [`HaCtl`] (`HA{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -269,13 +259,10 @@ static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one Home Agent.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&HA_CTL_INFO_ADDRESSES),
     fields: HaCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: HA_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one Home Agent.
@@ -347,7 +334,7 @@ static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxStatusLayout::RESET, reserved_mask: HaBoxStatusLayout::RESERVED_MASK, ignored_mask: HaBoxStatusLayout::IGNORED_MASK, writable_mask: HaBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one Home Agent.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&HA_BOX_STATUS_INFO_ADDRESSES),
     fields: HaBoxStatusLayout::FIELDS,
     notes: &[
@@ -356,19 +343,18 @@ static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the
-/// lower offset).
-///
-/// `HA{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`HaCtrLayout`].
-///
-/// **Width** (info): Linux bdx_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type HaCtr = Reg64<HaCtrLayout>;
+noted! {
+    HA_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux bdx_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the
+    /// lower offset).
+    ///
+    /// `HA{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`HaCtrLayout`].
+    pub type HaCtr = Reg64<HaCtrLayout>;
+}
 
 /// The layout of [`HaCtr`] (`HA{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -421,13 +407,10 @@ static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&HA_CTR_INFO_ADDRESSES),
     fields: HaCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: HA_CTR_INFO_NOTES,
 };
 
 /// Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line
@@ -497,7 +480,7 @@ static HA_BOX_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxAddrMatch0Layout::RESET, reserved_mask: HaBoxAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaBoxAddrMatch0Layout::IGNORED_MASK, writable_mask: HaBoxAddrMatch0Layout::WRITABLE_MASK,
     description: "Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line address.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&HA_BOX_ADDR_MATCH0_INFO_ADDRESSES),
     fields: HaBoxAddrMatch0Layout::FIELDS,
     notes: &[
@@ -572,7 +555,7 @@ static HA_BOX_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxAddrMatch1Layout::RESET, reserved_mask: HaBoxAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaBoxAddrMatch1Layout::IGNORED_MASK, writable_mask: HaBoxAddrMatch1Layout::WRITABLE_MASK,
     description: "High part of the address to match: address bits 45:32.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&HA_BOX_ADDR_MATCH1_INFO_ADDRESSES),
     fields: HaBoxAddrMatch1Layout::FIELDS,
     notes: &[
@@ -647,7 +630,7 @@ static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxOpcodeMatchLayout::RESET, reserved_mask: HaBoxOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaBoxOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaBoxOpcodeMatchLayout::WRITABLE_MASK,
     description: "Opcode to match for the ADDR_OPC_MATCH events.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&HA_BOX_OPCODE_MATCH_INFO_ADDRESSES),
     fields: HaBoxOpcodeMatchLayout::FIELDS,
     notes: &[

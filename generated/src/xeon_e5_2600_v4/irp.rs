@@ -17,24 +17,25 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["IRP"];
 
-/// Box-wide control of one IRP box: freeze, freeze enable, resets.
-///
-/// `IRP_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v4). Fields, masks and
-/// sources: [`IrpBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device, function and counter offsets** (info): Device id 0x6F39: Linux bdx_uncore_pci_ids
-/// (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP
-/// sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux
-/// ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4
-/// (SNBEP_PCI_PMON_BOX_CTL).
-pub type IrpBoxCtl = Reg32<IrpBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    IRP_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device, function and counter offsets", "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)."),
+    ];
+    /// Box-wide control of one IRP box: freeze, freeze enable, resets.
+    ///
+    /// `IRP_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v4). Fields, masks and
+    /// sources: [`IrpBoxCtlLayout`].
+    pub type IrpBoxCtl = Reg32<IrpBoxCtlLayout>;
+}
 
 /// The layout of [`IrpBoxCtl`] (`IRP_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -102,13 +103,10 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IRP box: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
-    ],
+    notes: IRP_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `IRP_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -140,27 +138,17 @@ impl IrpCtlInvert {
     }
 }
 
-/// Control for counter n of one IRP box.
-///
-/// `IRP_PCI_PMON_CTL{n}`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`IrpCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device, function and counter offsets** (info): Device id 0x6F39: Linux bdx_uncore_pci_ids
-/// (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP
-/// sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux
-/// ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4
-/// (SNBEP_PCI_PMON_BOX_CTL).
-pub type IrpCtl = Reg32<IrpCtlLayout>;
+noted! {
+    IRP_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device, function and counter offsets", "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)."),
+    ];
+    /// Control for counter n of one IRP box.
+    ///
+    /// `IRP_PCI_PMON_CTL{n}`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`IrpCtlLayout`].
+    pub type IrpCtl = Reg32<IrpCtlLayout>;
+}
 
 /// The layout of [`IrpCtl`] (`IRP_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -264,13 +252,10 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one IRP box.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
-    ],
+    notes: IRP_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one IRP box.
@@ -340,7 +325,7 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IRP box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
@@ -349,26 +334,19 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower
-/// offset).
-///
-/// `IRP_PCI_PMON_CTR{n}`: 64-bit PCI register of the IRP unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`IrpCtrLayout`].
-///
-/// **Width** (info): Linux bdx_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48.
-///
-/// **Device, function and counter offsets** (info): Device id 0x6F39: Linux bdx_uncore_pci_ids
-/// (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP
-/// sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux
-/// ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4
-/// (SNBEP_PCI_PMON_BOX_CTL).
-///
-/// **Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0** (source-conflict): Linux
-/// reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0,
-/// 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1
-/// 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table
-/// for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n).
-pub type IrpCtr = Reg64<IrpCtrLayout>;
+noted! {
+    IRP_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux bdx_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48."),
+        ("info", "Device, function and counter offsets", "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)."),
+        ("source-conflict", "Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0", "Linux reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0, 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n)."),
+    ];
+    /// Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower
+    /// offset).
+    ///
+    /// `IRP_PCI_PMON_CTR{n}`: 64-bit PCI register of the IRP unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`IrpCtrLayout`].
+    pub type IrpCtr = Reg64<IrpCtrLayout>;
+}
 
 /// The layout of [`IrpCtr`] (`IRP_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -418,14 +396,10 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48." },
-        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x6F39: Linux bdx_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
-        NoteInfo { kind: "source-conflict", title: "Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0", text: "Linux reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0, 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n)." },
-    ],
+    notes: IRP_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,21 +17,25 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["PCU"];
 
-/// Box-wide control of the PCU counters.
-///
-/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and
-/// sources: [`PcuBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Address** (info): Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid
-/// MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710.
-pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    PCU_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Address", "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710."),
+    ];
+    /// Box-wide control of the PCU counters.
+    ///
+    /// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and
+    /// sources: [`PcuBoxCtlLayout`].
+    pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+}
 
 /// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -99,13 +103,10 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU counters.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Address", text: "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710." },
-    ],
+    notes: PCU_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
@@ -332,7 +333,7 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event, occupancy select, enable, reset, threshold with inversion and edge detection, for the increment and for the occupancy.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
@@ -421,7 +422,7 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Frequency bands for the PCU's band events (event codes 0xB-0xE): band i is the byte at bits 8i+7:8i.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
@@ -490,7 +491,7 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four PCU counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
@@ -498,14 +499,16 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// PCU data counter n: a 48-bit count.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`PcuCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid
-/// 0x717..0x71A, 48 bits.
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid 0x717..0x71A, 48 bits."),
+    ];
+    /// PCU data counter n: a 48-bit count.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -555,27 +558,23 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid 0x717..0x71A, 48 bits." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
-/// Free-running count of the time cores of this socket spend in C6; no control.
-///
-/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and
-/// sources: [`PcuCoreC6CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h /
-/// perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the
-/// E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR).
-pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+noted! {
+    PCU_CORE_C6_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR)."),
+    ];
+    /// Free-running count of the time cores of this socket spend in C6; no control.
+    ///
+    /// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and
+    /// sources: [`PcuCoreC6CtrLayout`].
+    pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
 ///
@@ -617,28 +616,23 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
     description: "Free-running count of the time cores of this socket spend in C6; no control.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&PCU_CORE_C6_CTR_INFO_ADDRESSES),
     fields: PcuCoreC6CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR)." },
-    ],
+    notes: PCU_CORE_C6_CTR_INFO_NOTES,
 };
 
-/// Free-running count of the time cores of this socket spend in C3; no control.
-///
-/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and
-/// sources: [`PcuCoreC3CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h /
-/// perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the
-/// E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR).
-pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+noted! {
+    PCU_CORE_C3_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR)."),
+    ];
+    /// Free-running count of the time cores of this socket spend in C3; no control.
+    ///
+    /// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and
+    /// sources: [`PcuCoreC3CtrLayout`].
+    pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
 ///
@@ -680,27 +674,23 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
     description: "Free-running count of the time cores of this socket spend in C3; no control.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&PCU_CORE_C3_CTR_INFO_ADDRESSES),
     fields: PcuCoreC3CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR)." },
-    ],
+    notes: PCU_CORE_C3_CTR_INFO_NOTES,
 };
 
-/// Capability register 4 of the PCU's configuration function: its chop field tells the die the part
-/// is cut from; the smallest die has fewer S-boxes.
-///
-/// `PCU_CAPID4`: 32-bit PCI register of the PCU unit (xeon-e5-2600-v4). Fields, masks and sources:
-/// [`PcuCapid4Layout`].
-///
-/// **From Linux** (info): Linux hswep_has_limit_sbox finds the Intel device 0x6FC0 (PCU function
-/// 3), reads the dword at offset 0x94 (HSWEP_PCU_CAPID4_OFFET) and takes bits 7:6 (hswep_get_chop);
-/// 0 means the limited die. No source read describes the other bits; they are recorded as reserved.
-/// The reset value depends on the part; 0 is written here as a placeholder, as for every read-only
-/// capability.
-pub type PcuCapid4 = Reg32<PcuCapid4Layout>;
+noted! {
+    PCU_CAPID4_INFO_NOTES = [
+        ("info", "From Linux", "Linux hswep_has_limit_sbox finds the Intel device 0x6FC0 (PCU function 3), reads the dword at offset 0x94 (HSWEP_PCU_CAPID4_OFFET) and takes bits 7:6 (hswep_get_chop); 0 means the limited die. No source read describes the other bits; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability."),
+    ];
+    /// Capability register 4 of the PCU's configuration function: its chop field tells the die the part
+    /// is cut from; the smallest die has fewer S-boxes.
+    ///
+    /// `PCU_CAPID4`: 32-bit PCI register of the PCU unit (xeon-e5-2600-v4). Fields, masks and sources:
+    /// [`PcuCapid4Layout`].
+    pub type PcuCapid4 = Reg32<PcuCapid4Layout>;
+}
 
 /// The layout of [`PcuCapid4`] (`PCU_CAPID4`): its fields, masks and metadata.
 ///
@@ -747,12 +737,10 @@ static PCU_CAPID4_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: PcuCapid4Layout::RESET, reserved_mask: PcuCapid4Layout::RESERVED_MASK, ignored_mask: PcuCapid4Layout::IGNORED_MASK, writable_mask: PcuCapid4Layout::WRITABLE_MASK,
     description: "Capability register 4 of the PCU's configuration function: its chop field tells the die the part is cut from; the smallest die has fewer S-boxes.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&PCU_CAPID4_INFO_ADDRESSES),
     fields: PcuCapid4Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux hswep_has_limit_sbox finds the Intel device 0x6FC0 (PCU function 3), reads the dword at offset 0x94 (HSWEP_PCU_CAPID4_OFFET) and takes bits 7:6 (hswep_get_chop); 0 means the limited die. No source read describes the other bits; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
+    notes: PCU_CAPID4_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

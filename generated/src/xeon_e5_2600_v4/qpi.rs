@@ -18,26 +18,26 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["P0", "P1", "P2"];
 
-/// Box-wide control of one QPI port: freeze, freeze enable, resets.
-///
-/// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4). Fields, masks
-/// and sources: [`QpiBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Link-layer functions: Linux bdx_uncore_pci_ids
-/// (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n
-/// filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where
-/// it lists them.
-///
-/// **Port 2** (info): Linux bdx_uncore_pci_ids (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6)
-/// agree. Parts with two QPI links do not have port 2.
-pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    QPI_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them."),
+        ("info", "Port 2", "Linux bdx_uncore_pci_ids (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) agree. Parts with two QPI links do not have port 2."),
+    ];
+    /// Box-wide control of one QPI port: freeze, freeze enable, resets.
+    ///
+    /// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4). Fields, masks
+    /// and sources: [`QpiBoxCtlLayout`].
+    pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+}
 
 /// The layout of [`QpiBoxCtl`] (`Q_P{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -109,14 +109,10 @@ static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one QPI port: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&QPI_BOX_CTL_INFO_ADDRESSES),
     fields: QpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them." },
-        NoteInfo { kind: "info", title: "Port 2", text: "Linux bdx_uncore_pci_ids (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) agree. Parts with two QPI links do not have port 2." },
-    ],
+    notes: QPI_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -148,26 +144,17 @@ impl QpiCtlInvert {
     }
 }
 
-/// Control for counter n of one QPI port.
-///
-/// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`QpiCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Link-layer functions: Linux bdx_uncore_pci_ids
-/// (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n
-/// filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where
-/// it lists them.
-pub type QpiCtl = Reg32<QpiCtlLayout>;
+noted! {
+    QPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them."),
+    ];
+    /// Control for counter n of one QPI port.
+    ///
+    /// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`QpiCtlLayout`].
+    pub type QpiCtl = Reg32<QpiCtlLayout>;
+}
 
 /// The layout of [`QpiCtl`] (`Q_P{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -282,13 +269,10 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one QPI port.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&QPI_CTL_INFO_ADDRESSES),
     fields: QpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them." },
-    ],
+    notes: QPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one QPI port.
@@ -361,7 +345,7 @@ static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxStatusLayout::RESET, reserved_mask: QpiBoxStatusLayout::RESERVED_MASK, ignored_mask: QpiBoxStatusLayout::IGNORED_MASK, writable_mask: QpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one QPI port.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&QPI_BOX_STATUS_INFO_ADDRESSES),
     fields: QpiBoxStatusLayout::FIELDS,
     notes: &[
@@ -370,19 +354,18 @@ static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower
-/// offset).
-///
-/// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`QpiCtrLayout`].
-///
-/// **Width** (info): Linux bdx_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48.
-///
-/// **Device ids, devices and functions** (info): Link-layer functions: Linux bdx_uncore_pci_ids
-/// (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n
-/// filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where
-/// it lists them.
-pub type QpiCtr = Reg64<QpiCtrLayout>;
+noted! {
+    QPI_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux bdx_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48."),
+        ("info", "Device ids, devices and functions", "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them."),
+    ];
+    /// Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower
+    /// offset).
+    ///
+    /// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`QpiCtrLayout`].
+    pub type QpiCtr = Reg64<QpiCtrLayout>;
+}
 
 /// The layout of [`QpiCtr`] (`Q_P{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -436,13 +419,10 @@ static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&QPI_CTR_INFO_ADDRESSES),
     fields: QpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them." },
-    ],
+    notes: QPI_CTR_INFO_NOTES,
 };
 
 /// Packet match register of one port's receive match/mask facility, in the port's filter PCI
@@ -564,7 +544,7 @@ static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
     description: "Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&QPI_PKT_MATCH0_INFO_ADDRESSES),
     fields: QpiPktMatch0Layout::FIELDS,
     notes: &[
@@ -663,7 +643,7 @@ static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
     description: "Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&QPI_PKT_MATCH1_INFO_ADDRESSES),
     fields: QpiPktMatch1Layout::FIELDS,
     notes: &[
@@ -792,7 +772,7 @@ static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
     description: "Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&QPI_PKT_MASK0_INFO_ADDRESSES),
     fields: QpiPktMask0Layout::FIELDS,
     notes: &[
@@ -891,7 +871,7 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
     description: "Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&QPI_PKT_MASK1_INFO_ADDRESSES),
     fields: QpiPktMask1Layout::FIELDS,
     notes: &[

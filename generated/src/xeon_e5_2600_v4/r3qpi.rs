@@ -16,24 +16,25 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 3] = ["L0", "L1", "L2"];
 
-/// Box-wide control of one R3QPI link: freeze, freeze enable, resets.
-///
-/// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4). Fields,
-/// masks and sources: [`R3qpiBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets
-/// are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid
-/// adds BOX_STATUS 0xf8).
-pub type R3qpiBoxCtl = Reg32<R3qpiBoxCtlLayout>;
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    R3QPI_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Box-wide control of one R3QPI link: freeze, freeze enable, resets.
+    ///
+    /// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4). Fields,
+    /// masks and sources: [`R3qpiBoxCtlLayout`].
+    pub type R3qpiBoxCtl = Reg32<R3qpiBoxCtlLayout>;
+}
 
 /// The layout of [`R3qpiBoxCtl`] (`R3_L{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -105,13 +106,10 @@ static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxCtlLayout::RESET, reserved_mask: R3qpiBoxCtlLayout::RESERVED_MASK, ignored_mask: R3qpiBoxCtlLayout::IGNORED_MASK, writable_mask: R3qpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one R3QPI link: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R3QPI_BOX_CTL_INFO_ADDRESSES),
     fields: R3qpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R3QPI_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `R3_L{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -143,27 +141,17 @@ impl R3qpiCtlInvert {
     }
 }
 
-/// Control for counter n of one R3QPI link.
-///
-/// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4), 3 per
-/// instance. Fields, masks and sources: [`R3qpiCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets
-/// are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid
-/// adds BOX_STATUS 0xf8).
-pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+noted! {
+    R3QPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control for counter n of one R3QPI link.
+    ///
+    /// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4), 3 per
+    /// instance. Fields, masks and sources: [`R3qpiCtlLayout`].
+    pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+}
 
 /// The layout of [`R3qpiCtl`] (`R3_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -271,13 +259,10 @@ static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtlLayout::RESET, reserved_mask: R3qpiCtlLayout::RESERVED_MASK, ignored_mask: R3qpiCtlLayout::IGNORED_MASK, writable_mask: R3qpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one R3QPI link.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R3QPI_CTL_INFO_ADDRESSES),
     fields: R3qpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R3QPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one R3QPI link.
@@ -352,7 +337,7 @@ static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxStatusLayout::RESET, reserved_mask: R3qpiBoxStatusLayout::RESERVED_MASK, ignored_mask: R3qpiBoxStatusLayout::IGNORED_MASK, writable_mask: R3qpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one R3QPI link.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&R3QPI_BOX_STATUS_INFO_ADDRESSES),
     fields: R3qpiBoxStatusLayout::FIELDS,
     notes: &[
@@ -361,22 +346,18 @@ static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one R3QPI link: a 48-bit count, read as two 32-bit halves (low half at the
-/// lower offset).
-///
-/// `R3_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the R3QPI unit (xeon-e5-2600-v4), 3 per
-/// instance. Fields, masks and sources: [`R3qpiCtrLayout`].
-///
-/// **Linux says 48 bits, likwid 44** (source-conflict): Linux bdx_uncore_r3qpi sets perf_ctr_bits =
-/// 48 (44 for Haswell-EP); likwid's Broadwell-EP box map keeps 44 for the R3QPI boxes. We follow
-/// Linux, which sets the width per model and changed it for this one.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets
-/// are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid
-/// adds BOX_STATUS 0xf8).
-pub type R3qpiCtr = Reg64<R3qpiCtrLayout>;
+noted! {
+    R3QPI_CTR_INFO_NOTES = [
+        ("source-conflict", "Linux says 48 bits, likwid 44", "Linux bdx_uncore_r3qpi sets perf_ctr_bits = 48 (44 for Haswell-EP); likwid's Broadwell-EP box map keeps 44 for the R3QPI boxes. We follow Linux, which sets the width per model and changed it for this one."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Data counter n of one R3QPI link: a 48-bit count, read as two 32-bit halves (low half at the
+    /// lower offset).
+    ///
+    /// `R3_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the R3QPI unit (xeon-e5-2600-v4), 3 per
+    /// instance. Fields, masks and sources: [`R3qpiCtrLayout`].
+    pub type R3qpiCtr = Reg64<R3qpiCtrLayout>;
+}
 
 /// The layout of [`R3qpiCtr`] (`R3_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -430,13 +411,10 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtrLayout::RESET, reserved_mask: R3qpiCtrLayout::RESERVED_MASK, ignored_mask: R3qpiCtrLayout::IGNORED_MASK, writable_mask: R3qpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one R3QPI link: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&R3QPI_CTR_INFO_ADDRESSES),
     fields: R3qpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "Linux says 48 bits, likwid 44", text: "Linux bdx_uncore_r3qpi sets perf_ctr_bits = 48 (44 for Haswell-EP); likwid's Broadwell-EP box map keeps 44 for the R3QPI boxes. We follow Linux, which sets the width per model and changed it for this one." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R3QPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -18,6 +18,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 4] = ["S0", "S1", "S2", "S3"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one S-box: freeze, freeze enable and resets.
 ///
 /// `S{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v4). Fields, masks
@@ -110,7 +118,7 @@ static SBOX_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SboxBoxCtlLayout::RESET, reserved_mask: SboxBoxCtlLayout::RESERVED_MASK, ignored_mask: SboxBoxCtlLayout::IGNORED_MASK, writable_mask: SboxBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one S-box: freeze, freeze enable and resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&SBOX_BOX_CTL_INFO_ADDRESSES),
     fields: SboxBoxCtlLayout::FIELDS,
     notes: &[
@@ -149,23 +157,16 @@ impl SboxCtlInvert {
     }
 }
 
-/// Control for counter n of one S-box.
-///
-/// `S{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`SboxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses
-/// HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box
-/// formats, though no S-box filter register is known.
-pub type SboxCtl = Reg32<SboxCtlLayout>;
+noted! {
+    SBOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box formats, though no S-box filter register is known."),
+    ];
+    /// Control for counter n of one S-box.
+    ///
+    /// `S{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`SboxCtlLayout`].
+    pub type SboxCtl = Reg32<SboxCtlLayout>;
+}
 
 /// The layout of [`SboxCtl`] (`S{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -281,12 +282,10 @@ static SBOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SboxCtlLayout::RESET, reserved_mask: SboxCtlLayout::RESERVED_MASK, ignored_mask: SboxCtlLayout::IGNORED_MASK, writable_mask: SboxCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one S-box.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&SBOX_CTL_INFO_ADDRESSES),
     fields: SboxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box formats, though no S-box filter register is known." },
-    ],
+    notes: SBOX_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the four counters of one S-box.
@@ -359,7 +358,7 @@ static SBOX_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SboxBoxStatusLayout::RESET, reserved_mask: SboxBoxStatusLayout::RESERVED_MASK, ignored_mask: SboxBoxStatusLayout::IGNORED_MASK, writable_mask: SboxBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one S-box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&SBOX_BOX_STATUS_INFO_ADDRESSES),
     fields: SboxBoxStatusLayout::FIELDS,
     notes: &[
@@ -434,7 +433,7 @@ static SBOX_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SboxCtrLayout::RESET, reserved_mask: SboxCtrLayout::RESERVED_MASK, ignored_mask: SboxCtrLayout::IGNORED_MASK, writable_mask: SboxCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one S-box: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&SBOX_CTR_INFO_ADDRESSES),
     fields: SboxCtrLayout::FIELDS,
     notes: &[

@@ -19,6 +19,14 @@ use crate::structure::Role;
 #[allow(dead_code)]
 const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
 
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has
 /// frz_en set, in one write.
 ///
@@ -92,7 +100,7 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has frz_en set, in one write.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
@@ -263,7 +271,7 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
@@ -272,17 +280,17 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v4). Fields,
-/// masks and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the
-/// BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter
-/// by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the
-/// E5-2600 guide's table for the same register (327043-001 Table 2-4).
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4)."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v4). Fields,
+    /// masks and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -332,22 +340,22 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4)." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v4). Fields,
-/// masks and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits
-/// = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v4). Fields,
+    /// masks and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -397,12 +405,10 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
@@ -434,23 +440,17 @@ impl UCtlInvert {
     }
 }
 
-/// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
-/// inversion and edge detection.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v4), 2 per instance.
-/// Fields, masks and sources: [`UCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux
-/// HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706.
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706."),
+    ];
+    /// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
+    /// inversion and edge detection.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v4), 2 per instance.
+    /// Fields, masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -558,12 +558,10 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
 /// Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which
@@ -635,7 +633,7 @@ static U_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxFilterLayout::RESET, reserved_mask: UBoxFilterLayout::RESERVED_MASK, ignored_mask: UBoxFilterLayout::IGNORED_MASK, writable_mask: UBoxFilterLayout::WRITABLE_MASK,
     description: "Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which thread and core to match.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_BOX_FILTER_INFO_ADDRESSES),
     fields: UBoxFilterLayout::FIELDS,
     notes: &[
@@ -704,7 +702,7 @@ static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the two general U-box counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&U_BOX_STATUS_INFO_ADDRESSES),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
@@ -712,18 +710,17 @@ static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// U-box data counter n: a 48-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v4), 2 per instance.
-/// Fields, masks and sources: [`UCtrLayout`].
-///
-/// **Width** (info): Linux bdx_uncore_ubox sets perf_ctr_bits = 48 and likwid gives the U-box a
-/// 48-bit width; Haswell-EP's counters are 44 bits in Linux (a difference between the two
-/// processors).
-///
-/// **Addresses** (info): Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid
-/// MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux bdx_uncore_ubox sets perf_ctr_bits = 48 and likwid gives the U-box a 48-bit width; Haswell-EP's counters are 44 bits in Linux (a difference between the two processors)."),
+        ("info", "Addresses", "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A."),
+    ];
+    /// U-box data counter n: a 48-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v4), 2 per instance.
+    /// Fields, masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -773,13 +770,10 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_ubox sets perf_ctr_bits = 48 and likwid gives the U-box a 48-bit width; Haswell-EP's counters are 44 bits in Linux (a difference between the two processors)." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
 /// Node id of this socket, in the U-box PCI function (device 0x6F1E) of the socket's uncore bus;
@@ -839,7 +833,7 @@ static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x6F1E) of the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
@@ -942,7 +936,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[

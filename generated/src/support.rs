@@ -1125,6 +1125,18 @@ impl FieldInfo {
         count_default: None,
     };
 
+    /// A row that sets only these and whose accessors are called `name` (`ident` = `name`);
+    /// the rest is [`FieldInfo::EMPTY`]'s.
+    pub const fn row(
+        name: &'static str,
+        lsb: u32,
+        msb: u32,
+        access: Access,
+        description: &'static str,
+    ) -> Self {
+        Self { name, ident: name, lsb, msb, access, description, ..Self::EMPTY }
+    }
+
     /// The field's bit ranges as `(msb, lsb)`, most significant first: one for most fields.
     pub fn ranges(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         let one = self.split.is_empty().then_some((self.msb, self.lsb));

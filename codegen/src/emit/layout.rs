@@ -337,6 +337,17 @@ fn field_info(reg: &Register, f: &Field) -> String {
         None => {}
     }
     let description = normalize_text(f.shown_description());
+    // Most rows set only these five and are called what they name: a constructor says so.
+    if set.len() == 5 && *ident == *f.name && !f.is_split() {
+        return format!(
+            "        FieldInfo::row({}, {}, {}, Access::{},\n            {}),\n",
+            lit(&f.name),
+            f.lsb,
+            f.msb,
+            f.access.variant(),
+            lit(&description)
+        );
+    }
     let rest = if description.is_empty() {
         " ".to_string()
     } else {

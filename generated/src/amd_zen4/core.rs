@@ -74,14 +74,14 @@ impl Layout for PerfCtlLayout {
     const INFO: &'static RegisterInfo = &PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 42, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "host_only", ident: "host_only", lsb: 41, msb: 41, access: Access::Rw,
-            description: "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "guest_only", ident: "guest_only", lsb: 40, msb: 40, access: Access::Rw,
-            description: "Guest only: count only while the processor runs an SVM guest.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 36, msb: 39, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 42, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("host_only", 41, 41, Access::Rw,
+            "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
+        FieldInfo::row("guest_only", 40, 40, Access::Rw,
+            "Guest only: count only while the processor runs an SVM guest."),
+        FieldInfo::row("rsv", 36, 39, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "cnt_mask", ident: "cnt_mask", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -90,12 +90,12 @@ impl Layout for PerfCtlLayout {
             description: "Invert the counter-mask comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 19, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds.", ..FieldInfo::EMPTY },
         FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw, role: Some(Role::Kernel),
@@ -242,8 +242,8 @@ impl Layout for PerfCtrLayout {
     const INFO: &'static RegisterInfo = &PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -309,36 +309,36 @@ impl Layout for LegacyPerfCtlLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 42, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "host_only", ident: "host_only", lsb: 41, msb: 41, access: Access::Rw,
-            description: "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "guest_only", ident: "guest_only", lsb: 40, msb: 40, access: Access::Rw,
-            description: "Guest only: count only while the processor runs an SVM guest.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 36, msb: 39, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 42, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("host_only", 41, 41, Access::Rw,
+            "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
+        FieldInfo::row("guest_only", 40, 40, Access::Rw,
+            "Guest only: count only while the processor runs an SVM guest."),
+        FieldInfo::row("rsv", 36, 39, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw,
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cnt_mask", ident: "cnt_mask", lsb: 24, msb: 31, access: Access::Rw,
-            description: "Counter mask: when non-zero, the counter advances by one in each cycle in which the event occurs at least this many times (fewer, with inv set); zero counts every occurrence.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "inv", ident: "inv", lsb: 23, msb: 23, access: Access::Rw,
-            description: "Invert the counter-mask comparison.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw,
-            description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw,
-            description: "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw,
-            description: "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw,
-            description: "Count while the processor runs at privilege level 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "usr", ident: "usr", lsb: 16, msb: 16, access: Access::Rw,
-            description: "Count while the processor runs at privilege levels 1 to 3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw,
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
+        FieldInfo::row("cnt_mask", 24, 31, Access::Rw,
+            "Counter mask: when non-zero, the counter advances by one in each cycle in which the event occurs at least this many times (fewer, with inv set); zero counts every occurrence."),
+        FieldInfo::row("inv", 23, 23, Access::Rw,
+            "Invert the counter-mask comparison."),
+        FieldInfo::row("en", 22, 22, Access::Rw,
+            "Enable the counter."),
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("int", 20, 20, Access::Rw,
+            "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows."),
+        FieldInfo::row("rsv", 19, 19, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("edge", 18, 18, Access::Rw,
+            "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds."),
+        FieldInfo::row("os", 17, 17, Access::Rw,
+            "Count while the processor runs at privilege level 0."),
+        FieldInfo::row("usr", 16, 16, Access::Rw,
+            "Count while the processor runs at privilege levels 1 to 3."),
+        FieldInfo::row("umask", 8, 15, Access::Rw,
+            "Unit mask: which sub-events of the selected event are counted."),
     ];
 }
 
@@ -470,10 +470,10 @@ impl Layout for LegacyPerfCtrLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV,
-            description: "Event count of counter n.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("count", 0, 47, Access::RwV,
+            "Event count of counter n."),
     ];
 }
 
@@ -538,12 +538,12 @@ impl Layout for PerfCntrGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 59, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "lbrs_frozen", ident: "lbrs_frozen", lsb: 58, msb: 58, access: Access::RoV,
-            description: "The last-branch record stack was frozen by a PMI (LbrExtV2); Linux clears this bit with the counters' bits.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 57, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 59, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("lbrs_frozen", 58, 58, Access::RoV,
+            "The last-branch record stack was frozen by a PMI (LbrExtV2); Linux clears this bit with the counters' bits."),
+        FieldInfo::row("rsv", 6, 57, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ovf_pmc", ident: "ovf_pmc", lsb: 0, msb: 5, access: Access::RoV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n: PERF_CTR{n} overflowed.", ..FieldInfo::EMPTY },
     ];
@@ -604,8 +604,8 @@ impl Layout for PerfCntrGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en_pmc", ident: "en_pmc", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n enables PERF_CTR{n}.", ..FieldInfo::EMPTY },
     ];
@@ -666,12 +666,12 @@ impl Layout for PerfCntrGlobalStatusClrLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_CLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 59, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_lbrs_frozen", ident: "clr_lbrs_frozen", lsb: 58, msb: 58, access: Access::W1c,
-            description: "Clear lbrs_frozen, unfreezing the LBR stack.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 57, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 59, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("clr_lbrs_frozen", 58, 58, Access::W1c,
+            "Clear lbrs_frozen, unfreezing the LBR stack."),
+        FieldInfo::row("rsv", 6, 57, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ovf_pmc", ident: "clr_ovf_pmc", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n clears PERF_CTR{n}'s overflow bit.", ..FieldInfo::EMPTY },
     ];
@@ -738,10 +738,10 @@ impl Layout for PerfCntrGlobalStatusSetLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_SET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "set_ovf_pmc", ident: "set_ovf_pmc", lsb: 0, msb: 5, access: Access::Wo,
-            description: "Bit n sets PERF_CTR{n}'s overflow bit.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("set_ovf_pmc", 0, 5, Access::Wo,
+            "Bit n sets PERF_CTR{n}'s overflow bit."),
     ];
 }
 

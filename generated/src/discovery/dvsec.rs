@@ -59,10 +59,10 @@ impl Layout for DvsecCapHeaderLayout {
     const INFO: &'static RegisterInfo = &DVSEC_CAP_HEADER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "next_offset", ident: "next_offset", lsb: 20, msb: 31, access: Access::Ro,
-            description: "Configuration-space offset of the next extended capability, or 0 at the end of the list. A valid offset is dword-aligned and at least 0x100.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cap_version", ident: "cap_version", lsb: 16, msb: 19, access: Access::Ro,
-            description: "Capability structure version.", ..FieldInfo::EMPTY },
+        FieldInfo::row("next_offset", 20, 31, Access::Ro,
+            "Configuration-space offset of the next extended capability, or 0 at the end of the list. A valid offset is dword-aligned and at least 0x100."),
+        FieldInfo::row("cap_version", 16, 19, Access::Ro,
+            "Capability structure version."),
         FieldInfo { name: "cap_id", ident: "cap_id", lsb: 0, msb: 15, access: Access::Ro, reset: 0x23,
             description: "Extended capability id: 0x23, designated vendor-specific (DVSEC).", ..FieldInfo::EMPTY },
     ];
@@ -125,10 +125,10 @@ impl Layout for DvsecHeader1Layout {
     const INFO: &'static RegisterInfo = &DVSEC_HEADER1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "length", ident: "length", lsb: 20, msb: 31, access: Access::Ro,
-            description: "The capability's length in bytes, header included.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "revision", ident: "revision", lsb: 16, msb: 19, access: Access::Ro,
-            description: "The vendor's revision of the capability's layout.", ..FieldInfo::EMPTY },
+        FieldInfo::row("length", 20, 31, Access::Ro,
+            "The capability's length in bytes, header included."),
+        FieldInfo::row("revision", 16, 19, Access::Ro,
+            "The vendor's revision of the capability's layout."),
         FieldInfo { name: "vendor_id", ident: "vendor_id", lsb: 0, msb: 15, access: Access::Ro, reset: 0x8086,
             description: "The vendor that defined the capability's layout: 0x8086, Intel.", ..FieldInfo::EMPTY },
     ];
@@ -200,10 +200,10 @@ impl Layout for DvsecHeader2Layout {
     const INFO: &'static RegisterInfo = &DVSEC_HEADER2_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "entry_size", ident: "entry_size", lsb: 24, msb: 31, access: Access::Ro,
-            description: "Size of one entry of Intel's vendor-specific layout in dwords; unused by the uncore reader (intel_vsec.h, INTEL_DVSEC_SIZE).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "num_entries", ident: "num_entries", lsb: 16, msb: 23, access: Access::Ro,
-            description: "Number of entries of Intel's vendor-specific layout; the uncore reader does not use it (Linux's intel_vsec.h, INTEL_DVSEC_ENTRIES).", ..FieldInfo::EMPTY },
+        FieldInfo::row("entry_size", 24, 31, Access::Ro,
+            "Size of one entry of Intel's vendor-specific layout in dwords; unused by the uncore reader (intel_vsec.h, INTEL_DVSEC_SIZE)."),
+        FieldInfo::row("num_entries", 16, 23, Access::Ro,
+            "Number of entries of Intel's vendor-specific layout; the uncore reader does not use it (Linux's intel_vsec.h, INTEL_DVSEC_ENTRIES)."),
         FieldInfo { name: "dvsec_id", ident: "dvsec_id", lsb: 0, msb: 15, access: Access::Ro, reset: 0x1, values: DVSEC_HEADER2_DVSEC_ID_VALUES,
             description: "The structure's id; 1: uncore performance-monitoring discovery.", ..FieldInfo::EMPTY },
     ];
@@ -272,10 +272,10 @@ impl Layout for DvsecTableLayout {
     const INFO: &'static RegisterInfo = &DVSEC_TABLE_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "offset", ident: "offset", lsb: 3, msb: 31, access: Access::Ro,
-            description: "Offset of the table in the BAR's window, in units of 8 bytes. Zero on every part Linux reads: its reader refuses a non-zero value, and so does ours.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bir", ident: "bir", lsb: 0, msb: 2, access: Access::Ro,
-            description: "BAR indicator: the table's base address is in the BAR at configuration offset 0x10 + 4 * bir (a 64-bit memory BAR takes that dword and the next).", ..FieldInfo::EMPTY },
+        FieldInfo::row("offset", 3, 31, Access::Ro,
+            "Offset of the table in the BAR's window, in units of 8 bytes. Zero on every part Linux reads: its reader refuses a non-zero value, and so does ours."),
+        FieldInfo::row("bir", 0, 2, Access::Ro,
+            "BAR indicator: the table's base address is in the BAR at configuration offset 0x10 + 4 * bir (a 64-bit memory BAR takes that dword and the next)."),
     ];
 }
 

@@ -93,12 +93,12 @@ impl Layout for GlobalDiscoveryTable1Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "access_type", ident: "access_type", lsb: 62, msb: 63, access: Access::Ro, values: GlobalDiscoveryTable1AccessType::VALUES,
             description: "How GLOBAL_CTL_ADDR is reached.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 26, msb: 61, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "max_units", ident: "max_units", lsb: 16, msb: 25, access: Access::Ro,
-            description: "Number of unit entries after the global state. Some may be empty (all zero or all ones) and are skipped.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "stride", ident: "stride", lsb: 8, msb: 15, access: Access::Ro,
-            description: "Distance between consecutive entries, in units of 8 bytes (the global state is entry 0). At least 3, the size of one entry.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 26, 61, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("max_units", 16, 25, Access::Ro,
+            "Number of unit entries after the global state. Some may be empty (all zero or all ones) and are skipped."),
+        FieldInfo::row("stride", 8, 15, Access::Ro,
+            "Distance between consecutive entries, in units of 8 bytes (the global state is entry 0). At least 3, the size of one entry."),
         FieldInfo { name: "type", ident: "type_", lsb: 0, msb: 7, access: Access::Ro,
             description: "The table's type.", ..FieldInfo::EMPTY },
     ];
@@ -170,8 +170,8 @@ impl Layout for GlobalCtlAddrLayout {
     const INFO: &'static RegisterInfo = &GLOBAL_CTL_ADDR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "address", ident: "address", lsb: 0, msb: 63, access: Access::Ro,
-            description: "MSR number, physical address, or encoded PCI configuration address.", ..FieldInfo::EMPTY },
+        FieldInfo::row("address", 0, 63, Access::Ro,
+            "MSR number, physical address, or encoded PCI configuration address."),
     ];
 }
 
@@ -228,12 +228,12 @@ impl Layout for GlobalDiscoveryTable3Layout {
     const INFO: &'static RegisterInfo = &GLOBAL_DISCOVERY_TABLE3_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "num_status", ident: "num_status", lsb: 8, msb: 23, access: Access::Ro,
-            description: "Number of global status registers.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "status_offset", ident: "status_offset", lsb: 0, msb: 7, access: Access::Ro,
-            description: "Offset of the first global status register from the global control.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("num_status", 8, 23, Access::Ro,
+            "Number of global status registers."),
+        FieldInfo::row("status_offset", 0, 7, Access::Ro,
+            "Offset of the first global status register from the global control."),
     ];
 }
 

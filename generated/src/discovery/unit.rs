@@ -94,18 +94,18 @@ impl Layout for UnitDiscoveryTable1Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "access_type", ident: "access_type", lsb: 62, msb: 63, access: Access::Ro, values: UnitDiscoveryTable1AccessType::VALUES,
             description: "How the box's registers are reached.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 40, msb: 61, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "status_offset", ident: "status_offset", lsb: 32, msb: 39, access: Access::Ro,
-            description: "Offset of the box's overflow status register from its box control.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ctr_offset", ident: "ctr_offset", lsb: 24, msb: 31, access: Access::Ro,
-            description: "Offset of counter 0 from the box control (MSR numbers or bytes).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bit_width", ident: "bit_width", lsb: 16, msb: 23, access: Access::Ro,
-            description: "Width of each counter in bits.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ctl_offset", ident: "ctl_offset", lsb: 8, msb: 15, access: Access::Ro,
-            description: "Offset of counter control 0 from the box control (MSR numbers or bytes).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "num_regs", ident: "num_regs", lsb: 0, msb: 7, access: Access::Ro,
-            description: "Number of general counters (and of their controls).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 40, 61, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("status_offset", 32, 39, Access::Ro,
+            "Offset of the box's overflow status register from its box control."),
+        FieldInfo::row("ctr_offset", 24, 31, Access::Ro,
+            "Offset of counter 0 from the box control (MSR numbers or bytes)."),
+        FieldInfo::row("bit_width", 16, 23, Access::Ro,
+            "Width of each counter in bits."),
+        FieldInfo::row("ctl_offset", 8, 15, Access::Ro,
+            "Offset of counter control 0 from the box control (MSR numbers or bytes)."),
+        FieldInfo::row("num_regs", 0, 7, Access::Ro,
+            "Number of general counters (and of their controls)."),
     ];
 }
 
@@ -186,8 +186,8 @@ impl Layout for UnitCtlAddrLayout {
     const INFO: &'static RegisterInfo = &UNIT_CTL_ADDR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "address", ident: "address", lsb: 0, msb: 63, access: Access::Ro,
-            description: "The box control's MSR number, physical address, or encoded PCI configuration address.", ..FieldInfo::EMPTY },
+        FieldInfo::row("address", 0, 63, Access::Ro,
+            "The box control's MSR number, physical address, or encoded PCI configuration address."),
     ];
 }
 
@@ -244,12 +244,12 @@ impl Layout for UnitDiscoveryTable3Layout {
     const INFO: &'static RegisterInfo = &UNIT_DISCOVERY_TABLE3_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "box_id", ident: "box_id", lsb: 16, msb: 31, access: Access::Ro,
-            description: "The box's id among the boxes of its type.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "box_type", ident: "box_type", lsb: 0, msb: 15, access: Access::Ro,
-            description: "The kind of box.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("box_id", 16, 31, Access::Ro,
+            "The box's id among the boxes of its type."),
+        FieldInfo::row("box_type", 0, 15, Access::Ro,
+            "The kind of box."),
     ];
 }
 

@@ -90,28 +90,28 @@ impl Layout for PmcrLayout {
     const INFO: &'static RegisterInfo = &PMCR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "imp", ident: "imp", lsb: 24, msb: 31, access: Access::Ro,
-            description: "Implementer code (deprecated by the architecture in favour of MIDR_EL1).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "idcode", ident: "idcode", lsb: 16, msb: 23, access: Access::Ro,
-            description: "Identification code (deprecated; read MIDR_EL1).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro,
-            description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 10, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "lp", ident: "lp", lsb: 7, msb: 7, access: Access::Rw,
-            description: "Long event counters: when set, an event counter overflows (sets its overflow flag) when it wraps at 64 bits; when clear, at 32 bits. (FEAT_PMUv3p5.)", ..FieldInfo::EMPTY },
-        FieldInfo { name: "lc", ident: "lc", lsb: 6, msb: 6, access: Access::Rw,
-            description: "Long cycle counter: when set, the cycle counter overflows when it wraps at 64 bits; when clear, at 32 bits.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dp", ident: "dp", lsb: 5, msb: 5, access: Access::Rw,
-            description: "Stop the cycle counter while event counting is prohibited (in a state where the filters or the debug authentication say not to count).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "x", ident: "x", lsb: 4, msb: 4, access: Access::Rw,
-            description: "Export the events to an external monitor (the trace unit).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "d", ident: "d", lsb: 3, msb: 3, access: Access::Rw,
-            description: "Clock divider: when set, the cycle counter advances once every 64 cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c", ident: "c", lsb: 2, msb: 2, access: Access::Wo,
-            description: "Write 1 to reset the cycle counter to zero; reads as zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("imp", 24, 31, Access::Ro,
+            "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
+        FieldInfo::row("idcode", 16, 23, Access::Ro,
+            "Identification code (deprecated; read MIDR_EL1)."),
+        FieldInfo::row("n", 11, 15, Access::Ro,
+            "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value."),
+        FieldInfo::row("rsv", 8, 10, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("lp", 7, 7, Access::Rw,
+            "Long event counters: when set, an event counter overflows (sets its overflow flag) when it wraps at 64 bits; when clear, at 32 bits. (FEAT_PMUv3p5.)"),
+        FieldInfo::row("lc", 6, 6, Access::Rw,
+            "Long cycle counter: when set, the cycle counter overflows when it wraps at 64 bits; when clear, at 32 bits."),
+        FieldInfo::row("dp", 5, 5, Access::Rw,
+            "Stop the cycle counter while event counting is prohibited (in a state where the filters or the debug authentication say not to count)."),
+        FieldInfo::row("x", 4, 4, Access::Rw,
+            "Export the events to an external monitor (the trace unit)."),
+        FieldInfo::row("d", 3, 3, Access::Rw,
+            "Clock divider: when set, the cycle counter advances once every 64 cycles."),
+        FieldInfo::row("c", 2, 2, Access::Wo,
+            "Write 1 to reset the cycle counter to zero; reads as zero."),
         FieldInfo { name: "p", ident: "p", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::GlobalReset),
             description: "Write 1 to reset every event counter (not the cycle counter) to zero; reads as zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "e", ident: "e", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::GlobalEnable),
@@ -243,8 +243,8 @@ impl Layout for PmcntensetLayout {
     const INFO: &'static RegisterInfo = &PMCNTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[31],
             description: "The cycle counter PMCCNTR_EL0 is enabled.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -324,12 +324,12 @@ impl Layout for PmcntenclrLayout {
     const INFO: &'static RegisterInfo = &PMCNTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c,
-            description: "Write 1 to disable the cycle counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c,
-            description: "Bit n: write 1 to disable event counter n.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("c", 31, 31, Access::W1c,
+            "Write 1 to disable the cycle counter."),
+        FieldInfo::row("p", 0, 30, Access::W1c,
+            "Bit n: write 1 to disable event counter n."),
     ];
 }
 
@@ -406,8 +406,8 @@ impl Layout for PmovsclrLayout {
     const INFO: &'static RegisterInfo = &PMOVSCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[31],
             description: "The cycle counter overflowed; write 1 to clear.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -482,8 +482,8 @@ impl Layout for PmovssetLayout {
     const INFO: &'static RegisterInfo = &PMOVSSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::RwV, role: Some(Role::Overflow), counters: &[31],
             description: "The cycle counter overflowed (set by hardware, or by writing 1).", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -581,26 +581,26 @@ impl Layout for PmevtyperLayout {
     const INFO: &'static RegisterInfo = &PMEVTYPER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Privileged filter: when set, events at EL1 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "u", ident: "u", lsb: 30, msb: 30, access: Access::Rw,
-            description: "User filter: when set, events at EL0 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsk", ident: "nsk", lsb: 29, msb: 29, access: Access::Rw,
-            description: "Non-secure EL1 filter: when it differs from p, events at Non-secure EL1 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsu", ident: "nsu", lsb: 28, msb: 28, access: Access::Rw,
-            description: "Non-secure EL0 filter: when it differs from u, events at Non-secure EL0 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsh", ident: "nsh", lsb: 27, msb: 27, access: Access::Rw,
-            description: "Non-secure EL2 filter: when set, events at (Non-secure) EL2 are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "m", ident: "m", lsb: 26, msb: 26, access: Access::Rw,
-            description: "EL3 filter: when it differs from p, events at EL3 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 25, msb: 25, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "sh", ident: "sh", lsb: 24, msb: 24, access: Access::Rw,
-            description: "Secure EL2 filter: when it differs from nsh, events at Secure EL2 are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("p", 31, 31, Access::Rw,
+            "Privileged filter: when set, events at EL1 are not counted."),
+        FieldInfo::row("u", 30, 30, Access::Rw,
+            "User filter: when set, events at EL0 are not counted."),
+        FieldInfo::row("nsk", 29, 29, Access::Rw,
+            "Non-secure EL1 filter: when it differs from p, events at Non-secure EL1 are not counted."),
+        FieldInfo::row("nsu", 28, 28, Access::Rw,
+            "Non-secure EL0 filter: when it differs from u, events at Non-secure EL0 are not counted."),
+        FieldInfo::row("nsh", 27, 27, Access::Rw,
+            "Non-secure EL2 filter: when set, events at (Non-secure) EL2 are counted."),
+        FieldInfo::row("m", 26, 26, Access::Rw,
+            "EL3 filter: when it differs from p, events at EL3 are not counted."),
+        FieldInfo::row("rsv", 25, 25, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("sh", 24, 24, Access::Rw,
+            "Secure EL2 filter: when it differs from nsh, events at Secure EL2 are counted."),
+        FieldInfo::row("rsv", 16, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 15, access: Access::Rw, role: Some(Role::Event),
             description: "The event number, the architecture's evtCount (named ev_sel as every event select of this spec is, which the event lists and tools look up): the architecture's common events below 0x4000 and their extension from 0x4000, the core's own from 0x40 and 0x8000 up, as Arm's event list for this core gives them.", ..FieldInfo::EMPTY },
     ];
@@ -861,26 +861,26 @@ impl Layout for PmccfiltrLayout {
     const INFO: &'static RegisterInfo = &PMCCFILTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 31, msb: 31, access: Access::Rw,
-            description: "When set, cycles at EL1 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "u", ident: "u", lsb: 30, msb: 30, access: Access::Rw,
-            description: "When set, cycles at EL0 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsk", ident: "nsk", lsb: 29, msb: 29, access: Access::Rw,
-            description: "When it differs from p, cycles at Non-secure EL1 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsu", ident: "nsu", lsb: 28, msb: 28, access: Access::Rw,
-            description: "When it differs from u, cycles at Non-secure EL0 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsh", ident: "nsh", lsb: 27, msb: 27, access: Access::Rw,
-            description: "When set, cycles at (Non-secure) EL2 are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "m", ident: "m", lsb: 26, msb: 26, access: Access::Rw,
-            description: "When it differs from p, cycles at EL3 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 25, msb: 25, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "sh", ident: "sh", lsb: 24, msb: 24, access: Access::Rw,
-            description: "When it differs from nsh, cycles at Secure EL2 are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("p", 31, 31, Access::Rw,
+            "When set, cycles at EL1 are not counted."),
+        FieldInfo::row("u", 30, 30, Access::Rw,
+            "When set, cycles at EL0 are not counted."),
+        FieldInfo::row("nsk", 29, 29, Access::Rw,
+            "When it differs from p, cycles at Non-secure EL1 are not counted."),
+        FieldInfo::row("nsu", 28, 28, Access::Rw,
+            "When it differs from u, cycles at Non-secure EL0 are not counted."),
+        FieldInfo::row("nsh", 27, 27, Access::Rw,
+            "When set, cycles at (Non-secure) EL2 are counted."),
+        FieldInfo::row("m", 26, 26, Access::Rw,
+            "When it differs from p, cycles at EL3 are not counted."),
+        FieldInfo::row("rsv", 25, 25, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("sh", 24, 24, Access::Rw,
+            "When it differs from nsh, cycles at Secure EL2 are counted."),
+        FieldInfo::row("rsv", 0, 23, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -1058,10 +1058,10 @@ impl Layout for PmswincLayout {
     const INFO: &'static RegisterInfo = &PMSWINC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 31, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Wo,
-            description: "Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0 selects SW_INCR (0x00); reads as zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 31, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("p", 0, 30, Access::Wo,
+            "Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0 selects SW_INCR (0x00); reads as zero."),
     ];
 }
 
@@ -1133,10 +1133,10 @@ impl Layout for PmselrLayout {
     const INFO: &'static RegisterInfo = &PMSELR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "sel", ident: "sel", lsb: 0, msb: 4, access: Access::Rw,
-            description: "The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 5, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("sel", 0, 4, Access::Rw,
+            "The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0."),
     ];
 }
 
@@ -1212,10 +1212,10 @@ impl Layout for Pmceid0Layout {
     const INFO: &'static RegisterInfo = &PMCEID0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "idhi", ident: "idhi", lsb: 32, msb: 63, access: Access::Ro,
-            description: "Bit n: common event 0x4000 + n is implemented.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "id", ident: "id", lsb: 0, msb: 31, access: Access::Ro,
-            description: "Bit n: common event n (0x00 to 0x1F) is implemented.", ..FieldInfo::EMPTY },
+        FieldInfo::row("idhi", 32, 63, Access::Ro,
+            "Bit n: common event 0x4000 + n is implemented."),
+        FieldInfo::row("id", 0, 31, Access::Ro,
+            "Bit n: common event n (0x00 to 0x1F) is implemented."),
     ];
 }
 
@@ -1284,10 +1284,10 @@ impl Layout for Pmceid1Layout {
     const INFO: &'static RegisterInfo = &PMCEID1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "idhi", ident: "idhi", lsb: 32, msb: 63, access: Access::Ro,
-            description: "Bit n: common event 0x4020 + n is implemented.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "id", ident: "id", lsb: 0, msb: 31, access: Access::Ro,
-            description: "Bit n: common event 0x20 + n is implemented.", ..FieldInfo::EMPTY },
+        FieldInfo::row("idhi", 32, 63, Access::Ro,
+            "Bit n: common event 0x4020 + n is implemented."),
+        FieldInfo::row("id", 0, 31, Access::Ro,
+            "Bit n: common event 0x20 + n is implemented."),
     ];
 }
 
@@ -1362,16 +1362,16 @@ impl Layout for PmuserenrLayout {
     const INFO: &'static RegisterInfo = &PMUSERENR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "er", ident: "er", lsb: 3, msb: 3, access: Access::Rw,
-            description: "EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write PMSELR_EL0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cr", ident: "cr", lsb: 2, msb: 2, access: Access::Rw,
-            description: "EL0 may read the cycle counter PMCCNTR_EL0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "sw", ident: "sw", lsb: 1, msb: 1, access: Access::Rw,
-            description: "EL0 may write PMSWINC_EL0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw,
-            description: "EL0 may reach every PMU register EL0 can name (reads and writes), whatever the bits above say.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("er", 3, 3, Access::Rw,
+            "EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write PMSELR_EL0."),
+        FieldInfo::row("cr", 2, 2, Access::Rw,
+            "EL0 may read the cycle counter PMCCNTR_EL0."),
+        FieldInfo::row("sw", 1, 1, Access::Rw,
+            "EL0 may write PMSWINC_EL0."),
+        FieldInfo::row("en", 0, 0, Access::Rw,
+            "EL0 may reach every PMU register EL0 can name (reads and writes), whatever the bits above say."),
     ];
 }
 
@@ -1463,12 +1463,12 @@ impl Layout for PmintensetLayout {
     const INFO: &'static RegisterInfo = &PMINTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::Rw,
-            description: "The cycle counter's overflow raises the interrupt.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Rw,
-            description: "Bit n: event counter n's overflow raises the interrupt.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("c", 31, 31, Access::Rw,
+            "The cycle counter's overflow raises the interrupt."),
+        FieldInfo::row("p", 0, 30, Access::Rw,
+            "Bit n: event counter n's overflow raises the interrupt."),
     ];
 }
 
@@ -1544,12 +1544,12 @@ impl Layout for PmintenclrLayout {
     const INFO: &'static RegisterInfo = &PMINTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c,
-            description: "Write 1 to disable the cycle counter's overflow interrupt.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c,
-            description: "Bit n: write 1 to disable event counter n's overflow interrupt.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("c", 31, 31, Access::W1c,
+            "Write 1 to disable the cycle counter's overflow interrupt."),
+        FieldInfo::row("p", 0, 30, Access::W1c,
+            "Bit n: write 1 to disable event counter n's overflow interrupt."),
     ];
 }
 

@@ -60,8 +60,8 @@ impl Layout for BGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -130,8 +130,8 @@ impl Layout for BGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -202,8 +202,8 @@ impl Layout for BGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -277,20 +277,20 @@ impl Layout for BEvtSelLayout {
     const INFO: &'static RegisterInfo = &B_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 51, msb: 60, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 50, msb: 50, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 49, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 63, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 61, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 51, 60, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 50, 50, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 21, 49, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, role: Some(Role::Event),
             description: "Selects the event from the set available to this particular counter.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
@@ -376,8 +376,8 @@ impl Layout for BCntLayout {
     const INFO: &'static RegisterInfo = &B_CNT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -449,18 +449,18 @@ impl Layout for BMatchLayout {
     const INFO: &'static RegisterInfo = &B_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 60, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc_out", ident: "opc_out", lsb: 56, msb: 59, access: Access::Rw,
-            description: "Opcode of outgoing packets to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc_in", ident: "opc_in", lsb: 52, msb: 55, access: Access::Rw,
-            description: "Opcode of incoming packets to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "msg_out", ident: "msg_out", lsb: 48, msb: 51, access: Access::Rw,
-            description: "QPI message class of outgoing packets to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "msg_in", ident: "msg_in", lsb: 44, msb: 47, access: Access::Rw,
-            description: "QPI message class of incoming packets to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 43, access: Access::Rw,
-            description: "Cache-line address to match: system address bits 49:6.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 60, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("opc_out", 56, 59, Access::Rw,
+            "Opcode of outgoing packets to match."),
+        FieldInfo::row("opc_in", 52, 55, Access::Rw,
+            "Opcode of incoming packets to match."),
+        FieldInfo::row("msg_out", 48, 51, Access::Rw,
+            "QPI message class of outgoing packets to match."),
+        FieldInfo::row("msg_in", 44, 47, Access::Rw,
+            "QPI message class of incoming packets to match."),
+        FieldInfo::row("addr", 0, 43, Access::Rw,
+            "Cache-line address to match: system address bits 49:6."),
     ];
 }
 
@@ -563,18 +563,18 @@ impl Layout for BMaskLayout {
     const INFO: &'static RegisterInfo = &B_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 60, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc_out", ident: "opc_out", lsb: 56, msb: 59, access: Access::Rw,
-            description: "Mask for the outgoing-opcode match: set bits take part in the comparison.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc_in", ident: "opc_in", lsb: 52, msb: 55, access: Access::Rw,
-            description: "Mask for the incoming-opcode match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "msg_out", ident: "msg_out", lsb: 48, msb: 51, access: Access::Rw,
-            description: "Mask for the outgoing message-class match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "msg_in", ident: "msg_in", lsb: 44, msb: 47, access: Access::Rw,
-            description: "Mask for the incoming message-class match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 43, access: Access::Rw,
-            description: "Mask for the address match (system address bits 49:6).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 60, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("opc_out", 56, 59, Access::Rw,
+            "Mask for the outgoing-opcode match: set bits take part in the comparison."),
+        FieldInfo::row("opc_in", 52, 55, Access::Rw,
+            "Mask for the incoming-opcode match."),
+        FieldInfo::row("msg_out", 48, 51, Access::Rw,
+            "Mask for the outgoing message-class match."),
+        FieldInfo::row("msg_in", 44, 47, Access::Rw,
+            "Mask for the incoming message-class match."),
+        FieldInfo::row("addr", 0, 43, Access::Rw,
+            "Mask for the address match (system address bits 49:6)."),
     ];
 }
 

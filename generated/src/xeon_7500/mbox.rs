@@ -60,8 +60,8 @@ impl Layout for MGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -130,8 +130,8 @@ impl Layout for MGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 5, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -202,8 +202,8 @@ impl Layout for MGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -277,8 +277,8 @@ impl Layout for MPmuTimestampLayout {
     const INFO: &'static RegisterInfo = &M_PMU_TIMESTAMP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 63, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -336,30 +336,30 @@ impl Layout for MCntCtlLayout {
     const INFO: &'static RegisterInfo = &M_CNT_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 25, msb: 60, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 22, msb: 24, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "set_flag_sel", ident: "set_flag_sel", lsb: 19, msb: 21, access: Access::Rw,
-            description: "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 18, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 63, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 61, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 25, 60, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 22, 24, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("set_flag_sel", 19, 21, Access::Rw,
+            "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1."),
+        FieldInfo::row("rsv", 14, 18, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "inc_sel", ident: "inc_sel", lsb: 9, msb: 13, access: Access::Rw, role: Some(Role::Event),
             description: "Primary event select: the increment signal for this counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 8, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "flag_mode", ident: "flag_mode", lsb: 7, msb: 7, access: Access::Rw,
-            description: "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "wrap_mode", ident: "wrap_mode", lsb: 6, msb: 6, access: Access::Rw,
-            description: "Counter wrap behaviour on reaching its limit.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "storage_mode", ident: "storage_mode", lsb: 4, msb: 5, access: Access::Rw,
-            description: "Counter storage mode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "count_mode", ident: "count_mode", lsb: 2, msb: 3, access: Access::Rw,
-            description: "Counter counting mode.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 8, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("flag_mode", 7, 7, Access::Rw,
+            "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event."),
+        FieldInfo::row("wrap_mode", 6, 6, Access::Rw,
+            "Counter wrap behaviour on reaching its limit."),
+        FieldInfo::row("storage_mode", 4, 5, Access::Rw,
+            "Counter storage mode."),
+        FieldInfo::row("count_mode", 2, 3, Access::Rw,
+            "Counter counting mode."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
@@ -483,8 +483,8 @@ impl Layout for MCntLayout {
     const INFO: &'static RegisterInfo = &M_CNT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -556,10 +556,10 @@ impl Layout for MPmuMmCfgLayout {
     const INFO: &'static RegisterInfo = &M_PMU_MM_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "en", ident: "en", lsb: 63, msb: 63, access: Access::Rw,
-            description: "Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 62, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("en", 63, 63, Access::Rw,
+            "Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards."),
+        FieldInfo::row("rsv", 0, 62, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -624,10 +624,10 @@ impl Layout for MPmuAddrMatchLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ADDR_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 34, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 33, access: Access::Rw,
-            description: "Address bits to match (34 bits).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 34, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("addr", 0, 33, Access::Rw,
+            "Address bits to match (34 bits)."),
     ];
 }
 
@@ -698,10 +698,10 @@ impl Layout for MPmuAddrMaskLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ADDR_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 26, access: Access::Rw,
-            description: "Address mask bits (27 bits).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 27, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("mask", 0, 26, Access::Rw,
+            "Address mask bits (27 bits)."),
     ];
 }
 
@@ -770,10 +770,10 @@ impl Layout for MPmuDspLayout {
     const INFO: &'static RegisterInfo = &M_PMU_DSP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dsp_cfg", ident: "dsp_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("dsp_cfg", 0, 31, Access::Rw,
+            "Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table."),
     ];
 }
 
@@ -837,10 +837,10 @@ impl Layout for MPmuIssLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ISS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "iss_cfg", ident: "iss_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("iss_cfg", 0, 31, Access::Rw,
+            "Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table."),
     ];
 }
 
@@ -903,10 +903,10 @@ impl Layout for MPmuMapLayout {
     const INFO: &'static RegisterInfo = &M_PMU_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "map_cfg", ident: "map_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("map_cfg", 0, 31, Access::Rw,
+            "Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table."),
     ];
 }
 
@@ -969,10 +969,10 @@ impl Layout for MPmuMscThrLayout {
     const INFO: &'static RegisterInfo = &M_PMU_MSC_THR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "thr_cfg", ident: "thr_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("thr_cfg", 0, 31, Access::Rw,
+            "Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table."),
     ];
 }
 
@@ -1036,10 +1036,10 @@ impl Layout for MPmuPgtLayout {
     const INFO: &'static RegisterInfo = &M_PMU_PGT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pgt_cfg", ident: "pgt_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("pgt_cfg", 0, 31, Access::Rw,
+            "Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table."),
     ];
 }
 
@@ -1103,10 +1103,10 @@ impl Layout for MPmuPldLayout {
     const INFO: &'static RegisterInfo = &M_PMU_PLD_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pld_cfg", ident: "pld_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("pld_cfg", 0, 31, Access::Rw,
+            "Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table."),
     ];
 }
 
@@ -1186,24 +1186,24 @@ impl Layout for MPmuZdpCtlFvcLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ZDP_CTL_FVC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pbox_init_err", ident: "pbox_init_err", lsb: 23, msb: 23, access: Access::Rw,
-            description: "Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evnt3", ident: "evnt3", lsb: 20, msb: 22, access: Access::Rw,
-            description: "Event select used by inc_sel 0x10.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evnt2", ident: "evnt2", lsb: 17, msb: 19, access: Access::Rw,
-            description: "Event select used by inc_sel 0xF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evnt1", ident: "evnt1", lsb: 14, msb: 16, access: Access::Rw,
-            description: "Event select used by inc_sel 0xE.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evnt0", ident: "evnt0", lsb: 11, msb: 13, access: Access::Rw,
-            description: "Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "resp", ident: "resp", lsb: 8, msb: 10, access: Access::Rw,
-            description: "Response type to match, shared by the four events.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bcmd", ident: "bcmd", lsb: 5, msb: 7, access: Access::Rw,
-            description: "B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fvid", ident: "fvid", lsb: 0, msb: 4, access: Access::Rw,
-            description: "Fill/victim ID qualifier, shared by the four events.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("pbox_init_err", 23, 23, Access::Rw,
+            "Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table."),
+        FieldInfo::row("evnt3", 20, 22, Access::Rw,
+            "Event select used by inc_sel 0x10."),
+        FieldInfo::row("evnt2", 17, 19, Access::Rw,
+            "Event select used by inc_sel 0xF."),
+        FieldInfo::row("evnt1", 14, 16, Access::Rw,
+            "Event select used by inc_sel 0xE."),
+        FieldInfo::row("evnt0", 11, 13, Access::Rw,
+            "Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands)."),
+        FieldInfo::row("resp", 8, 10, Access::Rw,
+            "Response type to match, shared by the four events."),
+        FieldInfo::row("bcmd", 5, 7, Access::Rw,
+            "B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes)."),
+        FieldInfo::row("fvid", 0, 4, Access::Rw,
+            "Fill/victim ID qualifier, shared by the four events."),
     ];
 }
 

@@ -63,18 +63,18 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every PCU data counter to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -244,12 +244,12 @@ impl Layout for PcuCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::RwV,
-            description: "Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh.", ..FieldInfo::EMPTY },
+        FieldInfo::row("occ_edge_det", 31, 31, Access::RwV,
+            "Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh."),
         FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, values: PcuCtlOccInvert::VALUES,
             description: "Sense of the threshold comparison for occupancy events (ev_sel bit 7 set).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 29, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
@@ -258,18 +258,18 @@ impl Layout for PcuCtlLayout {
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 20, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, values: PCU_CTL_OCC_SEL_VALUES,
             description: "Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 13, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
             description: "Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.", ..FieldInfo::EMPTY },
     ];
@@ -407,8 +407,8 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -485,14 +485,14 @@ impl Layout for PcuBoxFilterLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "filt31_24", ident: "filt31_24", lsb: 24, msb: 31, access: Access::RwV,
-            description: "Band 3 threshold, for the band-3 frequency/voltage event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt23_16", ident: "filt23_16", lsb: 16, msb: 23, access: Access::RwV,
-            description: "Band 2 threshold, for the band-2 frequency/voltage event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt15_8", ident: "filt15_8", lsb: 8, msb: 15, access: Access::RwV,
-            description: "Band 1 threshold, for the band-1 frequency/voltage event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt7_0", ident: "filt7_0", lsb: 0, msb: 7, access: Access::RwV,
-            description: "Band 0 threshold, for the band-0 frequency/voltage event.", ..FieldInfo::EMPTY },
+        FieldInfo::row("filt31_24", 24, 31, Access::RwV,
+            "Band 3 threshold, for the band-3 frequency/voltage event."),
+        FieldInfo::row("filt23_16", 16, 23, Access::RwV,
+            "Band 2 threshold, for the band-2 frequency/voltage event."),
+        FieldInfo::row("filt15_8", 8, 15, Access::RwV,
+            "Band 1 threshold, for the band-1 frequency/voltage event."),
+        FieldInfo::row("filt7_0", 0, 7, Access::RwV,
+            "Band 0 threshold, for the band-0 frequency/voltage event."),
     ];
 }
 

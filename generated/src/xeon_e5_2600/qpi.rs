@@ -65,18 +65,18 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -205,16 +205,16 @@ impl Layout for QpiCtlLayout {
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -335,8 +335,8 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -408,20 +408,20 @@ impl Layout for QpiPktMatch0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Destination node id to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Message class to match (encodings in the guide's packet-matching reference, section 2.10).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Opcode to match; which opcodes exist depends on the message class (guide section 2.10).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Virtual network to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Destination node id to match."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Message class to match (encodings in the guide's packet-matching reference, section 2.10)."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Opcode to match; which opcodes exist depends on the message class (guide section 2.10)."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Virtual network to match."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -535,14 +535,14 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw, values: QPI_PKT_MATCH1_RDS_VALUES,
             description: "Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4."),
     ];
 }
 
@@ -620,20 +620,20 @@ impl Layout for QpiPktMask0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Mask for bit 4 of the remote node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Mask for the destination node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Mask for the message class.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Mask for the opcode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Mask for the virtual network.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Mask for bit 4 of the remote node id."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Mask for the destination node id."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Mask for the message class."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Mask for the opcode."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Mask for the virtual network."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -732,14 +732,14 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw,
-            description: "Mask for the response data state (see MATCH1.rds for the state encodings).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Mask for bits 3:0 of the remote node id.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rds", 16, 19, Access::Rw,
+            "Mask for the response data state (see MATCH1.rds for the state encodings)."),
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Mask for bits 3:0 of the remote node id."),
     ];
 }
 

@@ -55,18 +55,18 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -180,16 +180,16 @@ impl Layout for QpiCtlLayout {
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the ninth bit of the event code, for events Intel lists with ExtSel=1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -309,8 +309,8 @@ impl Layout for QpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -383,8 +383,8 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -466,20 +466,20 @@ impl Layout for QpiPktMatch0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Bit 4 of the remote node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Destination node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Message class.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Opcode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Virtual network.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Bit 4 of the remote node id."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Destination node id."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Message class."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Opcode."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Virtual network."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -595,14 +595,14 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw,
-            description: "Response data state.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Bits 3:0 of the remote node id.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rds", 16, 19, Access::Rw,
+            "Response data state."),
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Bits 3:0 of the remote node id."),
     ];
 }
 
@@ -694,20 +694,20 @@ impl Layout for QpiPktMask0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Bit 4 of the remote node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Destination node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Message class.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Opcode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Virtual network.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Bit 4 of the remote node id."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Destination node id."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Message class."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Opcode."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Virtual network."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -823,14 +823,14 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw,
-            description: "Response data state.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Bits 3:0 of the remote node id.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rds", 16, 19, Access::Rw,
+            "Response data state."),
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Bits 3:0 of the remote node id."),
     ];
 }
 

@@ -68,12 +68,12 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Wo, role: Some(Role::GlobalFreeze),
             description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 30, msb: 30, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 30, 30, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 29, msb: 29, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets the frozen boxes count again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 28, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 28, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -143,34 +143,34 @@ impl Layout for UGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 30, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r2pcie", ident: "ov_r2pcie", lsb: 29, msb: 29, access: Access::Rw1c,
-            description: "Set when a counter of the R2PCIe box overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r3qpi1", ident: "ov_r3qpi1", lsb: 28, msb: 28, access: Access::Rw1c,
-            description: "Set when a counter of R3QPI link 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r3qpi0", ident: "ov_r3qpi0", lsb: 27, msb: 27, access: Access::Rw1c,
-            description: "Set when a counter of R3QPI link 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_qpi1", ident: "ov_qpi1", lsb: 26, msb: 26, access: Access::Rw1c,
-            description: "Set when a counter of QPI port 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_qpi0", ident: "ov_qpi0", lsb: 25, msb: 25, access: Access::Rw1c,
-            description: "Set when a counter of QPI port 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc1", ident: "ov_imc1", lsb: 24, msb: 24, access: Access::Rw1c,
-            description: "Set when a counter of the channels of memory controller 1 (CH4-CH7) overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc0", ident: "ov_imc0", lsb: 23, msb: 23, access: Access::Rw1c,
-            description: "Set when a counter of the channels of memory controller 0 (CH0-CH3) overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_ha1", ident: "ov_ha1", lsb: 22, msb: 22, access: Access::Rw1c,
-            description: "Set when a counter of home agent 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_ha0", ident: "ov_ha0", lsb: 21, msb: 21, access: Access::Rw1c,
-            description: "Set when a counter of home agent 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 20, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_pcu", ident: "ov_pcu", lsb: 2, msb: 2, access: Access::Rw1c,
-            description: "Set when a PCU counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 1, msb: 1, access: Access::Rw1c,
-            description: "Set when a general U-box counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u_fixed", ident: "ov_u_fixed", lsb: 0, msb: 0, access: Access::Rw1c,
-            description: "Set when the U-box UCLK fixed counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 30, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_r2pcie", 29, 29, Access::Rw1c,
+            "Set when a counter of the R2PCIe box overflows; write 1 to clear."),
+        FieldInfo::row("ov_r3qpi1", 28, 28, Access::Rw1c,
+            "Set when a counter of R3QPI link 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_r3qpi0", 27, 27, Access::Rw1c,
+            "Set when a counter of R3QPI link 0 overflows; write 1 to clear."),
+        FieldInfo::row("ov_qpi1", 26, 26, Access::Rw1c,
+            "Set when a counter of QPI port 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_qpi0", 25, 25, Access::Rw1c,
+            "Set when a counter of QPI port 0 overflows; write 1 to clear."),
+        FieldInfo::row("ov_imc1", 24, 24, Access::Rw1c,
+            "Set when a counter of the channels of memory controller 1 (CH4-CH7) overflows; write 1 to clear."),
+        FieldInfo::row("ov_imc0", 23, 23, Access::Rw1c,
+            "Set when a counter of the channels of memory controller 0 (CH0-CH3) overflows; write 1 to clear."),
+        FieldInfo::row("ov_ha1", 22, 22, Access::Rw1c,
+            "Set when a counter of home agent 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_ha0", 21, 21, Access::Rw1c,
+            "Set when a counter of home agent 0 overflows; write 1 to clear."),
+        FieldInfo::row("rsv", 3, 20, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_pcu", 2, 2, Access::Rw1c,
+            "Set when a PCU counter overflows; write 1 to clear."),
+        FieldInfo::row("ov_u", 1, 1, Access::Rw1c,
+            "Set when a general U-box counter overflows; write 1 to clear."),
+        FieldInfo::row("ov_u_fixed", 0, 0, Access::Rw1c,
+            "Set when the U-box UCLK fixed counter overflows; write 1 to clear."),
     ];
 }
 
@@ -308,14 +308,14 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 0, 19, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -373,8 +373,8 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -468,26 +468,26 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -594,12 +594,12 @@ impl Layout for UBoxFilterLayout {
     const INFO: &'static RegisterInfo = &U_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cid", ident: "cid", lsb: 1, msb: 5, access: Access::Rw,
-            description: "Core id to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 0, access: Access::Rw,
-            description: "Thread id (within the core) to match.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("cid", 1, 5, Access::Rw,
+            "Core id to match."),
+        FieldInfo::row("tid", 0, 0, Access::Rw,
+            "Thread id (within the core) to match."),
     ];
 }
 
@@ -670,10 +670,10 @@ impl Layout for UBoxStatusLayout {
     const INFO: &'static RegisterInfo = &U_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 1, access: Access::Rw1c,
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov", 0, 1, Access::Rw1c,
+            "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it."),
     ];
 }
 
@@ -738,8 +738,8 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -807,10 +807,10 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of this socket, set by firmware.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 3, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("local_node_id", 0, 2, Access::Ro,
+            "Node id of this socket, set by firmware."),
     ];
 }
 
@@ -868,24 +868,24 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro,
-            description: "Node id of the socket whose group id is 7.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro,
-            description: "Node id of the socket whose group id is 6.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro,
-            description: "Node id of the socket whose group id is 5.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro,
-            description: "Node id of the socket whose group id is 4.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro,
-            description: "Node id of the socket whose group id is 3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro,
-            description: "Node id of the socket whose group id is 2.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro,
-            description: "Node id of the socket whose group id is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of the socket whose group id is 0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("node_id7", 21, 23, Access::Ro,
+            "Node id of the socket whose group id is 7."),
+        FieldInfo::row("node_id6", 18, 20, Access::Ro,
+            "Node id of the socket whose group id is 6."),
+        FieldInfo::row("node_id5", 15, 17, Access::Ro,
+            "Node id of the socket whose group id is 5."),
+        FieldInfo::row("node_id4", 12, 14, Access::Ro,
+            "Node id of the socket whose group id is 4."),
+        FieldInfo::row("node_id3", 9, 11, Access::Ro,
+            "Node id of the socket whose group id is 3."),
+        FieldInfo::row("node_id2", 6, 8, Access::Ro,
+            "Node id of the socket whose group id is 2."),
+        FieldInfo::row("node_id1", 3, 5, Access::Ro,
+            "Node id of the socket whose group id is 1."),
+        FieldInfo::row("node_id0", 0, 2, Access::Ro,
+            "Node id of the socket whose group id is 0."),
     ];
 }
 

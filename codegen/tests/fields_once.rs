@@ -132,6 +132,18 @@ fn field_rows(layout: &syn::ItemImpl) -> Vec<Piece> {
             panic!("FIELDS is a reference to an array")
         };
         for row in &rows.elems {
+            // `FieldInfo::row("frz", 8, 8, Access::Rw, "...")`: its first argument is its ident.
+            if let syn::Expr::Call(call) = row {
+                let Some(syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(name),
+                    ..
+                })) = call.args.first()
+                else {
+                    panic!("a FieldInfo::row's first argument is its name")
+                };
+                out.push(piece(name.value(), false, &[], call.to_token_stream()));
+                continue;
+            }
             let syn::Expr::Struct(s) = row else {
                 panic!("a FieldInfo row")
             };

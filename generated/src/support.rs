@@ -937,6 +937,78 @@ impl AddressInfo {
     ) -> Self {
         Self::new(name, instance, index, Location::Pci { device_id, device, function, offset }, source)
     }
+
+    /// The rows of a register with one address per instance, read from its typed MSRs:
+    /// `table[i]` is instance `instances[i]`, index 0; every row cites `source`. The generated
+    /// tables use it so that each address and name is written once, in the typed constant.
+    pub const fn msrs<R, const T: usize>(
+        table: &[Msr<R>],
+        instances: &[&'static str],
+        source: &'static str,
+    ) -> [Self; T] {
+        assert!(table.len() == T && instances.len() == T, "one typed MSR per instance");
+        let mut rows = [Self::msr("", "", 0, 0, ""); T];
+        let mut k = 0;
+        while k < T {
+            rows[k] = Self::msr(table[k].name, instances[k], 0, table[k].address, source);
+            k += 1;
+        }
+        rows
+    }
+
+    /// The rows of a register array, read from its typed MSRs: `table[i][n]` is instance
+    /// `instances[i]`, index `n`, in that order; every row cites `source`.
+    pub const fn msr_arrays<R, const N: usize, const T: usize>(
+        table: &[[Msr<R>; N]],
+        instances: &[&'static str],
+        source: &'static str,
+    ) -> [Self; T] {
+        assert!(table.len() * N == T && instances.len() == table.len(), "N typed MSRs per instance");
+        let mut rows = [Self::msr("", "", 0, 0, ""); T];
+        let mut k = 0;
+        while k < T {
+            let m = &table[k / N][k % N];
+            rows[k] = Self::msr(m.name, instances[k / N], (k % N) as u32, m.address, source);
+            k += 1;
+        }
+        rows
+    }
+
+    /// [`Self::msrs`] for PCI registers.
+    pub const fn pcis<R, const T: usize>(
+        table: &[PciRegister<R>],
+        instances: &[&'static str],
+        source: &'static str,
+    ) -> [Self; T] {
+        assert!(table.len() == T && instances.len() == T, "one typed register per instance");
+        let mut rows = [Self::msr("", "", 0, 0, ""); T];
+        let mut k = 0;
+        while k < T {
+            rows[k] = Self::pci_row(&table[k], instances[k], 0, source);
+            k += 1;
+        }
+        rows
+    }
+
+    /// [`Self::msr_arrays`] for PCI registers.
+    pub const fn pci_arrays<R, const N: usize, const T: usize>(
+        table: &[[PciRegister<R>; N]],
+        instances: &[&'static str],
+        source: &'static str,
+    ) -> [Self; T] {
+        assert!(table.len() * N == T && instances.len() == table.len(), "N typed registers per instance");
+        let mut rows = [Self::msr("", "", 0, 0, ""); T];
+        let mut k = 0;
+        while k < T {
+            rows[k] = Self::pci_row(&table[k / N][k % N], instances[k / N], (k % N) as u32, source);
+            k += 1;
+        }
+        rows
+    }
+
+    const fn pci_row<R>(p: &PciRegister<R>, instance: &'static str, index: u32, source: &'static str) -> Self {
+        Self::pci(p.name, instance, index, (p.device_id, p.device, p.function, p.offset), source)
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -1052,6 +1124,18 @@ impl FieldInfo {
         counters: &[],
         count_default: None,
     };
+
+    /// A row that sets only these and whose accessors are called `name` (`ident` = `name`);
+    /// the rest is [`FieldInfo::EMPTY`]'s.
+    pub const fn row(
+        name: &'static str,
+        lsb: u32,
+        msb: u32,
+        access: Access,
+        description: &'static str,
+    ) -> Self {
+        Self { name, ident: name, lsb, msb, access, description, ..Self::EMPTY }
+    }
 
     /// The field's bit ranges as `(msb, lsb)`, most significant first: one for most fields.
     pub fn ranges(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
@@ -1704,3 +1788,25 @@ register_value! {
     /// The value of a 64-bit register of layout `L` (MSRs and 64-bit PCI counters).
     Reg64(u64)
 }
+
+/// Writes a register type's notes once: each note is a paragraph of the type's documentation
+/// (`**title** (kind): text`) and, with the `metadata` feature, a [`NoteInfo`] of the constant
+/// `$notes` that the register's [`RegisterInfo::notes`] names.
+macro_rules! noted {
+    (
+        $notes:ident = [$(($kind:literal, $title:literal, $text:literal)),+ $(,)?];
+        $(#[$attr:meta])*
+        $vis:vis type $name:ident = $ty:ty;
+    ) => {
+        $(#[$attr])*
+        $(
+            #[doc = ""]
+            #[doc = concat!("**", $title, "** (", $kind, "): ", $text)]
+        )+
+        $vis type $name = $ty;
+
+        #[cfg(feature = "metadata")]
+        const $notes: &[NoteInfo] = &[$(NoteInfo { kind: $kind, title: $title, text: $text }),+];
+    };
+}
+pub(crate) use noted;

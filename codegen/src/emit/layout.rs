@@ -337,6 +337,17 @@ fn field_info(reg: &Register, f: &Field) -> String {
         None => {}
     }
     let description = normalize_text(f.shown_description());
+    // Most rows set only these five and are called what they name: a constructor says so.
+    if set.len() == 5 && *ident == *f.name && !f.is_split() {
+        return format!(
+            "        FieldInfo::row({}, {}, {}, Access::{},\n            {}),\n",
+            lit(&f.name),
+            f.lsb,
+            f.msb,
+            f.access.variant(),
+            lit(&description)
+        );
+    }
     let rest = if description.is_empty() {
         " ".to_string()
     } else {
@@ -470,7 +481,86 @@ fn register_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String
         let _ = writeln!(out, "impl {} {{\n{positions}{fns}}}\n", reg.type_name);
     }
     let address_infos = addresses_text(unit, reg, out);
-    info_static_text(proc, unit, reg, &address_infos, out);
+    let compact = compact_addresses(unit, reg, out);
+    info_static_text(proc, unit, reg, &address_infos, compact.as_deref(), out);
+}
+
+/// The citations of the unit's registers' sources, each once, in order of first use.
+fn unit_sources(unit: &Unit) -> Vec<String> {
+    let mut table: Vec<String> = Vec::new();
+    for c in unit
+        .registers
+        .iter()
+        .flat_map(|r| r.sources.iter().map(|s| s.citation()))
+    {
+        if !table.contains(&c) {
+            table.push(c);
+        }
+    }
+    table
+}
+
+/// The unit's instance names, which [`compact_addresses`]' rows name (with `metadata`).
+fn instance_names_text(unit: &Unit, out: &mut String) {
+    let names: Vec<String> = unit.instances.iter().map(|i| lit(&i.name)).collect();
+    let _ = writeln!(
+        out,
+        "{METADATA}\n#[allow(dead_code)]\nconst INSTANCE_NAMES: [&str; {}] = [{}];\n",
+        names.len(),
+        names.join(", ")
+    );
+    let sources: Vec<String> = unit_sources(unit)
+        .iter()
+        .map(|c| format!("    {},\n", lit(c)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.\n{METADATA}\n#[allow(dead_code)]\nconst SOURCES: [&str; {}] = [\n{}];\n",
+        sources.len(),
+        sources.concat()
+    );
+}
+
+/// The metadata's address rows read from the typed addresses by a `const fn` (each name and
+/// address written once, in the typed constant), when the rows are exactly those constants in
+/// instance and index order and cite one source: writes the rows' static and returns the
+/// expression naming it, or `None` (the rows are then written out).
+fn compact_addresses(unit: &Unit, reg: &Register, out: &mut String) -> Option<String> {
+    let Addresses::Known(addrs) = &reg.addresses else {
+        return None;
+    };
+    let source = &addrs.first()?.source;
+    let space = match reg.space {
+        Space::Msr => "msr",
+        Space::Pci => "pci",
+        _ => return None,
+    };
+    let count = reg.count.max(1) as usize;
+    for ii in 0..unit.instances.len() {
+        let mine: Vec<_> = addrs.iter().filter(|a| a.instance == ii).collect();
+        let in_order = mine.iter().enumerate().all(|(n, a)| a.index as usize == n);
+        if mine.len() != count || !in_order || mine.iter().any(|a| &a.source != source) {
+            return None;
+        }
+    }
+    let table = match &*unit.instances {
+        [inst] => format!("[{}]", reg.instance_name(inst)),
+        [] => return None,
+        _ => reg.generic_name(),
+    };
+    let (table, ctor) = if reg.count > 1 {
+        (table, format!("{space}_arrays"))
+    } else {
+        (table, format!("{space}s"))
+    };
+    let name = format!("{}_ADDRESSES", info_ident(reg));
+    let _ = writeln!(
+        out,
+        "{METADATA}\nstatic {name}: [AddressInfo; {}] = AddressInfo::{ctor}(&{table}, &INSTANCE_NAMES, {});\n",
+        addrs.len(),
+        lit(source)
+    );
+    Some(format!("&{name}"))
 }
 
 /// The register's type, documented as the guide describes the register.
@@ -482,10 +572,12 @@ fn type_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String) {
     } else {
         String::new()
     };
-    doc(out, "", &prose(&reg.description));
-    out.push_str("///\n");
+    let in_macro = notes_in_macro(proc, reg);
+    let mut docs = String::new();
+    doc(&mut docs, "", &prose(&reg.description));
+    docs.push_str("///\n");
     doc(
-        out,
+        &mut docs,
         "",
         &format!(
             "`{}`: {}-bit {} register of the {} unit ({}){count}. Fields, masks and sources: [`{ty}Layout`].",
@@ -496,20 +588,64 @@ fn type_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String) {
             proc.id
         ),
     );
-    for n in &reg.notes {
-        out.push_str("///\n");
+    for n in reg.notes.iter().filter(|_| !in_macro) {
+        docs.push_str("///\n");
         let title = normalize_text(&prose(&n.title));
         doc(
-            out,
+            &mut docs,
             "",
             &format!("**{title}** ({}): {}", n.kind, prose(&n.text)),
         );
     }
     if let Addresses::Unknown { reason } = &reg.addresses {
-        out.push_str("///\n");
-        doc(out, "", &format!("**Address unknown:** {}", prose(reason)));
+        docs.push_str("///\n");
+        doc(
+            &mut docs,
+            "",
+            &format!("**Address unknown:** {}", prose(reason)),
+        );
     }
-    let _ = writeln!(out, "pub type {ty} = {value}<{ty}Layout>;\n");
+    if in_macro {
+        // Each note once: `noted!` makes it a paragraph of the type's docs and a `NoteInfo`.
+        let rows: String = reg
+            .notes
+            .iter()
+            .map(|n| {
+                format!(
+                    "        ({}, {}, {}),\n",
+                    lit(&n.kind),
+                    lit(&n.title),
+                    lit(&n.text)
+                )
+            })
+            .collect();
+        let indented: String = docs.lines().map(|l| format!("    {l}\n")).collect();
+        let _ = writeln!(
+            out,
+            "noted! {{\n    {} = [\n{rows}    ];\n{indented}    pub type {ty} = {value}<{ty}Layout>;\n}}\n",
+            notes_ident(reg)
+        );
+    } else {
+        out.push_str(&docs);
+        let _ = writeln!(out, "pub type {ty} = {value}<{ty}Layout>;\n");
+    }
+}
+
+/// Whether the register's notes are written once, through `noted!` (its module's own type,
+/// and notes whose text reads the same as Markdown as it does as plain text).
+fn notes_in_macro(proc: &Processor, reg: &Register) -> bool {
+    let plain = |s: &str| prose(s) == s && normalize_text(s) == s && !s.contains('\n');
+    proc.units_from.is_none()
+        && !reg.notes.is_empty()
+        && reg
+            .notes
+            .iter()
+            .all(|n| plain(&n.title) && plain(&n.text) && plain(&n.kind))
+}
+
+/// The constant holding a register's notes when `noted!` writes them.
+fn notes_ident(reg: &Register) -> String {
+    format!("{}_NOTES", info_ident(reg))
 }
 
 /// The layout: the masks as literals, and with the `metadata` feature the field table.
@@ -668,6 +804,7 @@ fn info_static_text(
     unit: &Unit,
     reg: &Register,
     address_infos: &str,
+    compact: Option<&str>,
     out: &mut String,
 ) {
     // A processor taking its units from another refers to these from its `pmu` module.
@@ -678,10 +815,23 @@ fn info_static_text(
     };
     let layout = format!("{}Layout", reg.type_name);
     let addresses = match &reg.addresses {
-        Addresses::Known(_) => format!("Addresses::Known(&[\n{address_infos}    ])"),
+        Addresses::Known(_) => match compact {
+            Some(rows) => format!("Addresses::Known({rows})"),
+            None => format!("Addresses::Known(&[\n{address_infos}    ])"),
+        },
         Addresses::Unknown { reason } => format!("Addresses::Unknown({})", lit(reason)),
     };
-    let sources: Vec<String> = reg.sources.iter().map(|s| lit(&s.citation())).collect();
+    // Each citation is written once, in the module's `SOURCES` (`instance_names_text`).
+    let table = unit_sources(unit);
+    let sources: Vec<String> = reg
+        .sources
+        .iter()
+        .map(|s| {
+            let c = s.citation();
+            let i = table.iter().position(|t| *t == c).unwrap_or_default();
+            format!("SOURCES[{i}]")
+        })
+        .collect();
     let notes: String = reg
         .notes
         .iter()
@@ -694,7 +844,9 @@ fn info_static_text(
             )
         })
         .collect();
-    let notes = if notes.is_empty() {
+    let notes = if notes_in_macro(proc, reg) {
+        notes_ident(reg)
+    } else if notes.is_empty() {
         "&[]".to_string()
     } else {
         format!("&[\n{notes}    ]")
@@ -749,6 +901,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
     if let Some(w) = &unit.mmio_window {
         mmio_window_text(w, &mut out);
     }
+    instance_names_text(unit, &mut out);
     for reg in &unit.registers {
         register_text(proc, unit, reg, &mut out);
     }
@@ -796,8 +949,19 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
         "pub use {source}::{{\n    {},\n}};\n",
         names.join(",\n    ")
     );
+    instance_names_text(unit, &mut out);
     for reg in &unit.registers {
-        info_static_text(proc, unit, reg, &address_infos(unit, reg), &mut out);
+        // The unit files are the other processor's too, so the re-exported typed addresses
+        // are this unit's.
+        let compact = compact_addresses(unit, reg, &mut out);
+        info_static_text(
+            proc,
+            unit,
+            reg,
+            &address_infos(unit, reg),
+            compact.as_deref(),
+            &mut out,
+        );
     }
     let events = if unit.events.is_empty() {
         "&[]"

@@ -15,6 +15,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["L3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
 /// L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which
 /// slices and threads it observes, and its enable.
 ///
@@ -58,16 +70,16 @@ impl Layout for L3PerfCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 63, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Thread mask: bit t counts the events of thread t of the CCX (cores 0-3, two threads each); zero counts none. Linux sets all eight when the user gives none, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 52, msb: 55, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 52, 55, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "slice_mask", ident: "slice_mask", lsb: 48, msb: 51, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Slice mask: bit s counts the events of L3 slice s; zero counts none. Linux sets all four when the user gives none, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 47, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 47, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask of the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -118,20 +130,16 @@ impl L3PerfCtl {
 pub const L3_PERF_CTL: [Msr<L3PerfCtl>; 6] = [Msr::new(0xC0010230, "L3_PERF_CTL0"), Msr::new(0xC0010232, "L3_PERF_CTL1"), Msr::new(0xC0010234, "L3_PERF_CTL2"), Msr::new(0xC0010236, "L3_PERF_CTL3"), Msr::new(0xC0010238, "L3_PERF_CTL4"), Msr::new(0xC001023A, "L3_PERF_CTL5")];
 
 #[cfg(feature = "metadata")]
+static L3_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen2", unit: "L3", name: L3PerfCtlLayout::NAME, type_name: "L3PerfCtl",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtlLayout::RESET, reserved_mask: L3PerfCtlLayout::RESERVED_MASK, ignored_mask: L3PerfCtlLayout::IGNORED_MASK, writable_mask: L3PerfCtlLayout::WRITABLE_MASK,
     description: "L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which slices and threads it observes, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("L3_PERF_CTL0", "L3", 0, 0xC0010230, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL1", "L3", 1, 0xC0010232, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL2", "L3", 2, 0xC0010234, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL3", "L3", 3, 0xC0010236, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL4", "L3", 4, 0xC0010238, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL5", "L3", 5, 0xC001023A, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&L3_PERF_CTL_INFO_ADDRESSES),
     fields: L3PerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_L3_SLICE_MASK = 0xF << 48, AMD64_L3_THREAD_MASK = 0xFF << 56; uncore.c publishes event config:0-7, umask config:8-15, slicemask config:48-51 and threadmask config:56-63 for family 17h, and starts a counter by writing its control with ARCH_PERFMON_EVENTSEL_ENABLE (bit 22). The event select is 8 bits wide here (the 12-bit event12 format applies to the family 16h L2 counters at the same addresses)." },
@@ -140,14 +148,16 @@ static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// L3 performance counter n, 48 bits wide.
-///
-/// `L3_PERF_CTR{n}`: 64-bit MSR register of the L3 unit (amd-zen2), 6 per instance. Fields, masks
-/// and sources: [`L3PerfCtrLayout`].
-///
-/// **Width** (info): uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every
-/// uncore counter.
-pub type L3PerfCtr = Reg64<L3PerfCtrLayout>;
+noted! {
+    L3_PERF_CTR_INFO_NOTES = [
+        ("info", "Width", "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter."),
+    ];
+    /// L3 performance counter n, 48 bits wide.
+    ///
+    /// `L3_PERF_CTR{n}`: 64-bit MSR register of the L3 unit (amd-zen2), 6 per instance. Fields, masks
+    /// and sources: [`L3PerfCtrLayout`].
+    pub type L3PerfCtr = Reg64<L3PerfCtrLayout>;
+}
 
 /// The layout of [`L3PerfCtr`] (`L3_PERF_CTR{n}`): its fields, masks and metadata.
 ///
@@ -166,8 +176,8 @@ impl Layout for L3PerfCtrLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -189,24 +199,18 @@ impl L3PerfCtr {
 pub const L3_PERF_CTR: [Msr<L3PerfCtr>; 6] = [Msr::new(0xC0010231, "L3_PERF_CTR0"), Msr::new(0xC0010233, "L3_PERF_CTR1"), Msr::new(0xC0010235, "L3_PERF_CTR2"), Msr::new(0xC0010237, "L3_PERF_CTR3"), Msr::new(0xC0010239, "L3_PERF_CTR4"), Msr::new(0xC001023B, "L3_PERF_CTR5")];
 
 #[cfg(feature = "metadata")]
+static L3_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen2", unit: "L3", name: L3PerfCtrLayout::NAME, type_name: "L3PerfCtr",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtrLayout::RESET, reserved_mask: L3PerfCtrLayout::RESERVED_MASK, ignored_mask: L3PerfCtrLayout::IGNORED_MASK, writable_mask: L3PerfCtrLayout::WRITABLE_MASK,
     description: "L3 performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("L3_PERF_CTR0", "L3", 0, 0xC0010231, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR1", "L3", 1, 0xC0010233, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR2", "L3", 2, 0xC0010235, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR3", "L3", 3, 0xC0010237, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR4", "L3", 4, 0xC0010239, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR5", "L3", 5, 0xC001023B, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&L3_PERF_CTR_INFO_ADDRESSES),
     fields: L3PerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter." },
-    ],
+    notes: L3_PERF_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

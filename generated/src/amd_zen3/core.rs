@@ -17,6 +17,20 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PMC"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+    "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)",
+    "Linux kernel, arch/x86/include/asm/msr-index.h",
+];
+
 /// Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels,
 /// with which filters, and whether it raises an interrupt on overflow.
 ///
@@ -52,14 +66,14 @@ impl Layout for PerfCtlLayout {
     const INFO: &'static RegisterInfo = &PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 42, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "host_only", ident: "host_only", lsb: 41, msb: 41, access: Access::Rw,
-            description: "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "guest_only", ident: "guest_only", lsb: 40, msb: 40, access: Access::Rw,
-            description: "Guest only: count only while the processor runs an SVM guest.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 36, msb: 39, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 42, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("host_only", 41, 41, Access::Rw,
+            "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
+        FieldInfo::row("guest_only", 40, 40, Access::Rw,
+            "Guest only: count only while the processor runs an SVM guest."),
+        FieldInfo::row("rsv", 36, 39, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "cnt_mask", ident: "cnt_mask", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -68,12 +82,12 @@ impl Layout for PerfCtlLayout {
             description: "Invert the counter-mask comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 19, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds.", ..FieldInfo::EMPTY },
         FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw, role: Some(Role::Kernel),
@@ -170,20 +184,16 @@ impl PerfCtl {
 pub const PERF_CTL: [Msr<PerfCtl>; 6] = [Msr::new(0xC0010200, "PERF_CTL0"), Msr::new(0xC0010202, "PERF_CTL1"), Msr::new(0xC0010204, "PERF_CTL2"), Msr::new(0xC0010206, "PERF_CTL3"), Msr::new(0xC0010208, "PERF_CTL4"), Msr::new(0xC001020A, "PERF_CTL5")];
 
 #[cfg(feature = "metadata")]
+static PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen3", unit: "PMC", name: PerfCtlLayout::NAME, type_name: "PerfCtl",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: PerfCtlLayout::RESET, reserved_mask: PerfCtlLayout::RESERVED_MASK, ignored_mask: PerfCtlLayout::IGNORED_MASK, writable_mask: PerfCtlLayout::WRITABLE_MASK,
     description: "Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels, with which filters, and whether it raises an interrupt on overflow.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PERF_CTL0", "PMC", 0, 0xC0010200, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTL1", "PMC", 1, 0xC0010202, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTL2", "PMC", 2, 0xC0010204, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTL3", "PMC", 3, 0xC0010206, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTL4", "PMC", 4, 0xC0010208, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTL5", "PMC", 5, 0xC001020A, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&PERF_CTL_INFO_ADDRESSES),
     fields: PerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "Linux perf_event.h gives the positions: the event select is ARCH_PERFMON_EVENTSEL_EVENT (bits 7:0) plus 0x0F << 32 (AMD64_EVENTSEL_EVENT), the unit mask 15:8, USR 16, OS 17, EDGE 18, INT 20, ENABLE 22, INV 23, CMASK 31:24, AMD64_EVENTSEL_GUESTONLY 40 and AMD64_EVENTSEL_HOSTONLY 41; core.c publishes event as config:0-7,32-35. Bits 19 and 21 (Intel's pin control and any-thread) have no meaning here and, with 39:36 and 63:42, are kept reserved." },
@@ -191,16 +201,17 @@ static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or
-/// preload it; it wraps from 2^48-1 to 0.
-///
-/// `PERF_CTR{n}`: 64-bit MSR register of the PMC unit (amd-zen3), 6 per instance. Fields, masks and
-/// sources: [`PerfCtrLayout`].
-///
-/// **Width** (info): Linux sets the AMD core PMU's counter width to 48 bits (cntval_bits = 48 in
-/// core.c's amd_pmu) and writes counters masked to that width; the bits above are recorded as
-/// reserved.
-pub type PerfCtr = Reg64<PerfCtrLayout>;
+noted! {
+    PERF_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux sets the AMD core PMU's counter width to 48 bits (cntval_bits = 48 in core.c's amd_pmu) and writes counters masked to that width; the bits above are recorded as reserved."),
+    ];
+    /// Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or
+    /// preload it; it wraps from 2^48-1 to 0.
+    ///
+    /// `PERF_CTR{n}`: 64-bit MSR register of the PMC unit (amd-zen3), 6 per instance. Fields, masks and
+    /// sources: [`PerfCtrLayout`].
+    pub type PerfCtr = Reg64<PerfCtrLayout>;
+}
 
 /// The layout of [`PerfCtr`] (`PERF_CTR{n}`): its fields, masks and metadata.
 ///
@@ -222,8 +233,8 @@ impl Layout for PerfCtrLayout {
     const INFO: &'static RegisterInfo = &PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -245,37 +256,31 @@ impl PerfCtr {
 pub const PERF_CTR: [Msr<PerfCtr>; 6] = [Msr::new(0xC0010201, "PERF_CTR0"), Msr::new(0xC0010203, "PERF_CTR1"), Msr::new(0xC0010205, "PERF_CTR2"), Msr::new(0xC0010207, "PERF_CTR3"), Msr::new(0xC0010209, "PERF_CTR4"), Msr::new(0xC001020B, "PERF_CTR5")];
 
 #[cfg(feature = "metadata")]
+static PERF_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen3", unit: "PMC", name: PerfCtrLayout::NAME, type_name: "PerfCtr",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: PerfCtrLayout::RESET, reserved_mask: PerfCtrLayout::RESERVED_MASK, ignored_mask: PerfCtrLayout::IGNORED_MASK, writable_mask: PerfCtrLayout::WRITABLE_MASK,
     description: "Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or preload it; it wraps from 2^48-1 to 0.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1", "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PERF_CTR0", "PMC", 0, 0xC0010201, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTR1", "PMC", 1, 0xC0010203, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTR2", "PMC", 2, 0xC0010205, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTR3", "PMC", 3, 0xC0010207, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTR4", "PMC", 4, 0xC0010209, "linux-msr-index"),
-        AddressInfo::msr("PERF_CTR5", "PMC", 5, 0xC001020B, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[2]],
+    addresses: Addresses::Known(&PERF_CTR_INFO_ADDRESSES),
     fields: PerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux sets the AMD core PMU's counter width to 48 bits (cntval_bits = 48 in core.c's amd_pmu) and writes counters masked to that width; the bits above are recorded as reserved." },
-    ],
+    notes: PERF_CTR_INFO_NOTES,
 };
 
-/// Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at
-/// the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.
-///
-/// `K7_EVNTSEL{n}`: 64-bit MSR register of the PMC unit (amd-zen3), 4 per instance. Fields, masks
-/// and sources: [`LegacyPerfCtlLayout`].
-///
-/// **An alias the simulator keeps apart** (info): msr-index.h: MSR_K7_EVNTSEL0..3 =
-/// 0xc0010000..0xc0010003. On hardware these are the same registers as PERF_CTL0-3; the spec cannot
-/// yet say that two addresses are one register, so the simulator stores them separately, and the
-/// PMU structure counts through PERF_CTL{n} only.
-pub type LegacyPerfCtl = Reg64<LegacyPerfCtlLayout>;
+noted! {
+    LEGACY_PERF_CTL_INFO_NOTES = [
+        ("info", "An alias the simulator keeps apart", "msr-index.h: MSR_K7_EVNTSEL0..3 = 0xc0010000..0xc0010003. On hardware these are the same registers as PERF_CTL0-3; the spec cannot yet say that two addresses are one register, so the simulator stores them separately, and the PMU structure counts through PERF_CTL{n} only."),
+    ];
+    /// Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at
+    /// the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.
+    ///
+    /// `K7_EVNTSEL{n}`: 64-bit MSR register of the PMC unit (amd-zen3), 4 per instance. Fields, masks
+    /// and sources: [`LegacyPerfCtlLayout`].
+    pub type LegacyPerfCtl = Reg64<LegacyPerfCtlLayout>;
+}
 
 /// The layout of [`LegacyPerfCtl`] (`K7_EVNTSEL{n}`): its fields, masks and metadata.
 ///
@@ -295,36 +300,36 @@ impl Layout for LegacyPerfCtlLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 42, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "host_only", ident: "host_only", lsb: 41, msb: 41, access: Access::Rw,
-            description: "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "guest_only", ident: "guest_only", lsb: 40, msb: 40, access: Access::Rw,
-            description: "Guest only: count only while the processor runs an SVM guest.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 36, msb: 39, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 42, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("host_only", 41, 41, Access::Rw,
+            "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
+        FieldInfo::row("guest_only", 40, 40, Access::Rw,
+            "Guest only: count only while the processor runs an SVM guest."),
+        FieldInfo::row("rsv", 36, 39, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw,
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cnt_mask", ident: "cnt_mask", lsb: 24, msb: 31, access: Access::Rw,
-            description: "Counter mask: when non-zero, the counter advances by one in each cycle in which the event occurs at least this many times (fewer, with inv set); zero counts every occurrence.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "inv", ident: "inv", lsb: 23, msb: 23, access: Access::Rw,
-            description: "Invert the counter-mask comparison.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw,
-            description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw,
-            description: "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw,
-            description: "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw,
-            description: "Count while the processor runs at privilege level 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "usr", ident: "usr", lsb: 16, msb: 16, access: Access::Rw,
-            description: "Count while the processor runs at privilege levels 1 to 3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw,
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
+        FieldInfo::row("cnt_mask", 24, 31, Access::Rw,
+            "Counter mask: when non-zero, the counter advances by one in each cycle in which the event occurs at least this many times (fewer, with inv set); zero counts every occurrence."),
+        FieldInfo::row("inv", 23, 23, Access::Rw,
+            "Invert the counter-mask comparison."),
+        FieldInfo::row("en", 22, 22, Access::Rw,
+            "Enable the counter."),
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("int", 20, 20, Access::Rw,
+            "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows."),
+        FieldInfo::row("rsv", 19, 19, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("edge", 18, 18, Access::Rw,
+            "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds."),
+        FieldInfo::row("os", 17, 17, Access::Rw,
+            "Count while the processor runs at privilege level 0."),
+        FieldInfo::row("usr", 16, 16, Access::Rw,
+            "Count while the processor runs at privilege levels 1 to 3."),
+        FieldInfo::row("umask", 8, 15, Access::Rw,
+            "Unit mask: which sub-events of the selected event are counted."),
     ];
 }
 
@@ -413,31 +418,30 @@ impl LegacyPerfCtl {
 pub const K7_EVNTSEL: [Msr<LegacyPerfCtl>; 4] = [Msr::new(0xC0010000, "K7_EVNTSEL0"), Msr::new(0xC0010001, "K7_EVNTSEL1"), Msr::new(0xC0010002, "K7_EVNTSEL2"), Msr::new(0xC0010003, "K7_EVNTSEL3")];
 
 #[cfg(feature = "metadata")]
+static LEGACY_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[K7_EVNTSEL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static LEGACY_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen3", unit: "PMC", name: LegacyPerfCtlLayout::NAME, type_name: "LegacyPerfCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: LegacyPerfCtlLayout::RESET, reserved_mask: LegacyPerfCtlLayout::RESERVED_MASK, ignored_mask: LegacyPerfCtlLayout::IGNORED_MASK, writable_mask: LegacyPerfCtlLayout::WRITABLE_MASK,
     description: "Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("K7_EVNTSEL0", "PMC", 0, 0xC0010000, "linux-msr-index"),
-        AddressInfo::msr("K7_EVNTSEL1", "PMC", 1, 0xC0010001, "linux-msr-index"),
-        AddressInfo::msr("K7_EVNTSEL2", "PMC", 2, 0xC0010002, "linux-msr-index"),
-        AddressInfo::msr("K7_EVNTSEL3", "PMC", 3, 0xC0010003, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&LEGACY_PERF_CTL_INFO_ADDRESSES),
     fields: LegacyPerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "An alias the simulator keeps apart", text: "msr-index.h: MSR_K7_EVNTSEL0..3 = 0xc0010000..0xc0010003. On hardware these are the same registers as PERF_CTL0-3; the spec cannot yet say that two addresses are one register, so the simulator stores them separately, and the PMU structure counts through PERF_CTL{n} only." },
-    ],
+    notes: LEGACY_PERF_CTL_INFO_NOTES,
 };
 
-/// Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).
-///
-/// `K7_PERFCTR{n}`: 64-bit MSR register of the PMC unit (amd-zen3), 4 per instance. Fields, masks
-/// and sources: [`LegacyPerfCtrLayout`].
-///
-/// **Addresses** (info): msr-index.h: MSR_K7_PERFCTR0..3 = 0xc0010004..0xc0010007.
-pub type LegacyPerfCtr = Reg64<LegacyPerfCtrLayout>;
+noted! {
+    LEGACY_PERF_CTR_INFO_NOTES = [
+        ("info", "Addresses", "msr-index.h: MSR_K7_PERFCTR0..3 = 0xc0010004..0xc0010007."),
+    ];
+    /// Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).
+    ///
+    /// `K7_PERFCTR{n}`: 64-bit MSR register of the PMC unit (amd-zen3), 4 per instance. Fields, masks
+    /// and sources: [`LegacyPerfCtrLayout`].
+    pub type LegacyPerfCtr = Reg64<LegacyPerfCtrLayout>;
+}
 
 /// The layout of [`LegacyPerfCtr`] (`K7_PERFCTR{n}`): its fields, masks and metadata.
 ///
@@ -457,10 +461,10 @@ impl Layout for LegacyPerfCtrLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV,
-            description: "Event count of counter n.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("count", 0, 47, Access::RwV,
+            "Event count of counter n."),
     ];
 }
 
@@ -480,22 +484,18 @@ impl LegacyPerfCtr {
 pub const K7_PERFCTR: [Msr<LegacyPerfCtr>; 4] = [Msr::new(0xC0010004, "K7_PERFCTR0"), Msr::new(0xC0010005, "K7_PERFCTR1"), Msr::new(0xC0010006, "K7_PERFCTR2"), Msr::new(0xC0010007, "K7_PERFCTR3")];
 
 #[cfg(feature = "metadata")]
+static LEGACY_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[K7_PERFCTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen3", unit: "PMC", name: LegacyPerfCtrLayout::NAME, type_name: "LegacyPerfCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: LegacyPerfCtrLayout::RESET, reserved_mask: LegacyPerfCtrLayout::RESERVED_MASK, ignored_mask: LegacyPerfCtrLayout::IGNORED_MASK, writable_mask: LegacyPerfCtrLayout::WRITABLE_MASK,
     description: "Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).",
-    sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/msr-index.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("K7_PERFCTR0", "PMC", 0, 0xC0010004, "linux-msr-index"),
-        AddressInfo::msr("K7_PERFCTR1", "PMC", 1, 0xC0010005, "linux-msr-index"),
-        AddressInfo::msr("K7_PERFCTR2", "PMC", 2, 0xC0010006, "linux-msr-index"),
-        AddressInfo::msr("K7_PERFCTR3", "PMC", 3, 0xC0010007, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[3]],
+    addresses: Addresses::Known(&LEGACY_PERF_CTR_INFO_ADDRESSES),
     fields: LegacyPerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_K7_PERFCTR0..3 = 0xc0010004..0xc0010007." },
-    ],
+    notes: LEGACY_PERF_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

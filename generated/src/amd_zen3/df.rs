@@ -13,21 +13,30 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its
-/// enable.
-///
-/// `DF_PERF_CTL{n}`: 64-bit MSR register of the DF unit (amd-zen3), 4 per instance. Fields, masks
-/// and sources: [`DfPerfCtlLayout`].
-///
-/// **Field positions** (info): uncore.c publishes the family 17h and later Data Fabric event as
-/// event14, config:0-7,32-35,59-60, and the unit mask as config:8-15; AMD64_RAW_EVENT_MASK_NB
-/// (perf_event.h) covers bits 7:0, 35:32 and 15:8. A counter is enabled with
-/// ARCH_PERFMON_EVENTSEL_ENABLE (bit 22).
-///
-/// **Addresses** (info): msr-index.h: MSR_F15H_NB_PERF_CTL = 0xc0010240, MSR_F15H_NB_PERF_CTR =
-/// 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1,
-/// NUM_COUNTERS_NB = 4 of them before PerfMonV2.
-pub type DfPerfCtl = Reg64<DfPerfCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["DF"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
+noted! {
+    DF_PERF_CTL_INFO_NOTES = [
+        ("info", "Field positions", "uncore.c publishes the family 17h and later Data Fabric event as event14, config:0-7,32-35,59-60, and the unit mask as config:8-15; AMD64_RAW_EVENT_MASK_NB (perf_event.h) covers bits 7:0, 35:32 and 15:8. A counter is enabled with ARCH_PERFMON_EVENTSEL_ENABLE (bit 22)."),
+        ("info", "Addresses", "msr-index.h: MSR_F15H_NB_PERF_CTL = 0xc0010240, MSR_F15H_NB_PERF_CTR = 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1, NUM_COUNTERS_NB = 4 of them before PerfMonV2."),
+    ];
+    /// Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its
+    /// enable.
+    ///
+    /// `DF_PERF_CTL{n}`: 64-bit MSR register of the DF unit (amd-zen3), 4 per instance. Fields, masks
+    /// and sources: [`DfPerfCtlLayout`].
+    pub type DfPerfCtl = Reg64<DfPerfCtlLayout>;
+}
 
 /// The layout of [`DfPerfCtl`] (`DF_PERF_CTL{n}`): its fields, masks and metadata.
 ///
@@ -47,18 +56,18 @@ impl Layout for DfPerfCtlLayout {
     const INFO: &'static RegisterInfo = &DF_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 61, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(60, 59), (35, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 14 bits: bits 13:12 are register bits 60:59, bits 11:8 register bits 35:32, bits 7:0 register bits 7:0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 36, msb: 58, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 36, 58, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 23, 31, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask of the selected event.", ..FieldInfo::EMPTY },
     ];
@@ -93,23 +102,18 @@ impl DfPerfCtl {
 pub const DF_PERF_CTL: [Msr<DfPerfCtl>; 4] = [Msr::new(0xC0010240, "DF_PERF_CTL0"), Msr::new(0xC0010242, "DF_PERF_CTL1"), Msr::new(0xC0010244, "DF_PERF_CTL2"), Msr::new(0xC0010246, "DF_PERF_CTL3")];
 
 #[cfg(feature = "metadata")]
+static DF_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[DF_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen3", unit: "DF", name: DfPerfCtlLayout::NAME, type_name: "DfPerfCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: DfPerfCtlLayout::RESET, reserved_mask: DfPerfCtlLayout::RESERVED_MASK, ignored_mask: DfPerfCtlLayout::IGNORED_MASK, writable_mask: DfPerfCtlLayout::WRITABLE_MASK,
     description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("DF_PERF_CTL0", "DF", 0, 0xC0010240, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL1", "DF", 1, 0xC0010242, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL2", "DF", 2, 0xC0010244, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL3", "DF", 3, 0xC0010246, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&DF_PERF_CTL_INFO_ADDRESSES),
     fields: DfPerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions", text: "uncore.c publishes the family 17h and later Data Fabric event as event14, config:0-7,32-35,59-60, and the unit mask as config:8-15; AMD64_RAW_EVENT_MASK_NB (perf_event.h) covers bits 7:0, 35:32 and 15:8. A counter is enabled with ARCH_PERFMON_EVENTSEL_ENABLE (bit 22)." },
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F15H_NB_PERF_CTL = 0xc0010240, MSR_F15H_NB_PERF_CTR = 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1, NUM_COUNTERS_NB = 4 of them before PerfMonV2." },
-    ],
+    notes: DF_PERF_CTL_INFO_NOTES,
 };
 
 /// Data Fabric performance counter n, 48 bits wide.
@@ -135,8 +139,8 @@ impl Layout for DfPerfCtrLayout {
     const INFO: &'static RegisterInfo = &DF_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -158,18 +162,16 @@ impl DfPerfCtr {
 pub const DF_PERF_CTR: [Msr<DfPerfCtr>; 4] = [Msr::new(0xC0010241, "DF_PERF_CTR0"), Msr::new(0xC0010243, "DF_PERF_CTR1"), Msr::new(0xC0010245, "DF_PERF_CTR2"), Msr::new(0xC0010247, "DF_PERF_CTR3")];
 
 #[cfg(feature = "metadata")]
+static DF_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[DF_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen3", unit: "DF", name: DfPerfCtrLayout::NAME, type_name: "DfPerfCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: DfPerfCtrLayout::RESET, reserved_mask: DfPerfCtrLayout::RESERVED_MASK, ignored_mask: DfPerfCtrLayout::IGNORED_MASK, writable_mask: DfPerfCtrLayout::WRITABLE_MASK,
     description: "Data Fabric performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("DF_PERF_CTR0", "DF", 0, 0xC0010241, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR1", "DF", 1, 0xC0010243, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR2", "DF", 2, 0xC0010245, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR3", "DF", 3, 0xC0010247, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&DF_PERF_CTR_INFO_ADDRESSES),
     fields: DfPerfCtrLayout::FIELDS,
     notes: &[],
 };

@@ -15,6 +15,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["L3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
 /// L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which
 /// slices and threads it observes, and its enable.
 ///
@@ -61,28 +73,28 @@ impl Layout for L3PerfCtlLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 58, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 58, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 57, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Thread mask: bit 0 counts the selected core's first thread, bit 1 its second; zero counts none. Linux sets both, with en_all_cores and en_all_slices, when the user gives no thread mask, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 51, msb: 55, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 51, 55, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "slice_id", ident: "slice_id", lsb: 48, msb: 50, access: Access::Rw, count_default: Some(CountDefault::Value(0x0)),
             description: "The slice counted when en_all_slices is 0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_all_cores", ident: "en_all_cores", lsb: 47, msb: 47, access: Access::Rw, count_default: Some(CountDefault::Value(0x1)),
             description: "Count the events of every core of the CCX (core_id is then ignored).", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_all_slices", ident: "en_all_slices", lsb: 46, msb: 46, access: Access::Rw, count_default: Some(CountDefault::Value(0x1)),
             description: "Count the events of every L3 slice (slice_id is then ignored).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 45, msb: 45, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 45, 45, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "core_id", ident: "core_id", lsb: 42, msb: 44, access: Access::Rw, count_default: Some(CountDefault::Value(0x0)),
             description: "The core counted when en_all_cores is 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 41, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 41, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask of the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -158,20 +170,16 @@ impl L3PerfCtl {
 pub const L3_PERF_CTL: [Msr<L3PerfCtl>; 6] = [Msr::new(0xC0010230, "L3_PERF_CTL0"), Msr::new(0xC0010232, "L3_PERF_CTL1"), Msr::new(0xC0010234, "L3_PERF_CTL2"), Msr::new(0xC0010236, "L3_PERF_CTL3"), Msr::new(0xC0010238, "L3_PERF_CTL4"), Msr::new(0xC001023A, "L3_PERF_CTL5")];
 
 #[cfg(feature = "metadata")]
+static L3_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen4", unit: "L3", name: L3PerfCtlLayout::NAME, type_name: "L3PerfCtl",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtlLayout::RESET, reserved_mask: L3PerfCtlLayout::RESERVED_MASK, ignored_mask: L3PerfCtlLayout::IGNORED_MASK, writable_mask: L3PerfCtlLayout::WRITABLE_MASK,
     description: "L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which slices and threads it observes, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("L3_PERF_CTL0", "L3", 0, 0xC0010230, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL1", "L3", 1, 0xC0010232, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL2", "L3", 2, 0xC0010234, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL3", "L3", 3, 0xC0010236, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL4", "L3", 4, 0xC0010238, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL5", "L3", 5, 0xC001023A, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&L3_PERF_CTL_INFO_ADDRESSES),
     fields: L3PerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_L3_F19H_THREAD_MASK = 0x3 << 56, AMD64_L3_SLICEID_MASK = 0x7 << 48, AMD64_L3_EN_ALL_CORES bit 47, AMD64_L3_EN_ALL_SLICES bit 46, AMD64_L3_COREID_MASK = 0x7 << 42; uncore.c publishes them (threadmask config:56-57, sliceid 48-50, enallcores 47, enallslices 46, coreid 42-44) with event config:0-7 and umask config:8-15 for family 19h and later, and enables a counter with bit 22. likwid (perfmon_zen4_counters.h) uses the same core-id, all-slices and all-cores bits." },
@@ -180,14 +188,16 @@ static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// L3 performance counter n, 48 bits wide.
-///
-/// `L3_PERF_CTR{n}`: 64-bit MSR register of the L3 unit (amd-zen4), 6 per instance. Fields, masks
-/// and sources: [`L3PerfCtrLayout`].
-///
-/// **Width** (info): uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every
-/// uncore counter.
-pub type L3PerfCtr = Reg64<L3PerfCtrLayout>;
+noted! {
+    L3_PERF_CTR_INFO_NOTES = [
+        ("info", "Width", "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter."),
+    ];
+    /// L3 performance counter n, 48 bits wide.
+    ///
+    /// `L3_PERF_CTR{n}`: 64-bit MSR register of the L3 unit (amd-zen4), 6 per instance. Fields, masks
+    /// and sources: [`L3PerfCtrLayout`].
+    pub type L3PerfCtr = Reg64<L3PerfCtrLayout>;
+}
 
 /// The layout of [`L3PerfCtr`] (`L3_PERF_CTR{n}`): its fields, masks and metadata.
 ///
@@ -206,8 +216,8 @@ impl Layout for L3PerfCtrLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -229,24 +239,18 @@ impl L3PerfCtr {
 pub const L3_PERF_CTR: [Msr<L3PerfCtr>; 6] = [Msr::new(0xC0010231, "L3_PERF_CTR0"), Msr::new(0xC0010233, "L3_PERF_CTR1"), Msr::new(0xC0010235, "L3_PERF_CTR2"), Msr::new(0xC0010237, "L3_PERF_CTR3"), Msr::new(0xC0010239, "L3_PERF_CTR4"), Msr::new(0xC001023B, "L3_PERF_CTR5")];
 
 #[cfg(feature = "metadata")]
+static L3_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen4", unit: "L3", name: L3PerfCtrLayout::NAME, type_name: "L3PerfCtr",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtrLayout::RESET, reserved_mask: L3PerfCtrLayout::RESERVED_MASK, ignored_mask: L3PerfCtrLayout::IGNORED_MASK, writable_mask: L3PerfCtrLayout::WRITABLE_MASK,
     description: "L3 performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("L3_PERF_CTR0", "L3", 0, 0xC0010231, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR1", "L3", 1, 0xC0010233, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR2", "L3", 2, 0xC0010235, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR3", "L3", 3, 0xC0010237, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR4", "L3", 4, 0xC0010239, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR5", "L3", 5, 0xC001023B, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&L3_PERF_CTR_INFO_ADDRESSES),
     fields: L3PerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter." },
-    ],
+    notes: L3_PERF_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

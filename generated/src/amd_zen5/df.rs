@@ -15,6 +15,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["DF"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
 /// Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its
 /// enable.
 ///
@@ -63,20 +75,20 @@ impl Layout for DfPerfCtlLayout {
     const INFO: &'static RegisterInfo = &DF_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 38, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 38, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(37, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 14 bits: bits 13:8 are register bits 37:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 28, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 28, 31, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, split: &[(27, 24), (15, 8)], access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask, 12 bits: bits 11:8 are register bits 27:24, bits 7:0 are register bits 15:8.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 21, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -113,30 +125,16 @@ impl DfPerfCtl {
 pub const DF_PERF_CTL: [Msr<DfPerfCtl>; 16] = [Msr::new(0xC0010240, "DF_PERF_CTL0"), Msr::new(0xC0010242, "DF_PERF_CTL1"), Msr::new(0xC0010244, "DF_PERF_CTL2"), Msr::new(0xC0010246, "DF_PERF_CTL3"), Msr::new(0xC0010248, "DF_PERF_CTL4"), Msr::new(0xC001024A, "DF_PERF_CTL5"), Msr::new(0xC001024C, "DF_PERF_CTL6"), Msr::new(0xC001024E, "DF_PERF_CTL7"), Msr::new(0xC0010250, "DF_PERF_CTL8"), Msr::new(0xC0010252, "DF_PERF_CTL9"), Msr::new(0xC0010254, "DF_PERF_CTL10"), Msr::new(0xC0010256, "DF_PERF_CTL11"), Msr::new(0xC0010258, "DF_PERF_CTL12"), Msr::new(0xC001025A, "DF_PERF_CTL13"), Msr::new(0xC001025C, "DF_PERF_CTL14"), Msr::new(0xC001025E, "DF_PERF_CTL15")];
 
 #[cfg(feature = "metadata")]
+static DF_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msr_arrays(&[DF_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen5", unit: "DF", name: DfPerfCtlLayout::NAME, type_name: "DfPerfCtl",
     width: 64, space: Space::Msr, count: 16, count_cpuid: Some("80000022H.EBX[15:10]"),
     reset: DfPerfCtlLayout::RESET, reserved_mask: DfPerfCtlLayout::RESERVED_MASK, ignored_mask: DfPerfCtlLayout::IGNORED_MASK, writable_mask: DfPerfCtlLayout::WRITABLE_MASK,
     description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("DF_PERF_CTL0", "DF", 0, 0xC0010240, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL1", "DF", 1, 0xC0010242, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL2", "DF", 2, 0xC0010244, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL3", "DF", 3, 0xC0010246, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL4", "DF", 4, 0xC0010248, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL5", "DF", 5, 0xC001024A, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL6", "DF", 6, 0xC001024C, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL7", "DF", 7, 0xC001024E, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL8", "DF", 8, 0xC0010250, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL9", "DF", 9, 0xC0010252, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL10", "DF", 10, 0xC0010254, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL11", "DF", 11, 0xC0010256, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL12", "DF", 12, 0xC0010258, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL13", "DF", 13, 0xC001025A, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL14", "DF", 14, 0xC001025C, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTL15", "DF", 15, 0xC001025E, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&DF_PERF_CTL_INFO_ADDRESSES),
     fields: DfPerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_PERFMON_V2_EVENTSEL_EVENT_NB = AMD64_EVENTSEL_EVENT | GENMASK_ULL(37, 36) (bits 7:0 and 37:32) and AMD64_PERFMON_V2_EVENTSEL_UMASK_NB = ARCH_PERFMON_EVENTSEL_UMASK | GENMASK_ULL(27, 24); uncore.c publishes event config:0-7,32-37 and umask config:8-15,24-27 when the processor has PerfMonV2, and enables a counter with bit 22." },
@@ -169,8 +167,8 @@ impl Layout for DfPerfCtrLayout {
     const INFO: &'static RegisterInfo = &DF_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -192,30 +190,16 @@ impl DfPerfCtr {
 pub const DF_PERF_CTR: [Msr<DfPerfCtr>; 16] = [Msr::new(0xC0010241, "DF_PERF_CTR0"), Msr::new(0xC0010243, "DF_PERF_CTR1"), Msr::new(0xC0010245, "DF_PERF_CTR2"), Msr::new(0xC0010247, "DF_PERF_CTR3"), Msr::new(0xC0010249, "DF_PERF_CTR4"), Msr::new(0xC001024B, "DF_PERF_CTR5"), Msr::new(0xC001024D, "DF_PERF_CTR6"), Msr::new(0xC001024F, "DF_PERF_CTR7"), Msr::new(0xC0010251, "DF_PERF_CTR8"), Msr::new(0xC0010253, "DF_PERF_CTR9"), Msr::new(0xC0010255, "DF_PERF_CTR10"), Msr::new(0xC0010257, "DF_PERF_CTR11"), Msr::new(0xC0010259, "DF_PERF_CTR12"), Msr::new(0xC001025B, "DF_PERF_CTR13"), Msr::new(0xC001025D, "DF_PERF_CTR14"), Msr::new(0xC001025F, "DF_PERF_CTR15")];
 
 #[cfg(feature = "metadata")]
+static DF_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msr_arrays(&[DF_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen5", unit: "DF", name: DfPerfCtrLayout::NAME, type_name: "DfPerfCtr",
     width: 64, space: Space::Msr, count: 16, count_cpuid: Some("80000022H.EBX[15:10]"),
     reset: DfPerfCtrLayout::RESET, reserved_mask: DfPerfCtrLayout::RESERVED_MASK, ignored_mask: DfPerfCtrLayout::IGNORED_MASK, writable_mask: DfPerfCtrLayout::WRITABLE_MASK,
     description: "Data Fabric performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("DF_PERF_CTR0", "DF", 0, 0xC0010241, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR1", "DF", 1, 0xC0010243, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR2", "DF", 2, 0xC0010245, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR3", "DF", 3, 0xC0010247, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR4", "DF", 4, 0xC0010249, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR5", "DF", 5, 0xC001024B, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR6", "DF", 6, 0xC001024D, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR7", "DF", 7, 0xC001024F, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR8", "DF", 8, 0xC0010251, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR9", "DF", 9, 0xC0010253, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR10", "DF", 10, 0xC0010255, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR11", "DF", 11, 0xC0010257, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR12", "DF", 12, 0xC0010259, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR13", "DF", 13, 0xC001025B, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR14", "DF", 14, 0xC001025D, "linux-msr-index"),
-        AddressInfo::msr("DF_PERF_CTR15", "DF", 15, 0xC001025F, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&DF_PERF_CTR_INFO_ADDRESSES),
     fields: DfPerfCtrLayout::FIELDS,
     notes: &[],
 };

@@ -24,20 +24,28 @@ pub use crate::amd_zen5::l3::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["L3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
+#[cfg(feature = "metadata")]
+static L3_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 pub(crate) static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen6", unit: "L3", name: L3PerfCtlLayout::NAME, type_name: "L3PerfCtl",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtlLayout::RESET, reserved_mask: L3PerfCtlLayout::RESERVED_MASK, ignored_mask: L3PerfCtlLayout::IGNORED_MASK, writable_mask: L3PerfCtlLayout::WRITABLE_MASK,
     description: "L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which slices and threads it observes, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("L3_PERF_CTL0", "L3", 0, 0xC0010230, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL1", "L3", 1, 0xC0010232, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL2", "L3", 2, 0xC0010234, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL3", "L3", 3, 0xC0010236, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL4", "L3", 4, 0xC0010238, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTL5", "L3", 5, 0xC001023A, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&L3_PERF_CTL_INFO_ADDRESSES),
     fields: L3PerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_L3_F19H_THREAD_MASK = 0x3 << 56, AMD64_L3_SLICEID_MASK = 0x7 << 48, AMD64_L3_EN_ALL_CORES bit 47, AMD64_L3_EN_ALL_SLICES bit 46, AMD64_L3_COREID_MASK = 0x7 << 42; uncore.c publishes them (threadmask config:56-57, sliceid 48-50, enallcores 47, enallslices 46, coreid 42-44) with event config:0-7 and umask config:8-15 for family 19h and later, and enables a counter with bit 22. likwid (perfmon_zen4_counters.h) uses the same core-id, all-slices and all-cores bits." },
@@ -47,20 +55,16 @@ pub(crate) static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static L3_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 pub(crate) static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen6", unit: "L3", name: L3PerfCtrLayout::NAME, type_name: "L3PerfCtr",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: L3PerfCtrLayout::RESET, reserved_mask: L3PerfCtrLayout::RESERVED_MASK, ignored_mask: L3PerfCtrLayout::IGNORED_MASK, writable_mask: L3PerfCtrLayout::WRITABLE_MASK,
     description: "L3 performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("L3_PERF_CTR0", "L3", 0, 0xC0010231, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR1", "L3", 1, 0xC0010233, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR2", "L3", 2, 0xC0010235, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR3", "L3", 3, 0xC0010237, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR4", "L3", 4, 0xC0010239, "linux-msr-index"),
-        AddressInfo::msr("L3_PERF_CTR5", "L3", 5, 0xC001023B, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&L3_PERF_CTR_INFO_ADDRESSES),
     fields: L3PerfCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter." },

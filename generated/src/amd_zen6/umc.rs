@@ -26,62 +26,28 @@ pub use crate::amd_zen5::umc::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 12] = ["UMC0", "UMC1", "UMC2", "UMC3", "UMC4", "UMC5", "UMC6", "UMC7", "UMC8", "UMC9", "UMC10", "UMC11"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+];
+
+#[cfg(feature = "metadata")]
+static UMC_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&UMC_PERF_CTL, &INSTANCE_NAMES, "linux-amd-uncore");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen6", unit: "UMC", name: UmcPerfCtlLayout::NAME, type_name: "UmcPerfCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: UmcPerfCtlLayout::RESET, reserved_mask: UmcPerfCtlLayout::RESERVED_MASK, ignored_mask: UmcPerfCtlLayout::IGNORED_MASK, writable_mask: UmcPerfCtlLayout::WRITABLE_MASK,
     description: "UMC performance event select n: the event counter UMC{i}_PERF_CTR{n} counts, whether reads, writes or both, and its enable.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("UMC0_PERF_CTL0", "UMC0", 0, 0xC0010800, "linux-amd-uncore"),
-        AddressInfo::msr("UMC0_PERF_CTL1", "UMC0", 1, 0xC0010802, "linux-amd-uncore"),
-        AddressInfo::msr("UMC0_PERF_CTL2", "UMC0", 2, 0xC0010804, "linux-amd-uncore"),
-        AddressInfo::msr("UMC0_PERF_CTL3", "UMC0", 3, 0xC0010806, "linux-amd-uncore"),
-        AddressInfo::msr("UMC1_PERF_CTL0", "UMC1", 0, 0xC0010808, "linux-amd-uncore"),
-        AddressInfo::msr("UMC1_PERF_CTL1", "UMC1", 1, 0xC001080A, "linux-amd-uncore"),
-        AddressInfo::msr("UMC1_PERF_CTL2", "UMC1", 2, 0xC001080C, "linux-amd-uncore"),
-        AddressInfo::msr("UMC1_PERF_CTL3", "UMC1", 3, 0xC001080E, "linux-amd-uncore"),
-        AddressInfo::msr("UMC2_PERF_CTL0", "UMC2", 0, 0xC0010810, "linux-amd-uncore"),
-        AddressInfo::msr("UMC2_PERF_CTL1", "UMC2", 1, 0xC0010812, "linux-amd-uncore"),
-        AddressInfo::msr("UMC2_PERF_CTL2", "UMC2", 2, 0xC0010814, "linux-amd-uncore"),
-        AddressInfo::msr("UMC2_PERF_CTL3", "UMC2", 3, 0xC0010816, "linux-amd-uncore"),
-        AddressInfo::msr("UMC3_PERF_CTL0", "UMC3", 0, 0xC0010818, "linux-amd-uncore"),
-        AddressInfo::msr("UMC3_PERF_CTL1", "UMC3", 1, 0xC001081A, "linux-amd-uncore"),
-        AddressInfo::msr("UMC3_PERF_CTL2", "UMC3", 2, 0xC001081C, "linux-amd-uncore"),
-        AddressInfo::msr("UMC3_PERF_CTL3", "UMC3", 3, 0xC001081E, "linux-amd-uncore"),
-        AddressInfo::msr("UMC4_PERF_CTL0", "UMC4", 0, 0xC0010820, "linux-amd-uncore"),
-        AddressInfo::msr("UMC4_PERF_CTL1", "UMC4", 1, 0xC0010822, "linux-amd-uncore"),
-        AddressInfo::msr("UMC4_PERF_CTL2", "UMC4", 2, 0xC0010824, "linux-amd-uncore"),
-        AddressInfo::msr("UMC4_PERF_CTL3", "UMC4", 3, 0xC0010826, "linux-amd-uncore"),
-        AddressInfo::msr("UMC5_PERF_CTL0", "UMC5", 0, 0xC0010828, "linux-amd-uncore"),
-        AddressInfo::msr("UMC5_PERF_CTL1", "UMC5", 1, 0xC001082A, "linux-amd-uncore"),
-        AddressInfo::msr("UMC5_PERF_CTL2", "UMC5", 2, 0xC001082C, "linux-amd-uncore"),
-        AddressInfo::msr("UMC5_PERF_CTL3", "UMC5", 3, 0xC001082E, "linux-amd-uncore"),
-        AddressInfo::msr("UMC6_PERF_CTL0", "UMC6", 0, 0xC0010830, "linux-amd-uncore"),
-        AddressInfo::msr("UMC6_PERF_CTL1", "UMC6", 1, 0xC0010832, "linux-amd-uncore"),
-        AddressInfo::msr("UMC6_PERF_CTL2", "UMC6", 2, 0xC0010834, "linux-amd-uncore"),
-        AddressInfo::msr("UMC6_PERF_CTL3", "UMC6", 3, 0xC0010836, "linux-amd-uncore"),
-        AddressInfo::msr("UMC7_PERF_CTL0", "UMC7", 0, 0xC0010838, "linux-amd-uncore"),
-        AddressInfo::msr("UMC7_PERF_CTL1", "UMC7", 1, 0xC001083A, "linux-amd-uncore"),
-        AddressInfo::msr("UMC7_PERF_CTL2", "UMC7", 2, 0xC001083C, "linux-amd-uncore"),
-        AddressInfo::msr("UMC7_PERF_CTL3", "UMC7", 3, 0xC001083E, "linux-amd-uncore"),
-        AddressInfo::msr("UMC8_PERF_CTL0", "UMC8", 0, 0xC0010840, "linux-amd-uncore"),
-        AddressInfo::msr("UMC8_PERF_CTL1", "UMC8", 1, 0xC0010842, "linux-amd-uncore"),
-        AddressInfo::msr("UMC8_PERF_CTL2", "UMC8", 2, 0xC0010844, "linux-amd-uncore"),
-        AddressInfo::msr("UMC8_PERF_CTL3", "UMC8", 3, 0xC0010846, "linux-amd-uncore"),
-        AddressInfo::msr("UMC9_PERF_CTL0", "UMC9", 0, 0xC0010848, "linux-amd-uncore"),
-        AddressInfo::msr("UMC9_PERF_CTL1", "UMC9", 1, 0xC001084A, "linux-amd-uncore"),
-        AddressInfo::msr("UMC9_PERF_CTL2", "UMC9", 2, 0xC001084C, "linux-amd-uncore"),
-        AddressInfo::msr("UMC9_PERF_CTL3", "UMC9", 3, 0xC001084E, "linux-amd-uncore"),
-        AddressInfo::msr("UMC10_PERF_CTL0", "UMC10", 0, 0xC0010850, "linux-amd-uncore"),
-        AddressInfo::msr("UMC10_PERF_CTL1", "UMC10", 1, 0xC0010852, "linux-amd-uncore"),
-        AddressInfo::msr("UMC10_PERF_CTL2", "UMC10", 2, 0xC0010854, "linux-amd-uncore"),
-        AddressInfo::msr("UMC10_PERF_CTL3", "UMC10", 3, 0xC0010856, "linux-amd-uncore"),
-        AddressInfo::msr("UMC11_PERF_CTL0", "UMC11", 0, 0xC0010858, "linux-amd-uncore"),
-        AddressInfo::msr("UMC11_PERF_CTL1", "UMC11", 1, 0xC001085A, "linux-amd-uncore"),
-        AddressInfo::msr("UMC11_PERF_CTL2", "UMC11", 2, 0xC001085C, "linux-amd-uncore"),
-        AddressInfo::msr("UMC11_PERF_CTL3", "UMC11", 3, 0xC001085E, "linux-amd-uncore"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&UMC_PERF_CTL_INFO_ADDRESSES),
     fields: UmcPerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_PERFMON_V2_ENABLE_UMC = BIT_ULL(31), AMD64_PERFMON_V2_EVENTSEL_EVENT_UMC = GENMASK_ULL(7, 0), AMD64_PERFMON_V2_EVENTSEL_RDWRMASK_UMC = GENMASK_ULL(9, 8); uncore.c publishes event config:0-7 and rdwrmask config:8-9. The meaning of rd_wr_mask 3 is not given; the pmu-events list uses 1 and 2 for the read and write variants and leaves it 0 for both." },
@@ -91,62 +57,16 @@ pub(crate) static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static UMC_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&UMC_PERF_CTR, &INSTANCE_NAMES, "linux-amd-uncore");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen6", unit: "UMC", name: UmcPerfCtrLayout::NAME, type_name: "UmcPerfCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: UmcPerfCtrLayout::RESET, reserved_mask: UmcPerfCtrLayout::RESERVED_MASK, ignored_mask: UmcPerfCtrLayout::IGNORED_MASK, writable_mask: UmcPerfCtrLayout::WRITABLE_MASK,
     description: "UMC performance counter n, 48 bits wide.",
-    sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("UMC0_PERF_CTR0", "UMC0", 0, 0xC0010801, "linux-amd-uncore"),
-        AddressInfo::msr("UMC0_PERF_CTR1", "UMC0", 1, 0xC0010803, "linux-amd-uncore"),
-        AddressInfo::msr("UMC0_PERF_CTR2", "UMC0", 2, 0xC0010805, "linux-amd-uncore"),
-        AddressInfo::msr("UMC0_PERF_CTR3", "UMC0", 3, 0xC0010807, "linux-amd-uncore"),
-        AddressInfo::msr("UMC1_PERF_CTR0", "UMC1", 0, 0xC0010809, "linux-amd-uncore"),
-        AddressInfo::msr("UMC1_PERF_CTR1", "UMC1", 1, 0xC001080B, "linux-amd-uncore"),
-        AddressInfo::msr("UMC1_PERF_CTR2", "UMC1", 2, 0xC001080D, "linux-amd-uncore"),
-        AddressInfo::msr("UMC1_PERF_CTR3", "UMC1", 3, 0xC001080F, "linux-amd-uncore"),
-        AddressInfo::msr("UMC2_PERF_CTR0", "UMC2", 0, 0xC0010811, "linux-amd-uncore"),
-        AddressInfo::msr("UMC2_PERF_CTR1", "UMC2", 1, 0xC0010813, "linux-amd-uncore"),
-        AddressInfo::msr("UMC2_PERF_CTR2", "UMC2", 2, 0xC0010815, "linux-amd-uncore"),
-        AddressInfo::msr("UMC2_PERF_CTR3", "UMC2", 3, 0xC0010817, "linux-amd-uncore"),
-        AddressInfo::msr("UMC3_PERF_CTR0", "UMC3", 0, 0xC0010819, "linux-amd-uncore"),
-        AddressInfo::msr("UMC3_PERF_CTR1", "UMC3", 1, 0xC001081B, "linux-amd-uncore"),
-        AddressInfo::msr("UMC3_PERF_CTR2", "UMC3", 2, 0xC001081D, "linux-amd-uncore"),
-        AddressInfo::msr("UMC3_PERF_CTR3", "UMC3", 3, 0xC001081F, "linux-amd-uncore"),
-        AddressInfo::msr("UMC4_PERF_CTR0", "UMC4", 0, 0xC0010821, "linux-amd-uncore"),
-        AddressInfo::msr("UMC4_PERF_CTR1", "UMC4", 1, 0xC0010823, "linux-amd-uncore"),
-        AddressInfo::msr("UMC4_PERF_CTR2", "UMC4", 2, 0xC0010825, "linux-amd-uncore"),
-        AddressInfo::msr("UMC4_PERF_CTR3", "UMC4", 3, 0xC0010827, "linux-amd-uncore"),
-        AddressInfo::msr("UMC5_PERF_CTR0", "UMC5", 0, 0xC0010829, "linux-amd-uncore"),
-        AddressInfo::msr("UMC5_PERF_CTR1", "UMC5", 1, 0xC001082B, "linux-amd-uncore"),
-        AddressInfo::msr("UMC5_PERF_CTR2", "UMC5", 2, 0xC001082D, "linux-amd-uncore"),
-        AddressInfo::msr("UMC5_PERF_CTR3", "UMC5", 3, 0xC001082F, "linux-amd-uncore"),
-        AddressInfo::msr("UMC6_PERF_CTR0", "UMC6", 0, 0xC0010831, "linux-amd-uncore"),
-        AddressInfo::msr("UMC6_PERF_CTR1", "UMC6", 1, 0xC0010833, "linux-amd-uncore"),
-        AddressInfo::msr("UMC6_PERF_CTR2", "UMC6", 2, 0xC0010835, "linux-amd-uncore"),
-        AddressInfo::msr("UMC6_PERF_CTR3", "UMC6", 3, 0xC0010837, "linux-amd-uncore"),
-        AddressInfo::msr("UMC7_PERF_CTR0", "UMC7", 0, 0xC0010839, "linux-amd-uncore"),
-        AddressInfo::msr("UMC7_PERF_CTR1", "UMC7", 1, 0xC001083B, "linux-amd-uncore"),
-        AddressInfo::msr("UMC7_PERF_CTR2", "UMC7", 2, 0xC001083D, "linux-amd-uncore"),
-        AddressInfo::msr("UMC7_PERF_CTR3", "UMC7", 3, 0xC001083F, "linux-amd-uncore"),
-        AddressInfo::msr("UMC8_PERF_CTR0", "UMC8", 0, 0xC0010841, "linux-amd-uncore"),
-        AddressInfo::msr("UMC8_PERF_CTR1", "UMC8", 1, 0xC0010843, "linux-amd-uncore"),
-        AddressInfo::msr("UMC8_PERF_CTR2", "UMC8", 2, 0xC0010845, "linux-amd-uncore"),
-        AddressInfo::msr("UMC8_PERF_CTR3", "UMC8", 3, 0xC0010847, "linux-amd-uncore"),
-        AddressInfo::msr("UMC9_PERF_CTR0", "UMC9", 0, 0xC0010849, "linux-amd-uncore"),
-        AddressInfo::msr("UMC9_PERF_CTR1", "UMC9", 1, 0xC001084B, "linux-amd-uncore"),
-        AddressInfo::msr("UMC9_PERF_CTR2", "UMC9", 2, 0xC001084D, "linux-amd-uncore"),
-        AddressInfo::msr("UMC9_PERF_CTR3", "UMC9", 3, 0xC001084F, "linux-amd-uncore"),
-        AddressInfo::msr("UMC10_PERF_CTR0", "UMC10", 0, 0xC0010851, "linux-amd-uncore"),
-        AddressInfo::msr("UMC10_PERF_CTR1", "UMC10", 1, 0xC0010853, "linux-amd-uncore"),
-        AddressInfo::msr("UMC10_PERF_CTR2", "UMC10", 2, 0xC0010855, "linux-amd-uncore"),
-        AddressInfo::msr("UMC10_PERF_CTR3", "UMC10", 3, 0xC0010857, "linux-amd-uncore"),
-        AddressInfo::msr("UMC11_PERF_CTR0", "UMC11", 0, 0xC0010859, "linux-amd-uncore"),
-        AddressInfo::msr("UMC11_PERF_CTR1", "UMC11", 1, 0xC001085B, "linux-amd-uncore"),
-        AddressInfo::msr("UMC11_PERF_CTR2", "UMC11", 2, 0xC001085D, "linux-amd-uncore"),
-        AddressInfo::msr("UMC11_PERF_CTR3", "UMC11", 3, 0xC001085F, "linux-amd-uncore"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UMC_PERF_CTR_INFO_ADDRESSES),
     fields: UmcPerfCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "uncore.c's amd_uncore_umc_read treats bit 47 as the counter's top bit (it resets a counter whose bit 47 is set) and takes deltas over 48 bits." },

@@ -19,6 +19,30 @@ use crate::support::*;
 use crate::structure::Role;
 use crate::core_events::CoreEvent;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["CPU"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 14] = [
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9",
+    "Linux kernel, arch/x86/include/asm/perf_event.h",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106",
+    "Linux kernel, arch/x86/include/asm/msr-index.h",
+    "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14",
+    "Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)",
+    "Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')",
+    "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)",
+];
+
 /// General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first
 /// CPUID.0AH:EAX\[15:8\] counters exist. The implemented width is CPUID.0AH:EAX\[23:16\] bits; bits
 /// above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the
@@ -77,22 +101,16 @@ impl Ia32Pmc {
 pub const IA32_PMC: [Msr<Ia32Pmc>; 8] = [Msr::new(0xC1, "IA32_PMC0"), Msr::new(0xC2, "IA32_PMC1"), Msr::new(0xC3, "IA32_PMC2"), Msr::new(0xC4, "IA32_PMC3"), Msr::new(0xC5, "IA32_PMC4"), Msr::new(0xC6, "IA32_PMC5"), Msr::new(0xC7, "IA32_PMC6"), Msr::new(0xC8, "IA32_PMC7")];
 
 #[cfg(feature = "metadata")]
+static IA32_PMC_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[IA32_PMC], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PMC_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PmcLayout::NAME, type_name: "Ia32Pmc",
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32PmcLayout::RESET, reserved_mask: Ia32PmcLayout::RESERVED_MASK, ignored_mask: Ia32PmcLayout::IGNORED_MASK, writable_mask: Ia32PmcLayout::WRITABLE_MASK,
     description: "General-purpose performance counter n, paired with IA32_PERFEVTSEL{n}. Only the first CPUID.0AH:EAX[15:8] counters exist. The implemented width is CPUID.0AH:EAX[23:16] bits; bits above that width read as zero. A WRMSR to this address does not store EDX:EAX as given: the counter receives bits 31:0 of the written value sign-extended to 64 bits. To load a value wider than 32 bits use the IA32_A_PMC{n} alias when IA32_PERF_CAPABILITIES.FW_WRITE is 1.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.1.1", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PMC0", "CPU", 0, 0xC1, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC1", "CPU", 1, 0xC2, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC2", "CPU", 2, 0xC3, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC3", "CPU", 3, 0xC4, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC4", "CPU", 4, 0xC5, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC5", "CPU", 5, 0xC6, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC6", "CPU", 6, 0xC7, "linux-msr-index"),
-        AddressInfo::msr("IA32_PMC7", "CPU", 7, 0xC8, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&IA32_PMC_INFO_ADDRESSES),
     fields: Ia32PmcLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address source", text: "msr-index.h names only the first two counters (MSR_IA32_PERFCTR0 = 0xc1, MSR_IA32_PERFCTR1 = 0xc2; perf_event.h has the same values as MSR_ARCH_PERFMON_PERFCTR0/1). The one-per-index stride for higher indices is the SDM's rule that IA32_PMCx start at 0C1H and are consecutive." },
@@ -100,20 +118,21 @@ static IA32_PMC_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a
-/// WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole
-/// implemented width (CPUID.0AH:EAX\[23:16\] bits) can be loaded. These aliases only exist when
-/// IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them.
-/// As with IA32_PMC{n}, only the first CPUID.0AH:EAX\[15:8\] exist and bits above the counter width
-/// read as zero.
-///
-/// `IA32_A_PMC{n}`: 64-bit MSR register of the CORE unit (architectural), 8 per instance. Fields,
-/// masks and sources: [`Ia32APmcLayout`].
-///
-/// **Address source** (info): msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1
-/// ("alternative perfctr range with full access"). The SDM excerpt says each IA32_PMCi has an alias
-/// starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing.
-pub type Ia32APmc = Reg64<Ia32APmcLayout>;
+noted! {
+    IA32_A_PMC_INFO_NOTES = [
+        ("info", "Address source", "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing."),
+    ];
+    /// Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a
+    /// WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole
+    /// implemented width (CPUID.0AH:EAX\[23:16\] bits) can be loaded. These aliases only exist when
+    /// IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them.
+    /// As with IA32_PMC{n}, only the first CPUID.0AH:EAX\[15:8\] exist and bits above the counter width
+    /// read as zero.
+    ///
+    /// `IA32_A_PMC{n}`: 64-bit MSR register of the CORE unit (architectural), 8 per instance. Fields,
+    /// masks and sources: [`Ia32APmcLayout`].
+    pub type Ia32APmc = Reg64<Ia32APmcLayout>;
+}
 
 /// The layout of [`Ia32APmc`] (`IA32_A_PMC{n}`): its fields, masks and metadata.
 ///
@@ -132,8 +151,8 @@ impl Layout for Ia32APmcLayout {
     const INFO: &'static RegisterInfo = &IA32_A_PMC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV,
-            description: "The same event count as IA32_PMC{n}, written at full width.", ..FieldInfo::EMPTY },
+        FieldInfo::row("count", 0, 63, Access::RwV,
+            "The same event count as IA32_PMC{n}, written at full width."),
     ];
 }
 
@@ -150,26 +169,18 @@ impl Ia32APmc {
 pub const IA32_A_PMC: [Msr<Ia32APmc>; 8] = [Msr::new(0x4C1, "IA32_A_PMC0"), Msr::new(0x4C2, "IA32_A_PMC1"), Msr::new(0x4C3, "IA32_A_PMC2"), Msr::new(0x4C4, "IA32_A_PMC3"), Msr::new(0x4C5, "IA32_A_PMC4"), Msr::new(0x4C6, "IA32_A_PMC5"), Msr::new(0x4C7, "IA32_A_PMC6"), Msr::new(0x4C8, "IA32_A_PMC7")];
 
 #[cfg(feature = "metadata")]
+static IA32_A_PMC_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[IA32_A_PMC], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_A_PMC_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32APmcLayout::NAME, type_name: "Ia32APmc",
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32APmcLayout::RESET, reserved_mask: Ia32APmcLayout::RESERVED_MASK, ignored_mask: Ia32APmcLayout::IGNORED_MASK, writable_mask: Ia32APmcLayout::WRITABLE_MASK,
     description: "Full-width write alias of IA32_PMC{n}: reading or writing it accesses the same counter, but a WRMSR here stores the written value directly instead of sign-extending bit 31, so the whole implemented width (CPUID.0AH:EAX[23:16] bits) can be loaded. These aliases only exist when IA32_PERF_CAPABILITIES.FW_WRITE (bit 13) is 1; software must check that bit before using them. As with IA32_PMC{n}, only the first CPUID.0AH:EAX[15:8] exist and bits above the counter width read as zero.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.5, p. 18-14"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_A_PMC0", "CPU", 0, 0x4C1, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC1", "CPU", 1, 0x4C2, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC2", "CPU", 2, 0x4C3, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC3", "CPU", 3, 0x4C4, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC4", "CPU", 4, 0x4C5, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC5", "CPU", 5, 0x4C6, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC6", "CPU", 6, 0x4C7, "linux-msr-index"),
-        AddressInfo::msr("IA32_A_PMC7", "CPU", 7, 0x4C8, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IA32_A_PMC_INFO_ADDRESSES),
     fields: Ia32APmcLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address source", text: "msr-index.h defines only the base, MSR_IA32_PMC0 = 0x4c1 (\"alternative perfctr range with full access\"). The SDM excerpt says each IA32_PMCi has an alias starting at 4C1H for IA32_A_PMC0; the stride of one follows from that one-to-one pairing." },
-    ],
+    notes: IA32_A_PMC_INFO_NOTES,
 };
 
 /// Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural
@@ -206,8 +217,8 @@ impl Layout for Ia32PerfEvtSelLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "cmask", ident: "cmask", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Counter mask. When non-zero, the counter advances by one in each cycle in which the number of event occurrences is at least this value (or, with inv set, less than it). Zero counts every occurrence.", ..FieldInfo::EMPTY },
         FieldInfo { name: "inv", ident: "inv", lsb: 23, msb: 23, access: Access::Rw, role: Some(Role::Invert),
@@ -218,8 +229,8 @@ impl Layout for Ia32PerfEvtSelLayout {
             description: "AnyThread (version 3): count the event on every logical processor of the core, not only on this one. Deprecated on processors that report CPUID.0AH:EDX[15] = 1.", ..FieldInfo::EMPTY },
         FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Raise a performance-monitoring interrupt through the local APIC when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pc", ident: "pc", lsb: 19, msb: 19, access: Access::Rw,
-            description: "Pin control: toggle the PMi pin on event occurrences or counter overflow.", ..FieldInfo::EMPTY },
+        FieldInfo::row("pc", 19, 19, Access::Rw,
+            "Pin control: toggle the PMi pin on event occurrences or counter overflow."),
         FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count rising edges of the event condition instead of every cycle it is true.", ..FieldInfo::EMPTY },
         FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw, role: Some(Role::Kernel),
@@ -317,22 +328,16 @@ impl Ia32PerfEvtSel {
 pub const IA32_PERFEVTSEL: [Msr<Ia32PerfEvtSel>; 8] = [Msr::new(0x186, "IA32_PERFEVTSEL0"), Msr::new(0x187, "IA32_PERFEVTSEL1"), Msr::new(0x188, "IA32_PERFEVTSEL2"), Msr::new(0x189, "IA32_PERFEVTSEL3"), Msr::new(0x18A, "IA32_PERFEVTSEL4"), Msr::new(0x18B, "IA32_PERFEVTSEL5"), Msr::new(0x18C, "IA32_PERFEVTSEL6"), Msr::new(0x18D, "IA32_PERFEVTSEL7")];
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[IA32_PERFEVTSEL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfEvtSelLayout::NAME, type_name: "Ia32PerfEvtSel",
     width: 64, space: Space::Msr, count: 8, count_cpuid: Some("0AH.EAX[15:8]"),
     reset: Ia32PerfEvtSelLayout::RESET, reserved_mask: Ia32PerfEvtSelLayout::RESERVED_MASK, ignored_mask: Ia32PerfEvtSelLayout::IGNORED_MASK, writable_mask: Ia32PerfEvtSelLayout::WRITABLE_MASK,
     description: "Event select and control for general-purpose counter IA32_PMC{n}, in the layout of architectural performance monitoring version 3 (SDM Figure 18-6). Only the first CPUID.0AH:EAX[15:8] selectors exist.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERFEVTSEL0", "CPU", 0, 0x186, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL1", "CPU", 1, 0x187, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL2", "CPU", 2, 0x188, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL3", "CPU", 3, 0x189, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL4", "CPU", 4, 0x18A, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL5", "CPU", 5, 0x18B, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL6", "CPU", 6, 0x18C, "linux-msr-index"),
-        AddressInfo::msr("IA32_PERFEVTSEL7", "CPU", 7, 0x18D, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[3]],
+    addresses: Addresses::Known(&IA32_PERF_EVT_SEL_INFO_ADDRESSES),
     fields: Ia32PerfEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address source and later extensions", text: "msr-index.h names only MSR_P6_EVNTSEL0 = 0x186 and MSR_P6_EVNTSEL1 = 0x187 (perf_event.h: MSR_ARCH_PERFMON_EVENTSEL0/1); higher selectors follow at one-MSR steps, as the SDM states (IA32_PERFEVTSELx start at 186H). Field positions match perf_event.h's ARCH_PERFMON_EVENTSEL_* masks (event 0xFF, umask 0xFF00, USR 16, OS 17, EDGE 18, INT 20, ANY 21, ENABLE 22, INV 23, CMASK 0xFF000000). Newer kernels define further bits above 31 for later perfmon versions (for example ARCH_PERFMON_EVENTSEL_EQ); they are outside the version-3 layout this file follows and are kept reserved here." },
@@ -394,17 +399,16 @@ impl Ia32FixedCtr {
 pub const IA32_FIXED_CTR: [Msr<Ia32FixedCtr>; 3] = [Msr::new(0x309, "IA32_FIXED_CTR0"), Msr::new(0x30A, "IA32_FIXED_CTR1"), Msr::new(0x30B, "IA32_FIXED_CTR2")];
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::msr_arrays(&[IA32_FIXED_CTR], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtrLayout::NAME, type_name: "Ia32FixedCtr",
     width: 64, space: Space::Msr, count: 3, count_cpuid: None,
     reset: Ia32FixedCtrLayout::RESET, reserved_mask: Ia32FixedCtrLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrLayout::WRITABLE_MASK,
     description: "Fixed-function performance counter n. Each counts one predefined event: counter 0 instructions retired, counter 1 unhalted core cycles, counter 2 unhalted reference cycles. It is controlled by its 4-bit block in IA32_FIXED_CTR_CTRL and by the matching enable in IA32_PERF_GLOBAL_CTRL. The implemented width is CPUID.0AH:EDX[12:5] bits; bits above that width read as zero. CPUID.0AH:EDX[4:0] reports how many fixed counters exist (three are described here).",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR0", "CPU", 0, 0x309, "linux-msr-index"),
-        AddressInfo::msr("IA32_FIXED_CTR1", "CPU", 1, 0x30A, "linux-msr-index"),
-        AddressInfo::msr("IA32_FIXED_CTR2", "CPU", 2, 0x30B, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&IA32_FIXED_CTR_INFO_ADDRESSES),
     fields: Ia32FixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address source; no count-cpuid", text: "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but from version 5 CPUID.0AH:ECX is also a bitmap of fixed counters, and counter i exists if ECX[i] is set or i is below that count (SDM Vol. 3B, architectural performance monitoring version 5; KVM's selftests, fixed_counter_is_supported, test a vCPU's fixed counters the same way). One CPUID field cannot say that, so the runtime applies the rule itself (pmu-runtime's Cpuid0A::fixed_counter) before it takes a fixed counter or fixed counter 3." },
@@ -699,30 +703,30 @@ impl Layout for Ia32FixedCtrCtrlLayout {
     const INFO: &'static RegisterInfo = &IA32_FIXED_CTR_CTRL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 28, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 28, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en6_pmi", ident: "en6_pmi", lsb: 27, msb: 27, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[38],
             description: "Raise a PMI when IA32_FIXED_CTR6 overflows; only on processors with fixed counter 6 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 26, msb: 26, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 26, 26, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en6", ident: "en6", lsb: 24, msb: 25, access: Access::Rw, values: Ia32FixedCtrCtrlEn6::VALUES, role: Some(Role::RingEnable), counters: &[38],
             description: "Privilege levels at which IA32_FIXED_CTR6 counts; only on processors with fixed counter 6, reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en5_pmi", ident: "en5_pmi", lsb: 23, msb: 23, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[37],
             description: "Raise a PMI when IA32_FIXED_CTR5 overflows; only on processors with fixed counter 5 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 22, msb: 22, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 22, 22, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en5", ident: "en5", lsb: 20, msb: 21, access: Access::Rw, values: Ia32FixedCtrCtrlEn5::VALUES, role: Some(Role::RingEnable), counters: &[37],
             description: "Privilege levels at which IA32_FIXED_CTR5 counts; only on processors with fixed counter 5, reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en4_pmi", ident: "en4_pmi", lsb: 19, msb: 19, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[36],
             description: "Raise a PMI when IA32_FIXED_CTR4 overflows; only on processors with fixed counter 4 (processors.xml's fixed-counters), reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 18, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 18, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en4", ident: "en4", lsb: 16, msb: 17, access: Access::Rw, values: Ia32FixedCtrCtrlEn4::VALUES, role: Some(Role::RingEnable), counters: &[36],
             description: "Privilege levels at which IA32_FIXED_CTR4 counts; only on processors with fixed counter 4, reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en3_pmi", ident: "en3_pmi", lsb: 15, msb: 15, access: Access::Rw,
-            description: "Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS) overflows; only on processors with the fourth fixed counter (processors.xml's topdown-metrics), reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "any_thread3", ident: "any_thread3", lsb: 14, msb: 14, access: Access::Rw,
-            description: "AnyThread for IA32_FIXED_CTR3; only on processors with the fourth fixed counter.", ..FieldInfo::EMPTY },
+        FieldInfo::row("en3_pmi", 15, 15, Access::Rw,
+            "Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS) overflows; only on processors with the fourth fixed counter (processors.xml's topdown-metrics), reserved on the others."),
+        FieldInfo::row("any_thread3", 14, 14, Access::Rw,
+            "AnyThread for IA32_FIXED_CTR3; only on processors with the fourth fixed counter."),
         FieldInfo { name: "en3", ident: "en3", lsb: 12, msb: 13, access: Access::Rw, values: Ia32FixedCtrCtrlEn3::VALUES,
             description: "Privilege levels at which IA32_FIXED_CTR3 (TOPDOWN.SLOTS) counts; only on processors with the fourth fixed counter, reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en2_pmi", ident: "en2_pmi", lsb: 11, msb: 11, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[34],
@@ -874,15 +878,16 @@ impl Ia32FixedCtrCtrl {
 pub const IA32_FIXED_CTR_CTRL: Msr<Ia32FixedCtrCtrl> = Msr::new(0x38D, "IA32_FIXED_CTR_CTRL");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR_CTRL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR_CTRL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtrCtrlLayout::NAME, type_name: "Ia32FixedCtrCtrl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtrCtrlLayout::RESET, reserved_mask: Ia32FixedCtrCtrlLayout::RESERVED_MASK, ignored_mask: Ia32FixedCtrCtrlLayout::IGNORED_MASK, writable_mask: Ia32FixedCtrCtrlLayout::WRITABLE_MASK,
     description: "Control for the fixed-function counters (0 to 2 on every core, 3 and 4 to 6 on the processors that have them): one 4-bit block per counter i at bits 4i+3:4i, holding a privilege-level enable, an AnyThread bit (version 3) and a PMI enable.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.3, p. 18-9"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR_CTRL", "CPU", 0, 0x38D, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[4], SOURCES[2]],
+    addresses: Addresses::Known(&IA32_FIXED_CTR_CTRL_INFO_ADDRESSES),
     fields: Ia32FixedCtrCtrlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "The block of counter 3", text: "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3, TOPDOWN.SLOTS) use the next block, bits 15:12, laid out as the others (Linux intel/core.c programs it as it programs fixed counters 0 to 2). They are described here without roles, because the fourth counter exists only on the processors processors.xml marks with topdown-metrics; on the others they are reserved. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1." },
@@ -890,24 +895,18 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits
-/// 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL
-/// and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).
-///
-/// `IA32_PERF_GLOBAL_STATUS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
-/// and sources: [`Ia32PerfGlobalStatusLayout`].
-///
-/// **Sources of the upper status bits** (info): Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM
-/// (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI
-/// 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48
-/// is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we
-/// hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for
-/// architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and
-/// up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed
-/// counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that
-/// have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left
-/// reserved.
-pub type Ia32PerfGlobalStatus = Reg64<Ia32PerfGlobalStatusLayout>;
+noted! {
+    IA32_PERF_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Sources of the upper status bits", "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left reserved."),
+    ];
+    /// Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits
+    /// 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL
+    /// and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).
+    ///
+    /// `IA32_PERF_GLOBAL_STATUS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
+    /// and sources: [`Ia32PerfGlobalStatusLayout`].
+    pub type Ia32PerfGlobalStatus = Reg64<Ia32PerfGlobalStatusLayout>;
+}
 
 /// The layout of [`Ia32PerfGlobalStatus`] (`IA32_PERF_GLOBAL_STATUS`): its fields, masks and
 /// metadata.
@@ -930,36 +929,36 @@ impl Layout for Ia32PerfGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "cond_chgd", ident: "cond_chgd", lsb: 63, msb: 63, access: Access::RoV,
-            description: "CondChgd: some status bit of this register has changed state.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ovf_buf", ident: "ovf_buf", lsb: 62, msb: 62, access: Access::RoV,
-            description: "OvfBuf: the DS save area (PEBS) buffer has overflowed.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ovf_uncore", ident: "ovf_uncore", lsb: 61, msb: 61, access: Access::RoV,
-            description: "Ovf_Uncore: an uncore counter overflowed (version 3 and later).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "asci", ident: "asci", lsb: 60, msb: 60, access: Access::RoV,
-            description: "ASCI: the counts may contain contributions from Intel SGX operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX[2] = 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ctr_frz", ident: "ctr_frz", lsb: 59, msb: 59, access: Access::RoV,
-            description: "CTR_Frz: the core PMU counters are frozen, because IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is disabled regardless of the enable bits (version 4).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "lbr_frz", ident: "lbr_frz", lsb: 58, msb: 58, access: Access::RoV,
-            description: "LBR_Frz: the LBR stack is frozen on a PMI because IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 57, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "trace_topa_pmi", ident: "trace_topa_pmi", lsb: 55, msb: 55, access: Access::RoV,
-            description: "Trace_ToPA_PMI: a PMI was raised because an Intel Processor Trace ToPA output region filled up.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 49, msb: 54, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "perf_metrics_ovf", ident: "perf_metrics_ovf", lsb: 48, msb: 48, access: Access::RoV,
-            description: "PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 39, msb: 47, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("cond_chgd", 63, 63, Access::RoV,
+            "CondChgd: some status bit of this register has changed state."),
+        FieldInfo::row("ovf_buf", 62, 62, Access::RoV,
+            "OvfBuf: the DS save area (PEBS) buffer has overflowed."),
+        FieldInfo::row("ovf_uncore", 61, 61, Access::RoV,
+            "Ovf_Uncore: an uncore counter overflowed (version 3 and later)."),
+        FieldInfo::row("asci", 60, 60, Access::RoV,
+            "ASCI: the counts may contain contributions from Intel SGX operation that protects an enclave. Implemented when CPUID.(EAX=07H,ECX=0):EBX[2] = 1."),
+        FieldInfo::row("ctr_frz", 59, 59, Access::RoV,
+            "CTR_Frz: the core PMU counters are frozen, because IA32_DEBUGCTL.FREEZE_PERFMON_ON_PMI was set and a counter overflowed. While set, counting is disabled regardless of the enable bits (version 4)."),
+        FieldInfo::row("lbr_frz", 58, 58, Access::RoV,
+            "LBR_Frz: the LBR stack is frozen on a PMI because IA32_DEBUGCTL.FREEZE_LBR_ON_PMI was set (version 4)."),
+        FieldInfo::row("rsv", 56, 57, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("trace_topa_pmi", 55, 55, Access::RoV,
+            "Trace_ToPA_PMI: a PMI was raised because an Intel Processor Trace ToPA output region filled up."),
+        FieldInfo::row("rsv", 49, 54, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("perf_metrics_ovf", 48, 48, Access::RoV,
+            "PERF_METRICS overflow, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15)."),
+        FieldInfo::row("rsv", 39, 47, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ovf_fixed_ctr6", ident: "ovf_fixed_ctr6", lsb: 38, msb: 38, access: Access::RoV, role: Some(Role::Overflow), counters: &[38],
             description: "IA32_FIXED_CTR6 overflowed (only on processors with fixed counter 6).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ovf_fixed_ctr5", ident: "ovf_fixed_ctr5", lsb: 37, msb: 37, access: Access::RoV, role: Some(Role::Overflow), counters: &[37],
             description: "IA32_FIXED_CTR5 overflowed (only on processors with fixed counter 5).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ovf_fixed_ctr4", ident: "ovf_fixed_ctr4", lsb: 36, msb: 36, access: Access::RoV, role: Some(Role::Overflow), counters: &[36],
             description: "IA32_FIXED_CTR4 overflowed (only on processors with fixed counter 4).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 35, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 35, 35, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ovf_fixed_ctr2", ident: "ovf_fixed_ctr2", lsb: 34, msb: 34, access: Access::RoV, role: Some(Role::Overflow), counters: &[34],
             description: "IA32_FIXED_CTR2 overflowed.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ovf_fixed_ctr1", ident: "ovf_fixed_ctr1", lsb: 33, msb: 33, access: Access::RoV, role: Some(Role::Overflow), counters: &[33],
@@ -1050,19 +1049,18 @@ impl Ia32PerfGlobalStatus {
 pub const IA32_PERF_GLOBAL_STATUS: Msr<Ia32PerfGlobalStatus> = Msr::new(0x38E, "IA32_PERF_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_GLOBAL_STATUS], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfGlobalStatusLayout::NAME, type_name: "Ia32PerfGlobalStatus",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalStatusLayout::RESET, reserved_mask: Ia32PerfGlobalStatusLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalStatusLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalStatusLayout::WRITABLE_MASK,
     description: "Global overflow and condition status (version 2 and later; Ovf_Uncore comes with version 3, bits 55 and 58 to 60 with version 4). Read-only: bits are cleared through IA32_PERF_GLOBAL_OVF_CTRL and, from version 4, can be set through IA32_PERF_GLOBAL_STATUS_SET (0x391, not described here).",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.1, p. 18-12", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_GLOBAL_STATUS", "CPU", 0, 0x38E, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[4], SOURCES[5], SOURCES[3]],
+    addresses: Addresses::Known(&IA32_PERF_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: Ia32PerfGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Sources of the upper status bits", text: "Bits 55, 58, 59, 60, 61, 62 and 63 are in the SDM (version 4 layout, section 18.2.4.1) and match Linux perf_event.h (GLOBAL_STATUS_TRACE_TOPAPMI 55, LBRS_FROZEN 58, COUNTERS_FROZEN 59, ASIF 60, UNC_OVF 61, BUFFER_OVF 62, COND_CHG 63). Bit 48 is taken from perf_event.h alone (GLOBAL_STATUS_PERF_METRICS_OVF_BIT 48); the SDM excerpt we hold predates it. Recent kernels also define GLOBAL_STATUS_ARCH_PEBS_THRESHOLD_BIT 54 for architectural PEBS; it is not confirmed against the SDM here and is left reserved. Bits 35 and up to 47 belong to further fixed counters on processors that have them (bit 32+i for fixed counter i, Linux's INTEL_PMC_IDX_FIXED); this file describes 0 to 2 and, for the processors that have them, 4 to 6 (Clearwater Forest's top-down counters); bit 35 (fixed counter 3) is left reserved." },
-    ],
+    notes: IA32_PERF_GLOBAL_STATUS_INFO_NOTES,
 };
 
 /// Global enables (version 2 and later). Each counter counts only when its enable here and its own
@@ -1101,20 +1099,20 @@ impl Layout for Ia32PerfGlobalCtrlLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_CTRL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 49, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en_perf_metrics", ident: "en_perf_metrics", lsb: 48, msb: 48, access: Access::Rw,
-            description: "Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 39, msb: 47, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 49, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("en_perf_metrics", 48, 48, Access::Rw,
+            "Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15)."),
+        FieldInfo::row("rsv", 39, 47, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en_fixed_ctr6", ident: "en_fixed_ctr6", lsb: 38, msb: 38, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[38],
             description: "Enable IA32_FIXED_CTR6, on processors with fixed counter 6 (processors.xml's fixed-counters); reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_fixed_ctr5", ident: "en_fixed_ctr5", lsb: 37, msb: 37, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[37],
             description: "Enable IA32_FIXED_CTR5, on processors with fixed counter 5; reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_fixed_ctr4", ident: "en_fixed_ctr4", lsb: 36, msb: 36, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[36],
             description: "Enable IA32_FIXED_CTR4, on processors with fixed counter 4; reserved on the others.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en_fixed_ctr3", ident: "en_fixed_ctr3", lsb: 35, msb: 35, access: Access::Rw,
-            description: "Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on processors with the fourth fixed counter (processors.xml's topdown-metrics); reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo::row("en_fixed_ctr3", 35, 35, Access::Rw,
+            "Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on processors with the fourth fixed counter (processors.xml's topdown-metrics); reserved on the others."),
         FieldInfo { name: "en_fixed_ctr2", ident: "en_fixed_ctr2", lsb: 34, msb: 34, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[34],
             description: "Enable IA32_FIXED_CTR2.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_fixed_ctr1", ident: "en_fixed_ctr1", lsb: 33, msb: 33, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[33],
@@ -1194,15 +1192,16 @@ impl Ia32PerfGlobalCtrl {
 pub const IA32_PERF_GLOBAL_CTRL: Msr<Ia32PerfGlobalCtrl> = Msr::new(0x38F, "IA32_PERF_GLOBAL_CTRL");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_GLOBAL_CTRL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_GLOBAL_CTRL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_GLOBAL_CTRL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfGlobalCtrlLayout::NAME, type_name: "Ia32PerfGlobalCtrl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalCtrlLayout::RESET, reserved_mask: Ia32PerfGlobalCtrlLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalCtrlLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalCtrlLayout::WRITABLE_MASK,
     description: "Global enables (version 2 and later). Each counter counts only when its enable here and its own enable (IA32_PERFEVTSELx.EN, or the fixed counter's block in IA32_FIXED_CTR_CTRL) are both set; from version 4 IA32_PERF_GLOBAL_STATUS.CTR_FRZ must also be clear.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-7"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_GLOBAL_CTRL", "CPU", 0, 0x38F, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&IA32_PERF_GLOBAL_CTRL_INFO_ADDRESSES),
     fields: Ia32PerfGlobalCtrlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Reset value of the PMC enables", text: "Linux KVM emulates the hardware rule that at RESET Intel processors set the enable bit of every implemented general-purpose counter in this register (so that version-1 software, which never writes it, still counts); KVM's pmu_intel.c says so and sets global_ctrl to the mask of implemented counters. That value depends on CPUID.0AH:EAX[15:8], which a fixed reset attribute cannot express, so the field's reset is recorded as 0. The fact comes from arch/x86/kvm/vmx/pmu_intel.c, for which processors.xml has no source id; it is not in the SDM excerpt we hold." },
@@ -1210,26 +1209,20 @@ static IA32_PERF_GLOBAL_CTRL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status
-/// bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR
-/// IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the
-/// version-4 status indicators (55 and 58 to 61).
-///
-/// `IA32_PERF_GLOBAL_OVF_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
-/// and sources: [`Ia32PerfGlobalOvfCtrlLayout`].
-///
-/// **One register for OVF_CTRL and STATUS_RESET** (info): The SDM describes 0x390 as
-/// IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4
-/// (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr
-/// OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3
-/// processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55
-/// (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD).
-///
-/// **Bit 48 left reserved** (info): IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no
-/// named clear bit in any source we read. Linux acknowledges overflows by writing the whole status
-/// value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but
-/// that is inference, so bit 48 stays reserved.
-pub type Ia32PerfGlobalOvfCtrl = Reg64<Ia32PerfGlobalOvfCtrlLayout>;
+noted! {
+    IA32_PERF_GLOBAL_OVF_CTRL_INFO_NOTES = [
+        ("info", "One register for OVF_CTRL and STATUS_RESET", "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD)."),
+        ("info", "Bit 48 left reserved", "IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved."),
+    ];
+    /// Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status
+    /// bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR
+    /// IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the
+    /// version-4 status indicators (55 and 58 to 61).
+    ///
+    /// `IA32_PERF_GLOBAL_OVF_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
+    /// and sources: [`Ia32PerfGlobalOvfCtrlLayout`].
+    pub type Ia32PerfGlobalOvfCtrl = Reg64<Ia32PerfGlobalOvfCtrlLayout>;
+}
 
 /// The layout of [`Ia32PerfGlobalOvfCtrl`] (`IA32_PERF_GLOBAL_OVF_CTRL`): its fields, masks and
 /// metadata.
@@ -1251,32 +1244,32 @@ impl Layout for Ia32PerfGlobalOvfCtrlLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_OVF_CTRL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "clr_cond_chgd", ident: "clr_cond_chgd", lsb: 63, msb: 63, access: Access::W1c,
-            description: "Clear CondChgd.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_ovf_buf", ident: "clr_ovf_buf", lsb: 62, msb: 62, access: Access::W1c,
-            description: "Clear OvfBuf (the DS buffer indication).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_ovf_uncore", ident: "clr_ovf_uncore", lsb: 61, msb: 61, access: Access::W1c,
-            description: "Clear Ovf_Uncore (version 4).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_asci", ident: "clr_asci", lsb: 60, msb: 60, access: Access::W1c,
-            description: "Clear ASCI (version 4).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_ctr_frz", ident: "clr_ctr_frz", lsb: 59, msb: 59, access: Access::W1c,
-            description: "Clear CTR_Frz, unfreezing the counters (version 4).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_lbr_frz", ident: "clr_lbr_frz", lsb: 58, msb: 58, access: Access::W1c,
-            description: "Clear LBR_Frz, unfreezing the LBR stack (version 4).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 57, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_trace_topa_pmi", ident: "clr_trace_topa_pmi", lsb: 55, msb: 55, access: Access::W1c,
-            description: "Clear Trace_ToPA_PMI.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 39, msb: 54, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("clr_cond_chgd", 63, 63, Access::W1c,
+            "Clear CondChgd."),
+        FieldInfo::row("clr_ovf_buf", 62, 62, Access::W1c,
+            "Clear OvfBuf (the DS buffer indication)."),
+        FieldInfo::row("clr_ovf_uncore", 61, 61, Access::W1c,
+            "Clear Ovf_Uncore (version 4)."),
+        FieldInfo::row("clr_asci", 60, 60, Access::W1c,
+            "Clear ASCI (version 4)."),
+        FieldInfo::row("clr_ctr_frz", 59, 59, Access::W1c,
+            "Clear CTR_Frz, unfreezing the counters (version 4)."),
+        FieldInfo::row("clr_lbr_frz", 58, 58, Access::W1c,
+            "Clear LBR_Frz, unfreezing the LBR stack (version 4)."),
+        FieldInfo::row("rsv", 56, 57, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("clr_trace_topa_pmi", 55, 55, Access::W1c,
+            "Clear Trace_ToPA_PMI."),
+        FieldInfo::row("rsv", 39, 54, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ovf_fixed_ctr6", ident: "clr_ovf_fixed_ctr6", lsb: 38, msb: 38, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[38],
             description: "Clear the IA32_FIXED_CTR6 overflow bit (only on processors with fixed counter 6).", ..FieldInfo::EMPTY },
         FieldInfo { name: "clr_ovf_fixed_ctr5", ident: "clr_ovf_fixed_ctr5", lsb: 37, msb: 37, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[37],
             description: "Clear the IA32_FIXED_CTR5 overflow bit (only on processors with fixed counter 5).", ..FieldInfo::EMPTY },
         FieldInfo { name: "clr_ovf_fixed_ctr4", ident: "clr_ovf_fixed_ctr4", lsb: 36, msb: 36, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[36],
             description: "Clear the IA32_FIXED_CTR4 overflow bit (only on processors with fixed counter 4).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 35, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 35, 35, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ovf_fixed_ctr2", ident: "clr_ovf_fixed_ctr2", lsb: 34, msb: 34, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[34],
             description: "Clear the IA32_FIXED_CTR2 overflow bit.", ..FieldInfo::EMPTY },
         FieldInfo { name: "clr_ovf_fixed_ctr1", ident: "clr_ovf_fixed_ctr1", lsb: 33, msb: 33, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[33],
@@ -1351,20 +1344,18 @@ impl Ia32PerfGlobalOvfCtrl {
 pub const IA32_PERF_GLOBAL_OVF_CTRL: Msr<Ia32PerfGlobalOvfCtrl> = Msr::new(0x390, "IA32_PERF_GLOBAL_OVF_CTRL");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_GLOBAL_OVF_CTRL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_GLOBAL_OVF_CTRL], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_GLOBAL_OVF_CTRL_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfGlobalOvfCtrlLayout::NAME, type_name: "Ia32PerfGlobalOvfCtrl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalOvfCtrlLayout::RESET, reserved_mask: Ia32PerfGlobalOvfCtrlLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalOvfCtrlLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalOvfCtrlLayout::WRITABLE_MASK,
     description: "Clears status bits of IA32_PERF_GLOBAL_STATUS: writing 1 to a bit clears the matching status bit, writing 0 has no effect. Architectural perfmon version 4 renames this MSR IA32_PERF_GLOBAL_STATUS_RESET at the same address, keeps its bits and adds clear bits for the version-4 status indicators (55 and 58 to 61).",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.2, p. 18-8", "Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.2, p. 18-13"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_GLOBAL_OVF_CTRL", "CPU", 0, 0x390, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[7]],
+    addresses: Addresses::Known(&IA32_PERF_GLOBAL_OVF_CTRL_INFO_ADDRESSES),
     fields: Ia32PerfGlobalOvfCtrlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One register for OVF_CTRL and STATUS_RESET", text: "The SDM describes 0x390 as IA32_PERF_GLOBAL_OVF_CTRL up to version 3 and as IA32_PERF_GLOBAL_STATUS_RESET from version 4 (Figure 18-11 adds Clr TraceToPAPMI 55, Clr LBR_Frz 58, Clr CTR_Frz 59, Clr ASCI 60, Clr OvfUncore 61). We keep one register under the older name with all clear bits; on a version-3 processor bits 55 and 58 to 61 should be treated as reserved. Linux msr-index.h confirms bits 55 (MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI_BIT), 62 (OVF_BUF) and 63 (COND_CHGD)." },
-        NoteInfo { kind: "info", title: "Bit 48 left reserved", text: "IA32_PERF_GLOBAL_STATUS bit 48 (PERF_METRICS overflow) has no named clear bit in any source we read. Linux acknowledges overflows by writing the whole status value back to this MSR, which suggests bit 48 is accepted here on processors that have it, but that is inference, so bit 48 stays reserved." },
-    ],
+    notes: IA32_PERF_GLOBAL_OVF_CTRL_INFO_NOTES,
 };
 
 /// Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and
@@ -1410,32 +1401,32 @@ impl Layout for Ia32PerfCapabilitiesLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_CAPABILITIES_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rdpmc_metrics_clear", ident: "rdpmc_metrics_clear", lsb: 19, msb: 19, access: Access::Ro,
-            description: "RDPMC_METRICS_CLEAR: the processor supports clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear control only when this bit is set. The exact hardware semantics are not confirmed against the SDM here.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 18, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pebs_timing_info", ident: "pebs_timing_info", lsb: 17, msb: 17, access: Access::Ro,
-            description: "PEBS records can carry timing (latency) information.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pebs_output_pt_avail", ident: "pebs_output_pt_avail", lsb: 16, msb: 16, access: Access::Ro,
-            description: "PEBS output can be directed into the Intel Processor Trace stream.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "perf_metrics", ident: "perf_metrics", lsb: 15, msb: 15, access: Access::Ro,
-            description: "The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pebs_baseline", ident: "pebs_baseline", lsb: 14, msb: 14, access: Access::Ro,
-            description: "Adaptive PEBS baseline support.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fw_write", ident: "fw_write", lsb: 13, msb: 13, access: Access::Ro,
-            description: "FW_WRITE: full-width counter writes are supported through the IA32_A_PMC{n} aliases at 0x4C1 and up.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "freeze_while_smm", ident: "freeze_while_smm", lsb: 12, msb: 12, access: Access::Ro,
-            description: "IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pebs_fmt", ident: "pebs_fmt", lsb: 8, msb: 11, access: Access::Ro,
-            description: "Encoding of the PEBS record layout.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pebs_arch_regs", ident: "pebs_arch_regs", lsb: 7, msb: 7, access: Access::Ro,
-            description: "The PEBS assist saves architectural registers in the record.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pebs_trap", ident: "pebs_trap", lsb: 6, msb: 6, access: Access::Ro,
-            description: "PEBS is trap-like: the record reflects the state after the instruction that caused the assist, rather than before it.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "lbr_fmt", ident: "lbr_fmt", lsb: 0, msb: 5, access: Access::Ro,
-            description: "Encoding of the format of the LBR records.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rdpmc_metrics_clear", 19, 19, Access::Ro,
+            "RDPMC_METRICS_CLEAR: the processor supports clearing the PERF_METRICS values as part of reading them; Linux offers its metrics-clear control only when this bit is set. The exact hardware semantics are not confirmed against the SDM here."),
+        FieldInfo::row("rsv", 18, 18, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("pebs_timing_info", 17, 17, Access::Ro,
+            "PEBS records can carry timing (latency) information."),
+        FieldInfo::row("pebs_output_pt_avail", 16, 16, Access::Ro,
+            "PEBS output can be directed into the Intel Processor Trace stream."),
+        FieldInfo::row("perf_metrics", 15, 15, Access::Ro,
+            "The PERF_METRICS facility (IA32_PERF_GLOBAL_CTRL bit 48, status bit 48) is available."),
+        FieldInfo::row("pebs_baseline", 14, 14, Access::Ro,
+            "Adaptive PEBS baseline support."),
+        FieldInfo::row("fw_write", 13, 13, Access::Ro,
+            "FW_WRITE: full-width counter writes are supported through the IA32_A_PMC{n} aliases at 0x4C1 and up."),
+        FieldInfo::row("freeze_while_smm", 12, 12, Access::Ro,
+            "IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported (perfmon and LBR/BTS recording can be suspended while the processor is in SMM)."),
+        FieldInfo::row("pebs_fmt", 8, 11, Access::Ro,
+            "Encoding of the PEBS record layout."),
+        FieldInfo::row("pebs_arch_regs", 7, 7, Access::Ro,
+            "The PEBS assist saves architectural registers in the record."),
+        FieldInfo::row("pebs_trap", 6, 6, Access::Ro,
+            "PEBS is trap-like: the record reflects the state after the instruction that caused the assist, rather than before it."),
+        FieldInfo::row("lbr_fmt", 0, 5, Access::Ro,
+            "Encoding of the format of the LBR records."),
     ];
 }
 
@@ -1500,15 +1491,16 @@ impl Ia32PerfCapabilities {
 pub const IA32_PERF_CAPABILITIES: Msr<Ia32PerfCapabilities> = Msr::new(0x345, "IA32_PERF_CAPABILITIES");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_CAPABILITIES_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_CAPABILITIES], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_CAPABILITIES_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfCapabilitiesLayout::NAME, type_name: "Ia32PerfCapabilities",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfCapabilitiesLayout::RESET, reserved_mask: Ia32PerfCapabilitiesLayout::RESERVED_MASK, ignored_mask: Ia32PerfCapabilitiesLayout::IGNORED_MASK, writable_mask: Ia32PerfCapabilitiesLayout::WRITABLE_MASK,
     description: "Read-only description of the PMU's optional features: LBR record format, PEBS behaviour and record format, freeze-while-SMM support and full-width counter writes. Present when CPUID.01H:ECX.PDCM[15] = 1. The values are fixed by the processor model.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.18, p. 18-106", "Linux kernel, arch/x86/include/asm/msr-index.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_CAPABILITIES", "CPU", 0, 0x345, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[8], SOURCES[9]],
+    addresses: Addresses::Known(&IA32_PERF_CAPABILITIES_INFO_ADDRESSES),
     fields: Ia32PerfCapabilitiesLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Sources per bit", text: "Bits 5:0, 6, 7, 11:8, 12 and 13 are in the SDM (section 18.18, p. 18-106; 18.2.5 for bit 13). Linux msr-index.h confirms PERF_CAP_LBR_FMT 0x3f, PERF_CAP_PEBS_TRAP bit 6, PERF_CAP_ARCH_REG bit 7, PERF_CAP_PEBS_FORMAT 0xf00, PERF_CAP_FW_WRITES bit 13, PERF_CAP_PEBS_BASELINE bit 14, PERF_CAP_METRICS_IDX 15, PERF_CAP_PT_IDX 16 and PERF_CAP_PEBS_TIMING_INFO bit 17; bits 14 to 17 come from Linux alone. Bit 12 and bit 19 (rdpmc_metrics_clear) also appear in Linux's union perf_capabilities, which is in arch/x86/events/perf_event.h; it is cited here as linux-perf-event, the closest source id processors.xml offers." },
@@ -1567,16 +1559,16 @@ impl Layout for Ia32PerfGlobalInuseLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_INUSE_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "pmi_in_use", ident: "pmi_in_use", lsb: 63, msb: 63, access: Access::RoV,
-            description: "PMI_InUse: set while some agent has armed a performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below CPUID.0AH:EAX[15:8]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fc2_in_use", ident: "fc2_in_use", lsb: 34, msb: 34, access: Access::RoV,
-            description: "FC2_InUse: IA32_FIXED_CTR_CTRL[9:8] (en2) is non-zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fc1_in_use", ident: "fc1_in_use", lsb: 33, msb: 33, access: Access::RoV,
-            description: "FC1_InUse: IA32_FIXED_CTR_CTRL[5:4] (en1) is non-zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fc0_in_use", ident: "fc0_in_use", lsb: 32, msb: 32, access: Access::RoV,
-            description: "FC0_InUse: IA32_FIXED_CTR_CTRL[1:0] (en0) is non-zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("pmi_in_use", 63, 63, Access::RoV,
+            "PMI_InUse: set while some agent has armed a performance-monitoring interrupt, that is while any IA32_PERFEVTSELn.INT (n below CPUID.0AH:EAX[15:8]), any IA32_FIXED_CTR_CTRL.ENi_PMI (i = 0, 1, 2) or any PEBS enable bit for PMC0 to PMC3 in IA32_PEBS_ENABLE (0x3F1) is set."),
+        FieldInfo::row("rsv", 35, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("fc2_in_use", 34, 34, Access::RoV,
+            "FC2_InUse: IA32_FIXED_CTR_CTRL[9:8] (en2) is non-zero."),
+        FieldInfo::row("fc1_in_use", 33, 33, Access::RoV,
+            "FC1_InUse: IA32_FIXED_CTR_CTRL[5:4] (en1) is non-zero."),
+        FieldInfo::row("fc0_in_use", 32, 32, Access::RoV,
+            "FC0_InUse: IA32_FIXED_CTR_CTRL[1:0] (en0) is non-zero."),
         FieldInfo { name: "PERFEVTSEL{n}_InUse", ident: "perfevtsel_in_use", lsb: 0, msb: 31, access: Access::RoV, repeat: Some(RepeatInfo { element_width: 1, max_count: 32, count_cpuid: Some("0AH.EAX[15:8]") }),
             description: "Bit n is set while IA32_PERFEVTSEL{n}[7:0] (ev_sel) is non-zero. Bits at or above CPUID.0AH:EAX[15:8] are reserved.", ..FieldInfo::EMPTY },
     ];
@@ -1617,15 +1609,16 @@ impl Ia32PerfGlobalInuse {
 pub const IA32_PERF_GLOBAL_INUSE: Msr<Ia32PerfGlobalInuse> = Msr::new(0x392, "IA32_PERF_GLOBAL_INUSE");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_GLOBAL_INUSE_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_GLOBAL_INUSE], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfGlobalInuseLayout::NAME, type_name: "Ia32PerfGlobalInuse",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfGlobalInuseLayout::RESET, reserved_mask: Ia32PerfGlobalInuseLayout::RESERVED_MASK, ignored_mask: Ia32PerfGlobalInuseLayout::IGNORED_MASK, writable_mask: Ia32PerfGlobalInuseLayout::WRITABLE_MASK,
     description: "In-use indicators for cooperative sharing of the PMU between software agents (architectural perfmon version 4). Read-only; every bit is computed from the current contents of other PMU registers.",
-    sources: &["Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18 (253669), section 18.2.4.3, p. 18-14"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_GLOBAL_INUSE", "CPU", 0, 0x392, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[10]],
+    addresses: Addresses::Known(&IA32_PERF_GLOBAL_INUSE_INFO_ADDRESSES),
     fields: Ia32PerfGlobalInuseLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "PMI_InUse is bit 63, not bit 32 as the text says", text: "The SDM text on p. 18-14 (section 18.2.4.3) gives \"IA32_PERF_GLOBAL_INUSE.PMI_InUse[bit 32]\", which collides with FC0_InUse, also given as bit 32 in the same list. Figure 18-13 on the same page labels bit positions 0..N-1 for the PERFEVTSEL InUse bits, 31, 32 to 34 for FIXED_CTR0..2 InUse, 35 upward reserved, and shows PMI InUse at the top, bit 63. Other public sources agree with the figure: the SDM's own MSR table (Vol. 3C, Table 35-2, entry 392H: bit 63 \"PMI in use\", 62:35 reserved or model specific); the posted Linux KVM patches that emulate this MSR and add MSR_CORE_PERF_GLOBAL_INUSE_PMI = BIT_ULL(63) to msr-index.h; the kvm-unit-tests patch that defines MSR_CORE_PERF_GLOBAL_INUSE_PMI_BIT 63 and checks it; and a generated header in the ia32-doc format (found by text search) that gives IA32_PERF_GLOBAL_INUSE_PMI_IN_USE = 0x8000000000000000. We place PMI_InUse at bit 63 and treat \"bit 32\" in the text as a typo. The same list also calls the PEBS enable register \"IA32_PEBS_ENABLES\"; the SDM elsewhere, Linux msr-index.h (MSR_IA32_PEBS_ENABLE = 0x3f1) and that header all name it IA32_PEBS_ENABLE at 0x3F1, which is the register meant." },
@@ -1633,19 +1626,20 @@ static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor
-/// (its issue width times the unhalted core cycles). Controlled by bits 15:12 of
-/// IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it
-/// counts among the top-down categories; software starts both from zero (writing 0 to each) and
-/// reads both at the end of an interval.
-///
-/// `IA32_FIXED_CTR3`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
-/// sources: [`Ia32FixedCtr3Layout`].
-///
-/// **Address and use** (info): msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux
-/// (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to
-/// MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter.
-pub type Ia32FixedCtr3 = Reg64<Ia32FixedCtr3Layout>;
+noted! {
+    IA32_FIXED_CTR3_INFO_NOTES = [
+        ("info", "Address and use", "msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter."),
+    ];
+    /// Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor
+    /// (its issue width times the unhalted core cycles). Controlled by bits 15:12 of
+    /// IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it
+    /// counts among the top-down categories; software starts both from zero (writing 0 to each) and
+    /// reads both at the end of an interval.
+    ///
+    /// `IA32_FIXED_CTR3`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+    /// sources: [`Ia32FixedCtr3Layout`].
+    pub type Ia32FixedCtr3 = Reg64<Ia32FixedCtr3Layout>;
+}
 
 /// The layout of [`Ia32FixedCtr3`] (`IA32_FIXED_CTR3`): its fields, masks and metadata.
 ///
@@ -1667,8 +1661,8 @@ impl Layout for Ia32FixedCtr3Layout {
     const INFO: &'static RegisterInfo = &IA32_FIXED_CTR3_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV,
-            description: "Slots counted since software last wrote the counter.", ..FieldInfo::EMPTY },
+        FieldInfo::row("count", 0, 63, Access::RwV,
+            "Slots counted since software last wrote the counter."),
     ];
 }
 
@@ -1685,19 +1679,18 @@ impl Ia32FixedCtr3 {
 pub const IA32_FIXED_CTR3: Msr<Ia32FixedCtr3> = Msr::new(0x30C, "IA32_FIXED_CTR3");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR3_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR3], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR3_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtr3Layout::NAME, type_name: "Ia32FixedCtr3",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr3Layout::RESET, reserved_mask: Ia32FixedCtr3Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr3Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr3Layout::WRITABLE_MASK,
     description: "Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor (its issue width times the unhalted core cycles). Controlled by bits 15:12 of IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it counts among the top-down categories; software starts both from zero (writing 0 to each) and reads both at the end of an interval.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR3", "CPU", 0, 0x30C, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[11]],
+    addresses: Addresses::Known(&IA32_FIXED_CTR3_INFO_ADDRESSES),
     fields: Ia32FixedCtr3Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and use", text: "msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter." },
-    ],
+    notes: IA32_FIXED_CTR3_INFO_NOTES,
 };
 
 /// Fixed-function counter 4, on Clearwater Forest's E-cores: TOPDOWN_BAD_SPECULATION.ALL: the issue
@@ -1755,15 +1748,16 @@ impl Ia32FixedCtr4 {
 pub const IA32_FIXED_CTR4: Msr<Ia32FixedCtr4> = Msr::new(0x30D, "IA32_FIXED_CTR4");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR4_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR4], &INSTANCE_NAMES, "linux-intel-fixed-topdown");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR4_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtr4Layout::NAME, type_name: "Ia32FixedCtr4",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr4Layout::RESET, reserved_mask: Ia32FixedCtr4Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr4Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr4Layout::WRITABLE_MASK,
     description: "Fixed-function counter 4, on Clearwater Forest's E-cores: TOPDOWN_BAD_SPECULATION.ALL: the issue slots lost to a misprediction or a machine clear (the general-counter event 0x73, umask 0x00, whose _P form counts the same). Controlled by bits 19:16 of IA32_FIXED_CTR_CTRL and bit 36 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 4 is set.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR4", "CPU", 0, 0x30D, "linux-intel-fixed-topdown"),
-    ]),
+    sources: &[SOURCES[12]],
+    addresses: Addresses::Known(&IA32_FIXED_CTR4_INFO_ADDRESSES),
     fields: Ia32FixedCtr4Layout::FIELDS,
     notes: &[],
 };
@@ -1823,15 +1817,16 @@ impl Ia32FixedCtr5 {
 pub const IA32_FIXED_CTR5: Msr<Ia32FixedCtr5> = Msr::new(0x30E, "IA32_FIXED_CTR5");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR5_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR5], &INSTANCE_NAMES, "linux-intel-fixed-topdown");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR5_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtr5Layout::NAME, type_name: "Ia32FixedCtr5",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr5Layout::RESET, reserved_mask: Ia32FixedCtr5Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr5Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr5Layout::WRITABLE_MASK,
     description: "Fixed-function counter 5, on Clearwater Forest's E-cores: TOPDOWN_FE_BOUND.ALL: the issue slots the front end left empty (the general-counter event 0x9C, umask 0x01, whose _P form counts the same). Controlled by bits 23:20 of IA32_FIXED_CTR_CTRL and bit 37 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 5 is set.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR5", "CPU", 0, 0x30E, "linux-intel-fixed-topdown"),
-    ]),
+    sources: &[SOURCES[12]],
+    addresses: Addresses::Known(&IA32_FIXED_CTR5_INFO_ADDRESSES),
     fields: Ia32FixedCtr5Layout::FIELDS,
     notes: &[],
 };
@@ -1891,35 +1886,35 @@ impl Ia32FixedCtr6 {
 pub const IA32_FIXED_CTR6: Msr<Ia32FixedCtr6> = Msr::new(0x30F, "IA32_FIXED_CTR6");
 
 #[cfg(feature = "metadata")]
+static IA32_FIXED_CTR6_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_FIXED_CTR6], &INSTANCE_NAMES, "linux-intel-fixed-topdown");
+
+#[cfg(feature = "metadata")]
 static IA32_FIXED_CTR6_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32FixedCtr6Layout::NAME, type_name: "Ia32FixedCtr6",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32FixedCtr6Layout::RESET, reserved_mask: Ia32FixedCtr6Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr6Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr6Layout::WRITABLE_MASK,
     description: "Fixed-function counter 6, on Clearwater Forest's E-cores: TOPDOWN_RETIRING.ALL: the issue slots that retired (the general-counter event 0xC2, umask 0x02, whose _P form counts the same). Controlled by bits 27:24 of IA32_FIXED_CTR_CTRL and bit 38 of IA32_PERF_GLOBAL_CTRL; it exists where CPUID.0AH:ECX bit 6 is set.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (intel_skt_event_constraints, Kan Liang's Lunar Lake patch of June 2024: fixed counter 4 TOPDOWN_BAD_SPECULATION.ALL 0x0073, 5 TOPDOWN_FE_BOUND.ALL 0x019c, 6 TOPDOWN_RETIRING.ALL 0x02c2; intel_pmu_init, case INTEL_ATOM_DARKMONT_X, tip commit 48d66c89dce1 'perf/x86/intel: Add PMU support for Clearwater Forest', April 2025: Clearwater Forest takes intel_pmu_init_skt, 'the new added 3 fixed counters for topdown L1 metrics events'; intel_pmu_enable_fixed: fixed counter i's block at bits 4i+3:4i of MSR_ARCH_PERFMON_FIXED_CTR_CTRL through intel_fixed_bits_by_idx, stride INTEL_FIXED_BITS_STRIDE 4, and its global enable, status and clear bit at 32+i, INTEL_PMC_IDX_FIXED 32), arch/x86/events/perf_event.h (x86_pmu_fixed_ctr_addr: fixed counter i at x86_pmu.fixedctr + i, MSR_ARCH_PERFMON_FIXED_CTR0 0x309 on Intel) and Intel's clearwaterforest_core.json 1.04 (TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL and TOPDOWN_RETIRING.ALL on 'Fixed counter 4', '5' and '6')"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_FIXED_CTR6", "CPU", 0, 0x30F, "linux-intel-fixed-topdown"),
-    ]),
+    sources: &[SOURCES[12]],
+    addresses: Addresses::Known(&IA32_FIXED_CTR6_INFO_ADDRESSES),
     fields: Ia32FixedCtr6Layout::FIELDS,
     notes: &[],
 };
 
-/// Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since
-/// both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF.
-/// The slots a category took over an interval are slots x share / 0xFF (Linux:
-/// icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to
-/// 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software
-/// writes 0 to start an interval.
-///
-/// `IA32_PERF_METRICS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
-/// sources: [`Ia32PerfMetricsLayout`].
-///
-/// **Sources** (info): msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order
-/// (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT,
-/// MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow
-/// bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on
-/// Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register.
-pub type Ia32PerfMetrics = Reg64<Ia32PerfMetricsLayout>;
+noted! {
+    IA32_PERF_METRICS_INFO_NOTES = [
+        ("info", "Sources", "msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT, MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register."),
+    ];
+    /// Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since
+    /// both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF.
+    /// The slots a category took over an interval are slots x share / 0xFF (Linux:
+    /// icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to
+    /// 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software
+    /// writes 0 to start an interval.
+    ///
+    /// `IA32_PERF_METRICS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+    /// sources: [`Ia32PerfMetricsLayout`].
+    pub type Ia32PerfMetrics = Reg64<Ia32PerfMetricsLayout>;
+}
 
 /// The layout of [`Ia32PerfMetrics`] (`IA32_PERF_METRICS`): its fields, masks and metadata.
 ///
@@ -1942,22 +1937,22 @@ impl Layout for Ia32PerfMetricsLayout {
     const INFO: &'static RegisterInfo = &IA32_PERF_METRICS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "mem_bound", ident: "mem_bound", lsb: 56, msb: 63, access: Access::RwV,
-            description: "Memory bound (level 2, under backend bound): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fetch_lat", ident: "fetch_lat", lsb: 48, msb: 55, access: Access::RwV,
-            description: "Fetch latency (level 2, under frontend bound): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "br_mispredict", ident: "br_mispredict", lsb: 40, msb: 47, access: Access::RwV,
-            description: "Branch mispredicts (level 2, under bad speculation): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "heavy_ops", ident: "heavy_ops", lsb: 32, msb: 39, access: Access::RwV,
-            description: "Heavy operations (level 2, under retiring): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "be_bound", ident: "be_bound", lsb: 24, msb: 31, access: Access::RwV,
-            description: "Backend bound (level 1): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fe_bound", ident: "fe_bound", lsb: 16, msb: 23, access: Access::RwV,
-            description: "Frontend bound (level 1): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bad_spec", ident: "bad_spec", lsb: 8, msb: 15, access: Access::RwV,
-            description: "Bad speculation (level 1): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "retiring", ident: "retiring", lsb: 0, msb: 7, access: Access::RwV,
-            description: "Retiring (level 1): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+        FieldInfo::row("mem_bound", 56, 63, Access::RwV,
+            "Memory bound (level 2, under backend bound): share of the slots, of 0xFF."),
+        FieldInfo::row("fetch_lat", 48, 55, Access::RwV,
+            "Fetch latency (level 2, under frontend bound): share of the slots, of 0xFF."),
+        FieldInfo::row("br_mispredict", 40, 47, Access::RwV,
+            "Branch mispredicts (level 2, under bad speculation): share of the slots, of 0xFF."),
+        FieldInfo::row("heavy_ops", 32, 39, Access::RwV,
+            "Heavy operations (level 2, under retiring): share of the slots, of 0xFF."),
+        FieldInfo::row("be_bound", 24, 31, Access::RwV,
+            "Backend bound (level 1): share of the slots, of 0xFF."),
+        FieldInfo::row("fe_bound", 16, 23, Access::RwV,
+            "Frontend bound (level 1): share of the slots, of 0xFF."),
+        FieldInfo::row("bad_spec", 8, 15, Access::RwV,
+            "Bad speculation (level 1): share of the slots, of 0xFF."),
+        FieldInfo::row("retiring", 0, 7, Access::RwV,
+            "Retiring (level 1): share of the slots, of 0xFF."),
     ];
 }
 
@@ -2021,44 +2016,35 @@ impl Ia32PerfMetrics {
 pub const IA32_PERF_METRICS: Msr<Ia32PerfMetrics> = Msr::new(0x329, "IA32_PERF_METRICS");
 
 #[cfg(feature = "metadata")]
+static IA32_PERF_METRICS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[IA32_PERF_METRICS], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static IA32_PERF_METRICS_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: Ia32PerfMetricsLayout::NAME, type_name: "Ia32PerfMetrics",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: Ia32PerfMetricsLayout::RESET, reserved_mask: Ia32PerfMetricsLayout::RESERVED_MASK, ignored_mask: Ia32PerfMetricsLayout::IGNORED_MASK, writable_mask: Ia32PerfMetricsLayout::WRITABLE_MASK,
     description: "Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF. The slots a category took over an interval are slots x share / 0xFF (Linux: icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software writes 0 to start an interval.",
-    sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IA32_PERF_METRICS", "CPU", 0, 0x329, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[11], SOURCES[3]],
+    addresses: Addresses::Known(&IA32_PERF_METRICS_INFO_ADDRESSES),
     fields: Ia32PerfMetricsLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Sources", text: "msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT, MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register." },
-    ],
+    notes: IA32_PERF_METRICS_INFO_NOTES,
 };
 
-/// Offcore response select n: which requests leaving the core (request types) and which answers to
-/// them (where the data came from, what the snoop found) the offcore response event counts.
-/// Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up
-/// to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts
-/// the requests matching a bit set among the request types and a bit set among the response types.
-/// The bits each generation implements differ: see the note.
-///
-/// `MSR_OFFCORE_RSP_{n}`: 64-bit MSR register of the CORE unit (architectural), 2 per instance.
-/// Fields, masks and sources: [`MsrOffcoreRspLayout`].
-///
-/// **Addresses and which processors have which bits** (info): msr-index.h gives MSR_OFFCORE_RSP_0 =
-/// 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c
-/// give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0
-/// only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP
-/// and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake,
-/// 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0
-/// (so an event of any of these processors validates); on a given processor a value should stay
-/// within its mask. Since one architectural unit describes every processor's core PMU, the
-/// per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into
-/// supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names
-/// (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response
-/// type.
-pub type MsrOffcoreRsp = Reg64<MsrOffcoreRspLayout>;
+noted! {
+    MSR_OFFCORE_RSP_INFO_NOTES = [
+        ("info", "Addresses and which processors have which bits", "msr-index.h gives MSR_OFFCORE_RSP_0 = 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0 only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake, 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0 (so an event of any of these processors validates); on a given processor a value should stay within its mask. Since one architectural unit describes every processor's core PMU, the per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response type."),
+    ];
+    /// Offcore response select n: which requests leaving the core (request types) and which answers to
+    /// them (where the data came from, what the snoop found) the offcore response event counts.
+    /// Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up
+    /// to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts
+    /// the requests matching a bit set among the request types and a bit set among the response types.
+    /// The bits each generation implements differ: see the note.
+    ///
+    /// `MSR_OFFCORE_RSP_{n}`: 64-bit MSR register of the CORE unit (architectural), 2 per instance.
+    /// Fields, masks and sources: [`MsrOffcoreRspLayout`].
+    pub type MsrOffcoreRsp = Reg64<MsrOffcoreRspLayout>;
+}
 
 /// The layout of [`MsrOffcoreRsp`] (`MSR_OFFCORE_RSP_{n}`): its fields, masks and metadata.
 ///
@@ -2081,14 +2067,14 @@ impl Layout for MsrOffcoreRspLayout {
     const INFO: &'static RegisterInfo = &MSR_OFFCORE_RSP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 38, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "snoop", ident: "snoop", lsb: 31, msb: 37, access: Access::Rw,
-            description: "Response type, snoop part: what the snoop of other caches found (none needed, missed, hit without or with forwarding, hit modified, non-DRAM).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "supplier", ident: "supplier", lsb: 16, msb: 30, access: Access::Rw,
-            description: "Response type, supplier part: who supplied the data (any response, none, the L3 or which memory, local or remote).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "request", ident: "request", lsb: 0, msb: 15, access: Access::Rw,
-            description: "Request types: demand data reads, reads for ownership, code reads, prefetches and others, one bit each.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 38, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("snoop", 31, 37, Access::Rw,
+            "Response type, snoop part: what the snoop of other caches found (none needed, missed, hit without or with forwarding, hit modified, non-DRAM)."),
+        FieldInfo::row("supplier", 16, 30, Access::Rw,
+            "Response type, supplier part: who supplied the data (any response, none, the L3 or which memory, local or remote)."),
+        FieldInfo::row("request", 0, 15, Access::Rw,
+            "Request types: demand data reads, reads for ownership, code reads, prefetches and others, one bit each."),
     ];
 }
 
@@ -2126,33 +2112,32 @@ impl MsrOffcoreRsp {
 pub const MSR_OFFCORE_RSP: [Msr<MsrOffcoreRsp>; 2] = [Msr::new(0x1A6, "MSR_OFFCORE_RSP_0"), Msr::new(0x1A7, "MSR_OFFCORE_RSP_1")];
 
 #[cfg(feature = "metadata")]
+static MSR_OFFCORE_RSP_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[MSR_OFFCORE_RSP], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static MSR_OFFCORE_RSP_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: MsrOffcoreRspLayout::NAME, type_name: "MsrOffcoreRsp",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: MsrOffcoreRspLayout::RESET, reserved_mask: MsrOffcoreRspLayout::RESERVED_MASK, ignored_mask: MsrOffcoreRspLayout::IGNORED_MASK, writable_mask: MsrOffcoreRspLayout::WRITABLE_MASK,
     description: "Offcore response select n: which requests leaving the core (request types) and which answers to them (where the data came from, what the snoop found) the offcore response event counts. Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts the requests matching a bit set among the request types and a bit set among the response types. The bits each generation implements differ: see the note.",
-    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("MSR_OFFCORE_RSP_0", "CPU", 0, 0x1A6, "linux-msr-index"),
-        AddressInfo::msr("MSR_OFFCORE_RSP_1", "CPU", 1, 0x1A7, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[9], SOURCES[13]],
+    addresses: Addresses::Known(&MSR_OFFCORE_RSP_INFO_ADDRESSES),
     fields: MsrOffcoreRspLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and which processors have which bits", text: "msr-index.h gives MSR_OFFCORE_RSP_0 = 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0 only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake, 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0 (so an event of any of these processors validates); on a given processor a value should stay within its mask. Since one architectural unit describes every processor's core PMU, the per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response type." },
-    ],
+    notes: MSR_OFFCORE_RSP_INFO_NOTES,
 };
 
-/// PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n;
-/// MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this
-/// value. The SDM calls it MSR_PEBS_LD_LAT.
-///
-/// `MSR_PEBS_LD_LAT_THRESHOLD`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
-/// and sources: [`MsrPebsLdLatThresholdLayout`].
-///
-/// **Width** (info): msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's
-/// INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format
-/// config1:0-15) on every generation from Nehalem on; the other bits are kept reserved.
-pub type MsrPebsLdLatThreshold = Reg64<MsrPebsLdLatThresholdLayout>;
+noted! {
+    MSR_PEBS_LD_LAT_THRESHOLD_INFO_NOTES = [
+        ("info", "Width", "msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format config1:0-15) on every generation from Nehalem on; the other bits are kept reserved."),
+    ];
+    /// PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n;
+    /// MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this
+    /// value. The SDM calls it MSR_PEBS_LD_LAT.
+    ///
+    /// `MSR_PEBS_LD_LAT_THRESHOLD`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
+    /// and sources: [`MsrPebsLdLatThresholdLayout`].
+    pub type MsrPebsLdLatThreshold = Reg64<MsrPebsLdLatThresholdLayout>;
+}
 
 /// The layout of [`MsrPebsLdLatThreshold`] (`MSR_PEBS_LD_LAT_THRESHOLD`): its fields, masks and
 /// metadata.
@@ -2176,10 +2161,10 @@ impl Layout for MsrPebsLdLatThresholdLayout {
     const INFO: &'static RegisterInfo = &MSR_PEBS_LD_LAT_THRESHOLD_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "threshold", ident: "threshold", lsb: 0, msb: 15, access: Access::Rw,
-            description: "Minimum latency, in core cycles, of the loads counted.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("threshold", 0, 15, Access::Rw,
+            "Minimum latency, in core cycles, of the loads counted."),
     ];
 }
 
@@ -2197,38 +2182,32 @@ impl MsrPebsLdLatThreshold {
 pub const MSR_PEBS_LD_LAT_THRESHOLD: Msr<MsrPebsLdLatThreshold> = Msr::new(0x3F6, "MSR_PEBS_LD_LAT_THRESHOLD");
 
 #[cfg(feature = "metadata")]
+static MSR_PEBS_LD_LAT_THRESHOLD_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[MSR_PEBS_LD_LAT_THRESHOLD], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static MSR_PEBS_LD_LAT_THRESHOLD_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: MsrPebsLdLatThresholdLayout::NAME, type_name: "MsrPebsLdLatThreshold",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MsrPebsLdLatThresholdLayout::RESET, reserved_mask: MsrPebsLdLatThresholdLayout::RESERVED_MASK, ignored_mask: MsrPebsLdLatThresholdLayout::IGNORED_MASK, writable_mask: MsrPebsLdLatThresholdLayout::WRITABLE_MASK,
     description: "PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n; MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this value. The SDM calls it MSR_PEBS_LD_LAT.",
-    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("MSR_PEBS_LD_LAT_THRESHOLD", "CPU", 0, 0x3F6, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[9], SOURCES[13]],
+    addresses: Addresses::Known(&MSR_PEBS_LD_LAT_THRESHOLD_INFO_ADDRESSES),
     fields: MsrPebsLdLatThresholdLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format config1:0-15) on every generation from Nehalem on; the other bits are kept reserved." },
-    ],
+    notes: MSR_PEBS_LD_LAT_THRESHOLD_INFO_NOTES,
 };
 
-/// Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED
-/// events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a
-/// delivery bubble of at least a length and width).
-///
-/// `MSR_PEBS_FRONTEND`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
-/// sources: [`MsrPebsFrontendLayout`].
-///
-/// **Which processors have it, and which bits** (info): msr-index.h gives MSR_PEBS_FRONTEND =
-/// 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs,
-/// intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask
-/// 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask
-/// 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and
-/// 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family
-/// and the Xeon 7500 do not have this register, and no event of their lists names it. The split of
-/// bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the
-/// FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events.
-pub type MsrPebsFrontend = Reg64<MsrPebsFrontendLayout>;
+noted! {
+    MSR_PEBS_FRONTEND_INFO_NOTES = [
+        ("info", "Which processors have it, and which bits", "msr-index.h gives MSR_PEBS_FRONTEND = 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs, intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family and the Xeon 7500 do not have this register, and no event of their lists names it. The split of bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events."),
+    ];
+    /// Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED
+    /// events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a
+    /// delivery bubble of at least a length and width).
+    ///
+    /// `MSR_PEBS_FRONTEND`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+    /// sources: [`MsrPebsFrontendLayout`].
+    pub type MsrPebsFrontend = Reg64<MsrPebsFrontendLayout>;
+}
 
 /// The layout of [`MsrPebsFrontend`] (`MSR_PEBS_FRONTEND`): its fields, masks and metadata.
 ///
@@ -2251,16 +2230,16 @@ impl Layout for MsrPebsFrontendLayout {
     const INFO: &'static RegisterInfo = &MSR_PEBS_FRONTEND_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "idq_bubble_width", ident: "idq_bubble_width", lsb: 20, msb: 22, access: Access::Rw,
-            description: "For the bubble condition: how many delivery slots must be empty.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "idq_bubble_length", ident: "idq_bubble_length", lsb: 8, msb: 19, access: Access::Rw,
-            description: "For the bubble condition: for how many cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 7, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evtsel", ident: "evtsel", lsb: 0, msb: 4, access: Access::Rw,
-            description: "Which front-end condition is counted.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("idq_bubble_width", 20, 22, Access::Rw,
+            "For the bubble condition: how many delivery slots must be empty."),
+        FieldInfo::row("idq_bubble_length", 8, 19, Access::Rw,
+            "For the bubble condition: for how many cycles."),
+        FieldInfo::row("rsv", 5, 7, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("evtsel", 0, 4, Access::Rw,
+            "Which front-end condition is counted."),
     ];
 }
 
@@ -2301,19 +2280,18 @@ impl MsrPebsFrontend {
 pub const MSR_PEBS_FRONTEND: Msr<MsrPebsFrontend> = Msr::new(0x3F7, "MSR_PEBS_FRONTEND");
 
 #[cfg(feature = "metadata")]
+static MSR_PEBS_FRONTEND_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[MSR_PEBS_FRONTEND], &INSTANCE_NAMES, "linux-msr-index");
+
+#[cfg(feature = "metadata")]
 static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
     processor: "architectural", unit: "CORE", name: MsrPebsFrontendLayout::NAME, type_name: "MsrPebsFrontend",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MsrPebsFrontendLayout::RESET, reserved_mask: MsrPebsFrontendLayout::RESERVED_MASK, ignored_mask: MsrPebsFrontendLayout::IGNORED_MASK, writable_mask: MsrPebsFrontendLayout::WRITABLE_MASK,
     description: "Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a delivery bubble of at least a length and width).",
-    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("MSR_PEBS_FRONTEND", "CPU", 0, 0x3F7, "linux-msr-index"),
-    ]),
+    sources: &[SOURCES[9], SOURCES[13]],
+    addresses: Addresses::Known(&MSR_PEBS_FRONTEND_INFO_ADDRESSES),
     fields: MsrPebsFrontendLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Which processors have it, and which bits", text: "msr-index.h gives MSR_PEBS_FRONTEND = 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs, intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family and the Xeon 7500 do not have this register, and no event of their lists names it. The split of bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events." },
-    ],
+    notes: MSR_PEBS_FRONTEND_INFO_NOTES,
 };
 
 #[allow(unused_imports)]

@@ -32,20 +32,28 @@ pub use crate::skylake_sp::iio::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+#[cfg(feature = "metadata")]
+static IIO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO", name: IioBoxCtlLayout::NAME, type_name: "IioBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IIO box: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_BOX_CTL", "IIO0", 0, 0xA40, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_BOX_CTL", "IIO1", 0, 0xA60, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_BOX_CTL", "IIO2", 0, 0xA80, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_BOX_CTL", "IIO3", 0, 0xAA0, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_BOX_CTL", "IIO4", 0, 0xAC0, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_BOX_CTL", "IIO5", 0, 0xAE0, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
@@ -54,38 +62,16 @@ pub(crate) static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IIO_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO", name: IioCtlLayout::NAME, type_name: "IioCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
     description: "Control for IIO counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_CTL0", "IIO0", 0, 0xA48, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL1", "IIO0", 1, 0xA49, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL2", "IIO0", 2, 0xA4A, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL3", "IIO0", 3, 0xA4B, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL0", "IIO1", 0, 0xA68, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL1", "IIO1", 1, 0xA69, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL2", "IIO1", 2, 0xA6A, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL3", "IIO1", 3, 0xA6B, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL0", "IIO2", 0, 0xA88, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL1", "IIO2", 1, 0xA89, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL2", "IIO2", 2, 0xA8A, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL3", "IIO2", 3, 0xA8B, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL0", "IIO3", 0, 0xAA8, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL1", "IIO3", 1, 0xAA9, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL2", "IIO3", 2, 0xAAA, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL3", "IIO3", 3, 0xAAB, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL0", "IIO4", 0, 0xAC8, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL1", "IIO4", 1, 0xAC9, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL2", "IIO4", 2, 0xACA, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL3", "IIO4", 3, 0xACB, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL0", "IIO5", 0, 0xAE8, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL1", "IIO5", 1, 0xAE9, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL2", "IIO5", 2, 0xAEA, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL3", "IIO5", 3, 0xAEB, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
     fields: IioCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and PCM", text: "skx_uncore_iio: event mask SKX_IIO_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_IIO_PMON_RAW_EVENT_MASK_EXT for the upper half (threshold bits 35:32, ch_mask 43:36, fc_mask 46:44), the formats thresh = config:24-35, ch_mask = config:36-43, fc_mask = config:44-46; Linux writes the whole 64-bit value with the enable bit 22 (skx_iio_enable_event). PCM's IIO_MSR_PMON_CTL_* macros agree (CH_MASK << 36, FC_MASK << 44) and add OV_EN at bit 20. The threshold is one 12-bit field here, as the format has it. Bits no source describes are reserved." },
@@ -94,20 +80,16 @@ pub(crate) static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IIO_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO", name: IioBoxStatusLayout::NAME, type_name: "IioBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxStatusLayout::RESET, reserved_mask: IioBoxStatusLayout::RESERVED_MASK, ignored_mask: IioBoxStatusLayout::IGNORED_MASK, writable_mask: IioBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IIO box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_BOX_STATUS", "IIO0", 0, 0xA47, "likwid"),
-        AddressInfo::msr("IIO1_MSR_PMON_BOX_STATUS", "IIO1", 0, 0xA67, "likwid"),
-        AddressInfo::msr("IIO2_MSR_PMON_BOX_STATUS", "IIO2", 0, 0xA87, "likwid"),
-        AddressInfo::msr("IIO3_MSR_PMON_BOX_STATUS", "IIO3", 0, 0xAA7, "likwid"),
-        AddressInfo::msr("IIO4_MSR_PMON_BOX_STATUS", "IIO4", 0, 0xAC7, "likwid"),
-        AddressInfo::msr("IIO5_MSR_PMON_BOX_STATUS", "IIO5", 0, 0xAE7, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IIO_BOX_STATUS_INFO_ADDRESSES),
     fields: IioBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
@@ -115,38 +97,16 @@ pub(crate) static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IIO_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO", name: IioCtrLayout::NAME, type_name: "IioCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
     description: "IIO data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_CTR0", "IIO0", 0, 0xA41, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR1", "IIO0", 1, 0xA42, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR2", "IIO0", 2, 0xA43, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR3", "IIO0", 3, 0xA44, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR0", "IIO1", 0, 0xA61, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR1", "IIO1", 1, 0xA62, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR2", "IIO1", 2, 0xA63, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR3", "IIO1", 3, 0xA64, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR0", "IIO2", 0, 0xA81, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR1", "IIO2", 1, 0xA82, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR2", "IIO2", 2, 0xA83, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR3", "IIO2", 3, 0xA84, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR0", "IIO3", 0, 0xAA1, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR1", "IIO3", 1, 0xAA2, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR2", "IIO3", 2, 0xAA3, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR3", "IIO3", 3, 0xAA4, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR0", "IIO4", 0, 0xAC1, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR1", "IIO4", 1, 0xAC2, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR2", "IIO4", 2, 0xAC3, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR3", "IIO4", 3, 0xAC4, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR0", "IIO5", 0, 0xAE1, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR1", "IIO5", 1, 0xAE2, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR2", "IIO5", 2, 0xAE3, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR3", "IIO5", 3, 0xAE4, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
     fields: IioCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Linux skx_uncore_iio: perf_ctr_bits = 48; likwid gives these boxes 48 bits." },

@@ -26,20 +26,27 @@ pub use crate::skylake_sp::iio_free::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
+#[cfg(feature = "metadata")]
+static IIO_FREE_IOCLK_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_FREE_MSR_IOCLK, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO_FREE", name: IioFreeIoclkLayout::NAME, type_name: "IioFreeIoclk",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioFreeIoclkLayout::RESET, reserved_mask: IioFreeIoclkLayout::RESERVED_MASK, ignored_mask: IioFreeIoclkLayout::IGNORED_MASK, writable_mask: IioFreeIoclkLayout::WRITABLE_MASK,
     description: "The stack's free-running I/O clock counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO_FREE0_MSR_IOCLK", "IIO_FREE0", 0, 0xA45, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_IOCLK", "IIO_FREE1", 0, 0xA65, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_IOCLK", "IIO_FREE2", 0, 0xA85, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_IOCLK", "IIO_FREE3", 0, 0xAA5, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_IOCLK", "IIO_FREE4", 0, 0xAC5, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_IOCLK", "IIO_FREE5", 0, 0xAE5, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_FREE_IOCLK_INFO_ADDRESSES),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and width", text: "Linux skx_iio_freerunning[SKX_IIO_MSR_IOCLK] = { 0xa45, 0x1, 0x20, 1, 36 }: one counter at MSR 0xA45, 0x20 apart per stack, 36 bits, read with rdmsrl (uncore_msr_read_counter). It sits between the stack's general counters (0xA41-0xA44) and its status (0xA47)." },
@@ -47,62 +54,16 @@ pub(crate) static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IIO_FREE_BW_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&IIO_FREE_MSR_BW, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IIO_FREE_BW_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO_FREE", name: IioFreeBwLayout::NAME, type_name: "IioFreeBw",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: IioFreeBwLayout::RESET, reserved_mask: IioFreeBwLayout::RESERVED_MASK, ignored_mask: IioFreeBwLayout::IGNORED_MASK, writable_mask: IioFreeBwLayout::WRITABLE_MASK,
     description: "Bandwidth counter n of the stack: n = 0-3 count the data in from port n, n = 4-7 the data out to port n - 4.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO_FREE0_MSR_BW0", "IIO_FREE0", 0, 0xB00, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW1", "IIO_FREE0", 1, 0xB01, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW2", "IIO_FREE0", 2, 0xB02, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW3", "IIO_FREE0", 3, 0xB03, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW4", "IIO_FREE0", 4, 0xB04, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW5", "IIO_FREE0", 5, 0xB05, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW6", "IIO_FREE0", 6, 0xB06, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW7", "IIO_FREE0", 7, 0xB07, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW0", "IIO_FREE1", 0, 0xB10, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW1", "IIO_FREE1", 1, 0xB11, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW2", "IIO_FREE1", 2, 0xB12, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW3", "IIO_FREE1", 3, 0xB13, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW4", "IIO_FREE1", 4, 0xB14, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW5", "IIO_FREE1", 5, 0xB15, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW6", "IIO_FREE1", 6, 0xB16, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW7", "IIO_FREE1", 7, 0xB17, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW0", "IIO_FREE2", 0, 0xB20, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW1", "IIO_FREE2", 1, 0xB21, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW2", "IIO_FREE2", 2, 0xB22, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW3", "IIO_FREE2", 3, 0xB23, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW4", "IIO_FREE2", 4, 0xB24, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW5", "IIO_FREE2", 5, 0xB25, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW6", "IIO_FREE2", 6, 0xB26, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW7", "IIO_FREE2", 7, 0xB27, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW0", "IIO_FREE3", 0, 0xB30, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW1", "IIO_FREE3", 1, 0xB31, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW2", "IIO_FREE3", 2, 0xB32, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW3", "IIO_FREE3", 3, 0xB33, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW4", "IIO_FREE3", 4, 0xB34, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW5", "IIO_FREE3", 5, 0xB35, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW6", "IIO_FREE3", 6, 0xB36, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW7", "IIO_FREE3", 7, 0xB37, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW0", "IIO_FREE4", 0, 0xB40, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW1", "IIO_FREE4", 1, 0xB41, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW2", "IIO_FREE4", 2, 0xB42, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW3", "IIO_FREE4", 3, 0xB43, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW4", "IIO_FREE4", 4, 0xB44, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW5", "IIO_FREE4", 5, 0xB45, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW6", "IIO_FREE4", 6, 0xB46, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW7", "IIO_FREE4", 7, 0xB47, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW0", "IIO_FREE5", 0, 0xB50, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW1", "IIO_FREE5", 1, 0xB51, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW2", "IIO_FREE5", 2, 0xB52, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW3", "IIO_FREE5", 3, 0xB53, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW4", "IIO_FREE5", 4, 0xB54, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW5", "IIO_FREE5", 5, 0xB55, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW6", "IIO_FREE5", 6, 0xB56, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW7", "IIO_FREE5", 7, 0xB57, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_FREE_BW_INFO_ADDRESSES),
     fields: IioFreeBwLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses, width and order", text: "Linux skx_iio_freerunning[SKX_IIO_MSR_BW] = { 0xb00, 0x1, 0x10, 8, 36 }: eight counters from MSR 0xB00, one apart, 0x10 apart per stack, 36 bits. The kernel's events bw_in_port0-3 are umask 0x20-0x23 (counters 0-3) and bw_out_port0-3 umask 0x24-0x27 (counters 4-7), each scaled by 3.814697266e-6 MiB (4 bytes) per count." },
@@ -110,62 +71,16 @@ pub(crate) static IIO_FREE_BW_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IIO_FREE_UTIL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&IIO_FREE_MSR_UTIL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IIO_FREE_UTIL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO_FREE", name: IioFreeUtilLayout::NAME, type_name: "IioFreeUtil",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: IioFreeUtilLayout::RESET, reserved_mask: IioFreeUtilLayout::RESERVED_MASK, ignored_mask: IioFreeUtilLayout::IGNORED_MASK, writable_mask: IioFreeUtilLayout::WRITABLE_MASK,
     description: "Utilisation counter n of the stack: even n count the inbound, odd n the outbound utilisation of port n / 2.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO_FREE0_MSR_UTIL0", "IIO_FREE0", 0, 0xB08, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_UTIL1", "IIO_FREE0", 1, 0xB09, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_UTIL2", "IIO_FREE0", 2, 0xB0A, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_UTIL3", "IIO_FREE0", 3, 0xB0B, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_UTIL4", "IIO_FREE0", 4, 0xB0C, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_UTIL5", "IIO_FREE0", 5, 0xB0D, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_UTIL6", "IIO_FREE0", 6, 0xB0E, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_UTIL7", "IIO_FREE0", 7, 0xB0F, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_UTIL0", "IIO_FREE1", 0, 0xB18, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_UTIL1", "IIO_FREE1", 1, 0xB19, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_UTIL2", "IIO_FREE1", 2, 0xB1A, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_UTIL3", "IIO_FREE1", 3, 0xB1B, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_UTIL4", "IIO_FREE1", 4, 0xB1C, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_UTIL5", "IIO_FREE1", 5, 0xB1D, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_UTIL6", "IIO_FREE1", 6, 0xB1E, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_UTIL7", "IIO_FREE1", 7, 0xB1F, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_UTIL0", "IIO_FREE2", 0, 0xB28, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_UTIL1", "IIO_FREE2", 1, 0xB29, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_UTIL2", "IIO_FREE2", 2, 0xB2A, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_UTIL3", "IIO_FREE2", 3, 0xB2B, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_UTIL4", "IIO_FREE2", 4, 0xB2C, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_UTIL5", "IIO_FREE2", 5, 0xB2D, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_UTIL6", "IIO_FREE2", 6, 0xB2E, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_UTIL7", "IIO_FREE2", 7, 0xB2F, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_UTIL0", "IIO_FREE3", 0, 0xB38, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_UTIL1", "IIO_FREE3", 1, 0xB39, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_UTIL2", "IIO_FREE3", 2, 0xB3A, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_UTIL3", "IIO_FREE3", 3, 0xB3B, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_UTIL4", "IIO_FREE3", 4, 0xB3C, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_UTIL5", "IIO_FREE3", 5, 0xB3D, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_UTIL6", "IIO_FREE3", 6, 0xB3E, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_UTIL7", "IIO_FREE3", 7, 0xB3F, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_UTIL0", "IIO_FREE4", 0, 0xB48, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_UTIL1", "IIO_FREE4", 1, 0xB49, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_UTIL2", "IIO_FREE4", 2, 0xB4A, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_UTIL3", "IIO_FREE4", 3, 0xB4B, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_UTIL4", "IIO_FREE4", 4, 0xB4C, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_UTIL5", "IIO_FREE4", 5, 0xB4D, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_UTIL6", "IIO_FREE4", 6, 0xB4E, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_UTIL7", "IIO_FREE4", 7, 0xB4F, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_UTIL0", "IIO_FREE5", 0, 0xB58, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_UTIL1", "IIO_FREE5", 1, 0xB59, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_UTIL2", "IIO_FREE5", 2, 0xB5A, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_UTIL3", "IIO_FREE5", 3, 0xB5B, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_UTIL4", "IIO_FREE5", 4, 0xB5C, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_UTIL5", "IIO_FREE5", 5, 0xB5D, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_UTIL6", "IIO_FREE5", 6, 0xB5E, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_UTIL7", "IIO_FREE5", 7, 0xB5F, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_FREE_UTIL_INFO_ADDRESSES),
     fields: IioFreeUtilLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses, width and order", text: "Linux skx_iio_freerunning[SKX_IIO_MSR_UTIL] = { 0xb08, 0x1, 0x10, 8, 36 }: eight counters from MSR 0xB08, one apart, 0x10 apart per stack, 36 bits. The kernel's events util_in_portN are umask 0x30 + 2N (counter 2N) and util_out_portN umask 0x31 + 2N (counter 2N + 1), without a scale or unit." },

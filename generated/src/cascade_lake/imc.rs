@@ -36,20 +36,28 @@ pub use crate::skylake_sp::imc::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+#[cfg(feature = "metadata")]
+static IMC_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IMC box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC0_PCI_PMON_BOX_CTL", "IMC0", 0, (0x2042, 10, 2, 0x0F4), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_BOX_CTL", "IMC1", 0, (0x2046, 10, 6, 0x0F4), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_BOX_CTL", "IMC2", 0, (0x204A, 11, 2, 0x0F4), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_BOX_CTL", "IMC3", 0, (0x2042, 12, 2, 0x0F4), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_BOX_CTL", "IMC4", 0, (0x2046, 12, 6, 0x0F4), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_BOX_CTL", "IMC5", 0, (0x204A, 13, 2, 0x0F4), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
@@ -59,38 +67,16 @@ pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IMC_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::pci_arrays(&MC_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcCtlLayout::NAME, type_name: "ImcCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for IMC counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC0_PCI_PMON_CTL0", "IMC0", 0, (0x2042, 10, 2, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("MC0_PCI_PMON_CTL1", "IMC0", 1, (0x2042, 10, 2, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("MC0_PCI_PMON_CTL2", "IMC0", 2, (0x2042, 10, 2, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("MC0_PCI_PMON_CTL3", "IMC0", 3, (0x2042, 10, 2, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_CTL0", "IMC1", 0, (0x2046, 10, 6, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_CTL1", "IMC1", 1, (0x2046, 10, 6, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_CTL2", "IMC1", 2, (0x2046, 10, 6, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_CTL3", "IMC1", 3, (0x2046, 10, 6, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_CTL0", "IMC2", 0, (0x204A, 11, 2, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_CTL1", "IMC2", 1, (0x204A, 11, 2, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_CTL2", "IMC2", 2, (0x204A, 11, 2, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_CTL3", "IMC2", 3, (0x204A, 11, 2, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_CTL0", "IMC3", 0, (0x2042, 12, 2, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_CTL1", "IMC3", 1, (0x2042, 12, 2, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_CTL2", "IMC3", 2, (0x2042, 12, 2, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_CTL3", "IMC3", 3, (0x2042, 12, 2, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_CTL0", "IMC4", 0, (0x2046, 12, 6, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_CTL1", "IMC4", 1, (0x2046, 12, 6, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_CTL2", "IMC4", 2, (0x2046, 12, 6, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_CTL3", "IMC4", 3, (0x2046, 12, 6, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_CTL0", "IMC5", 0, (0x204A, 13, 2, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_CTL1", "IMC5", 1, (0x204A, 13, 2, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_CTL2", "IMC5", 2, (0x204A, 13, 2, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_CTL3", "IMC5", 3, (0x204A, 13, 2, 0x0E4), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_* / Q_P_PCI_PMON_CTL_* macros give the same positions. Bits no source describes are reserved." },
@@ -99,20 +85,16 @@ pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IMC_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcBoxStatusLayout::NAME, type_name: "ImcBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IMC box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC0_PCI_PMON_BOX_STATUS", "IMC0", 0, (0x2042, 10, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("MC1_PCI_PMON_BOX_STATUS", "IMC1", 0, (0x2046, 10, 6, 0x0F8), "likwid"),
-        AddressInfo::pci("MC2_PCI_PMON_BOX_STATUS", "IMC2", 0, (0x204A, 11, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("MC3_PCI_PMON_BOX_STATUS", "IMC3", 0, (0x2042, 12, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("MC4_PCI_PMON_BOX_STATUS", "IMC4", 0, (0x2046, 12, 6, 0x0F8), "likwid"),
-        AddressInfo::pci("MC5_PCI_PMON_BOX_STATUS", "IMC5", 0, (0x204A, 13, 2, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
@@ -121,38 +103,16 @@ pub(crate) static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IMC_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::pci_arrays(&MC_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcCtrLayout::NAME, type_name: "ImcCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "IMC data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC0_PCI_PMON_CTR0", "IMC0", 0, (0x2042, 10, 2, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("MC0_PCI_PMON_CTR1", "IMC0", 1, (0x2042, 10, 2, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("MC0_PCI_PMON_CTR2", "IMC0", 2, (0x2042, 10, 2, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("MC0_PCI_PMON_CTR3", "IMC0", 3, (0x2042, 10, 2, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_CTR0", "IMC1", 0, (0x2046, 10, 6, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_CTR1", "IMC1", 1, (0x2046, 10, 6, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_CTR2", "IMC1", 2, (0x2046, 10, 6, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_CTR3", "IMC1", 3, (0x2046, 10, 6, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_CTR0", "IMC2", 0, (0x204A, 11, 2, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_CTR1", "IMC2", 1, (0x204A, 11, 2, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_CTR2", "IMC2", 2, (0x204A, 11, 2, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_CTR3", "IMC2", 3, (0x204A, 11, 2, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_CTR0", "IMC3", 0, (0x2042, 12, 2, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_CTR1", "IMC3", 1, (0x2042, 12, 2, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_CTR2", "IMC3", 2, (0x2042, 12, 2, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_CTR3", "IMC3", 3, (0x2042, 12, 2, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_CTR0", "IMC4", 0, (0x2046, 12, 6, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_CTR1", "IMC4", 1, (0x2046, 12, 6, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_CTR2", "IMC4", 2, (0x2046, 12, 6, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_CTR3", "IMC4", 3, (0x2046, 12, 6, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_CTR0", "IMC5", 0, (0x204A, 13, 2, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_CTR1", "IMC5", 1, (0x204A, 13, 2, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_CTR2", "IMC5", 2, (0x204A, 13, 2, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_CTR3", "IMC5", 3, (0x204A, 13, 2, 0x0B8), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_imc: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
@@ -161,20 +121,16 @@ pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_FIXED_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcFixedCtlLayout::NAME, type_name: "ImcFixedCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable and reset.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC0_PCI_PMON_FIXED_CTL", "IMC0", 0, (0x2042, 10, 2, 0x0F0), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_FIXED_CTL", "IMC1", 0, (0x2046, 10, 6, 0x0F0), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_FIXED_CTL", "IMC2", 0, (0x204A, 11, 2, 0x0F0), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_FIXED_CTL", "IMC3", 0, (0x2042, 12, 2, 0x0F0), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_FIXED_CTL", "IMC4", 0, (0x2046, 12, 6, 0x0F0), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_FIXED_CTL", "IMC5", 0, (0x204A, 13, 2, 0x0F0), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "Linux skx_uncore_imc: fixed_ctl SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xF0, enabled with SNBEP_PMON_CTL_EN (bit 22); PCM XPF_MC_CH_PCI_PMON_FIXED_CTL_ADDR = 0xF0 with MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTL = 0xF0. Other bits are reserved." },
@@ -183,20 +139,16 @@ pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_FIXED_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcFixedCtrLayout::NAME, type_name: "ImcFixedCtr",
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC0_PCI_PMON_FIXED_CTR", "IMC0", 0, (0x2042, 10, 2, 0x0D0), "linux-snbep"),
-        AddressInfo::pci("MC1_PCI_PMON_FIXED_CTR", "IMC1", 0, (0x2046, 10, 6, 0x0D0), "linux-snbep"),
-        AddressInfo::pci("MC2_PCI_PMON_FIXED_CTR", "IMC2", 0, (0x204A, 11, 2, 0x0D0), "linux-snbep"),
-        AddressInfo::pci("MC3_PCI_PMON_FIXED_CTR", "IMC3", 0, (0x2042, 12, 2, 0x0D0), "linux-snbep"),
-        AddressInfo::pci("MC4_PCI_PMON_FIXED_CTR", "IMC4", 0, (0x2046, 12, 6, 0x0D0), "linux-snbep"),
-        AddressInfo::pci("MC5_PCI_PMON_FIXED_CTR", "IMC5", 0, (0x204A, 13, 2, 0x0D0), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and width", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xD0, fixed_ctr_bits = 48 (skx_uncore_imc); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTR and PCM XPF_MC_CH_PCI_PMON_FIXED_CTR_ADDR = 0xD0." },

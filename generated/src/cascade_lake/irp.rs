@@ -29,20 +29,28 @@ pub use crate::skylake_sp::irp::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+#[cfg(feature = "metadata")]
+static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IRP box: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_BOX_CTL", "IRP0", 0, 0xA58, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_BOX_CTL", "IRP1", 0, 0xA78, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_BOX_CTL", "IRP2", 0, 0xA98, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_BOX_CTL", "IRP3", 0, 0xAB8, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_BOX_CTL", "IRP4", 0, 0xAD8, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_BOX_CTL", "IRP5", 0, 0xAF8, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
@@ -51,26 +59,16 @@ pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for IRP counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTL0", "IRP0", 0, 0xA5B, "linux-snbep"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTL1", "IRP0", 1, 0xA5C, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL0", "IRP1", 0, 0xA7B, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL1", "IRP1", 1, 0xA7C, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL0", "IRP2", 0, 0xA9B, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL1", "IRP2", 1, 0xA9C, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL0", "IRP3", 0, 0xABB, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL1", "IRP3", 1, 0xABC, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL0", "IRP4", 0, 0xADB, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL1", "IRP4", 1, 0xADC, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL0", "IRP5", 0, 0xAFB, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL1", "IRP5", 1, 0xAFC, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_irp: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enabled with SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). Bits no source describes are reserved." },
@@ -79,20 +77,16 @@ pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IRP", name: IrpBoxStatusLayout::NAME, type_name: "IrpBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IRP box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_BOX_STATUS", "IRP0", 0, 0xA5F, "likwid"),
-        AddressInfo::msr("IRP1_MSR_PMON_BOX_STATUS", "IRP1", 0, 0xA7F, "likwid"),
-        AddressInfo::msr("IRP2_MSR_PMON_BOX_STATUS", "IRP2", 0, 0xA9F, "likwid"),
-        AddressInfo::msr("IRP3_MSR_PMON_BOX_STATUS", "IRP3", 0, 0xABF, "likwid"),
-        AddressInfo::msr("IRP4_MSR_PMON_BOX_STATUS", "IRP4", 0, 0xADF, "likwid"),
-        AddressInfo::msr("IRP5_MSR_PMON_BOX_STATUS", "IRP5", 0, 0xAFF, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
@@ -100,26 +94,16 @@ pub(crate) static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "IRP data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTR0", "IRP0", 0, 0xA59, "linux-snbep"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTR1", "IRP0", 1, 0xA5A, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR0", "IRP1", 0, 0xA79, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR1", "IRP1", 1, 0xA7A, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR0", "IRP2", 0, 0xA99, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR1", "IRP2", 1, 0xA9A, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR0", "IRP3", 0, 0xAB9, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR1", "IRP3", 1, 0xABA, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR0", "IRP4", 0, 0xAD9, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR1", "IRP4", 1, 0xADA, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR0", "IRP5", 0, 0xAF9, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR1", "IRP5", 1, 0xAFA, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Linux skx_uncore_irp: perf_ctr_bits = 48; likwid gives these boxes 48 bits." },

@@ -30,17 +30,28 @@ pub use crate::skylake_sp::upi::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["UPI0", "UPI1", "UPI2"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+#[cfg(feature = "metadata")]
+static UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UPI", name: UpiBoxCtlLayout::NAME, type_name: "UpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_BOX_CTL", "UPI0", 0, (0x2058, 14, 0, 0x378), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_BOX_CTL", "UPI1", 0, (0x2058, 15, 0, 0x378), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_BOX_CTL", "UPI2", 0, (0x2058, 16, 0, 0x378), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
@@ -50,26 +61,16 @@ pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static UPI_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UPI", name: UpiCtlLayout::NAME, type_name: "UpiCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_CTL0", "UPI0", 0, (0x2058, 14, 0, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL1", "UPI0", 1, (0x2058, 14, 0, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL2", "UPI0", 2, (0x2058, 14, 0, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL3", "UPI0", 3, (0x2058, 14, 0, 0x368), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL0", "UPI1", 0, (0x2058, 15, 0, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL1", "UPI1", 1, (0x2058, 15, 0, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL2", "UPI1", 2, (0x2058, 15, 0, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL3", "UPI1", 3, (0x2058, 15, 0, 0x368), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL0", "UPI2", 0, (0x2058, 16, 0, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL1", "UPI2", 1, (0x2058, 16, 0, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL2", "UPI2", 2, (0x2058, 16, 0, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL3", "UPI2", 3, (0x2058, 16, 0, 0x368), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT = 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55. Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source describes are reserved." },
@@ -79,17 +80,16 @@ pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static UPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UPI", name: UpiBoxStatusLayout::NAME, type_name: "UpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxStatusLayout::RESET, reserved_mask: UpiBoxStatusLayout::RESERVED_MASK, ignored_mask: UpiBoxStatusLayout::IGNORED_MASK, writable_mask: UpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_BOX_STATUS", "UPI0", 0, (0x2058, 14, 0, 0x37C), "likwid"),
-        AddressInfo::pci("U_L1_PCI_PMON_BOX_STATUS", "UPI1", 0, (0x2058, 15, 0, 0x37C), "likwid"),
-        AddressInfo::pci("U_L2_PCI_PMON_BOX_STATUS", "UPI2", 0, (0x2058, 16, 0, 0x37C), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: UpiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
@@ -98,26 +98,16 @@ pub(crate) static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static UPI_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UPI", name: UpiCtrLayout::NAME, type_name: "UpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_CTR0", "UPI0", 0, (0x2058, 14, 0, 0x318), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR1", "UPI0", 1, (0x2058, 14, 0, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR2", "UPI0", 2, (0x2058, 14, 0, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR3", "UPI0", 3, (0x2058, 14, 0, 0x330), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR0", "UPI1", 0, (0x2058, 15, 0, 0x318), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR1", "UPI1", 1, (0x2058, 15, 0, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR2", "UPI1", 2, (0x2058, 15, 0, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR3", "UPI1", 3, (0x2058, 15, 0, 0x330), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR0", "UPI2", 0, (0x2058, 16, 0, 0x318), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR1", "UPI2", 1, (0x2058, 16, 0, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR2", "UPI2", 2, (0x2058, 16, 0, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR3", "UPI2", 3, (0x2058, 16, 0, 0x330), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },

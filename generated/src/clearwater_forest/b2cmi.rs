@@ -28,26 +28,27 @@ pub use crate::granite_rapids::b2cmi::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 12] = ["B2CMI0", "B2CMI1", "B2CMI2", "B2CMI3", "B2CMI4", "B2CMI5", "B2CMI6", "B2CMI7", "B2CMI8", "B2CMI9", "B2CMI10", "B2CMI11"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
+#[cfg(feature = "metadata")]
+static B2CMI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pcis(&B2CMI_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm-imc");
+
+#[cfg(feature = "metadata")]
 pub(crate) static B2CMI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "clearwater-forest", unit: "B2CMI", name: B2cmiBoxCtlLayout::NAME, type_name: "B2cmiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: B2cmiBoxCtlLayout::RESET, reserved_mask: B2cmiBoxCtlLayout::RESERVED_MASK, ignored_mask: B2cmiBoxCtlLayout::IGNORED_MASK, writable_mask: B2cmiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("B2CMI0_PCI_PMON_BOX_CTL", "B2CMI0", 0, (0x324A, 5, 1, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_BOX_CTL", "B2CMI1", 0, (0x324A, 5, 2, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_BOX_CTL", "B2CMI2", 0, (0x324A, 5, 3, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_BOX_CTL", "B2CMI3", 0, (0x324A, 5, 4, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_BOX_CTL", "B2CMI4", 0, (0x324A, 5, 5, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_BOX_CTL", "B2CMI5", 0, (0x324A, 5, 6, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_BOX_CTL", "B2CMI6", 0, (0x324A, 5, 7, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_BOX_CTL", "B2CMI7", 0, (0x324A, 6, 1, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_BOX_CTL", "B2CMI8", 0, (0x324A, 6, 2, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_BOX_CTL", "B2CMI9", 0, (0x324A, 6, 3, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_BOX_CTL", "B2CMI10", 0, (0x324A, 6, 4, 0x438), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_BOX_CTL", "B2CMI11", 0, (0x324A, 6, 5, 0x438), "intel-pcm-imc"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&B2CMI_BOX_CTL_INFO_ADDRESSES),
     fields: B2cmiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids and Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box; gnr_uncore_b2cmi takes spr_uncore_pci_ops), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). There is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -56,62 +57,16 @@ pub(crate) static B2CMI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static B2CMI_CTL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::pci_arrays(&B2CMI_PCI_PMON_CTL, &INSTANCE_NAMES, "intel-pcm-imc");
+
+#[cfg(feature = "metadata")]
 pub(crate) static B2CMI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "clearwater-forest", unit: "B2CMI", name: B2cmiCtlLayout::NAME, type_name: "B2cmiCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: B2cmiCtlLayout::RESET, reserved_mask: B2cmiCtlLayout::RESERVED_MASK, ignored_mask: B2cmiCtlLayout::IGNORED_MASK, writable_mask: B2cmiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("B2CMI0_PCI_PMON_CTL0", "B2CMI0", 0, (0x324A, 5, 1, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI0_PCI_PMON_CTL1", "B2CMI0", 1, (0x324A, 5, 1, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI0_PCI_PMON_CTL2", "B2CMI0", 2, (0x324A, 5, 1, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI0_PCI_PMON_CTL3", "B2CMI0", 3, (0x324A, 5, 1, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_CTL0", "B2CMI1", 0, (0x324A, 5, 2, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_CTL1", "B2CMI1", 1, (0x324A, 5, 2, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_CTL2", "B2CMI1", 2, (0x324A, 5, 2, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_CTL3", "B2CMI1", 3, (0x324A, 5, 2, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_CTL0", "B2CMI2", 0, (0x324A, 5, 3, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_CTL1", "B2CMI2", 1, (0x324A, 5, 3, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_CTL2", "B2CMI2", 2, (0x324A, 5, 3, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_CTL3", "B2CMI2", 3, (0x324A, 5, 3, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_CTL0", "B2CMI3", 0, (0x324A, 5, 4, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_CTL1", "B2CMI3", 1, (0x324A, 5, 4, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_CTL2", "B2CMI3", 2, (0x324A, 5, 4, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_CTL3", "B2CMI3", 3, (0x324A, 5, 4, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_CTL0", "B2CMI4", 0, (0x324A, 5, 5, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_CTL1", "B2CMI4", 1, (0x324A, 5, 5, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_CTL2", "B2CMI4", 2, (0x324A, 5, 5, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_CTL3", "B2CMI4", 3, (0x324A, 5, 5, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_CTL0", "B2CMI5", 0, (0x324A, 5, 6, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_CTL1", "B2CMI5", 1, (0x324A, 5, 6, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_CTL2", "B2CMI5", 2, (0x324A, 5, 6, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_CTL3", "B2CMI5", 3, (0x324A, 5, 6, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_CTL0", "B2CMI6", 0, (0x324A, 5, 7, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_CTL1", "B2CMI6", 1, (0x324A, 5, 7, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_CTL2", "B2CMI6", 2, (0x324A, 5, 7, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_CTL3", "B2CMI6", 3, (0x324A, 5, 7, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_CTL0", "B2CMI7", 0, (0x324A, 6, 1, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_CTL1", "B2CMI7", 1, (0x324A, 6, 1, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_CTL2", "B2CMI7", 2, (0x324A, 6, 1, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_CTL3", "B2CMI7", 3, (0x324A, 6, 1, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_CTL0", "B2CMI8", 0, (0x324A, 6, 2, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_CTL1", "B2CMI8", 1, (0x324A, 6, 2, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_CTL2", "B2CMI8", 2, (0x324A, 6, 2, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_CTL3", "B2CMI8", 3, (0x324A, 6, 2, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_CTL0", "B2CMI9", 0, (0x324A, 6, 3, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_CTL1", "B2CMI9", 1, (0x324A, 6, 3, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_CTL2", "B2CMI9", 2, (0x324A, 6, 3, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_CTL3", "B2CMI9", 3, (0x324A, 6, 3, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_CTL0", "B2CMI10", 0, (0x324A, 6, 4, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_CTL1", "B2CMI10", 1, (0x324A, 6, 4, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_CTL2", "B2CMI10", 2, (0x324A, 6, 4, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_CTL3", "B2CMI10", 3, (0x324A, 6, 4, 0x480), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_CTL0", "B2CMI11", 0, (0x324A, 6, 5, 0x468), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_CTL1", "B2CMI11", 1, (0x324A, 6, 5, 0x470), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_CTL2", "B2CMI11", 2, (0x324A, 6, 5, 0x478), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_CTL3", "B2CMI11", 3, (0x324A, 6, 5, 0x480), "intel-pcm-imc"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&B2CMI_CTL_INFO_ADDRESSES),
     fields: B2cmiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. gnr_uncore_b2cmi (SPR_UNCORE_PCI_COMMON_FORMAT) widens it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h). The control is 64 bits: Linux writes it as two dwords, the upper first (spr_uncore_pci_enable_event). Bits no source describes are reserved." },
@@ -120,62 +75,16 @@ pub(crate) static B2CMI_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static B2CMI_CTR_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::pci_arrays(&B2CMI_PCI_PMON_CTR, &INSTANCE_NAMES, "intel-pcm-imc");
+
+#[cfg(feature = "metadata")]
 pub(crate) static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "clearwater-forest", unit: "B2CMI", name: B2cmiCtrLayout::NAME, type_name: "B2cmiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: B2cmiCtrLayout::RESET, reserved_mask: B2cmiCtrLayout::RESERVED_MASK, ignored_mask: B2cmiCtrLayout::IGNORED_MASK, writable_mask: B2cmiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("B2CMI0_PCI_PMON_CTR0", "B2CMI0", 0, (0x324A, 5, 1, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI0_PCI_PMON_CTR1", "B2CMI0", 1, (0x324A, 5, 1, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI0_PCI_PMON_CTR2", "B2CMI0", 2, (0x324A, 5, 1, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI0_PCI_PMON_CTR3", "B2CMI0", 3, (0x324A, 5, 1, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_CTR0", "B2CMI1", 0, (0x324A, 5, 2, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_CTR1", "B2CMI1", 1, (0x324A, 5, 2, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_CTR2", "B2CMI1", 2, (0x324A, 5, 2, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI1_PCI_PMON_CTR3", "B2CMI1", 3, (0x324A, 5, 2, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_CTR0", "B2CMI2", 0, (0x324A, 5, 3, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_CTR1", "B2CMI2", 1, (0x324A, 5, 3, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_CTR2", "B2CMI2", 2, (0x324A, 5, 3, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI2_PCI_PMON_CTR3", "B2CMI2", 3, (0x324A, 5, 3, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_CTR0", "B2CMI3", 0, (0x324A, 5, 4, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_CTR1", "B2CMI3", 1, (0x324A, 5, 4, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_CTR2", "B2CMI3", 2, (0x324A, 5, 4, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI3_PCI_PMON_CTR3", "B2CMI3", 3, (0x324A, 5, 4, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_CTR0", "B2CMI4", 0, (0x324A, 5, 5, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_CTR1", "B2CMI4", 1, (0x324A, 5, 5, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_CTR2", "B2CMI4", 2, (0x324A, 5, 5, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI4_PCI_PMON_CTR3", "B2CMI4", 3, (0x324A, 5, 5, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_CTR0", "B2CMI5", 0, (0x324A, 5, 6, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_CTR1", "B2CMI5", 1, (0x324A, 5, 6, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_CTR2", "B2CMI5", 2, (0x324A, 5, 6, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI5_PCI_PMON_CTR3", "B2CMI5", 3, (0x324A, 5, 6, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_CTR0", "B2CMI6", 0, (0x324A, 5, 7, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_CTR1", "B2CMI6", 1, (0x324A, 5, 7, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_CTR2", "B2CMI6", 2, (0x324A, 5, 7, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI6_PCI_PMON_CTR3", "B2CMI6", 3, (0x324A, 5, 7, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_CTR0", "B2CMI7", 0, (0x324A, 6, 1, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_CTR1", "B2CMI7", 1, (0x324A, 6, 1, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_CTR2", "B2CMI7", 2, (0x324A, 6, 1, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI7_PCI_PMON_CTR3", "B2CMI7", 3, (0x324A, 6, 1, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_CTR0", "B2CMI8", 0, (0x324A, 6, 2, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_CTR1", "B2CMI8", 1, (0x324A, 6, 2, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_CTR2", "B2CMI8", 2, (0x324A, 6, 2, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI8_PCI_PMON_CTR3", "B2CMI8", 3, (0x324A, 6, 2, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_CTR0", "B2CMI9", 0, (0x324A, 6, 3, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_CTR1", "B2CMI9", 1, (0x324A, 6, 3, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_CTR2", "B2CMI9", 2, (0x324A, 6, 3, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI9_PCI_PMON_CTR3", "B2CMI9", 3, (0x324A, 6, 3, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_CTR0", "B2CMI10", 0, (0x324A, 6, 4, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_CTR1", "B2CMI10", 1, (0x324A, 6, 4, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_CTR2", "B2CMI10", 2, (0x324A, 6, 4, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI10_PCI_PMON_CTR3", "B2CMI10", 3, (0x324A, 6, 4, 0x458), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_CTR0", "B2CMI11", 0, (0x324A, 6, 5, 0x440), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_CTR1", "B2CMI11", 1, (0x324A, 6, 5, 0x448), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_CTR2", "B2CMI11", 2, (0x324A, 6, 5, 0x450), "intel-pcm-imc"),
-        AddressInfo::pci("B2CMI11_PCI_PMON_CTR3", "B2CMI11", 3, (0x324A, 6, 5, 0x458), "intel-pcm-imc"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&B2CMI_CTR_INFO_ADDRESSES),
     fields: B2cmiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SERVER_M2M_PCI_PMON_CTR0_ADDR = 0x440, the next three 8 bytes apart; four counters (PCM builds each box with four control/counter pairs). The width is 48 bits, as for every box of this family whose width a source read states; none states it for this box alone." },

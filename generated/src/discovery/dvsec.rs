@@ -19,6 +19,19 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["CAP"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)",
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)",
+    "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)",
+];
+
 /// The PCI Express extended capability header: the capability's id, version and where the next
 /// capability starts.
 ///
@@ -46,10 +59,10 @@ impl Layout for DvsecCapHeaderLayout {
     const INFO: &'static RegisterInfo = &DVSEC_CAP_HEADER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "next_offset", ident: "next_offset", lsb: 20, msb: 31, access: Access::Ro,
-            description: "Configuration-space offset of the next extended capability, or 0 at the end of the list. A valid offset is dword-aligned and at least 0x100.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cap_version", ident: "cap_version", lsb: 16, msb: 19, access: Access::Ro,
-            description: "Capability structure version.", ..FieldInfo::EMPTY },
+        FieldInfo::row("next_offset", 20, 31, Access::Ro,
+            "Configuration-space offset of the next extended capability, or 0 at the end of the list. A valid offset is dword-aligned and at least 0x100."),
+        FieldInfo::row("cap_version", 16, 19, Access::Ro,
+            "Capability structure version."),
         FieldInfo { name: "cap_id", ident: "cap_id", lsb: 0, msb: 15, access: Access::Ro, reset: 0x23,
             description: "Extended capability id: 0x23, designated vendor-specific (DVSEC).", ..FieldInfo::EMPTY },
     ];
@@ -81,7 +94,7 @@ static DVSEC_CAP_HEADER_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Table, count: 1, count_cpuid: None,
     reset: DvsecCapHeaderLayout::RESET, reserved_mask: DvsecCapHeaderLayout::RESERVED_MASK, ignored_mask: DvsecCapHeaderLayout::IGNORED_MASK, writable_mask: DvsecCapHeaderLayout::WRITABLE_MASK,
     description: "The PCI Express extended capability header: the capability's id, version and where the next capability starts.",
-    sources: &["Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)", "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("DVSEC_CAP_HEADER", "CAP", 0, Location::Table(0x00), "linux-pci-regs"),
     ]),
@@ -112,10 +125,10 @@ impl Layout for DvsecHeader1Layout {
     const INFO: &'static RegisterInfo = &DVSEC_HEADER1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "length", ident: "length", lsb: 20, msb: 31, access: Access::Ro,
-            description: "The capability's length in bytes, header included.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "revision", ident: "revision", lsb: 16, msb: 19, access: Access::Ro,
-            description: "The vendor's revision of the capability's layout.", ..FieldInfo::EMPTY },
+        FieldInfo::row("length", 20, 31, Access::Ro,
+            "The capability's length in bytes, header included."),
+        FieldInfo::row("revision", 16, 19, Access::Ro,
+            "The vendor's revision of the capability's layout."),
         FieldInfo { name: "vendor_id", ident: "vendor_id", lsb: 0, msb: 15, access: Access::Ro, reset: 0x8086,
             description: "The vendor that defined the capability's layout: 0x8086, Intel.", ..FieldInfo::EMPTY },
     ];
@@ -146,7 +159,7 @@ static DVSEC_HEADER1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Table, count: 1, count_cpuid: None,
     reset: DvsecHeader1Layout::RESET, reserved_mask: DvsecHeader1Layout::RESERVED_MASK, ignored_mask: DvsecHeader1Layout::IGNORED_MASK, writable_mask: DvsecHeader1Layout::WRITABLE_MASK,
     description: "The first DVSEC header: who defined the capability, its revision and its length.",
-    sources: &["Linux kernel, include/uapi/linux/pci_regs.h (PCI_EXT_CAP_ID_DVSEC 0x23, the extended capability header PCI_EXT_CAP_ID/VER/NEXT, PCI_DVSEC_HEADER1 vendor, revision and length)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("DVSEC_HEADER1", "CAP", 0, Location::Table(0x04), "linux-pci-regs"),
     ]),
@@ -187,10 +200,10 @@ impl Layout for DvsecHeader2Layout {
     const INFO: &'static RegisterInfo = &DVSEC_HEADER2_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "entry_size", ident: "entry_size", lsb: 24, msb: 31, access: Access::Ro,
-            description: "Size of one entry of Intel's vendor-specific layout in dwords; unused by the uncore reader (intel_vsec.h, INTEL_DVSEC_SIZE).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "num_entries", ident: "num_entries", lsb: 16, msb: 23, access: Access::Ro,
-            description: "Number of entries of Intel's vendor-specific layout; the uncore reader does not use it (Linux's intel_vsec.h, INTEL_DVSEC_ENTRIES).", ..FieldInfo::EMPTY },
+        FieldInfo::row("entry_size", 24, 31, Access::Ro,
+            "Size of one entry of Intel's vendor-specific layout in dwords; unused by the uncore reader (intel_vsec.h, INTEL_DVSEC_SIZE)."),
+        FieldInfo::row("num_entries", 16, 23, Access::Ro,
+            "Number of entries of Intel's vendor-specific layout; the uncore reader does not use it (Linux's intel_vsec.h, INTEL_DVSEC_ENTRIES)."),
         FieldInfo { name: "dvsec_id", ident: "dvsec_id", lsb: 0, msb: 15, access: Access::Ro, reset: 0x1, values: DVSEC_HEADER2_DVSEC_ID_VALUES,
             description: "The structure's id; 1: uncore performance-monitoring discovery.", ..FieldInfo::EMPTY },
     ];
@@ -223,7 +236,7 @@ static DVSEC_HEADER2_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Table, count: 1, count_cpuid: None,
     reset: DvsecHeader2Layout::RESET, reserved_mask: DvsecHeader2Layout::RESERVED_MASK, ignored_mask: DvsecHeader2Layout::IGNORED_MASK, writable_mask: DvsecHeader2Layout::WRITABLE_MASK,
     description: "The second DVSEC header: which of Intel's vendor-specific structures this is. Linux takes only DVSEC id 1 (UNCORE_DISCOVERY_DVSEC_ID_PMON) as the uncore's discovery table.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&[
         AddressInfo::new("DVSEC_HEADER2", "CAP", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
@@ -259,10 +272,10 @@ impl Layout for DvsecTableLayout {
     const INFO: &'static RegisterInfo = &DVSEC_TABLE_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "offset", ident: "offset", lsb: 3, msb: 31, access: Access::Ro,
-            description: "Offset of the table in the BAR's window, in units of 8 bytes. Zero on every part Linux reads: its reader refuses a non-zero value, and so does ours.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bir", ident: "bir", lsb: 0, msb: 2, access: Access::Ro,
-            description: "BAR indicator: the table's base address is in the BAR at configuration offset 0x10 + 4 * bir (a 64-bit memory BAR takes that dword and the next).", ..FieldInfo::EMPTY },
+        FieldInfo::row("offset", 3, 31, Access::Ro,
+            "Offset of the table in the BAR's window, in units of 8 bytes. Zero on every part Linux reads: its reader refuses a non-zero value, and so does ours."),
+        FieldInfo::row("bir", 0, 2, Access::Ro,
+            "BAR indicator: the table's base address is in the BAR at configuration offset 0x10 + 4 * bir (a 64-bit memory BAR takes that dword and the next)."),
     ];
 }
 
@@ -289,7 +302,7 @@ static DVSEC_TABLE_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Table, count: 1, count_cpuid: None,
     reset: DvsecTableLayout::RESET, reserved_mask: DvsecTableLayout::RESERVED_MASK, ignored_mask: DvsecTableLayout::IGNORED_MASK, writable_mask: DvsecTableLayout::WRITABLE_MASK,
     description: "Where the discovery table is: which base address register of this device holds its physical address, and an offset into that window. Linux refuses the table when any bit outside the BAR indicator is set, so the table starts at the BAR's base.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Linux kernel, drivers/platform/x86/intel/vsec.h and vsec.c (Intel's DVSEC layout: id at 0x8, entries at 0xA, entry size at 0xB, BAR indicator and offset at 0xC)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&[
         AddressInfo::new("DVSEC_TABLE", "CAP", 0, Location::Table(0x0C), "linux-uncore-discovery"),
     ]),

@@ -15,6 +15,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["GLOBAL"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)",
+    "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)",
+];
+
 /// Values of `GLOBAL_DISCOVERY_TABLE1.access_type` (bits 63:62).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -81,12 +93,12 @@ impl Layout for GlobalDiscoveryTable1Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "access_type", ident: "access_type", lsb: 62, msb: 63, access: Access::Ro, values: GlobalDiscoveryTable1AccessType::VALUES,
             description: "How GLOBAL_CTL_ADDR is reached.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 26, msb: 61, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "max_units", ident: "max_units", lsb: 16, msb: 25, access: Access::Ro,
-            description: "Number of unit entries after the global state. Some may be empty (all zero or all ones) and are skipped.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "stride", ident: "stride", lsb: 8, msb: 15, access: Access::Ro,
-            description: "Distance between consecutive entries, in units of 8 bytes (the global state is entry 0). At least 3, the size of one entry.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 26, 61, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("max_units", 16, 25, Access::Ro,
+            "Number of unit entries after the global state. Some may be empty (all zero or all ones) and are skipped."),
+        FieldInfo::row("stride", 8, 15, Access::Ro,
+            "Distance between consecutive entries, in units of 8 bytes (the global state is entry 0). At least 3, the size of one entry."),
         FieldInfo { name: "type", ident: "type_", lsb: 0, msb: 7, access: Access::Ro,
             description: "The table's type.", ..FieldInfo::EMPTY },
     ];
@@ -122,7 +134,7 @@ static GLOBAL_DISCOVERY_TABLE1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: GlobalDiscoveryTable1Layout::RESET, reserved_mask: GlobalDiscoveryTable1Layout::RESERVED_MASK, ignored_mask: GlobalDiscoveryTable1Layout::IGNORED_MASK, writable_mask: GlobalDiscoveryTable1Layout::WRITABLE_MASK,
     description: "The table's shape: its type, the distance between entries, the number of unit entries, and how the global control register is reached.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("GLOBAL_DISCOVERY_TABLE1", "GLOBAL", 0, Location::Table(0x00), "linux-uncore-discovery"),
     ]),
@@ -158,8 +170,8 @@ impl Layout for GlobalCtlAddrLayout {
     const INFO: &'static RegisterInfo = &GLOBAL_CTL_ADDR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "address", ident: "address", lsb: 0, msb: 63, access: Access::Ro,
-            description: "MSR number, physical address, or encoded PCI configuration address.", ..FieldInfo::EMPTY },
+        FieldInfo::row("address", 0, 63, Access::Ro,
+            "MSR number, physical address, or encoded PCI configuration address."),
     ];
 }
 
@@ -180,7 +192,7 @@ static GLOBAL_CTL_ADDR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: GlobalCtlAddrLayout::RESET, reserved_mask: GlobalCtlAddrLayout::RESERVED_MASK, ignored_mask: GlobalCtlAddrLayout::IGNORED_MASK, writable_mask: GlobalCtlAddrLayout::WRITABLE_MASK,
     description: "The address of the uncore's global control register, in the kind GLOBAL_DISCOVERY_TABLE1.access_type says.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("GLOBAL_CTL_ADDR", "GLOBAL", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
@@ -216,12 +228,12 @@ impl Layout for GlobalDiscoveryTable3Layout {
     const INFO: &'static RegisterInfo = &GLOBAL_DISCOVERY_TABLE3_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "num_status", ident: "num_status", lsb: 8, msb: 23, access: Access::Ro,
-            description: "Number of global status registers.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "status_offset", ident: "status_offset", lsb: 0, msb: 7, access: Access::Ro,
-            description: "Offset of the first global status register from the global control.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("num_status", 8, 23, Access::Ro,
+            "Number of global status registers."),
+        FieldInfo::row("status_offset", 0, 7, Access::Ro,
+            "Offset of the first global status register from the global control."),
     ];
 }
 
@@ -246,7 +258,7 @@ static GLOBAL_DISCOVERY_TABLE3_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: GlobalDiscoveryTable3Layout::RESET, reserved_mask: GlobalDiscoveryTable3Layout::RESERVED_MASK, ignored_mask: GlobalDiscoveryTable3Layout::IGNORED_MASK, writable_mask: GlobalDiscoveryTable3Layout::WRITABLE_MASK,
     description: "Where the global status registers are, relative to the global control.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("GLOBAL_DISCOVERY_TABLE3", "GLOBAL", 0, Location::Table(0x10), "linux-uncore-discovery"),
     ]),

@@ -17,6 +17,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UNIT"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)",
+    "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)",
+];
+
 /// Values of `UNIT_DISCOVERY_TABLE1.access_type` (bits 63:62).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -82,18 +94,18 @@ impl Layout for UnitDiscoveryTable1Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "access_type", ident: "access_type", lsb: 62, msb: 63, access: Access::Ro, values: UnitDiscoveryTable1AccessType::VALUES,
             description: "How the box's registers are reached.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 40, msb: 61, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "status_offset", ident: "status_offset", lsb: 32, msb: 39, access: Access::Ro,
-            description: "Offset of the box's overflow status register from its box control.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ctr_offset", ident: "ctr_offset", lsb: 24, msb: 31, access: Access::Ro,
-            description: "Offset of counter 0 from the box control (MSR numbers or bytes).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bit_width", ident: "bit_width", lsb: 16, msb: 23, access: Access::Ro,
-            description: "Width of each counter in bits.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ctl_offset", ident: "ctl_offset", lsb: 8, msb: 15, access: Access::Ro,
-            description: "Offset of counter control 0 from the box control (MSR numbers or bytes).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "num_regs", ident: "num_regs", lsb: 0, msb: 7, access: Access::Ro,
-            description: "Number of general counters (and of their controls).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 40, 61, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("status_offset", 32, 39, Access::Ro,
+            "Offset of the box's overflow status register from its box control."),
+        FieldInfo::row("ctr_offset", 24, 31, Access::Ro,
+            "Offset of counter 0 from the box control (MSR numbers or bytes)."),
+        FieldInfo::row("bit_width", 16, 23, Access::Ro,
+            "Width of each counter in bits."),
+        FieldInfo::row("ctl_offset", 8, 15, Access::Ro,
+            "Offset of counter control 0 from the box control (MSR numbers or bytes)."),
+        FieldInfo::row("num_regs", 0, 7, Access::Ro,
+            "Number of general counters (and of their controls)."),
     ];
 }
 
@@ -136,7 +148,7 @@ static UNIT_DISCOVERY_TABLE1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: UnitDiscoveryTable1Layout::RESET, reserved_mask: UnitDiscoveryTable1Layout::RESERVED_MASK, ignored_mask: UnitDiscoveryTable1Layout::IGNORED_MASK, writable_mask: UnitDiscoveryTable1Layout::WRITABLE_MASK,
     description: "The box's counters: how many, how wide, where the first control, counter and status are relative to the box control, and how its registers are reached.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("UNIT_DISCOVERY_TABLE1", "UNIT", 0, Location::Table(0x00), "linux-uncore-discovery"),
     ]),
@@ -174,8 +186,8 @@ impl Layout for UnitCtlAddrLayout {
     const INFO: &'static RegisterInfo = &UNIT_CTL_ADDR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "address", ident: "address", lsb: 0, msb: 63, access: Access::Ro,
-            description: "The box control's MSR number, physical address, or encoded PCI configuration address.", ..FieldInfo::EMPTY },
+        FieldInfo::row("address", 0, 63, Access::Ro,
+            "The box control's MSR number, physical address, or encoded PCI configuration address."),
     ];
 }
 
@@ -196,7 +208,7 @@ static UNIT_CTL_ADDR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: UnitCtlAddrLayout::RESET, reserved_mask: UnitCtlAddrLayout::RESERVED_MASK, ignored_mask: UnitCtlAddrLayout::IGNORED_MASK, writable_mask: UnitCtlAddrLayout::WRITABLE_MASK,
     description: "The address of the box control register. For an MSR box the MSR number, for a memory-mapped box the physical address; for a PCI box an encoded configuration address, whose fields this layout gives (bits 11:0 the offset, 19:12 the device and function as devfn, 27:20 the bus, 30:28 the PCI domain).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("UNIT_CTL_ADDR", "UNIT", 0, Location::Table(0x08), "linux-uncore-discovery"),
     ]),
@@ -232,12 +244,12 @@ impl Layout for UnitDiscoveryTable3Layout {
     const INFO: &'static RegisterInfo = &UNIT_DISCOVERY_TABLE3_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "box_id", ident: "box_id", lsb: 16, msb: 31, access: Access::Ro,
-            description: "The box's id among the boxes of its type.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "box_type", ident: "box_type", lsb: 0, msb: 15, access: Access::Ro,
-            description: "The kind of box.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("box_id", 16, 31, Access::Ro,
+            "The box's id among the boxes of its type."),
+        FieldInfo::row("box_type", 0, 15, Access::Ro,
+            "The kind of box."),
     ];
 }
 
@@ -261,7 +273,7 @@ static UNIT_DISCOVERY_TABLE3_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Table, count: 1, count_cpuid: None,
     reset: UnitDiscoveryTable3Layout::RESET, reserved_mask: UnitDiscoveryTable3Layout::RESERVED_MASK, ignored_mask: UnitDiscoveryTable3Layout::IGNORED_MASK, writable_mask: UnitDiscoveryTable3Layout::WRITABLE_MASK,
     description: "Which box this is: its type (a number each processor's driver maps to a kind of box, CHA, IIO, iMC ...) and its id among the boxes of that type.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the discovery device 0x09A7, DVSEC capability id 0x23 and DVSEC id 1, the BAR indicator, the global and unit entries and their bit fields, the PCI address encoding, the rules for invalid entries)", "Intel PCM, src/uncore_pmu_discovery.h and uncore_pmu_discovery.cpp (the same global and unit entries; the PCI address encoding offset 11:0, function 14:12, device 19:15, bus 27:20; access types MSR 0, MMIO 1, PCICFG 2)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("UNIT_DISCOVERY_TABLE3", "UNIT", 0, Location::Table(0x10), "linux-uncore-discovery"),
     ]),

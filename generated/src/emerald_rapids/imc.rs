@@ -34,12 +34,24 @@ pub use crate::sapphire_rapids::imc::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_BOX_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x0 }, "intel-pcm-imc"),
         AddressInfo::new("MC1_MMIO_PMON_BOX_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x0 }, "intel-pcm-imc"),
@@ -63,7 +75,7 @@ pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Mmio, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for channel counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_CTL0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x40 }, "intel-pcm-imc"),
         AddressInfo::new("MC0_MMIO_PMON_CTL1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x44 }, "intel-pcm-imc"),
@@ -111,7 +123,7 @@ pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "Channel data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_CTR0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x8 }, "intel-pcm-imc"),
         AddressInfo::new("MC0_MMIO_PMON_CTR1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x10 }, "intel-pcm-imc"),
@@ -158,7 +170,7 @@ pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_FIXED_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x54 }, "intel-pcm-imc"),
         AddressInfo::new("MC1_MMIO_PMON_FIXED_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x54 }, "intel-pcm-imc"),
@@ -181,7 +193,7 @@ pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_FIXED_CTR", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x38 }, "intel-pcm-imc"),
         AddressInfo::new("MC1_MMIO_PMON_FIXED_CTR", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x38 }, "intel-pcm-imc"),

@@ -25,12 +25,23 @@ pub use crate::sapphire_rapids::imc_free::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["IMC_FREE0", "IMC_FREE1", "IMC_FREE2", "IMC_FREE3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
+#[cfg(feature = "metadata")]
 pub(crate) static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "IMC_FREE", name: ImcFreeDclkLayout::NAME, type_name: "ImcFreeDclk",
     width: 64, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFreeDclkLayout::RESET, reserved_mask: ImcFreeDclkLayout::RESERVED_MASK, ignored_mask: ImcFreeDclkLayout::IGNORED_MASK, writable_mask: ImcFreeDclkLayout::WRITABLE_MASK,
     description: "The controller's free-running DRAM clock counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("IMC_FREE0_MMIO_DCLK", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x22B0 }, "linux-snbep"),
         AddressInfo::new("IMC_FREE1_MMIO_DCLK", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x22B0 }, "linux-snbep"),
@@ -49,7 +60,7 @@ pub(crate) static IMC_FREE_PQ_CYCLES_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 2, count_cpuid: None,
     reset: ImcFreePqCyclesLayout::RESET, reserved_mask: ImcFreePqCyclesLayout::RESERVED_MASK, ignored_mask: ImcFreePqCyclesLayout::IGNORED_MASK, writable_mask: ImcFreePqCyclesLayout::WRITABLE_MASK,
     description: "Pending-queue cycle counter n of the controller: 0 the cycles its read pending queue held a request, 1 its write pending queue.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("IMC_FREE0_MMIO_PQ_CYCLES0", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x2318 }, "linux-snbep"),
         AddressInfo::new("IMC_FREE0_MMIO_PQ_CYCLES1", "IMC_FREE0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x2320 }, "linux-snbep"),

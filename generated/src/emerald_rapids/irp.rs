@@ -27,26 +27,27 @@ pub use crate::sapphire_rapids::irp::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 12] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5", "IRP6", "IRP7", "IRP8", "IRP9", "IRP10", "IRP11"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
+#[cfg(feature = "metadata")]
+static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_BOX_CTL", "IRP0", 0, 0x3400, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_BOX_CTL", "IRP1", 0, 0x3410, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_BOX_CTL", "IRP2", 0, 0x3420, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_BOX_CTL", "IRP3", 0, 0x3430, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_BOX_CTL", "IRP4", 0, 0x3440, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_BOX_CTL", "IRP5", 0, 0x3450, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_BOX_CTL", "IRP6", 0, 0x3460, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_BOX_CTL", "IRP7", 0, 0x3470, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_BOX_CTL", "IRP8", 0, 0x3480, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_BOX_CTL", "IRP9", 0, 0x3490, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_BOX_CTL", "IRP10", 0, 0x34A0, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_BOX_CTL", "IRP11", 0, 0x34B0, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -55,38 +56,16 @@ pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTL0", "IRP0", 0, 0x3402, "intel-pcm"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTL1", "IRP0", 1, 0x3403, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL0", "IRP1", 0, 0x3412, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL1", "IRP1", 1, 0x3413, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL0", "IRP2", 0, 0x3422, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL1", "IRP2", 1, 0x3423, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL0", "IRP3", 0, 0x3432, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL1", "IRP3", 1, 0x3433, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL0", "IRP4", 0, 0x3442, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL1", "IRP4", 1, 0x3443, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL0", "IRP5", 0, 0x3452, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL1", "IRP5", 1, 0x3453, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTL0", "IRP6", 0, 0x3462, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTL1", "IRP6", 1, 0x3463, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTL0", "IRP7", 0, 0x3472, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTL1", "IRP7", 1, 0x3473, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTL0", "IRP8", 0, 0x3482, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTL1", "IRP8", 1, 0x3483, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTL0", "IRP9", 0, 0x3492, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTL1", "IRP9", 1, 0x3493, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTL0", "IRP10", 0, 0x34A2, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTL1", "IRP10", 1, 0x34A3, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTL0", "IRP11", 0, 0x34B2, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTL1", "IRP11", 1, 0x34B3, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The spr_* types of uncore_snbep.c widen it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the Sapphire Rapids iMC fixed counter (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
@@ -95,38 +74,16 @@ pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTR0", "IRP0", 0, 0x3408, "intel-pcm"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTR1", "IRP0", 1, 0x3409, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR0", "IRP1", 0, 0x3418, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR1", "IRP1", 1, 0x3419, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR0", "IRP2", 0, 0x3428, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR1", "IRP2", 1, 0x3429, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR0", "IRP3", 0, 0x3438, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR1", "IRP3", 1, 0x3439, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR0", "IRP4", 0, 0x3448, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR1", "IRP4", 1, 0x3449, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR0", "IRP5", 0, 0x3458, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR1", "IRP5", 1, 0x3459, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTR0", "IRP6", 0, 0x3468, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTR1", "IRP6", 1, 0x3469, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTR0", "IRP7", 0, 0x3478, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTR1", "IRP7", 1, 0x3479, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTR0", "IRP8", 0, 0x3488, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTR1", "IRP8", 1, 0x3489, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTR0", "IRP9", 0, 0x3498, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTR1", "IRP9", 1, 0x3499, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTR0", "IRP10", 0, 0x34A8, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTR1", "IRP10", 1, 0x34A9, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTR0", "IRP11", 0, 0x34B8, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTR1", "IRP11", 1, 0x34B9, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_IRP_CTR_REG_OFFSET = 8: counters at 0x3408 + 0x10 per stack; two counters (likwid's counter map: IRPnC0-C1), 48 bits." },

@@ -27,18 +27,27 @@ pub use crate::sapphire_rapids::m2m::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["M2M0", "M2M1", "M2M2", "M2M3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
+#[cfg(feature = "metadata")]
+static M2M_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "M2M", name: M2mBoxCtlLayout::NAME, type_name: "M2mBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_BOX_CTL", "M2M0", 0, (0x324A, 12, 0, 0x438), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_BOX_CTL", "M2M1", 0, (0x324A, 13, 0, 0x438), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_BOX_CTL", "M2M2", 0, (0x324A, 14, 0, 0x438), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_BOX_CTL", "M2M3", 0, (0x324A, 15, 0, 0x438), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Ice Lake-SP M2M box control (freeze at bit 8, resets at bits 1:0), there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -47,30 +56,16 @@ pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static M2M_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "M2M", name: M2mCtlLayout::NAME, type_name: "M2mCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_CTL0", "M2M0", 0, (0x324A, 12, 0, 0x468), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL1", "M2M0", 1, (0x324A, 12, 0, 0x470), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL2", "M2M0", 2, (0x324A, 12, 0, 0x478), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL3", "M2M0", 3, (0x324A, 12, 0, 0x480), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL0", "M2M1", 0, (0x324A, 13, 0, 0x468), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL1", "M2M1", 1, (0x324A, 13, 0, 0x470), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL2", "M2M1", 2, (0x324A, 13, 0, 0x478), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL3", "M2M1", 3, (0x324A, 13, 0, 0x480), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL0", "M2M2", 0, (0x324A, 14, 0, 0x468), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL1", "M2M2", 1, (0x324A, 14, 0, 0x470), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL2", "M2M2", 2, (0x324A, 14, 0, 0x478), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL3", "M2M2", 3, (0x324A, 14, 0, 0x480), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL0", "M2M3", 0, (0x324A, 15, 0, 0x468), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL1", "M2M3", 1, (0x324A, 15, 0, 0x470), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL2", "M2M3", 2, (0x324A, 15, 0, 0x478), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL3", "M2M3", 3, (0x324A, 15, 0, 0x480), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. spr_uncore_m2m (SPR_UNCORE_PCI_COMMON_FORMAT) widens it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). Intel PCM's register declaration for this processor (PMURegisterDeclarations/GenuineIntel-6-8F-6.json, m2m) names the same fields and an 8-bit UMaskExt at bit 32, inside the kernel's 24 bits. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h). The control is 64 bits: Linux writes it as two dwords, the upper first (spr_uncore_pci_enable_event). Bits no source describes are reserved." },
@@ -79,30 +74,16 @@ pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static M2M_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "emerald-rapids", unit: "M2M", name: M2mCtrLayout::NAME, type_name: "M2mCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_CTR0", "M2M0", 0, (0x324A, 12, 0, 0x440), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR1", "M2M0", 1, (0x324A, 12, 0, 0x448), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR2", "M2M0", 2, (0x324A, 12, 0, 0x450), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR3", "M2M0", 3, (0x324A, 12, 0, 0x458), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR0", "M2M1", 0, (0x324A, 13, 0, 0x440), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR1", "M2M1", 1, (0x324A, 13, 0, 0x448), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR2", "M2M1", 2, (0x324A, 13, 0, 0x450), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR3", "M2M1", 3, (0x324A, 13, 0, 0x458), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR0", "M2M2", 0, (0x324A, 14, 0, 0x440), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR1", "M2M2", 1, (0x324A, 14, 0, 0x448), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR2", "M2M2", 2, (0x324A, 14, 0, 0x450), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR3", "M2M2", 3, (0x324A, 14, 0, 0x458), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR0", "M2M3", 0, (0x324A, 15, 0, 0x440), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR1", "M2M3", 1, (0x324A, 15, 0, 0x448), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR2", "M2M3", 2, (0x324A, 15, 0, 0x450), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR3", "M2M3", 3, (0x324A, 15, 0, 0x458), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SERVER_M2M_PCI_PMON_CTR0_ADDR = 0x440, the next three 8 bytes apart; four counters (PCM builds each M2M box with four control/counter pairs). The width is the 48 bits the discovery table gives the Sapphire Rapids boxes (Linux perf_ctr_bits = 48 for the spr_* types it defines itself); no source read states it for this box alone." },

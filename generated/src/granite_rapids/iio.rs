@@ -14,6 +14,17 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 16] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5", "IIO6", "IIO7", "IIO8", "IIO9", "IIO10", "IIO11", "IIO12", "IIO13", "IIO14", "IIO15"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `IIO{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IIO unit (granite-rapids). Fields, masks
@@ -52,14 +63,14 @@ impl Layout for IioBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 10, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -103,30 +114,16 @@ pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 16] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "granite-rapids", unit: "IIO", name: IioBoxCtlLayout::NAME, type_name: "IioBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_BOX_CTL", "IIO0", 0, 0x2900, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_BOX_CTL", "IIO1", 0, 0x2910, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_BOX_CTL", "IIO2", 0, 0x2920, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_BOX_CTL", "IIO3", 0, 0x2930, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_BOX_CTL", "IIO4", 0, 0x2940, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_BOX_CTL", "IIO5", 0, 0x2950, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_BOX_CTL", "IIO6", 0, 0x2960, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_BOX_CTL", "IIO7", 0, 0x2970, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_BOX_CTL", "IIO8", 0, 0x2980, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_BOX_CTL", "IIO9", 0, 0x2990, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_BOX_CTL", "IIO10", 0, 0x29A0, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_BOX_CTL", "IIO11", 0, 0x29B0, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_BOX_CTL", "IIO12", 0, 0x29C0, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_BOX_CTL", "IIO13", 0, 0x29D0, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_BOX_CTL", "IIO14", 0, 0x29E0, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_BOX_CTL", "IIO15", 0, 0x29F0, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -202,8 +199,8 @@ impl Layout for IioCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 51, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 51, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 48, msb: 50, access: Access::Rw, role: Some(Role::FcMask),
             description: "Traffic-class (flow-control) mask of the IIO events that take one (Intel's FCMask).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 47, access: Access::Rw, role: Some(Role::PortMask),
@@ -214,12 +211,12 @@ impl Layout for IioCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -315,78 +312,16 @@ pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 16] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_CTL_INFO_ADDRESSES: [AddressInfo; 64] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "granite-rapids", unit: "IIO", name: IioCtlLayout::NAME, type_name: "IioCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, unit mask, enable, a 12-bit threshold with inversion and edge detection, and port and traffic-class masks.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_CTL0", "IIO0", 0, 0x2902, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL1", "IIO0", 1, 0x2903, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL2", "IIO0", 2, 0x2904, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL3", "IIO0", 3, 0x2905, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL0", "IIO1", 0, 0x2912, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL1", "IIO1", 1, 0x2913, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL2", "IIO1", 2, 0x2914, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL3", "IIO1", 3, 0x2915, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL0", "IIO2", 0, 0x2922, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL1", "IIO2", 1, 0x2923, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL2", "IIO2", 2, 0x2924, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL3", "IIO2", 3, 0x2925, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL0", "IIO3", 0, 0x2932, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL1", "IIO3", 1, 0x2933, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL2", "IIO3", 2, 0x2934, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL3", "IIO3", 3, 0x2935, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL0", "IIO4", 0, 0x2942, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL1", "IIO4", 1, 0x2943, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL2", "IIO4", 2, 0x2944, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL3", "IIO4", 3, 0x2945, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL0", "IIO5", 0, 0x2952, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL1", "IIO5", 1, 0x2953, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL2", "IIO5", 2, 0x2954, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL3", "IIO5", 3, 0x2955, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTL0", "IIO6", 0, 0x2962, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTL1", "IIO6", 1, 0x2963, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTL2", "IIO6", 2, 0x2964, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTL3", "IIO6", 3, 0x2965, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTL0", "IIO7", 0, 0x2972, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTL1", "IIO7", 1, 0x2973, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTL2", "IIO7", 2, 0x2974, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTL3", "IIO7", 3, 0x2975, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTL0", "IIO8", 0, 0x2982, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTL1", "IIO8", 1, 0x2983, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTL2", "IIO8", 2, 0x2984, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTL3", "IIO8", 3, 0x2985, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTL0", "IIO9", 0, 0x2992, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTL1", "IIO9", 1, 0x2993, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTL2", "IIO9", 2, 0x2994, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTL3", "IIO9", 3, 0x2995, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTL0", "IIO10", 0, 0x29A2, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTL1", "IIO10", 1, 0x29A3, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTL2", "IIO10", 2, 0x29A4, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTL3", "IIO10", 3, 0x29A5, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTL0", "IIO11", 0, 0x29B2, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTL1", "IIO11", 1, 0x29B3, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTL2", "IIO11", 2, 0x29B4, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTL3", "IIO11", 3, 0x29B5, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_CTL0", "IIO12", 0, 0x29C2, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_CTL1", "IIO12", 1, 0x29C3, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_CTL2", "IIO12", 2, 0x29C4, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_CTL3", "IIO12", 3, 0x29C5, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_CTL0", "IIO13", 0, 0x29D2, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_CTL1", "IIO13", 1, 0x29D3, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_CTL2", "IIO13", 2, 0x29D4, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_CTL3", "IIO13", 3, 0x29D5, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_CTL0", "IIO14", 0, 0x29E2, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_CTL1", "IIO14", 1, 0x29E3, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_CTL2", "IIO14", 2, 0x29E4, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_CTL3", "IIO14", 3, 0x29E5, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_CTL0", "IIO15", 0, 0x29F2, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_CTL1", "IIO15", 1, 0x29F3, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_CTL2", "IIO15", 2, 0x29F4, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_CTL3", "IIO15", 3, 0x29F5, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
     fields: IioCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. spr_uncore_iio widens it by SNR_IIO_PMON_RAW_EVENT_MASK_EXT (0x7ffff at bit 32), with the formats thresh9 (config:24-35), ch_mask2 (config:36-47) and fc_mask2 (config:48-50): the threshold is 12 bits, the port mask 12 and the traffic-class mask 3. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the iMC fixed counter of Sapphire Rapids and Granite Rapids (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
@@ -394,16 +329,16 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (granite-rapids), 4 per instance.
-/// Fields, masks and sources: [`IioCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM BHS_M2IOSF_IIO_CTR0 = 0x2908, 0x10 per stack; four
-/// counters. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses
-/// spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table
-/// reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor.
-pub type IioCtr = Reg64<IioCtrLayout>;
+noted! {
+    IIO_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM BHS_M2IOSF_IIO_CTR0 = 0x2908, 0x10 per stack; four counters. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (granite-rapids), 4 per instance.
+    /// Fields, masks and sources: [`IioCtrLayout`].
+    pub type IioCtr = Reg64<IioCtrLayout>;
+}
 
 /// The layout of [`IioCtr`] (`IIO{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -424,8 +359,8 @@ impl Layout for IioCtrLayout {
     const INFO: &'static RegisterInfo = &IIO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -465,82 +400,18 @@ pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 16] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_CTR_INFO_ADDRESSES: [AddressInfo; 64] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "granite-rapids", unit: "IIO", name: IioCtrLayout::NAME, type_name: "IioCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_CTR0", "IIO0", 0, 0x2908, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR1", "IIO0", 1, 0x2909, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR2", "IIO0", 2, 0x290A, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR3", "IIO0", 3, 0x290B, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR0", "IIO1", 0, 0x2918, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR1", "IIO1", 1, 0x2919, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR2", "IIO1", 2, 0x291A, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR3", "IIO1", 3, 0x291B, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR0", "IIO2", 0, 0x2928, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR1", "IIO2", 1, 0x2929, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR2", "IIO2", 2, 0x292A, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR3", "IIO2", 3, 0x292B, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR0", "IIO3", 0, 0x2938, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR1", "IIO3", 1, 0x2939, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR2", "IIO3", 2, 0x293A, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR3", "IIO3", 3, 0x293B, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR0", "IIO4", 0, 0x2948, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR1", "IIO4", 1, 0x2949, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR2", "IIO4", 2, 0x294A, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR3", "IIO4", 3, 0x294B, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR0", "IIO5", 0, 0x2958, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR1", "IIO5", 1, 0x2959, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR2", "IIO5", 2, 0x295A, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR3", "IIO5", 3, 0x295B, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTR0", "IIO6", 0, 0x2968, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTR1", "IIO6", 1, 0x2969, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTR2", "IIO6", 2, 0x296A, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTR3", "IIO6", 3, 0x296B, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTR0", "IIO7", 0, 0x2978, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTR1", "IIO7", 1, 0x2979, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTR2", "IIO7", 2, 0x297A, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTR3", "IIO7", 3, 0x297B, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTR0", "IIO8", 0, 0x2988, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTR1", "IIO8", 1, 0x2989, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTR2", "IIO8", 2, 0x298A, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTR3", "IIO8", 3, 0x298B, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTR0", "IIO9", 0, 0x2998, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTR1", "IIO9", 1, 0x2999, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTR2", "IIO9", 2, 0x299A, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTR3", "IIO9", 3, 0x299B, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTR0", "IIO10", 0, 0x29A8, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTR1", "IIO10", 1, 0x29A9, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTR2", "IIO10", 2, 0x29AA, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTR3", "IIO10", 3, 0x29AB, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTR0", "IIO11", 0, 0x29B8, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTR1", "IIO11", 1, 0x29B9, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTR2", "IIO11", 2, 0x29BA, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTR3", "IIO11", 3, 0x29BB, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_CTR0", "IIO12", 0, 0x29C8, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_CTR1", "IIO12", 1, 0x29C9, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_CTR2", "IIO12", 2, 0x29CA, "intel-pcm"),
-        AddressInfo::msr("IIO12_MSR_PMON_CTR3", "IIO12", 3, 0x29CB, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_CTR0", "IIO13", 0, 0x29D8, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_CTR1", "IIO13", 1, 0x29D9, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_CTR2", "IIO13", 2, 0x29DA, "intel-pcm"),
-        AddressInfo::msr("IIO13_MSR_PMON_CTR3", "IIO13", 3, 0x29DB, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_CTR0", "IIO14", 0, 0x29E8, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_CTR1", "IIO14", 1, 0x29E9, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_CTR2", "IIO14", 2, 0x29EA, "intel-pcm"),
-        AddressInfo::msr("IIO14_MSR_PMON_CTR3", "IIO14", 3, 0x29EB, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_CTR0", "IIO15", 0, 0x29F8, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_CTR1", "IIO15", 1, 0x29F9, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_CTR2", "IIO15", 2, 0x29FA, "intel-pcm"),
-        AddressInfo::msr("IIO15_MSR_PMON_CTR3", "IIO15", 3, 0x29FB, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
     fields: IioCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM BHS_M2IOSF_IIO_CTR0 = 0x2908, 0x10 per stack; four counters. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor." },
-    ],
+    notes: IIO_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -14,6 +14,17 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 16] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5", "IRP6", "IRP7", "IRP8", "IRP9", "IRP10", "IRP11", "IRP12", "IRP13", "IRP14", "IRP15"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `IRP{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IRP unit (granite-rapids). Fields, masks
@@ -51,14 +62,14 @@ impl Layout for IrpBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 10, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -102,30 +113,16 @@ pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 16] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "granite-rapids", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_BOX_CTL", "IRP0", 0, 0x2A00, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_BOX_CTL", "IRP1", 0, 0x2A10, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_BOX_CTL", "IRP2", 0, 0x2A20, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_BOX_CTL", "IRP3", 0, 0x2A30, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_BOX_CTL", "IRP4", 0, 0x2A40, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_BOX_CTL", "IRP5", 0, 0x2A50, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_BOX_CTL", "IRP6", 0, 0x2A60, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_BOX_CTL", "IRP7", 0, 0x2A70, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_BOX_CTL", "IRP8", 0, 0x2A80, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_BOX_CTL", "IRP9", 0, 0x2A90, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_BOX_CTL", "IRP10", 0, 0x2AA0, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_BOX_CTL", "IRP11", 0, 0x2AB0, "intel-pcm"),
-        AddressInfo::msr("IRP12_MSR_PMON_BOX_CTL", "IRP12", 0, 0x2AC0, "intel-pcm"),
-        AddressInfo::msr("IRP13_MSR_PMON_BOX_CTL", "IRP13", 0, 0x2AD0, "intel-pcm"),
-        AddressInfo::msr("IRP14_MSR_PMON_BOX_CTL", "IRP14", 0, 0x2AE0, "intel-pcm"),
-        AddressInfo::msr("IRP15_MSR_PMON_BOX_CTL", "IRP15", 0, 0x2AF0, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -201,8 +198,8 @@ impl Layout for IrpCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 56, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -211,12 +208,12 @@ impl Layout for IrpCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -299,46 +296,16 @@ pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 16] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "granite-rapids", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTL0", "IRP0", 0, 0x2A02, "intel-pcm"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTL1", "IRP0", 1, 0x2A03, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL0", "IRP1", 0, 0x2A12, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL1", "IRP1", 1, 0x2A13, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL0", "IRP2", 0, 0x2A22, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL1", "IRP2", 1, 0x2A23, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL0", "IRP3", 0, 0x2A32, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL1", "IRP3", 1, 0x2A33, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL0", "IRP4", 0, 0x2A42, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL1", "IRP4", 1, 0x2A43, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL0", "IRP5", 0, 0x2A52, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL1", "IRP5", 1, 0x2A53, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTL0", "IRP6", 0, 0x2A62, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTL1", "IRP6", 1, 0x2A63, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTL0", "IRP7", 0, 0x2A72, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTL1", "IRP7", 1, 0x2A73, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTL0", "IRP8", 0, 0x2A82, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTL1", "IRP8", 1, 0x2A83, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTL0", "IRP9", 0, 0x2A92, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTL1", "IRP9", 1, 0x2A93, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTL0", "IRP10", 0, 0x2AA2, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTL1", "IRP10", 1, 0x2AA3, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTL0", "IRP11", 0, 0x2AB2, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTL1", "IRP11", 1, 0x2AB3, "intel-pcm"),
-        AddressInfo::msr("IRP12_MSR_PMON_CTL0", "IRP12", 0, 0x2AC2, "intel-pcm"),
-        AddressInfo::msr("IRP12_MSR_PMON_CTL1", "IRP12", 1, 0x2AC3, "intel-pcm"),
-        AddressInfo::msr("IRP13_MSR_PMON_CTL0", "IRP13", 0, 0x2AD2, "intel-pcm"),
-        AddressInfo::msr("IRP13_MSR_PMON_CTL1", "IRP13", 1, 0x2AD3, "intel-pcm"),
-        AddressInfo::msr("IRP14_MSR_PMON_CTL0", "IRP14", 0, 0x2AE2, "intel-pcm"),
-        AddressInfo::msr("IRP14_MSR_PMON_CTL1", "IRP14", 1, 0x2AE3, "intel-pcm"),
-        AddressInfo::msr("IRP15_MSR_PMON_CTL0", "IRP15", 0, 0x2AF2, "intel-pcm"),
-        AddressInfo::msr("IRP15_MSR_PMON_CTL1", "IRP15", 1, 0x2AF3, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The spr_* types of uncore_snbep.c, which gnr_uncores reuses, widen it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the iMC fixed counter of Sapphire Rapids and Granite Rapids (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
@@ -346,17 +313,16 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (granite-rapids), 2 per instance.
-/// Fields, masks and sources: [`IrpCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM BHS_IRP_CTR_REG_OFFSET = 8: counters at 0x2A08 + 0x10
-/// per stack; two counters (likwid's Granite Rapids counter map: IRPnC0-C1). 48 bits: Linux counts
-/// these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio
-/// and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids;
-/// no source read states the width for this processor.
-pub type IrpCtr = Reg64<IrpCtrLayout>;
+noted! {
+    IRP_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM BHS_IRP_CTR_REG_OFFSET = 8: counters at 0x2A08 + 0x10 per stack; two counters (likwid's Granite Rapids counter map: IRPnC0-C1). 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (granite-rapids), 2 per instance.
+    /// Fields, masks and sources: [`IrpCtrLayout`].
+    pub type IrpCtr = Reg64<IrpCtrLayout>;
+}
 
 /// The layout of [`IrpCtr`] (`IRP{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -377,8 +343,8 @@ impl Layout for IrpCtrLayout {
     const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -418,50 +384,18 @@ pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 16] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "granite-rapids", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTR0", "IRP0", 0, 0x2A08, "intel-pcm"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTR1", "IRP0", 1, 0x2A09, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR0", "IRP1", 0, 0x2A18, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR1", "IRP1", 1, 0x2A19, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR0", "IRP2", 0, 0x2A28, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR1", "IRP2", 1, 0x2A29, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR0", "IRP3", 0, 0x2A38, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR1", "IRP3", 1, 0x2A39, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR0", "IRP4", 0, 0x2A48, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR1", "IRP4", 1, 0x2A49, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR0", "IRP5", 0, 0x2A58, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR1", "IRP5", 1, 0x2A59, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTR0", "IRP6", 0, 0x2A68, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTR1", "IRP6", 1, 0x2A69, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTR0", "IRP7", 0, 0x2A78, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTR1", "IRP7", 1, 0x2A79, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTR0", "IRP8", 0, 0x2A88, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTR1", "IRP8", 1, 0x2A89, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTR0", "IRP9", 0, 0x2A98, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTR1", "IRP9", 1, 0x2A99, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTR0", "IRP10", 0, 0x2AA8, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTR1", "IRP10", 1, 0x2AA9, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTR0", "IRP11", 0, 0x2AB8, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTR1", "IRP11", 1, 0x2AB9, "intel-pcm"),
-        AddressInfo::msr("IRP12_MSR_PMON_CTR0", "IRP12", 0, 0x2AC8, "intel-pcm"),
-        AddressInfo::msr("IRP12_MSR_PMON_CTR1", "IRP12", 1, 0x2AC9, "intel-pcm"),
-        AddressInfo::msr("IRP13_MSR_PMON_CTR0", "IRP13", 0, 0x2AD8, "intel-pcm"),
-        AddressInfo::msr("IRP13_MSR_PMON_CTR1", "IRP13", 1, 0x2AD9, "intel-pcm"),
-        AddressInfo::msr("IRP14_MSR_PMON_CTR0", "IRP14", 0, 0x2AE8, "intel-pcm"),
-        AddressInfo::msr("IRP14_MSR_PMON_CTR1", "IRP14", 1, 0x2AE9, "intel-pcm"),
-        AddressInfo::msr("IRP15_MSR_PMON_CTR0", "IRP15", 0, 0x2AF8, "intel-pcm"),
-        AddressInfo::msr("IRP15_MSR_PMON_CTR1", "IRP15", 1, 0x2AF9, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM BHS_IRP_CTR_REG_OFFSET = 8: counters at 0x2A08 + 0x10 per stack; two counters (likwid's Granite Rapids counter map: IRPnC0-C1). 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor." },
-    ],
+    notes: IRP_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

@@ -14,6 +14,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one IIO stack: freeze and reset of all counters or all controls in one
 /// write.
 ///
@@ -64,16 +76,16 @@ impl Layout for IioBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 16, 17, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -109,20 +121,16 @@ pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IIO", name: IioBoxCtlLayout::NAME, type_name: "IioBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IIO stack: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_BOX_CTL", "IIO0", 0, 0xA50, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_BOX_CTL", "IIO1", 0, 0xA70, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_BOX_CTL", "IIO2", 0, 0xA90, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_BOX_CTL", "IIO3", 0, 0xAE0, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_BOX_CTL", "IIO4", 0, 0xB00, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_BOX_CTL", "IIO5", 0, 0xB20, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
@@ -205,8 +213,8 @@ impl Layout for IioCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 51, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 51, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 48, msb: 50, access: Access::Rw, role: Some(Role::FcMask),
             description: "Function-class mask (Intel's FCMask): which classes of traffic (posted, non-posted, completions) the event counts.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 47, access: Access::Rw, role: Some(Role::PortMask),
@@ -217,18 +225,18 @@ impl Layout for IioCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::Rw,
-            description: "Overflow enable (Intel PCM's ICX_IIO_MSR_PMON_CTL_OV_EN): lets an overflow of this counter be signalled beyond the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_en", 20, 20, Access::Rw,
+            "Overflow enable (Intel PCM's ICX_IIO_MSR_PMON_CTL_OV_EN): lets an overflow of this counter be signalled beyond the box."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -325,38 +333,16 @@ pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IIO", name: IioCtlLayout::NAME, type_name: "IioCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
     description: "Control for IIO counter n: event, unit mask, port and traffic-class masks, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_CTL0", "IIO0", 0, 0xA58, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL1", "IIO0", 1, 0xA59, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL2", "IIO0", 2, 0xA5A, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL3", "IIO0", 3, 0xA5B, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL0", "IIO1", 0, 0xA78, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL1", "IIO1", 1, 0xA79, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL2", "IIO1", 2, 0xA7A, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL3", "IIO1", 3, 0xA7B, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL0", "IIO2", 0, 0xA98, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL1", "IIO2", 1, 0xA99, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL2", "IIO2", 2, 0xA9A, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL3", "IIO2", 3, 0xA9B, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL0", "IIO3", 0, 0xAE8, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL1", "IIO3", 1, 0xAE9, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL2", "IIO3", 2, 0xAEA, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL3", "IIO3", 3, 0xAEB, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL0", "IIO4", 0, 0xB08, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL1", "IIO4", 1, 0xB09, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL2", "IIO4", 2, 0xB0A, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL3", "IIO4", 3, 0xB0B, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL0", "IIO5", 0, 0xB28, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL1", "IIO5", 1, 0xB29, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL2", "IIO5", 2, 0xB2A, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL3", "IIO5", 3, 0xB2B, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
     fields: IioCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_iio: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SNR_IIO_PMON_RAW_EVENT_MASK_EXT = 0x7FFFF for bits 50:32; the formats (snr_uncore_iio_formats_attr) put the threshold at config:24-35, ch_mask at config:36-47 and fc_mask at config:48-50, so the port mask is 12 bits wide here (8 on Skylake-SP) and both masks sit 4 bits higher. Linux writes the whole 64-bit value with the enable bit 22 (skx_iio_enable_event, through skx_uncore_iio_ops). The threshold is one 12-bit field, as the format has it. Bits no source describes are reserved." },
@@ -394,8 +380,8 @@ impl Layout for IioBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -425,20 +411,16 @@ pub const IIO_MSR_PMON_BOX_STATUS: [Msr<IioBoxStatus>; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IIO", name: IioBoxStatusLayout::NAME, type_name: "IioBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxStatusLayout::RESET, reserved_mask: IioBoxStatusLayout::RESERVED_MASK, ignored_mask: IioBoxStatusLayout::IGNORED_MASK, writable_mask: IioBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one IIO stack.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_BOX_STATUS", "IIO0", 0, 0xA57, "likwid"),
-        AddressInfo::msr("IIO1_MSR_PMON_BOX_STATUS", "IIO1", 0, 0xA77, "likwid"),
-        AddressInfo::msr("IIO2_MSR_PMON_BOX_STATUS", "IIO2", 0, 0xA97, "likwid"),
-        AddressInfo::msr("IIO3_MSR_PMON_BOX_STATUS", "IIO3", 0, 0xAE7, "likwid"),
-        AddressInfo::msr("IIO4_MSR_PMON_BOX_STATUS", "IIO4", 0, 0xB07, "likwid"),
-        AddressInfo::msr("IIO5_MSR_PMON_BOX_STATUS", "IIO5", 0, 0xB27, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IIO_BOX_STATUS_INFO_ADDRESSES),
     fields: IioBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register MSR_UNC_M2IOSF_TCn_PMON_STATUS (0xA57 for stack 0) (registers.h) and gives it as the box's status and overflow register in its Ice Lake-SP box table (icelakeX_box_map); when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (icx_uncore_read, perfmon_icelake.h). The bits above the box's counters are described by no source read and are reserved. Linux does not use this register." },
@@ -473,8 +455,8 @@ impl Layout for IioCtrLayout {
     const INFO: &'static RegisterInfo = &IIO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -504,38 +486,16 @@ pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IIO", name: IioCtrLayout::NAME, type_name: "IioCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
     description: "IIO data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_CTR0", "IIO0", 0, 0xA51, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR1", "IIO0", 1, 0xA52, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR2", "IIO0", 2, 0xA53, "linux-snbep"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR3", "IIO0", 3, 0xA54, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR0", "IIO1", 0, 0xA71, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR1", "IIO1", 1, 0xA72, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR2", "IIO1", 2, 0xA73, "linux-snbep"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR3", "IIO1", 3, 0xA74, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR0", "IIO2", 0, 0xA91, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR1", "IIO2", 1, 0xA92, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR2", "IIO2", 2, 0xA93, "linux-snbep"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR3", "IIO2", 3, 0xA94, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR0", "IIO3", 0, 0xAE1, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR1", "IIO3", 1, 0xAE2, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR2", "IIO3", 2, 0xAE3, "linux-snbep"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR3", "IIO3", 3, 0xAE4, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR0", "IIO4", 0, 0xB01, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR1", "IIO4", 1, 0xB02, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR2", "IIO4", 2, 0xB03, "linux-snbep"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR3", "IIO4", 3, 0xB04, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR0", "IIO5", 0, 0xB21, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR1", "IIO5", 1, 0xB22, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR2", "IIO5", 2, 0xB23, "linux-snbep"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR3", "IIO5", 3, 0xB24, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
     fields: IioCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Linux ICX_IIO_MSR_PMON_CTR0 = 0xA51 plus icx_msr_offsets[n], perf_ctr_bits = 48; likwid MSR_UNC_M2IOSF_TC0_PMON_CTR0..3 = 0xA51..0xA54. 0xA55, between the counters and the box status, is the stack's free-running I/O clock counter (Linux icx_iio_freerunning, likwid MSR_UNC_M2IOSF_TC0_PMON_CLK), described with the free-running counters." },

@@ -12,6 +12,17 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// The stack's free-running I/O clock counter.
 ///
 /// `IIO_FREE{i}_MSR_IOCLK`: 64-bit MSR register of the IIO_FREE unit (ice-lake-sp). Fields, masks
@@ -39,8 +50,8 @@ impl Layout for IioFreeIoclkLayout {
     const INFO: &'static RegisterInfo = &IIO_FREE_IOCLK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "I/O clock cycles of the stack since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -65,20 +76,16 @@ pub const IIO_FREE_MSR_IOCLK: [Msr<IioFreeIoclk>; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_FREE_IOCLK_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_FREE_MSR_IOCLK, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IIO_FREE", name: IioFreeIoclkLayout::NAME, type_name: "IioFreeIoclk",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioFreeIoclkLayout::RESET, reserved_mask: IioFreeIoclkLayout::RESERVED_MASK, ignored_mask: IioFreeIoclkLayout::IGNORED_MASK, writable_mask: IioFreeIoclkLayout::WRITABLE_MASK,
     description: "The stack's free-running I/O clock counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO_FREE0_MSR_IOCLK", "IIO_FREE0", 0, 0xA55, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_IOCLK", "IIO_FREE1", 0, 0xA75, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_IOCLK", "IIO_FREE2", 0, 0xA95, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_IOCLK", "IIO_FREE3", 0, 0xAE5, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_IOCLK", "IIO_FREE4", 0, 0xB05, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_IOCLK", "IIO_FREE5", 0, 0xB25, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_FREE_IOCLK_INFO_ADDRESSES),
     fields: IioFreeIoclkLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and width", text: "Linux icx_iio_freerunning[ICX_IIO_MSR_IOCLK] = { 0xa55, 0x1, 0x20, 1, 48, icx_iio_clk_freerunning_box_offsets }: one counter at MSR 0xA55 plus the stack's offset (0x0, 0x20, 0x40, 0x90, 0xB0, 0xD0, the offsets of the stacks' general IIO boxes), 48 bits. likwid calls 0xA55 MSR_UNC_M2IOSF_TC0_PMON_CLK (see iio.xml)." },
@@ -112,8 +119,8 @@ impl Layout for IioFreeBwInLayout {
     const INFO: &'static RegisterInfo = &IIO_FREE_BW_IN_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "32-byte units of data in from the port since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -138,62 +145,16 @@ pub const IIO_FREE_MSR_BW_IN: [[Msr<IioFreeBwIn>; 8]; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_FREE_BW_IN_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&IIO_FREE_MSR_BW_IN, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IIO_FREE", name: IioFreeBwInLayout::NAME, type_name: "IioFreeBwIn",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: IioFreeBwInLayout::RESET, reserved_mask: IioFreeBwInLayout::RESERVED_MASK, ignored_mask: IioFreeBwInLayout::IGNORED_MASK, writable_mask: IioFreeBwInLayout::WRITABLE_MASK,
     description: "Inbound bandwidth counter n of the stack: the data in from port n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO_FREE0_MSR_BW_IN0", "IIO_FREE0", 0, 0xAA0, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW_IN1", "IIO_FREE0", 1, 0xAA1, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW_IN2", "IIO_FREE0", 2, 0xAA2, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW_IN3", "IIO_FREE0", 3, 0xAA3, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW_IN4", "IIO_FREE0", 4, 0xAA4, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW_IN5", "IIO_FREE0", 5, 0xAA5, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW_IN6", "IIO_FREE0", 6, 0xAA6, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE0_MSR_BW_IN7", "IIO_FREE0", 7, 0xAA7, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW_IN0", "IIO_FREE1", 0, 0xAB0, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW_IN1", "IIO_FREE1", 1, 0xAB1, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW_IN2", "IIO_FREE1", 2, 0xAB2, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW_IN3", "IIO_FREE1", 3, 0xAB3, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW_IN4", "IIO_FREE1", 4, 0xAB4, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW_IN5", "IIO_FREE1", 5, 0xAB5, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW_IN6", "IIO_FREE1", 6, 0xAB6, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE1_MSR_BW_IN7", "IIO_FREE1", 7, 0xAB7, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW_IN0", "IIO_FREE2", 0, 0xAC0, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW_IN1", "IIO_FREE2", 1, 0xAC1, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW_IN2", "IIO_FREE2", 2, 0xAC2, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW_IN3", "IIO_FREE2", 3, 0xAC3, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW_IN4", "IIO_FREE2", 4, 0xAC4, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW_IN5", "IIO_FREE2", 5, 0xAC5, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW_IN6", "IIO_FREE2", 6, 0xAC6, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE2_MSR_BW_IN7", "IIO_FREE2", 7, 0xAC7, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW_IN0", "IIO_FREE3", 0, 0xB30, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW_IN1", "IIO_FREE3", 1, 0xB31, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW_IN2", "IIO_FREE3", 2, 0xB32, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW_IN3", "IIO_FREE3", 3, 0xB33, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW_IN4", "IIO_FREE3", 4, 0xB34, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW_IN5", "IIO_FREE3", 5, 0xB35, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW_IN6", "IIO_FREE3", 6, 0xB36, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE3_MSR_BW_IN7", "IIO_FREE3", 7, 0xB37, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW_IN0", "IIO_FREE4", 0, 0xB40, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW_IN1", "IIO_FREE4", 1, 0xB41, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW_IN2", "IIO_FREE4", 2, 0xB42, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW_IN3", "IIO_FREE4", 3, 0xB43, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW_IN4", "IIO_FREE4", 4, 0xB44, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW_IN5", "IIO_FREE4", 5, 0xB45, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW_IN6", "IIO_FREE4", 6, 0xB46, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE4_MSR_BW_IN7", "IIO_FREE4", 7, 0xB47, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW_IN0", "IIO_FREE5", 0, 0xB50, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW_IN1", "IIO_FREE5", 1, 0xB51, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW_IN2", "IIO_FREE5", 2, 0xB52, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW_IN3", "IIO_FREE5", 3, 0xB53, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW_IN4", "IIO_FREE5", 4, 0xB54, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW_IN5", "IIO_FREE5", 5, 0xB55, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW_IN6", "IIO_FREE5", 6, 0xB56, "linux-snbep"),
-        AddressInfo::msr("IIO_FREE5_MSR_BW_IN7", "IIO_FREE5", 7, 0xB57, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_FREE_BW_IN_INFO_ADDRESSES),
     fields: IioFreeBwInLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Linux icx_iio_freerunning[ICX_IIO_MSR_BW_IN] = { 0xaa0, 0x1, 0x10, 8, 48, icx_iio_bw_freerunning_box_offsets }: eight counters from MSR 0xAA0, one apart, plus the stack's offset (0x0, 0x10, 0x20, 0x90, 0xA0, 0xB0), 48 bits. The kernel's events bw_in_port0-7 are umask 0x20-0x27." },

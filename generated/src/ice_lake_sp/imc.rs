@@ -38,6 +38,17 @@ pub const MMIO_WINDOW: MmioWindow = MmioWindow {
     channels: 3,
 };
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 12] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7", "IMC8", "IMC9", "IMC10", "IMC11"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in
 /// one write.
 ///
@@ -73,12 +84,12 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -125,7 +136,7 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_BOX_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x0 }, "linux-snbep"),
         AddressInfo::new("MC1_MMIO_PMON_BOX_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x0 }, "linux-snbep"),
@@ -176,19 +187,17 @@ impl ImcCtlInvert {
     }
 }
 
-/// Control for channel counter n: event, unit mask, enable, reset, threshold with inversion and
-/// edge detection.
-///
-/// `MC{i}_MMIO_PMON_CTL{n}`: 32-bit MMIO register of the IMC unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`ImcCtlLayout`].
-///
-/// **Layout and offsets from Linux** (info): icx_uncore_imc: event_mask SNBEP_PMON_RAW_EVENT_MASK
-/// (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enabled with SNBEP_PMON_CTL_EN
-/// (22); controls at SNR_IMC_MMIO_PMON_CTL0 = 0x40, 4 bytes apart (uncore_mmio events use the
-/// 4-byte control stride), written with one 32-bit writel (snr_uncore_mmio_enable_event). The reset
-/// bit SNBEP_PMON_CTL_RST (17) is the one every SNB-EP-style control has. Bits no source describes
-/// are reserved.
-pub type ImcCtl = Reg32<ImcCtlLayout>;
+noted! {
+    IMC_CTL_INFO_NOTES = [
+        ("info", "Layout and offsets from Linux", "icx_uncore_imc: event_mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enabled with SNBEP_PMON_CTL_EN (22); controls at SNR_IMC_MMIO_PMON_CTL0 = 0x40, 4 bytes apart (uncore_mmio events use the 4-byte control stride), written with one 32-bit writel (snr_uncore_mmio_enable_event). The reset bit SNBEP_PMON_CTL_RST (17) is the one every SNB-EP-style control has. Bits no source describes are reserved."),
+    ];
+    /// Control for channel counter n: event, unit mask, enable, reset, threshold with inversion and
+    /// edge detection.
+    ///
+    /// `MC{i}_MMIO_PMON_CTL{n}`: 32-bit MMIO register of the IMC unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`ImcCtlLayout`].
+    pub type ImcCtl = Reg32<ImcCtlLayout>;
+}
 
 /// The layout of [`ImcCtl`] (`MC{i}_MMIO_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -212,14 +221,14 @@ impl Layout for ImcCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -297,7 +306,7 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Mmio, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for channel counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_CTL0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x40 }, "linux-snbep"),
         AddressInfo::new("MC0_MMIO_PMON_CTL1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x44 }, "linux-snbep"),
@@ -349,19 +358,19 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("MC11_MMIO_PMON_CTL3", "IMC11", 3, Location::Mmio { controller: 3, channel: 2, offset: 0x4C }, "linux-snbep"),
     ]),
     fields: ImcCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and offsets from Linux", text: "icx_uncore_imc: event_mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enabled with SNBEP_PMON_CTL_EN (22); controls at SNR_IMC_MMIO_PMON_CTL0 = 0x40, 4 bytes apart (uncore_mmio events use the 4-byte control stride), written with one 32-bit writel (snr_uncore_mmio_enable_event). The reset bit SNBEP_PMON_CTL_RST (17) is the one every SNB-EP-style control has. Bits no source describes are reserved." },
-    ],
+    notes: IMC_CTL_INFO_NOTES,
 };
 
-/// Channel data counter n: a 48-bit event count.
-///
-/// `MC{i}_MMIO_PMON_CTR{n}`: 64-bit MMIO register of the IMC unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`ImcCtrLayout`].
-///
-/// **Width and offsets** (info): Linux icx_uncore_imc: perf_ctr_bits = 48, counters at
-/// SNR_IMC_MMIO_PMON_CTR0 = 0x8, 8 bytes apart, read as 64 bits (uncore_mmio_read_counter: readq).
-pub type ImcCtr = Reg64<ImcCtrLayout>;
+noted! {
+    IMC_CTR_INFO_NOTES = [
+        ("info", "Width and offsets", "Linux icx_uncore_imc: perf_ctr_bits = 48, counters at SNR_IMC_MMIO_PMON_CTR0 = 0x8, 8 bytes apart, read as 64 bits (uncore_mmio_read_counter: readq)."),
+    ];
+    /// Channel data counter n: a 48-bit event count.
+    ///
+    /// `MC{i}_MMIO_PMON_CTR{n}`: 64-bit MMIO register of the IMC unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`ImcCtrLayout`].
+    pub type ImcCtr = Reg64<ImcCtrLayout>;
+}
 
 /// The layout of [`ImcCtr`] (`MC{i}_MMIO_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -379,8 +388,8 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -421,7 +430,7 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "Channel data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_CTR0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x8 }, "linux-snbep"),
         AddressInfo::new("MC0_MMIO_PMON_CTR1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x10 }, "linux-snbep"),
@@ -473,20 +482,19 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("MC11_MMIO_PMON_CTR3", "IMC11", 3, Location::Mmio { controller: 3, channel: 2, offset: 0x20 }, "linux-snbep"),
     ]),
     fields: ImcCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and offsets", text: "Linux icx_uncore_imc: perf_ctr_bits = 48, counters at SNR_IMC_MMIO_PMON_CTR0 = 0x8, 8 bytes apart, read as 64 bits (uncore_mmio_read_counter: readq)." },
-    ],
+    notes: IMC_CTR_INFO_NOTES,
 };
 
-/// Control of the channel's fixed counter, which counts DRAM clock cycles: enable.
-///
-/// `MC{i}_MMIO_PMON_FIXED_CTL`: 32-bit MMIO register of the IMC unit (ice-lake-sp). Fields, masks
-/// and sources: [`ImcFixedCtlLayout`].
-///
-/// **Offset and layout** (info): Linux icx_uncore_imc: fixed_ctl SNR_IMC_MMIO_PMON_FIXED_CTL =
-/// 0x54, enabled with SNBEP_PMON_CTL_EN (bit 22) for the fixed event 0xff (clockticks). Other bits
-/// are covered by no source read for this processor and are reserved.
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+noted! {
+    IMC_FIXED_CTL_INFO_NOTES = [
+        ("info", "Offset and layout", "Linux icx_uncore_imc: fixed_ctl SNR_IMC_MMIO_PMON_FIXED_CTL = 0x54, enabled with SNBEP_PMON_CTL_EN (bit 22) for the fixed event 0xff (clockticks). Other bits are covered by no source read for this processor and are reserved."),
+    ];
+    /// Control of the channel's fixed counter, which counts DRAM clock cycles: enable.
+    ///
+    /// `MC{i}_MMIO_PMON_FIXED_CTL`: 32-bit MMIO register of the IMC unit (ice-lake-sp). Fields, masks
+    /// and sources: [`ImcFixedCtlLayout`].
+    pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+}
 
 /// The layout of [`ImcFixedCtl`] (`MC{i}_MMIO_PMON_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -504,12 +512,12 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the DRAM-clock fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 21, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -544,7 +552,7 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_FIXED_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x54 }, "linux-snbep"),
         AddressInfo::new("MC1_MMIO_PMON_FIXED_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x54 }, "linux-snbep"),
@@ -560,19 +568,19 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("MC11_MMIO_PMON_FIXED_CTL", "IMC11", 0, Location::Mmio { controller: 3, channel: 2, offset: 0x54 }, "linux-snbep"),
     ]),
     fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and layout", text: "Linux icx_uncore_imc: fixed_ctl SNR_IMC_MMIO_PMON_FIXED_CTL = 0x54, enabled with SNBEP_PMON_CTL_EN (bit 22) for the fixed event 0xff (clockticks). Other bits are covered by no source read for this processor and are reserved." },
-    ],
+    notes: IMC_FIXED_CTL_INFO_NOTES,
 };
 
-/// The channel's fixed counter: DRAM clock cycles, 48 bits.
-///
-/// `MC{i}_MMIO_PMON_FIXED_CTR`: 64-bit MMIO register of the IMC unit (ice-lake-sp). Fields, masks
-/// and sources: [`ImcFixedCtrLayout`].
-///
-/// **Offset and width** (info): Linux icx_uncore_imc: fixed_ctr SNR_IMC_MMIO_PMON_FIXED_CTR = 0x38,
-/// fixed_ctr_bits = 48.
-pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+noted! {
+    IMC_FIXED_CTR_INFO_NOTES = [
+        ("info", "Offset and width", "Linux icx_uncore_imc: fixed_ctr SNR_IMC_MMIO_PMON_FIXED_CTR = 0x38, fixed_ctr_bits = 48."),
+    ];
+    /// The channel's fixed counter: DRAM clock cycles, 48 bits.
+    ///
+    /// `MC{i}_MMIO_PMON_FIXED_CTR`: 64-bit MMIO register of the IMC unit (ice-lake-sp). Fields, masks
+    /// and sources: [`ImcFixedCtrLayout`].
+    pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+}
 
 /// The layout of [`ImcFixedCtr`] (`MC{i}_MMIO_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -590,8 +598,8 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "DRAM clock cycles while enabled; wraps on overflow.", ..FieldInfo::EMPTY },
     ];
@@ -632,7 +640,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_FIXED_CTR", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x38 }, "linux-snbep"),
         AddressInfo::new("MC1_MMIO_PMON_FIXED_CTR", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x38 }, "linux-snbep"),
@@ -648,9 +656,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("MC11_MMIO_PMON_FIXED_CTR", "IMC11", 0, Location::Mmio { controller: 3, channel: 2, offset: 0x38 }, "linux-snbep"),
     ]),
     fields: ImcFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "Linux icx_uncore_imc: fixed_ctr SNR_IMC_MMIO_PMON_FIXED_CTR = 0x38, fixed_ctr_bits = 48." },
-    ],
+    notes: IMC_FIXED_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

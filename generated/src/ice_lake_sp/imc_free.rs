@@ -37,6 +37,17 @@ pub const MMIO_WINDOW: MmioWindow = MmioWindow {
     channels: 1,
 };
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["IMC_FREE0", "IMC_FREE1", "IMC_FREE2", "IMC_FREE3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// The controller's free-running DRAM clock counter.
 ///
 /// `IMC_FREE{i}_MMIO_DCLK`: 64-bit MMIO register of the IMC_FREE unit (ice-lake-sp). Fields, masks
@@ -63,8 +74,8 @@ impl Layout for ImcFreeDclkLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_DCLK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "DRAM clock cycles since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -92,7 +103,7 @@ static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFreeDclkLayout::RESET, reserved_mask: ImcFreeDclkLayout::RESERVED_MASK, ignored_mask: ImcFreeDclkLayout::IGNORED_MASK, writable_mask: ImcFreeDclkLayout::WRITABLE_MASK,
     description: "The controller's free-running DRAM clock counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("IMC_FREE0_MMIO_DCLK", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x22B0 }, "linux-snbep"),
         AddressInfo::new("IMC_FREE1_MMIO_DCLK", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x22B0 }, "linux-snbep"),
@@ -131,8 +142,8 @@ impl Layout for ImcFreeDdrLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_DDR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "64-byte units of data moved to or from DRAM since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -160,7 +171,7 @@ static IMC_FREE_DDR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 2, count_cpuid: None,
     reset: ImcFreeDdrLayout::RESET, reserved_mask: ImcFreeDdrLayout::RESERVED_MASK, ignored_mask: ImcFreeDdrLayout::IGNORED_MASK, writable_mask: ImcFreeDdrLayout::WRITABLE_MASK,
     description: "DRAM data counter n of the controller: 0 the data read, 1 the data written.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("IMC_FREE0_MMIO_DDR0", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x2290 }, "linux-snbep"),
         AddressInfo::new("IMC_FREE0_MMIO_DDR1", "IMC_FREE0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x2298 }, "linux-snbep"),
@@ -203,8 +214,8 @@ impl Layout for ImcFreeDdrtLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_DDRT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "64-byte units of data moved to or from persistent memory since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -232,7 +243,7 @@ static IMC_FREE_DDRT_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 2, count_cpuid: None,
     reset: ImcFreeDdrtLayout::RESET, reserved_mask: ImcFreeDdrtLayout::RESERVED_MASK, ignored_mask: ImcFreeDdrtLayout::IGNORED_MASK, writable_mask: ImcFreeDdrtLayout::WRITABLE_MASK,
     description: "Persistent-memory (DDR-T) data counter n of the controller: 0 the data read, 1 the data written.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("IMC_FREE0_MMIO_DDRT0", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x22A0 }, "linux-snbep"),
         AddressInfo::new("IMC_FREE0_MMIO_DDRT1", "IMC_FREE0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x22A8 }, "linux-snbep"),

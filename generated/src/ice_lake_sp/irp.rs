@@ -12,6 +12,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one IRP box: freeze and reset of all counters or all controls in one write.
 ///
 /// `IRP{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IRP unit (ice-lake-sp). Fields, masks and
@@ -58,16 +70,16 @@ impl Layout for IrpBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 16, 17, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -103,20 +115,16 @@ pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IRP box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_BOX_CTL", "IRP0", 0, 0xA4A, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_BOX_CTL", "IRP1", 0, 0xA6A, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_BOX_CTL", "IRP2", 0, 0xA8A, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_BOX_CTL", "IRP3", 0, 0xADA, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_BOX_CTL", "IRP4", 0, 0xAFA, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_BOX_CTL", "IRP5", 0, 0xB1A, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
@@ -196,18 +204,18 @@ impl Layout for IrpCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -274,26 +282,16 @@ pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for IRP counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTL0", "IRP0", 0, 0xA4D, "linux-snbep"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTL1", "IRP0", 1, 0xA4E, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL0", "IRP1", 0, 0xA6D, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL1", "IRP1", 1, 0xA6E, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL0", "IRP2", 0, 0xA8D, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL1", "IRP2", 1, 0xA8E, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL0", "IRP3", 0, 0xADD, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL1", "IRP3", 1, 0xADE, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL0", "IRP4", 0, 0xAFD, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL1", "IRP4", 1, 0xAFE, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL0", "IRP5", 0, 0xB1D, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL1", "IRP5", 1, 0xB1E, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_irp: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset 17; written as one MSR (ivbep_uncore_msr_ops). Bits no source describes are reserved." },
@@ -331,8 +329,8 @@ impl Layout for IrpBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 1, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -362,20 +360,16 @@ pub const IRP_MSR_PMON_BOX_STATUS: [Msr<IrpBoxStatus>; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IRP", name: IrpBoxStatusLayout::NAME, type_name: "IrpBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the two counters of one IRP box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_BOX_STATUS", "IRP0", 0, 0xA4F, "likwid"),
-        AddressInfo::msr("IRP1_MSR_PMON_BOX_STATUS", "IRP1", 0, 0xA6F, "likwid"),
-        AddressInfo::msr("IRP2_MSR_PMON_BOX_STATUS", "IRP2", 0, 0xA8F, "likwid"),
-        AddressInfo::msr("IRP3_MSR_PMON_BOX_STATUS", "IRP3", 0, 0xADF, "likwid"),
-        AddressInfo::msr("IRP4_MSR_PMON_BOX_STATUS", "IRP4", 0, 0xAFF, "likwid"),
-        AddressInfo::msr("IRP5_MSR_PMON_BOX_STATUS", "IRP5", 0, 0xB1F, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register MSR_UNC_M2IOSF_IRPn_PMON_STATUS (0xA4F for stack 0) (registers.h) and gives it as the box's status and overflow register in its Ice Lake-SP box table (icelakeX_box_map); when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (icx_uncore_read, perfmon_icelake.h). The bits above the box's counters are described by no source read and are reserved. Linux does not use this register." },
@@ -407,8 +401,8 @@ impl Layout for IrpCtrLayout {
     const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -438,26 +432,16 @@ pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "IRP data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTR0", "IRP0", 0, 0xA4B, "linux-snbep"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTR1", "IRP0", 1, 0xA4C, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR0", "IRP1", 0, 0xA6B, "linux-snbep"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR1", "IRP1", 1, 0xA6C, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR0", "IRP2", 0, 0xA8B, "linux-snbep"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR1", "IRP2", 1, 0xA8C, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR0", "IRP3", 0, 0xADB, "linux-snbep"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR1", "IRP3", 1, 0xADC, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR0", "IRP4", 0, 0xAFB, "linux-snbep"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR1", "IRP4", 1, 0xAFC, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR0", "IRP5", 0, 0xB1B, "linux-snbep"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR1", "IRP5", 1, 0xB1C, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Linux ICX_IRP0_MSR_PMON_CTR0 = 0xA4B plus icx_msr_offsets[n], perf_ctr_bits = 48; likwid MSR_UNC_M2IOSF_IRP0_PMON_CTR0/1 = 0xA4B/0xA4C." },

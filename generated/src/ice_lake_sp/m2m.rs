@@ -13,6 +13,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["M2M0", "M2M1", "M2M2", "M2M3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one M2M box: freeze and reset of all counters or all controls in one write.
 ///
 /// `M2M{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M2M unit (ice-lake-sp). Fields, masks and
@@ -56,16 +68,16 @@ impl Layout for M2mBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 16, 17, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -99,18 +111,16 @@ pub const M2M_PCI_PMON_BOX_CTL: [PciRegister<M2mBoxCtl>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2M", name: M2mBoxCtlLayout::NAME, type_name: "M2mBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2M box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_BOX_CTL", "M2M0", 0, (0x344A, 12, 0, 0x438), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_BOX_CTL", "M2M1", 0, (0x344A, 13, 0, 0x438), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_BOX_CTL", "M2M2", 0, (0x344A, 14, 0, 0x438), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_BOX_CTL", "M2M3", 0, (0x344A, 15, 0, 0x438), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
@@ -148,34 +158,19 @@ impl M2mCtlInvert {
     }
 }
 
-/// Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `M2M{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the M2M unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`M2mCtlLayout`].
-///
-/// **Layout from Linux** (info): icx_uncore_m2m: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0,
-/// umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17), and event_mask_ext SNR_M2M_PCI_PMON_UMASK_EXT = 0xFF for bits 39:32
-/// (the format umask = config:8-15,32-39). Controls are 8 bytes apart (snr_m2m_uncore_pci_init_box
-/// sets UNCORE_BOX_FLAG_CTL_OFFS8): SNR_M2M_PCI_PMON_CTL0 = 0x468, likwid
-/// PCI_UNC_ICX_M2M_PMON_CTL0..3 = 0x468..0x480. Box control SNR_M2M_PCI_PMON_BOX_CTL = 0x438,
-/// counters SNR_M2M_PCI_PMON_CTR0 = 0x440. Bits no source describes are reserved.
-///
-/// **The umask extension: Linux's mask against its write** (source-conflict): Linux accepts the
-/// umask extension in config bits 32-39 (SNR_M2M_PCI_PMON_UMASK_EXT) but writes the control with
-/// one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register
-/// through perf. We record the control as 64 bits with the extension where the mask puts it, since
-/// the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the
-/// raw backend writes both dwords.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A
-/// at devices 12-15, function 0. One device id recurs at several devices, one per box, so the
-/// device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices
-/// from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and
-/// SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type M2mCtl = Reg64<M2mCtlLayout>;
+noted! {
+    M2M_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "icx_uncore_m2m: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), and event_mask_ext SNR_M2M_PCI_PMON_UMASK_EXT = 0xFF for bits 39:32 (the format umask = config:8-15,32-39). Controls are 8 bytes apart (snr_m2m_uncore_pci_init_box sets UNCORE_BOX_FLAG_CTL_OFFS8): SNR_M2M_PCI_PMON_CTL0 = 0x468, likwid PCI_UNC_ICX_M2M_PMON_CTL0..3 = 0x468..0x480. Box control SNR_M2M_PCI_PMON_BOX_CTL = 0x438, counters SNR_M2M_PCI_PMON_CTR0 = 0x440. Bits no source describes are reserved."),
+        ("source-conflict", "The umask extension: Linux's mask against its write", "Linux accepts the umask extension in config bits 32-39 (SNR_M2M_PCI_PMON_UMASK_EXT) but writes the control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A at devices 12-15, function 0. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `M2M{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the M2M unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`M2mCtlLayout`].
+    pub type M2mCtl = Reg64<M2mCtlLayout>;
+}
 
 /// The layout of [`M2mCtl`] (`M2M{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -193,8 +188,8 @@ impl Layout for M2mCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 40, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 40, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 39, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit-mask extension (Intel's UMaskExt): further sub-event bits of the events that name one.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -203,18 +198,18 @@ impl Layout for M2mCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -286,36 +281,18 @@ pub const M2M_PCI_PMON_CTL: [[PciRegister<M2mCtl>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2M", name: M2mCtlLayout::NAME, type_name: "M2mCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_CTL0", "M2M0", 0, (0x344A, 12, 0, 0x468), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL1", "M2M0", 1, (0x344A, 12, 0, 0x470), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL2", "M2M0", 2, (0x344A, 12, 0, 0x478), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL3", "M2M0", 3, (0x344A, 12, 0, 0x480), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL0", "M2M1", 0, (0x344A, 13, 0, 0x468), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL1", "M2M1", 1, (0x344A, 13, 0, 0x470), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL2", "M2M1", 2, (0x344A, 13, 0, 0x478), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL3", "M2M1", 3, (0x344A, 13, 0, 0x480), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL0", "M2M2", 0, (0x344A, 14, 0, 0x468), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL1", "M2M2", 1, (0x344A, 14, 0, 0x470), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL2", "M2M2", 2, (0x344A, 14, 0, 0x478), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL3", "M2M2", 3, (0x344A, 14, 0, 0x480), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL0", "M2M3", 0, (0x344A, 15, 0, 0x468), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL1", "M2M3", 1, (0x344A, 15, 0, 0x470), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL2", "M2M3", 2, (0x344A, 15, 0, 0x478), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL3", "M2M3", 3, (0x344A, 15, 0, 0x480), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_m2m: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), and event_mask_ext SNR_M2M_PCI_PMON_UMASK_EXT = 0xFF for bits 39:32 (the format umask = config:8-15,32-39). Controls are 8 bytes apart (snr_m2m_uncore_pci_init_box sets UNCORE_BOX_FLAG_CTL_OFFS8): SNR_M2M_PCI_PMON_CTL0 = 0x468, likwid PCI_UNC_ICX_M2M_PMON_CTL0..3 = 0x468..0x480. Box control SNR_M2M_PCI_PMON_BOX_CTL = 0x438, counters SNR_M2M_PCI_PMON_CTR0 = 0x440. Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "The umask extension: Linux's mask against its write", text: "Linux accepts the umask extension in config bits 32-39 (SNR_M2M_PCI_PMON_UMASK_EXT) but writes the control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A at devices 12-15, function 0. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: M2M_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one M2M box.
@@ -353,8 +330,8 @@ impl Layout for M2mBoxStatusLayout {
     const INFO: &'static RegisterInfo = &M2M_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -382,18 +359,16 @@ pub const M2M_PCI_PMON_BOX_STATUS: [PciRegister<M2mBoxStatus>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2M", name: M2mBoxStatusLayout::NAME, type_name: "M2mBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxStatusLayout::RESET, reserved_mask: M2mBoxStatusLayout::RESERVED_MASK, ignored_mask: M2mBoxStatusLayout::IGNORED_MASK, writable_mask: M2mBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M2M box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_BOX_STATUS", "M2M0", 0, (0x344A, 12, 0, 0x4A8), "likwid"),
-        AddressInfo::pci("M2M1_PCI_PMON_BOX_STATUS", "M2M1", 0, (0x344A, 13, 0, 0x4A8), "likwid"),
-        AddressInfo::pci("M2M2_PCI_PMON_BOX_STATUS", "M2M2", 0, (0x344A, 14, 0, 0x4A8), "likwid"),
-        AddressInfo::pci("M2M3_PCI_PMON_BOX_STATUS", "M2M3", 0, (0x344A, 15, 0, 0x4A8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&M2M_BOX_STATUS_INFO_ADDRESSES),
     fields: M2mBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register PCI_UNC_ICX_M2M_PMON_STATUS = 0x4A8 (registers.h) and gives it as the box's status and overflow register in its Ice Lake-SP box table (icelakeX_box_map); when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (icx_uncore_read, perfmon_icelake.h). The bits above the box's counters are described by no source read and are reserved. Linux does not use this register." },
@@ -401,21 +376,17 @@ static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M2M data counter n: a 48-bit event count.
-///
-/// `M2M{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2M unit (ice-lake-sp), 4 per instance.
-/// Fields, masks and sources: [`M2mCtrLayout`].
-///
-/// **Width and stride** (info): Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x440
-/// (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A
-/// at devices 12-15, function 0. One device id recurs at several devices, one per box, so the
-/// device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices
-/// from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and
-/// SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type M2mCtr = Reg64<M2mCtrLayout>;
+noted! {
+    M2M_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x440 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A at devices 12-15, function 0. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// M2M data counter n: a 48-bit event count.
+    ///
+    /// `M2M{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2M unit (ice-lake-sp), 4 per instance.
+    /// Fields, masks and sources: [`M2mCtrLayout`].
+    pub type M2mCtr = Reg64<M2mCtrLayout>;
+}
 
 /// The layout of [`M2mCtr`] (`M2M{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -433,8 +404,8 @@ impl Layout for M2mCtrLayout {
     const INFO: &'static RegisterInfo = &M2M_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -462,35 +433,18 @@ pub const M2M_PCI_PMON_CTR: [[PciRegister<M2mCtr>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2M", name: M2mCtrLayout::NAME, type_name: "M2mCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "M2M data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_CTR0", "M2M0", 0, (0x344A, 12, 0, 0x440), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR1", "M2M0", 1, (0x344A, 12, 0, 0x448), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR2", "M2M0", 2, (0x344A, 12, 0, 0x450), "linux-snbep"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR3", "M2M0", 3, (0x344A, 12, 0, 0x458), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR0", "M2M1", 0, (0x344A, 13, 0, 0x440), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR1", "M2M1", 1, (0x344A, 13, 0, 0x448), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR2", "M2M1", 2, (0x344A, 13, 0, 0x450), "linux-snbep"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR3", "M2M1", 3, (0x344A, 13, 0, 0x458), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR0", "M2M2", 0, (0x344A, 14, 0, 0x440), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR1", "M2M2", 1, (0x344A, 14, 0, 0x448), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR2", "M2M2", 2, (0x344A, 14, 0, 0x450), "linux-snbep"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR3", "M2M2", 3, (0x344A, 14, 0, 0x458), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR0", "M2M3", 0, (0x344A, 15, 0, 0x440), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR1", "M2M3", 1, (0x344A, 15, 0, 0x448), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR2", "M2M3", 2, (0x344A, 15, 0, 0x450), "linux-snbep"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR3", "M2M3", 3, (0x344A, 15, 0, 0x458), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0x440 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M2M 0-3: 0x344A at devices 12-15, function 0. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: M2M_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -13,6 +13,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["M2PCIE0", "M2PCIE1", "M2PCIE2", "M2PCIE3", "M2PCIE4", "M2PCIE5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one M2PCIe box: freeze and reset of all counters or all controls in one
 /// write.
 ///
@@ -54,16 +66,16 @@ impl Layout for M2pcieBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M2PCIE_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 16, 17, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -99,20 +111,16 @@ pub const M2PCIE_MSR_PMON_BOX_CTL: [Msr<M2pcieBoxCtl>; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2PCIE_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&M2PCIE_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2PCIE", name: M2pcieBoxCtlLayout::NAME, type_name: "M2pcieBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: M2pcieBoxCtlLayout::RESET, reserved_mask: M2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: M2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: M2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2PCIe box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M2PCIE0_MSR_PMON_BOX_CTL", "M2PCIE0", 0, 0xA40, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_BOX_CTL", "M2PCIE1", 0, 0xA60, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_BOX_CTL", "M2PCIE2", 0, 0xA80, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_BOX_CTL", "M2PCIE3", 0, 0xAD0, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_BOX_CTL", "M2PCIE4", 0, 0xAF0, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_BOX_CTL", "M2PCIE5", 0, 0xB10, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: M2pcieBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
@@ -191,18 +199,18 @@ impl Layout for M2pcieCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -269,38 +277,16 @@ pub const M2PCIE_MSR_PMON_CTL: [[Msr<M2pcieCtl>; 4]; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2PCIE_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&M2PCIE_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2PCIE", name: M2pcieCtlLayout::NAME, type_name: "M2pcieCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: M2pcieCtlLayout::RESET, reserved_mask: M2pcieCtlLayout::RESERVED_MASK, ignored_mask: M2pcieCtlLayout::IGNORED_MASK, writable_mask: M2pcieCtlLayout::WRITABLE_MASK,
     description: "Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M2PCIE0_MSR_PMON_CTL0", "M2PCIE0", 0, 0xA46, "linux-snbep"),
-        AddressInfo::msr("M2PCIE0_MSR_PMON_CTL1", "M2PCIE0", 1, 0xA47, "linux-snbep"),
-        AddressInfo::msr("M2PCIE0_MSR_PMON_CTL2", "M2PCIE0", 2, 0xA48, "linux-snbep"),
-        AddressInfo::msr("M2PCIE0_MSR_PMON_CTL3", "M2PCIE0", 3, 0xA49, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_CTL0", "M2PCIE1", 0, 0xA66, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_CTL1", "M2PCIE1", 1, 0xA67, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_CTL2", "M2PCIE1", 2, 0xA68, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_CTL3", "M2PCIE1", 3, 0xA69, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_CTL0", "M2PCIE2", 0, 0xA86, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_CTL1", "M2PCIE2", 1, 0xA87, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_CTL2", "M2PCIE2", 2, 0xA88, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_CTL3", "M2PCIE2", 3, 0xA89, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_CTL0", "M2PCIE3", 0, 0xAD6, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_CTL1", "M2PCIE3", 1, 0xAD7, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_CTL2", "M2PCIE3", 2, 0xAD8, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_CTL3", "M2PCIE3", 3, 0xAD9, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_CTL0", "M2PCIE4", 0, 0xAF6, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_CTL1", "M2PCIE4", 1, 0xAF7, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_CTL2", "M2PCIE4", 2, 0xAF8, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_CTL3", "M2PCIE4", 3, 0xAF9, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_CTL0", "M2PCIE5", 0, 0xB16, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_CTL1", "M2PCIE5", 1, 0xB17, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_CTL2", "M2PCIE5", 2, 0xB18, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_CTL3", "M2PCIE5", 3, 0xB19, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2PCIE_CTL_INFO_ADDRESSES),
     fields: M2pcieCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset 17; written as one MSR (ivbep_uncore_msr_ops). Bits no source describes are reserved." },
@@ -339,8 +325,8 @@ impl Layout for M2pcieBoxStatusLayout {
     const INFO: &'static RegisterInfo = &M2PCIE_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -370,20 +356,16 @@ pub const M2PCIE_MSR_PMON_BOX_STATUS: [Msr<M2pcieBoxStatus>; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2PCIE_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&M2PCIE_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2PCIE", name: M2pcieBoxStatusLayout::NAME, type_name: "M2pcieBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: M2pcieBoxStatusLayout::RESET, reserved_mask: M2pcieBoxStatusLayout::RESERVED_MASK, ignored_mask: M2pcieBoxStatusLayout::IGNORED_MASK, writable_mask: M2pcieBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one M2PCIe box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M2PCIE0_MSR_PMON_BOX_STATUS", "M2PCIE0", 0, 0xA45, "likwid"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_BOX_STATUS", "M2PCIE1", 0, 0xA65, "likwid"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_BOX_STATUS", "M2PCIE2", 0, 0xA85, "likwid"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_BOX_STATUS", "M2PCIE3", 0, 0xAD5, "likwid"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_BOX_STATUS", "M2PCIE4", 0, 0xAF5, "likwid"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_BOX_STATUS", "M2PCIE5", 0, 0xB15, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&M2PCIE_BOX_STATUS_INFO_ADDRESSES),
     fields: M2pcieBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register MSR_UNC_M2IOSF_M2PCIEn_PMON_STATUS (0xA45 for stack 0) (registers.h) and gives it as the box's status and overflow register in its Ice Lake-SP box table (icelakeX_box_map); when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (icx_uncore_read, perfmon_icelake.h). The bits above the box's counters are described by no source read and are reserved. Linux does not use this register." },
@@ -416,8 +398,8 @@ impl Layout for M2pcieCtrLayout {
     const INFO: &'static RegisterInfo = &M2PCIE_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -447,38 +429,16 @@ pub const M2PCIE_MSR_PMON_CTR: [[Msr<M2pcieCtr>; 4]; 6] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2PCIE_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&M2PCIE_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M2PCIE", name: M2pcieCtrLayout::NAME, type_name: "M2pcieCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: M2pcieCtrLayout::RESET, reserved_mask: M2pcieCtrLayout::RESERVED_MASK, ignored_mask: M2pcieCtrLayout::IGNORED_MASK, writable_mask: M2pcieCtrLayout::WRITABLE_MASK,
     description: "M2PCIe data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M2PCIE0_MSR_PMON_CTR0", "M2PCIE0", 0, 0xA41, "linux-snbep"),
-        AddressInfo::msr("M2PCIE0_MSR_PMON_CTR1", "M2PCIE0", 1, 0xA42, "linux-snbep"),
-        AddressInfo::msr("M2PCIE0_MSR_PMON_CTR2", "M2PCIE0", 2, 0xA43, "linux-snbep"),
-        AddressInfo::msr("M2PCIE0_MSR_PMON_CTR3", "M2PCIE0", 3, 0xA44, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_CTR0", "M2PCIE1", 0, 0xA61, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_CTR1", "M2PCIE1", 1, 0xA62, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_CTR2", "M2PCIE1", 2, 0xA63, "linux-snbep"),
-        AddressInfo::msr("M2PCIE1_MSR_PMON_CTR3", "M2PCIE1", 3, 0xA64, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_CTR0", "M2PCIE2", 0, 0xA81, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_CTR1", "M2PCIE2", 1, 0xA82, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_CTR2", "M2PCIE2", 2, 0xA83, "linux-snbep"),
-        AddressInfo::msr("M2PCIE2_MSR_PMON_CTR3", "M2PCIE2", 3, 0xA84, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_CTR0", "M2PCIE3", 0, 0xAD1, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_CTR1", "M2PCIE3", 1, 0xAD2, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_CTR2", "M2PCIE3", 2, 0xAD3, "linux-snbep"),
-        AddressInfo::msr("M2PCIE3_MSR_PMON_CTR3", "M2PCIE3", 3, 0xAD4, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_CTR0", "M2PCIE4", 0, 0xAF1, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_CTR1", "M2PCIE4", 1, 0xAF2, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_CTR2", "M2PCIE4", 2, 0xAF3, "linux-snbep"),
-        AddressInfo::msr("M2PCIE4_MSR_PMON_CTR3", "M2PCIE4", 3, 0xAF4, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_CTR0", "M2PCIE5", 0, 0xB11, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_CTR1", "M2PCIE5", 1, 0xB12, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_CTR2", "M2PCIE5", 2, 0xB13, "linux-snbep"),
-        AddressInfo::msr("M2PCIE5_MSR_PMON_CTR3", "M2PCIE5", 3, 0xB14, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2PCIE_CTR_INFO_ADDRESSES),
     fields: M2pcieCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Linux ICX_M2PCIE_MSR_PMON_CTR0 = 0xA41 plus icx_msr_offsets[n], perf_ctr_bits = 48; likwid MSR_UNC_M2IOSF_M2PCIE0_PMON_CTR0..3 = 0xA41..0xA44." },

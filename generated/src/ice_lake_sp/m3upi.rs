@@ -12,6 +12,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["M3UPI0", "M3UPI1", "M3UPI2"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one M3UPI box: freeze and reset of all counters or all controls in one
 /// write.
 ///
@@ -56,16 +68,16 @@ impl Layout for M3upiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M3UPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 16, 17, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -98,17 +110,16 @@ pub const M3UPI_L_PCI_PMON_BOX_CTL: [PciRegister<M3upiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M3UPI", name: M3upiBoxCtlLayout::NAME, type_name: "M3upiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M3UPI box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_BOX_CTL", "M3UPI0", 0, (0x3446, 5, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_BOX_CTL", "M3UPI1", 0, (0x3446, 6, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_BOX_CTL", "M3UPI2", 0, (0x3446, 7, 1, 0x0A0), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Ice Lake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT: ivbep_uncore_msr_init_box, ivbep_uncore_pci_init_box, snr_m2m_uncore_pci_init_box, skx_upi_uncore_pci_init_box), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). The other bits are covered by no source read for this processor and are reserved." },
@@ -146,26 +157,18 @@ impl M3upiCtlInvert {
     }
 }
 
-/// Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M3UPI unit (ice-lake-sp), 4 per
-/// instance. Fields, masks and sources: [`M3upiCtlLayout`].
-///
-/// **Layout from Linux** (info): icx_uncore_m3upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel
-/// 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17), four counters (three on Skylake-SP); controls 4 bytes apart from
-/// ICX_M3UPI_PCI_PMON_CTL0 = 0xD8, counters 8 apart from ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, box
-/// control ICX_M3UPI_PCI_PMON_BOX_CTL = 0xA0 (ivbep_uncore_pci_ops); likwid
-/// PCI_UNC_ICX_M3UPI_PMON_CTL0..3 = 0xD8..0xE4 agrees. Bits no source describes are reserved.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2:
-/// 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box,
-/// so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore
-/// devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with
-/// SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type M3upiCtl = Reg32<M3upiCtlLayout>;
+noted! {
+    M3UPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "icx_uncore_m3upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), four counters (three on Skylake-SP); controls 4 bytes apart from ICX_M3UPI_PCI_PMON_CTL0 = 0xD8, counters 8 apart from ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, box control ICX_M3UPI_PCI_PMON_BOX_CTL = 0xA0 (ivbep_uncore_pci_ops); likwid PCI_UNC_ICX_M3UPI_PMON_CTL0..3 = 0xD8..0xE4 agrees. Bits no source describes are reserved."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2: 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `M3UPI_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M3UPI unit (ice-lake-sp), 4 per
+    /// instance. Fields, masks and sources: [`M3upiCtlLayout`].
+    pub type M3upiCtl = Reg32<M3upiCtlLayout>;
+}
 
 /// The layout of [`M3upiCtl`] (`M3UPI_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -189,18 +192,18 @@ impl Layout for M3upiCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -264,31 +267,18 @@ pub const M3UPI_L_PCI_PMON_CTL: [[PciRegister<M3upiCtl>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M3UPI", name: M3upiCtlLayout::NAME, type_name: "M3upiCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
     description: "Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL0", "M3UPI0", 0, (0x3446, 5, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL1", "M3UPI0", 1, (0x3446, 5, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL2", "M3UPI0", 2, (0x3446, 5, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL3", "M3UPI0", 3, (0x3446, 5, 1, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL0", "M3UPI1", 0, (0x3446, 6, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL1", "M3UPI1", 1, (0x3446, 6, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL2", "M3UPI1", 2, (0x3446, 6, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL3", "M3UPI1", 3, (0x3446, 6, 1, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL0", "M3UPI2", 0, (0x3446, 7, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL1", "M3UPI2", 1, (0x3446, 7, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL2", "M3UPI2", 2, (0x3446, 7, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL3", "M3UPI2", 3, (0x3446, 7, 1, 0x0E4), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
     fields: M3upiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_m3upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17), four counters (three on Skylake-SP); controls 4 bytes apart from ICX_M3UPI_PCI_PMON_CTL0 = 0xD8, counters 8 apart from ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, box control ICX_M3UPI_PCI_PMON_BOX_CTL = 0xA0 (ivbep_uncore_pci_ops); likwid PCI_UNC_ICX_M3UPI_PMON_CTL0..3 = 0xD8..0xE4 agrees. Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2: 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: M3UPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one M3UPI box.
@@ -327,8 +317,8 @@ impl Layout for M3upiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &M3UPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -355,17 +345,16 @@ pub const M3UPI_L_PCI_PMON_BOX_STATUS: [PciRegister<M3upiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M3UPI", name: M3upiBoxStatusLayout::NAME, type_name: "M3upiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxStatusLayout::RESET, reserved_mask: M3upiBoxStatusLayout::RESERVED_MASK, ignored_mask: M3upiBoxStatusLayout::IGNORED_MASK, writable_mask: M3upiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one M3UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_BOX_STATUS", "M3UPI0", 0, (0x3446, 5, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_BOX_STATUS", "M3UPI1", 0, (0x3446, 6, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_BOX_STATUS", "M3UPI2", 0, (0x3446, 7, 1, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&M3UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: M3upiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register PCI_UNC_ICX_M3UPI_PMON_STATUS = 0xF8 (registers.h) and gives it as the box's status and overflow register in its Ice Lake-SP box table (icelakeX_box_map); when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (icx_uncore_read, perfmon_icelake.h). The bits above the box's counters are described by no source read and are reserved. Linux does not use this register." },
@@ -373,21 +362,17 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M3UPI data counter n: a 48-bit event count.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (ice-lake-sp), 4 per
-/// instance. Fields, masks and sources: [`M3upiCtrLayout`].
-///
-/// **Width and stride** (info): Linux perf_ctr_bits = 48, counters 8 bytes apart from 0xA8
-/// (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets.
-///
-/// **Device ids, devices and functions** (info): Linux icx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2:
-/// 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box,
-/// so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore
-/// devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with
-/// SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet.
-pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+noted! {
+    M3UPI_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0xA8 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets."),
+        ("info", "Device ids, devices and functions", "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2: 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet."),
+    ];
+    /// M3UPI data counter n: a 48-bit event count.
+    ///
+    /// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (ice-lake-sp), 4 per
+    /// instance. Fields, masks and sources: [`M3upiCtrLayout`].
+    pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+}
 
 /// The layout of [`M3upiCtr`] (`M3UPI_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -405,8 +390,8 @@ impl Layout for M3upiCtrLayout {
     const INFO: &'static RegisterInfo = &M3UPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -433,31 +418,18 @@ pub const M3UPI_L_PCI_PMON_CTR: [[PciRegister<M3upiCtr>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "M3UPI", name: M3upiCtrLayout::NAME, type_name: "M3upiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
     description: "M3UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR0", "M3UPI0", 0, (0x3446, 5, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR1", "M3UPI0", 1, (0x3446, 5, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR2", "M3UPI0", 2, (0x3446, 5, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR3", "M3UPI0", 3, (0x3446, 5, 1, 0x0C0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR0", "M3UPI1", 0, (0x3446, 6, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR1", "M3UPI1", 1, (0x3446, 6, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR2", "M3UPI1", 2, (0x3446, 6, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR3", "M3UPI1", 3, (0x3446, 6, 1, 0x0C0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR0", "M3UPI2", 0, (0x3446, 7, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR1", "M3UPI2", 1, (0x3446, 7, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR2", "M3UPI2", 2, (0x3446, 7, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR3", "M3UPI2", 3, (0x3446, 7, 1, 0x0C0), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
     fields: M3upiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux perf_ctr_bits = 48, counters 8 bytes apart from 0xA8 (uncore_pci_perf_ctr); likwid gives 48 bits and the same offsets." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux icx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA) on the socket's uncore bus: M3UPI links 0-2: 0x3446 at devices 5, 6 and 7, function 1. One device id recurs at several devices, one per box, so the device and function tell the boxes apart. Linux finds which bus holds a socket's uncore devices from the U-box device 0x3450 (icx_uncore_pci_init: snbep_pci2phy_map_init with SKX_CPUNODEID and SKX_GIDNIDMAP); the spec does not describe that lookup for this processor yet." },
-    ],
+    notes: M3UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -14,6 +14,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose
 /// box control has frz_en set.
 ///
@@ -46,12 +58,12 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 63, msb: 63, access: Access::Wo, role: Some(Role::GlobalFreeze),
             description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 62, msb: 62, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 62, 62, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 61, msb: 61, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets the frozen boxes count again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 60, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 60, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -70,38 +82,33 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0x700, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x700, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and the two command bits from likwid", text: "likwid freezes the Ice Lake-SP uncore by writing 1 << 63 to MSR_UNC_ICX_U_PMON_GLOBAL_CTRL = 0x700 and unfreezes it by writing 1 << 61 (perfmon_icelake.h, the ICELAKEX1/ICELAKEX2 branches), the same command bits as on Skylake-SP. Linux does not use this register on this processor (icx_msr_uncores programs each box through its own box control). No source read describes the other bits; they are recorded as reserved." },
     ],
 };
 
-/// First socket-wide overflow summary register. Which box reports in which bit is not known from
-/// the sources read.
-///
-/// `U_MSR_PMON_GLOBAL_STATUS1`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
-/// and sources: [`UGlobalStatus1Layout`].
-///
-/// **Which bit belongs to which box is unknown; likwid's table is not used** (source-conflict):
-/// likwid names this register MSR_UNC_ICX_U_PMON_GLOBAL_STATUS1 = 0x70E (registers.h), and its
-/// overflow check reads it for a box whose table offset is below 64, the second register (0x70F)
-/// above (ICX_CHECK_UNCORE_OVERFLOW, perfmon_icelake.h). Its Ice Lake-SP box table
-/// (icelakeX_box_map, perfmon_icelakeX_counters.h) gives CHA n offset n, the U-box counters offsets
-/// 0 and 1 of a different register (the client MSR_V4_UNC_PERF_GLOBAL_STATUS) and every other box
-/// -1 (none). likwid's own notes for this processor (its IcelakeSP wiki page) say the bit offsets
-/// are undocumented and unknown, and that it relies on the boxes' own status registers instead.
-/// With CHA 0 and CHA 1 sharing offsets with the U-box and no second source, no bit is described
-/// here: every bit is reserved and every box's route is declared unknown.
-pub type UGlobalStatus1 = Reg64<UGlobalStatus1Layout>;
+noted! {
+    U_GLOBAL_STATUS1_INFO_NOTES = [
+        ("source-conflict", "Which bit belongs to which box is unknown; likwid's table is not used", "likwid names this register MSR_UNC_ICX_U_PMON_GLOBAL_STATUS1 = 0x70E (registers.h), and its overflow check reads it for a box whose table offset is below 64, the second register (0x70F) above (ICX_CHECK_UNCORE_OVERFLOW, perfmon_icelake.h). Its Ice Lake-SP box table (icelakeX_box_map, perfmon_icelakeX_counters.h) gives CHA n offset n, the U-box counters offsets 0 and 1 of a different register (the client MSR_V4_UNC_PERF_GLOBAL_STATUS) and every other box -1 (none). likwid's own notes for this processor (its IcelakeSP wiki page) say the bit offsets are undocumented and unknown, and that it relies on the boxes' own status registers instead. With CHA 0 and CHA 1 sharing offsets with the U-box and no second source, no bit is described here: every bit is reserved and every box's route is declared unknown."),
+    ];
+    /// First socket-wide overflow summary register. Which box reports in which bit is not known from
+    /// the sources read.
+    ///
+    /// `U_MSR_PMON_GLOBAL_STATUS1`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
+    /// and sources: [`UGlobalStatus1Layout`].
+    pub type UGlobalStatus1 = Reg64<UGlobalStatus1Layout>;
+}
 
 /// The layout of [`UGlobalStatus1`] (`U_MSR_PMON_GLOBAL_STATUS1`): its fields, masks and metadata.
 ///
@@ -119,8 +126,8 @@ impl Layout for UGlobalStatus1Layout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 63, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -128,29 +135,30 @@ impl Layout for UGlobalStatus1Layout {
 pub const U_MSR_PMON_GLOBAL_STATUS1: Msr<UGlobalStatus1> = Msr::new(0x70E, "U_MSR_PMON_GLOBAL_STATUS1");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS1_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS1], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS1_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UGlobalStatus1Layout::NAME, type_name: "UGlobalStatus1",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatus1Layout::RESET, reserved_mask: UGlobalStatus1Layout::RESERVED_MASK, ignored_mask: UGlobalStatus1Layout::IGNORED_MASK, writable_mask: UGlobalStatus1Layout::WRITABLE_MASK,
     description: "First socket-wide overflow summary register. Which box reports in which bit is not known from the sources read.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS1", "UBOX", 0, 0x70E, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_GLOBAL_STATUS1_INFO_ADDRESSES),
     fields: UGlobalStatus1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "Which bit belongs to which box is unknown; likwid's table is not used", text: "likwid names this register MSR_UNC_ICX_U_PMON_GLOBAL_STATUS1 = 0x70E (registers.h), and its overflow check reads it for a box whose table offset is below 64, the second register (0x70F) above (ICX_CHECK_UNCORE_OVERFLOW, perfmon_icelake.h). Its Ice Lake-SP box table (icelakeX_box_map, perfmon_icelakeX_counters.h) gives CHA n offset n, the U-box counters offsets 0 and 1 of a different register (the client MSR_V4_UNC_PERF_GLOBAL_STATUS) and every other box -1 (none). likwid's own notes for this processor (its IcelakeSP wiki page) say the bit offsets are undocumented and unknown, and that it relies on the boxes' own status registers instead. With CHA 0 and CHA 1 sharing offsets with the U-box and no second source, no bit is described here: every bit is reserved and every box's route is declared unknown." },
-    ],
+    notes: U_GLOBAL_STATUS1_INFO_NOTES,
 };
 
-/// Second socket-wide overflow summary register; no source read assigns any of its bits.
-///
-/// `U_MSR_PMON_GLOBAL_STATUS2`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
-/// and sources: [`UGlobalStatus2Layout`].
-///
-/// **Address from likwid** (info): likwid MSR_UNC_ICX_U_PMON_GLOBAL_STATUS2 = 0x70F; no box of its
-/// Ice Lake-SP table has an offset of 64 or more, so it never reads it in practice.
-pub type UGlobalStatus2 = Reg64<UGlobalStatus2Layout>;
+noted! {
+    U_GLOBAL_STATUS2_INFO_NOTES = [
+        ("info", "Address from likwid", "likwid MSR_UNC_ICX_U_PMON_GLOBAL_STATUS2 = 0x70F; no box of its Ice Lake-SP table has an offset of 64 or more, so it never reads it in practice."),
+    ];
+    /// Second socket-wide overflow summary register; no source read assigns any of its bits.
+    ///
+    /// `U_MSR_PMON_GLOBAL_STATUS2`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
+    /// and sources: [`UGlobalStatus2Layout`].
+    pub type UGlobalStatus2 = Reg64<UGlobalStatus2Layout>;
+}
 
 /// The layout of [`UGlobalStatus2`] (`U_MSR_PMON_GLOBAL_STATUS2`): its fields, masks and metadata.
 ///
@@ -168,8 +176,8 @@ impl Layout for UGlobalStatus2Layout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS2_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 63, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -177,32 +185,31 @@ impl Layout for UGlobalStatus2Layout {
 pub const U_MSR_PMON_GLOBAL_STATUS2: Msr<UGlobalStatus2> = Msr::new(0x70F, "U_MSR_PMON_GLOBAL_STATUS2");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS2_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS2], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS2_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UGlobalStatus2Layout::NAME, type_name: "UGlobalStatus2",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatus2Layout::RESET, reserved_mask: UGlobalStatus2Layout::RESERVED_MASK, ignored_mask: UGlobalStatus2Layout::IGNORED_MASK, writable_mask: UGlobalStatus2Layout::WRITABLE_MASK,
     description: "Second socket-wide overflow summary register; no source read assigns any of its bits.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS2", "UBOX", 0, 0x70F, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_GLOBAL_STATUS2_INFO_ADDRESSES),
     fields: UGlobalStatus2Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address from likwid", text: "likwid MSR_UNC_ICX_U_PMON_GLOBAL_STATUS2 = 0x70F; no box of its Ice Lake-SP table has an offset of 64 or more, so it never reads it in practice." },
-    ],
+    notes: U_GLOBAL_STATUS2_INFO_NOTES,
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
-/// and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Linux icx_msr_uncores reuses skx_uncore_ubox for this processor,
-/// which uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with
-/// SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTL = 0x703 agrees. No source
-/// read describes the other bits; they are reserved.
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Linux icx_msr_uncores reuses skx_uncore_ubox for this processor, which uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTL = 0x703 agrees. No source read describes the other bits; they are reserved."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
+    /// and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -220,14 +227,14 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 0, 19, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -244,30 +251,30 @@ impl UUclkFixedCtl {
 pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0x703, "U_MSR_PMON_UCLK_FIXED_CTL");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x703, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Linux icx_msr_uncores reuses skx_uncore_ubox for this processor, which uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTL = 0x703 agrees. No source read describes the other bits; they are reserved." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
-/// and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits
-/// = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid
-/// MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTR = 0x704.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTR = 0x704."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (ice-lake-sp). Fields, masks
+    /// and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -285,8 +292,8 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -309,19 +316,18 @@ impl UUclkFixedCtr {
 pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0x704, "U_MSR_PMON_UCLK_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x704, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_GLOBAL_UCLK_CTR = 0x704." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
@@ -353,18 +359,17 @@ impl UCtlInvert {
     }
 }
 
-/// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
-/// inversion and edge detection.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (ice-lake-sp), 2 per instance. Fields,
-/// masks and sources: [`UCtlLayout`].
-///
-/// **Layout and addresses from Linux** (info): skx_uncore_ubox (which Linux registers for this
-/// processor too, icx_msr_uncores): two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event
-/// mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold
-/// 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid
-/// MSR_UNC_ICX_U_PMON_CTL0/1 = 0x705/0x706 agree. Bits no source describes are reserved.
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Layout and addresses from Linux", "skx_uncore_ubox (which Linux registers for this processor too, icx_msr_uncores): two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_ICX_U_PMON_CTL0/1 = 0x705/0x706 agree. Bits no source describes are reserved."),
+    ];
+    /// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
+    /// inversion and edge detection.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (ice-lake-sp), 2 per instance. Fields,
+    /// masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -382,26 +387,26 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -464,31 +469,30 @@ impl UCtl {
 pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0x705, "U_MSR_PMON_CTL0"), Msr::new(0x706, "U_MSR_PMON_CTL1")];
 
 #[cfg(feature = "metadata")]
+static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x705, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x706, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and addresses from Linux", text: "skx_uncore_ubox (which Linux registers for this processor too, icx_msr_uncores): two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_ICX_U_PMON_CTL0/1 = 0x705/0x706 agree. Bits no source describes are reserved." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
-/// U-box data counter n: a 48-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (ice-lake-sp), 2 per instance. Fields,
-/// masks and sources: [`UCtrLayout`].
-///
-/// **Addresses and width** (info): Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48
-/// (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_CTR0/1
-/// = 0x709/0x70A.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_CTR0/1 = 0x709/0x70A."),
+    ];
+    /// U-box data counter n: a 48-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (ice-lake-sp), 2 per instance. Fields,
+    /// masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -506,8 +510,8 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -530,20 +534,18 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0x709, "U_MSR_PMON_CTR0"), Msr::new(0x70A, "U_MSR_PMON_CTR1")];
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x709, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x70A, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox, used for this processor by icx_msr_uncores); likwid MSR_UNC_ICX_U_PMON_CTR0/1 = 0x709/0x70A." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
 /// Node id of this socket, in the U-box PCI function (device 0x3450) on the socket's first uncore
@@ -578,10 +580,10 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of this socket, set by firmware.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 3, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("local_node_id", 0, 2, Access::Ro,
+            "Node id of this socket, set by firmware."),
     ];
 }
 
@@ -596,15 +598,16 @@ impl UCpuNodeId {
 pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x3450, 0, 0, 0x0C0, "U_PCI_CPUNODEID");
 
 #[cfg(feature = "metadata")]
+static U_CPU_NODE_ID_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_CPUNODEID], &INSTANCE_NAMES, "lspci-icx");
+
+#[cfg(feature = "metadata")]
 static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x3450) on the socket's first uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x3450, 0, 0, 0x0C0), "lspci-icx"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux icx_uncore_pci_init calls snbep_pci2phy_map_init(0x3450, SKX_CPUNODEID = 0xc0, SKX_GIDNIDMAP = 0xd4, true) and masks the node id with NODE_ID_MASK (bits 2:0). It finds the device by id, so it states no device or function: device 0, function 0 comes from the public boot logs cited (lspci-icx), which show [8086:3450] at 00.0 of buses 7e and fe of a two-socket system and of bus fe of a one-socket one. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
@@ -640,24 +643,24 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 7.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 6.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 5.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 4.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 2.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("node_id7", 21, 23, Access::Ro,
+            "Node id of the socket whose group (package) id is 7."),
+        FieldInfo::row("node_id6", 18, 20, Access::Ro,
+            "Node id of the socket whose group (package) id is 6."),
+        FieldInfo::row("node_id5", 15, 17, Access::Ro,
+            "Node id of the socket whose group (package) id is 5."),
+        FieldInfo::row("node_id4", 12, 14, Access::Ro,
+            "Node id of the socket whose group (package) id is 4."),
+        FieldInfo::row("node_id3", 9, 11, Access::Ro,
+            "Node id of the socket whose group (package) id is 3."),
+        FieldInfo::row("node_id2", 6, 8, Access::Ro,
+            "Node id of the socket whose group (package) id is 2."),
+        FieldInfo::row("node_id1", 3, 5, Access::Ro,
+            "Node id of the socket whose group (package) id is 1."),
+        FieldInfo::row("node_id0", 0, 2, Access::Ro,
+            "Node id of the socket whose group (package) id is 0."),
     ];
 }
 
@@ -700,15 +703,16 @@ impl UGidNidMap {
 pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x3450, 0, 0, 0x0D4, "U_PCI_GIDNIDMAP");
 
 #[cfg(feature = "metadata")]
+static U_GID_NID_MAP_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_GIDNIDMAP], &INSTANCE_NAMES, "lspci-icx");
+
+#[cfg(feature = "metadata")]
 static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "ice-lake-sp", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x3450, 0, 0, 0x0D4), "lspci-icx"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source read and are recorded as reserved. Offset 0xD4 and the device id are Linux's; device and function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset value is a placeholder." },

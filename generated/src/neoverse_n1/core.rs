@@ -18,19 +18,46 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Performance Monitors Control Register: enables every counter at once, resets them, selects the
-/// cycle counter's divider and the counters' overflow width, and reports how many event counters
-/// the core implements.
-///
-/// `PMCR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
-/// [`PmcrLayout`].
-///
-/// **Bits** (info): arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6) and N
-/// (15:11). LP (bit 7), the long event counters, came with FEAT_PMUv3p5 (Armv8.5), which the
-/// Armv8.2 N1 and the Armv8.4 V1 predate: bit 7 is reserved here with bits 10:8 and 63:32, and
-/// arm_pmuv3.c never sets it on such a core (armv8pmu_has_long_event is false; a 64-bit count
-/// chains two counters).
-pub type Pmcr = Reg64<PmcrLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PMU"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 18] = [
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCR_EL0",
+    "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENSET_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENCLR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSCLR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSSET_EL0",
+    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVTYPER{n}_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVCNTR{n}_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCFILTR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCNTR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMSWINC_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMSELR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCEID0_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCEID1_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMUSERENR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMINTENSET_EL1",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMINTENCLR_EL1",
+];
+
+noted! {
+    PMCR_INFO_NOTES = [
+        ("info", "Bits", "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6) and N (15:11). LP (bit 7), the long event counters, came with FEAT_PMUv3p5 (Armv8.5), which the Armv8.2 N1 and the Armv8.4 V1 predate: bit 7 is reserved here with bits 10:8 and 63:32, and arm_pmuv3.c never sets it on such a core (armv8pmu_has_long_event is false; a 64-bit count chains two counters)."),
+    ];
+    /// Performance Monitors Control Register: enables every counter at once, resets them, selects the
+    /// cycle counter's divider and the counters' overflow width, and reports how many event counters
+    /// the core implements.
+    ///
+    /// `PMCR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
+    /// [`PmcrLayout`].
+    pub type Pmcr = Reg64<PmcrLayout>;
+}
 
 /// The layout of [`Pmcr`] (`PMCR_EL0`): its fields, masks and metadata.
 ///
@@ -61,26 +88,26 @@ impl Layout for PmcrLayout {
     const INFO: &'static RegisterInfo = &PMCR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "imp", ident: "imp", lsb: 24, msb: 31, access: Access::Ro,
-            description: "Implementer code (deprecated by the architecture in favour of MIDR_EL1).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "idcode", ident: "idcode", lsb: 16, msb: 23, access: Access::Ro,
-            description: "Identification code (deprecated; read MIDR_EL1).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro,
-            description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 7, msb: 10, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "lc", ident: "lc", lsb: 6, msb: 6, access: Access::Rw,
-            description: "Long cycle counter: when set, the cycle counter overflows when it wraps at 64 bits; when clear, at 32 bits.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dp", ident: "dp", lsb: 5, msb: 5, access: Access::Rw,
-            description: "Stop the cycle counter while event counting is prohibited (in a state where the filters or the debug authentication say not to count).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "x", ident: "x", lsb: 4, msb: 4, access: Access::Rw,
-            description: "Export the events to an external monitor (the trace unit).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "d", ident: "d", lsb: 3, msb: 3, access: Access::Rw,
-            description: "Clock divider: when set, the cycle counter advances once every 64 cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c", ident: "c", lsb: 2, msb: 2, access: Access::Wo,
-            description: "Write 1 to reset the cycle counter to zero; reads as zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("imp", 24, 31, Access::Ro,
+            "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
+        FieldInfo::row("idcode", 16, 23, Access::Ro,
+            "Identification code (deprecated; read MIDR_EL1)."),
+        FieldInfo::row("n", 11, 15, Access::Ro,
+            "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value."),
+        FieldInfo::row("rsv", 7, 10, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("lc", 6, 6, Access::Rw,
+            "Long cycle counter: when set, the cycle counter overflows when it wraps at 64 bits; when clear, at 32 bits."),
+        FieldInfo::row("dp", 5, 5, Access::Rw,
+            "Stop the cycle counter while event counting is prohibited (in a state where the filters or the debug authentication say not to count)."),
+        FieldInfo::row("x", 4, 4, Access::Rw,
+            "Export the events to an external monitor (the trace unit)."),
+        FieldInfo::row("d", 3, 3, Access::Rw,
+            "Clock divider: when set, the cycle counter advances once every 64 cycles."),
+        FieldInfo::row("c", 2, 2, Access::Wo,
+            "Write 1 to reset the cycle counter to zero; reads as zero."),
         FieldInfo { name: "p", ident: "p", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::GlobalReset),
             description: "Write 1 to reset every event counter (not the cycle counter) to zero; reads as zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "e", ident: "e", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::GlobalEnable),
@@ -155,27 +182,25 @@ static PMCR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcrLayout::RESET, reserved_mask: PmcrLayout::RESERVED_MASK, ignored_mask: PmcrLayout::IGNORED_MASK, writable_mask: PmcrLayout::WRITABLE_MASK,
     description: "Performance Monitors Control Register: enables every counter at once, resets them, selects the cycle counter's divider and the counters' overflow width, and reports how many event counters the core implements.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[0], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), "linux-arm64-sysreg"),
     ]),
     fields: PmcrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6) and N (15:11). LP (bit 7), the long event counters, came with FEAT_PMUv3p5 (Armv8.5), which the Armv8.2 N1 and the Armv8.4 V1 predate: bit 7 is reserved here with bits 10:8 and 63:32, and arm_pmuv3.c never sets it on such a core (armv8pmu_has_long_event is false; a 64-bit count chains two counters)." },
-    ],
+    notes: PMCR_INFO_NOTES,
 };
 
-/// Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter
-/// (writing 0 changes nothing).
-///
-/// `PMCNTENSET_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
-/// sources: [`PmcntensetLayout`].
-///
-/// **Set and clear registers** (info): Writing 0 to a bit leaves it as it is; only PMCNTENCLR_EL0
-/// disables a counter. arm_pmuv3.c enables a counter with write_pmcntenset(BIT(n)) and disables it
-/// with write_pmcntenclr(BIT(n)); the counter bit n is the counter's number, the cycle counter bit
-/// 31 (ARMV8_PMU_CYCLE_IDX).
-pub type Pmcntenset = Reg64<PmcntensetLayout>;
+noted! {
+    PMCNTENSET_INFO_NOTES = [
+        ("info", "Set and clear registers", "Writing 0 to a bit leaves it as it is; only PMCNTENCLR_EL0 disables a counter. arm_pmuv3.c enables a counter with write_pmcntenset(BIT(n)) and disables it with write_pmcntenclr(BIT(n)); the counter bit n is the counter's number, the cycle counter bit 31 (ARMV8_PMU_CYCLE_IDX)."),
+    ];
+    /// Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter
+    /// (writing 0 changes nothing).
+    ///
+    /// `PMCNTENSET_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
+    /// sources: [`PmcntensetLayout`].
+    pub type Pmcntenset = Reg64<PmcntensetLayout>;
+}
 
 /// The layout of [`Pmcntenset`] (`PMCNTENSET_EL0`): its fields, masks and metadata.
 ///
@@ -206,8 +231,8 @@ impl Layout for PmcntensetLayout {
     const INFO: &'static RegisterInfo = &PMCNTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[31],
             description: "The cycle counter PMCCNTR_EL0 is enabled.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -242,14 +267,12 @@ static PMCNTENSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcntensetLayout::RESET, reserved_mask: PmcntensetLayout::RESERVED_MASK, ignored_mask: PmcntensetLayout::IGNORED_MASK, writable_mask: PmcntensetLayout::WRITABLE_MASK,
     description: "Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter (writing 0 changes nothing).",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENSET_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[2], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCNTENSET_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), "linux-arm64-sysreg"),
     ]),
     fields: PmcntensetLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Set and clear registers", text: "Writing 0 to a bit leaves it as it is; only PMCNTENCLR_EL0 disables a counter. arm_pmuv3.c enables a counter with write_pmcntenset(BIT(n)) and disables it with write_pmcntenclr(BIT(n)); the counter bit n is the counter's number, the cycle counter bit 31 (ARMV8_PMU_CYCLE_IDX)." },
-    ],
+    notes: PMCNTENSET_INFO_NOTES,
 };
 
 /// Count Enable Clear: reads which counters are enabled (as PMCNTENSET_EL0); writing 1 to a bit
@@ -288,12 +311,12 @@ impl Layout for PmcntenclrLayout {
     const INFO: &'static RegisterInfo = &PMCNTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c,
-            description: "Write 1 to disable the cycle counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c,
-            description: "Bit n: write 1 to disable event counter n.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("c", 31, 31, Access::W1c,
+            "Write 1 to disable the cycle counter."),
+        FieldInfo::row("p", 0, 30, Access::W1c,
+            "Bit n: write 1 to disable event counter n."),
     ];
 }
 
@@ -320,7 +343,7 @@ static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmcntenclrLayout::RESET, reserved_mask: PmcntenclrLayout::RESERVED_MASK, ignored_mask: PmcntenclrLayout::IGNORED_MASK, writable_mask: PmcntenclrLayout::WRITABLE_MASK,
     description: "Count Enable Clear: reads which counters are enabled (as PMCNTENSET_EL0); writing 1 to a bit disables that counter.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[3], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCNTENCLR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), "linux-arm64-sysreg"),
     ]),
@@ -328,15 +351,17 @@ static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo {
     notes: &[],
 };
 
-/// Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that
-/// flag.
-///
-/// `PMOVSCLR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
-/// [`PmovsclrLayout`].
-///
-/// **How Linux uses it** (info): armv8pmu_getreset_flags reads PMOVSCLR_EL0, keeps
-/// ARMV8_PMU_OVSR_MASK (P 30:0 and C 31) and writes the value back to clear the flags it read.
-pub type Pmovsclr = Reg64<PmovsclrLayout>;
+noted! {
+    PMOVSCLR_INFO_NOTES = [
+        ("info", "How Linux uses it", "armv8pmu_getreset_flags reads PMOVSCLR_EL0, keeps ARMV8_PMU_OVSR_MASK (P 30:0 and C 31) and writes the value back to clear the flags it read."),
+    ];
+    /// Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that
+    /// flag.
+    ///
+    /// `PMOVSCLR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
+    /// [`PmovsclrLayout`].
+    pub type Pmovsclr = Reg64<PmovsclrLayout>;
+}
 
 /// The layout of [`Pmovsclr`] (`PMOVSCLR_EL0`): its fields, masks and metadata.
 ///
@@ -367,8 +392,8 @@ impl Layout for PmovsclrLayout {
     const INFO: &'static RegisterInfo = &PMOVSCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[31],
             description: "The cycle counter overflowed; write 1 to clear.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -399,14 +424,12 @@ static PMOVSCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmovsclrLayout::RESET, reserved_mask: PmovsclrLayout::RESERVED_MASK, ignored_mask: PmovsclrLayout::IGNORED_MASK, writable_mask: PmovsclrLayout::WRITABLE_MASK,
     description: "Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that flag.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSCLR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[4], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMOVSCLR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), "linux-arm64-sysreg"),
     ]),
     fields: PmovsclrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "How Linux uses it", text: "armv8pmu_getreset_flags reads PMOVSCLR_EL0, keeps ARMV8_PMU_OVSR_MASK (P 30:0 and C 31) and writes the value back to clear the flags it read." },
-    ],
+    notes: PMOVSCLR_INFO_NOTES,
 };
 
 /// Overflow Flag Status Set: reads each counter's overflow flag (as PMOVSCLR_EL0); writing 1 to a
@@ -444,8 +467,8 @@ impl Layout for PmovssetLayout {
     const INFO: &'static RegisterInfo = &PMOVSSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::RwV, role: Some(Role::Overflow), counters: &[31],
             description: "The cycle counter overflowed (set by hardware, or by writing 1).", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -481,7 +504,7 @@ static PMOVSSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmovssetLayout::RESET, reserved_mask: PmovssetLayout::RESERVED_MASK, ignored_mask: PmovssetLayout::IGNORED_MASK, writable_mask: PmovssetLayout::WRITABLE_MASK,
     description: "Overflow Flag Status Set: reads each counter's overflow flag (as PMOVSCLR_EL0); writing 1 to a bit sets that flag, as a hypervisor restoring a guest's state does.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSSET_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    sources: &[SOURCES[5], SOURCES[6]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMOVSSET_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), "linux-arm64-sysreg"),
     ]),
@@ -540,22 +563,22 @@ impl Layout for PmevtyperLayout {
     const INFO: &'static RegisterInfo = &PMEVTYPER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Privileged filter: when set, events at EL1 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "u", ident: "u", lsb: 30, msb: 30, access: Access::Rw,
-            description: "User filter: when set, events at EL0 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsk", ident: "nsk", lsb: 29, msb: 29, access: Access::Rw,
-            description: "Non-secure EL1 filter: when it differs from p, events at Non-secure EL1 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsu", ident: "nsu", lsb: 28, msb: 28, access: Access::Rw,
-            description: "Non-secure EL0 filter: when it differs from u, events at Non-secure EL0 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsh", ident: "nsh", lsb: 27, msb: 27, access: Access::Rw,
-            description: "Non-secure EL2 filter: when set, events at (Non-secure) EL2 are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "m", ident: "m", lsb: 26, msb: 26, access: Access::Rw,
-            description: "EL3 filter: when it differs from p, events at EL3 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 25, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("p", 31, 31, Access::Rw,
+            "Privileged filter: when set, events at EL1 are not counted."),
+        FieldInfo::row("u", 30, 30, Access::Rw,
+            "User filter: when set, events at EL0 are not counted."),
+        FieldInfo::row("nsk", 29, 29, Access::Rw,
+            "Non-secure EL1 filter: when it differs from p, events at Non-secure EL1 are not counted."),
+        FieldInfo::row("nsu", 28, 28, Access::Rw,
+            "Non-secure EL0 filter: when it differs from u, events at Non-secure EL0 are not counted."),
+        FieldInfo::row("nsh", 27, 27, Access::Rw,
+            "Non-secure EL2 filter: when set, events at (Non-secure) EL2 are counted."),
+        FieldInfo::row("m", 26, 26, Access::Rw,
+            "EL3 filter: when it differs from p, events at EL3 are not counted."),
+        FieldInfo::row("rsv", 16, 25, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 15, access: Access::Rw, role: Some(Role::Event),
             description: "The event number, the architecture's evtCount (named ev_sel as every event select of this spec is, which the event lists and tools look up): the architecture's common events below 0x4000 and their extension from 0x4000, the core's own from 0x40 and 0x8000 up, as Arm's event list for this core gives them.", ..FieldInfo::EMPTY },
     ];
@@ -621,7 +644,7 @@ static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
     reset: PmevtyperLayout::RESET, reserved_mask: PmevtyperLayout::RESERVED_MASK, ignored_mask: PmevtyperLayout::IGNORED_MASK, writable_mask: PmevtyperLayout::WRITABLE_MASK,
     description: "Event Type Register n: the event PMEVCNTR{n}_EL0 counts, and the exception levels and security states it counts in. A filter bit set to 1 excludes (P, U, NSK, NSU, M) or includes (NSH) the state it names; with all zero the counter counts at EL0 and EL1 in every security state, not at EL2 or EL3 where the other bits say so.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVTYPER{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[7], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMEVTYPER0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), "linux-arm64-sysreg"),
         AddressInfo::new("PMEVTYPER1_EL0", "PMU", 1, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), "linux-arm64-sysreg"),
@@ -662,18 +685,17 @@ static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects, 32 bits wide before
-/// FEAT_PMUv3p5; its overflow flag is set when it wraps at 32 bits.
-///
-/// `PMEVCNTR{n}_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1), 31 per instance.
-/// Fields, masks and sources: [`PmevcntrLayout`].
-///
-/// **Width** (info): Before FEAT_PMUv3p5 (Armv8.5) an event counter is 32 bits, read as the low
-/// half of the 64-bit system register (the architecture's PMEVCNTR{n}_EL0 bits 63:32 are RES0).
-/// arm_pmuv3.c gives a 64-bit count on such a core by chaining an odd counter to the even one below
-/// it (the CHAIN event, 0x1E), and never sets PMCR_EL0.LP. The architecture leaves the reset value
-/// UNKNOWN; the spec gives 0.
-pub type Pmevcntr = Reg64<PmevcntrLayout>;
+noted! {
+    PMEVCNTR_INFO_NOTES = [
+        ("info", "Width", "Before FEAT_PMUv3p5 (Armv8.5) an event counter is 32 bits, read as the low half of the 64-bit system register (the architecture's PMEVCNTR{n}_EL0 bits 63:32 are RES0). arm_pmuv3.c gives a 64-bit count on such a core by chaining an odd counter to the even one below it (the CHAIN event, 0x1E), and never sets PMCR_EL0.LP. The architecture leaves the reset value UNKNOWN; the spec gives 0."),
+    ];
+    /// Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects, 32 bits wide before
+    /// FEAT_PMUv3p5; its overflow flag is set when it wraps at 32 bits.
+    ///
+    /// `PMEVCNTR{n}_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1), 31 per instance.
+    /// Fields, masks and sources: [`PmevcntrLayout`].
+    pub type Pmevcntr = Reg64<PmevcntrLayout>;
+}
 
 /// The layout of [`Pmevcntr`] (`PMEVCNTR{n}_EL0`): its fields, masks and metadata.
 ///
@@ -704,8 +726,8 @@ impl Layout for PmevcntrLayout {
     const INFO: &'static RegisterInfo = &PMEVCNTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 31, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -729,7 +751,7 @@ static PMEVCNTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
     reset: PmevcntrLayout::RESET, reserved_mask: PmevcntrLayout::RESERVED_MASK, ignored_mask: PmevcntrLayout::IGNORED_MASK, writable_mask: PmevcntrLayout::WRITABLE_MASK,
     description: "Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects, 32 bits wide before FEAT_PMUv3p5; its overflow flag is set when it wraps at 32 bits.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVCNTR{n}_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[8], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMEVCNTR0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), "linux-arm64-sysreg"),
         AddressInfo::new("PMEVCNTR1_EL0", "PMU", 1, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), "linux-arm64-sysreg"),
@@ -764,22 +786,21 @@ static PMEVCNTR_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("PMEVCNTR30_EL0", "PMU", 30, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 6)), "linux-arm64-sysreg"),
     ]),
     fields: PmevcntrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Before FEAT_PMUv3p5 (Armv8.5) an event counter is 32 bits, read as the low half of the 64-bit system register (the architecture's PMEVCNTR{n}_EL0 bits 63:32 are RES0). arm_pmuv3.c gives a 64-bit count on such a core by chaining an odd counter to the even one below it (the CHAIN event, 0x1E), and never sets PMCR_EL0.LP. The architecture leaves the reset value UNKNOWN; the spec gives 0." },
-    ],
+    notes: PMEVCNTR_INFO_NOTES,
 };
 
-/// Cycle Count Filter Register: the exception levels and security states the cycle counter counts
-/// in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no
-/// event number.
-///
-/// `PMCCFILTR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
-/// sources: [`PmccfiltrLayout`].
-///
-/// **How Linux uses it** (info): arm_pmuv3.c writes the cycle-counter event's filter bits
-/// (config_base) to PMCCFILTR_EL0 with write_pmccfiltr when the event is on the cycle counter, and
-/// to PMEVTYPER{n}_EL0 otherwise: the two registers share the filter layout.
-pub type Pmccfiltr = Reg64<PmccfiltrLayout>;
+noted! {
+    PMCCFILTR_INFO_NOTES = [
+        ("info", "How Linux uses it", "arm_pmuv3.c writes the cycle-counter event's filter bits (config_base) to PMCCFILTR_EL0 with write_pmccfiltr when the event is on the cycle counter, and to PMEVTYPER{n}_EL0 otherwise: the two registers share the filter layout."),
+    ];
+    /// Cycle Count Filter Register: the exception levels and security states the cycle counter counts
+    /// in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no
+    /// event number.
+    ///
+    /// `PMCCFILTR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
+    /// sources: [`PmccfiltrLayout`].
+    pub type Pmccfiltr = Reg64<PmccfiltrLayout>;
+}
 
 /// The layout of [`Pmccfiltr`] (`PMCCFILTR_EL0`): its fields, masks and metadata.
 ///
@@ -810,22 +831,22 @@ impl Layout for PmccfiltrLayout {
     const INFO: &'static RegisterInfo = &PMCCFILTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 31, msb: 31, access: Access::Rw,
-            description: "When set, cycles at EL1 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "u", ident: "u", lsb: 30, msb: 30, access: Access::Rw,
-            description: "When set, cycles at EL0 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsk", ident: "nsk", lsb: 29, msb: 29, access: Access::Rw,
-            description: "When it differs from p, cycles at Non-secure EL1 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsu", ident: "nsu", lsb: 28, msb: 28, access: Access::Rw,
-            description: "When it differs from u, cycles at Non-secure EL0 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nsh", ident: "nsh", lsb: 27, msb: 27, access: Access::Rw,
-            description: "When set, cycles at (Non-secure) EL2 are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "m", ident: "m", lsb: 26, msb: 26, access: Access::Rw,
-            description: "When it differs from p, cycles at EL3 are not counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 25, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("p", 31, 31, Access::Rw,
+            "When set, cycles at EL1 are not counted."),
+        FieldInfo::row("u", 30, 30, Access::Rw,
+            "When set, cycles at EL0 are not counted."),
+        FieldInfo::row("nsk", 29, 29, Access::Rw,
+            "When it differs from p, cycles at Non-secure EL1 are not counted."),
+        FieldInfo::row("nsu", 28, 28, Access::Rw,
+            "When it differs from u, cycles at Non-secure EL0 are not counted."),
+        FieldInfo::row("nsh", 27, 27, Access::Rw,
+            "When set, cycles at (Non-secure) EL2 are counted."),
+        FieldInfo::row("m", 26, 26, Access::Rw,
+            "When it differs from p, cycles at EL3 are not counted."),
+        FieldInfo::row("rsv", 0, 25, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -879,14 +900,12 @@ static PMCCFILTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmccfiltrLayout::RESET, reserved_mask: PmccfiltrLayout::RESERVED_MASK, ignored_mask: PmccfiltrLayout::IGNORED_MASK, writable_mask: PmccfiltrLayout::WRITABLE_MASK,
     description: "Cycle Count Filter Register: the exception levels and security states the cycle counter counts in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no event number.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCFILTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[9], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCCFILTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), "linux-arm64-sysreg"),
     ]),
     fields: PmccfiltrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "How Linux uses it", text: "arm_pmuv3.c writes the cycle-counter event's filter bits (config_base) to PMCCFILTR_EL0 with write_pmccfiltr when the event is on the cycle counter, and to PMEVTYPER{n}_EL0 otherwise: the two registers share the filter layout." },
-    ],
+    notes: PMCCFILTR_INFO_NOTES,
 };
 
 /// Cycle Count Register: counts processor cycles (every 64th with PMCR_EL0.D) in the states
@@ -949,7 +968,7 @@ static PMCCNTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmccntrLayout::RESET, reserved_mask: PmccntrLayout::RESERVED_MASK, ignored_mask: PmccntrLayout::IGNORED_MASK, writable_mask: PmccntrLayout::WRITABLE_MASK,
     description: "Cycle Count Register: counts processor cycles (every 64th with PMCR_EL0.D) in the states PMCCFILTR_EL0 allows; 64 bits wide, its overflow flag set at the 32-bit or 64-bit wrap as PMCR_EL0.LC says.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCNTR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[10], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCCNTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), "linux-arm64-sysreg"),
     ]),
@@ -957,15 +976,17 @@ static PMCCNTR_INFO: RegisterInfo = RegisterInfo {
     notes: &[],
 };
 
-/// Software Increment: writing 1 to bit n adds one to event counter n where that counter counts
-/// event 0x00, SW_INCR. Write-only.
-///
-/// `PMSWINC_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
-/// [`PmswincLayout`].
-///
-/// **No cycle-counter bit** (info): Bit 31 is reserved: the cycle counter has no software
-/// increment. At EL0 the write needs PMUSERENR_EL0.SW or EN.
-pub type Pmswinc = Reg64<PmswincLayout>;
+noted! {
+    PMSWINC_INFO_NOTES = [
+        ("info", "No cycle-counter bit", "Bit 31 is reserved: the cycle counter has no software increment. At EL0 the write needs PMUSERENR_EL0.SW or EN."),
+    ];
+    /// Software Increment: writing 1 to bit n adds one to event counter n where that counter counts
+    /// event 0x00, SW_INCR. Write-only.
+    ///
+    /// `PMSWINC_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
+    /// [`PmswincLayout`].
+    pub type Pmswinc = Reg64<PmswincLayout>;
+}
 
 /// The layout of [`Pmswinc`] (`PMSWINC_EL0`): its fields, masks and metadata.
 ///
@@ -995,10 +1016,10 @@ impl Layout for PmswincLayout {
     const INFO: &'static RegisterInfo = &PMSWINC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 31, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Wo,
-            description: "Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0 selects SW_INCR (0x00); reads as zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 31, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("p", 0, 30, Access::Wo,
+            "Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0 selects SW_INCR (0x00); reads as zero."),
     ];
 }
 
@@ -1021,27 +1042,25 @@ static PMSWINC_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmswincLayout::RESET, reserved_mask: PmswincLayout::RESERVED_MASK, ignored_mask: PmswincLayout::IGNORED_MASK, writable_mask: PmswincLayout::WRITABLE_MASK,
     description: "Software Increment: writing 1 to bit n adds one to event counter n where that counter counts event 0x00, SW_INCR. Write-only.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMSWINC_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    sources: &[SOURCES[11], SOURCES[6]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMSWINC_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 4)), "linux-arm64-sysreg"),
     ]),
     fields: PmswincLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "No cycle-counter bit", text: "Bit 31 is reserved: the cycle counter has no software increment. At EL0 the write needs PMUSERENR_EL0.SW or EN." },
-    ],
+    notes: PMSWINC_INFO_NOTES,
 };
 
-/// Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the
-/// indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).
-///
-/// `PMSELR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
-/// [`PmselrLayout`].
-///
-/// **Bits** (info): Linux's arch/arm64/tools/sysreg gives PMSELR_EL0 a single field SEL, 4:0
-/// (PMSELR_EL0_SEL_MASK, which KVM masks a guest's writes with), the rest RES0; sysreg.h's
-/// SYS_PMSELR_EL0 is sys_reg(3, 3, 9, 12, 5). arm_pmuv3.c itself reaches each counter by its own
-/// PMEVTYPER{n}/PMEVCNTR{n} encoding, not through this selector.
-pub type Pmselr = Reg64<PmselrLayout>;
+noted! {
+    PMSELR_INFO_NOTES = [
+        ("info", "Bits", "Linux's arch/arm64/tools/sysreg gives PMSELR_EL0 a single field SEL, 4:0 (PMSELR_EL0_SEL_MASK, which KVM masks a guest's writes with), the rest RES0; sysreg.h's SYS_PMSELR_EL0 is sys_reg(3, 3, 9, 12, 5). arm_pmuv3.c itself reaches each counter by its own PMEVTYPER{n}/PMEVCNTR{n} encoding, not through this selector."),
+    ];
+    /// Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the
+    /// indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).
+    ///
+    /// `PMSELR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
+    /// [`PmselrLayout`].
+    pub type Pmselr = Reg64<PmselrLayout>;
+}
 
 /// The layout of [`Pmselr`] (`PMSELR_EL0`): its fields, masks and metadata.
 ///
@@ -1071,10 +1090,10 @@ impl Layout for PmselrLayout {
     const INFO: &'static RegisterInfo = &PMSELR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "sel", ident: "sel", lsb: 0, msb: 4, access: Access::Rw,
-            description: "The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 5, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("sel", 0, 4, Access::Rw,
+            "The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0."),
     ];
 }
 
@@ -1100,27 +1119,25 @@ static PMSELR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmselrLayout::RESET, reserved_mask: PmselrLayout::RESERVED_MASK, ignored_mask: PmselrLayout::IGNORED_MASK, writable_mask: PmselrLayout::WRITABLE_MASK,
     description: "Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMSELR_EL0", "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)"],
+    sources: &[SOURCES[12], SOURCES[6]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMSELR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 5)), "linux-arm64-sysreg"),
     ]),
     fields: PmselrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "Linux's arch/arm64/tools/sysreg gives PMSELR_EL0 a single field SEL, 4:0 (PMSELR_EL0_SEL_MASK, which KVM masks a guest's writes with), the rest RES0; sysreg.h's SYS_PMSELR_EL0 is sys_reg(3, 3, 9, 12, 5). arm_pmuv3.c itself reaches each counter by its own PMEVTYPER{n}/PMEVCNTR{n} encoding, not through this selector." },
-    ],
+    notes: PMSELR_INFO_NOTES,
 };
 
-/// Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits
-/// 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.
-///
-/// `PMCEID0_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
-/// [`Pmceid0Layout`].
-///
-/// **How Linux uses it** (info): __armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and
-/// PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their
-/// high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs
-/// (events/) only the common events these bits say the core has.
-pub type Pmceid0 = Reg64<Pmceid0Layout>;
+noted! {
+    PMCEID0_INFO_NOTES = [
+        ("info", "How Linux uses it", "__armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs (events/) only the common events these bits say the core has."),
+    ];
+    /// Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits
+    /// 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.
+    ///
+    /// `PMCEID0_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and sources:
+    /// [`Pmceid0Layout`].
+    pub type Pmceid0 = Reg64<Pmceid0Layout>;
+}
 
 /// The layout of [`Pmceid0`] (`PMCEID0_EL0`): its fields, masks and metadata.
 ///
@@ -1151,10 +1168,10 @@ impl Layout for Pmceid0Layout {
     const INFO: &'static RegisterInfo = &PMCEID0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "idhi", ident: "idhi", lsb: 32, msb: 63, access: Access::Ro,
-            description: "Bit n: common event 0x4000 + n is implemented.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "id", ident: "id", lsb: 0, msb: 31, access: Access::Ro,
-            description: "Bit n: common event n (0x00 to 0x1F) is implemented.", ..FieldInfo::EMPTY },
+        FieldInfo::row("idhi", 32, 63, Access::Ro,
+            "Bit n: common event 0x4000 + n is implemented."),
+        FieldInfo::row("id", 0, 31, Access::Ro,
+            "Bit n: common event n (0x00 to 0x1F) is implemented."),
     ];
 }
 
@@ -1178,14 +1195,12 @@ static PMCEID0_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: Pmceid0Layout::RESET, reserved_mask: Pmceid0Layout::RESERVED_MASK, ignored_mask: Pmceid0Layout::IGNORED_MASK, writable_mask: Pmceid0Layout::WRITABLE_MASK,
     description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCEID0_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[13], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCEID0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), "linux-arm64-sysreg"),
     ]),
     fields: Pmceid0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "How Linux uses it", text: "__armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs (events/) only the common events these bits say the core has." },
-    ],
+    notes: PMCEID0_INFO_NOTES,
 };
 
 /// Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to
@@ -1224,10 +1239,10 @@ impl Layout for Pmceid1Layout {
     const INFO: &'static RegisterInfo = &PMCEID1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "idhi", ident: "idhi", lsb: 32, msb: 63, access: Access::Ro,
-            description: "Bit n: common event 0x4020 + n is implemented.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "id", ident: "id", lsb: 0, msb: 31, access: Access::Ro,
-            description: "Bit n: common event 0x20 + n is implemented.", ..FieldInfo::EMPTY },
+        FieldInfo::row("idhi", 32, 63, Access::Ro,
+            "Bit n: common event 0x4020 + n is implemented."),
+        FieldInfo::row("id", 0, 31, Access::Ro,
+            "Bit n: common event 0x20 + n is implemented."),
     ];
 }
 
@@ -1251,7 +1266,7 @@ static PMCEID1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: Pmceid1Layout::RESET, reserved_mask: Pmceid1Layout::RESERVED_MASK, ignored_mask: Pmceid1Layout::IGNORED_MASK, writable_mask: Pmceid1Layout::WRITABLE_MASK,
     description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCEID1_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[14], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCEID1_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), "linux-arm64-sysreg"),
     ]),
@@ -1259,20 +1274,18 @@ static PMCEID1_INFO: RegisterInfo = RegisterInfo {
     notes: &[],
 };
 
-/// User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above,
-/// read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads
-/// (perf_user_access).
-///
-/// `PMUSERENR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
-/// sources: [`PmuserenrLayout`].
-///
-/// **Bits** (info): arm_pmuv3.h: ARMV8_PMU_USERENR_EN (bit 0, PMU registers accessible at EL0), SW
-/// (1, PMSWINC writable), CR (2, cycle counter readable), ER (3, event counters readable).
-/// arm_pmuv3.c's armv8pmu_enable_user_access sets ER and CR, never EN or SW, for a task whose event
-/// has rdpmc (config1:1) and with the perf_user_access sysctl set. Later versions of the
-/// architecture add bits above ER (UEN, FEAT_PMUv3p9, which newer kernels set with ER and CR); the
-/// Armv8.2 N1 and Armv8.4 V1 predate them, and they are kept reserved here.
-pub type Pmuserenr = Reg64<PmuserenrLayout>;
+noted! {
+    PMUSERENR_INFO_NOTES = [
+        ("info", "Bits", "arm_pmuv3.h: ARMV8_PMU_USERENR_EN (bit 0, PMU registers accessible at EL0), SW (1, PMSWINC writable), CR (2, cycle counter readable), ER (3, event counters readable). arm_pmuv3.c's armv8pmu_enable_user_access sets ER and CR, never EN or SW, for a task whose event has rdpmc (config1:1) and with the perf_user_access sysctl set. Later versions of the architecture add bits above ER (UEN, FEAT_PMUv3p9, which newer kernels set with ER and CR); the Armv8.2 N1 and Armv8.4 V1 predate them, and they are kept reserved here."),
+    ];
+    /// User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above,
+    /// read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads
+    /// (perf_user_access).
+    ///
+    /// `PMUSERENR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
+    /// sources: [`PmuserenrLayout`].
+    pub type Pmuserenr = Reg64<PmuserenrLayout>;
+}
 
 /// The layout of [`Pmuserenr`] (`PMUSERENR_EL0`): its fields, masks and metadata.
 ///
@@ -1303,16 +1316,16 @@ impl Layout for PmuserenrLayout {
     const INFO: &'static RegisterInfo = &PMUSERENR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "er", ident: "er", lsb: 3, msb: 3, access: Access::Rw,
-            description: "EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write PMSELR_EL0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cr", ident: "cr", lsb: 2, msb: 2, access: Access::Rw,
-            description: "EL0 may read the cycle counter PMCCNTR_EL0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "sw", ident: "sw", lsb: 1, msb: 1, access: Access::Rw,
-            description: "EL0 may write PMSWINC_EL0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw,
-            description: "EL0 may reach every PMU register EL0 can name (reads and writes), whatever the bits above say.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("er", 3, 3, Access::Rw,
+            "EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write PMSELR_EL0."),
+        FieldInfo::row("cr", 2, 2, Access::Rw,
+            "EL0 may read the cycle counter PMCCNTR_EL0."),
+        FieldInfo::row("sw", 1, 1, Access::Rw,
+            "EL0 may write PMSWINC_EL0."),
+        FieldInfo::row("en", 0, 0, Access::Rw,
+            "EL0 may reach every PMU register EL0 can name (reads and writes), whatever the bits above say."),
     ];
 }
 
@@ -1354,27 +1367,25 @@ static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmuserenrLayout::RESET, reserved_mask: PmuserenrLayout::RESERVED_MASK, ignored_mask: PmuserenrLayout::IGNORED_MASK, writable_mask: PmuserenrLayout::WRITABLE_MASK,
     description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMUSERENR_EL0", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[15], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMUSERENR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), "linux-arm64-sysreg"),
     ]),
     fields: PmuserenrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h: ARMV8_PMU_USERENR_EN (bit 0, PMU registers accessible at EL0), SW (1, PMSWINC writable), CR (2, cycle counter readable), ER (3, event counters readable). arm_pmuv3.c's armv8pmu_enable_user_access sets ER and CR, never EN or SW, for a task whose event has rdpmc (config1:1) and with the perf_user_access sysctl set. Later versions of the architecture add bits above ER (UEN, FEAT_PMUv3p9, which newer kernels set with ER and CR); the Armv8.2 N1 and Armv8.4 V1 predate them, and they are kept reserved here." },
-    ],
+    notes: PMUSERENR_INFO_NOTES,
 };
 
-/// Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit
-/// enables that counter's interrupt. EL1 and above only.
-///
-/// `PMINTENSET_EL1`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
-/// sources: [`PmintensetLayout`].
-///
-/// **How Linux uses it** (info): arm_pmuv3.c enables a counter's overflow interrupt with
-/// write_pmintenset(BIT(n)) and disables it with write_pmintenclr(BIT(n)) (armv8pmu_enable_intens,
-/// armv8pmu_disable_intens), the cycle counter at bit 31; sysreg.h's SYS_PMINTENSET_EL1 is
-/// sys_reg(3, 0, 9, 14, 1), an EL1 register (op1 0), out of reach of user space.
-pub type Pmintenset = Reg64<PmintensetLayout>;
+noted! {
+    PMINTENSET_INFO_NOTES = [
+        ("info", "How Linux uses it", "arm_pmuv3.c enables a counter's overflow interrupt with write_pmintenset(BIT(n)) and disables it with write_pmintenclr(BIT(n)) (armv8pmu_enable_intens, armv8pmu_disable_intens), the cycle counter at bit 31; sysreg.h's SYS_PMINTENSET_EL1 is sys_reg(3, 0, 9, 14, 1), an EL1 register (op1 0), out of reach of user space."),
+    ];
+    /// Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit
+    /// enables that counter's interrupt. EL1 and above only.
+    ///
+    /// `PMINTENSET_EL1`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
+    /// sources: [`PmintensetLayout`].
+    pub type Pmintenset = Reg64<PmintensetLayout>;
+}
 
 /// The layout of [`Pmintenset`] (`PMINTENSET_EL1`): its fields, masks and metadata.
 ///
@@ -1405,12 +1416,12 @@ impl Layout for PmintensetLayout {
     const INFO: &'static RegisterInfo = &PMINTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::Rw,
-            description: "The cycle counter's overflow raises the interrupt.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Rw,
-            description: "Bit n: event counter n's overflow raises the interrupt.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("c", 31, 31, Access::Rw,
+            "The cycle counter's overflow raises the interrupt."),
+        FieldInfo::row("p", 0, 30, Access::Rw,
+            "Bit n: event counter n's overflow raises the interrupt."),
     ];
 }
 
@@ -1441,14 +1452,12 @@ static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmintensetLayout::RESET, reserved_mask: PmintensetLayout::RESERVED_MASK, ignored_mask: PmintensetLayout::IGNORED_MASK, writable_mask: PmintensetLayout::WRITABLE_MASK,
     description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMINTENSET_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[16], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMINTENSET_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), "linux-arm64-sysreg"),
     ]),
     fields: PmintensetLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "How Linux uses it", text: "arm_pmuv3.c enables a counter's overflow interrupt with write_pmintenset(BIT(n)) and disables it with write_pmintenclr(BIT(n)) (armv8pmu_enable_intens, armv8pmu_disable_intens), the cycle counter at bit 31; sysreg.h's SYS_PMINTENSET_EL1 is sys_reg(3, 0, 9, 14, 1), an EL1 register (op1 0), out of reach of user space." },
-    ],
+    notes: PMINTENSET_INFO_NOTES,
 };
 
 /// Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1);
@@ -1487,12 +1496,12 @@ impl Layout for PmintenclrLayout {
     const INFO: &'static RegisterInfo = &PMINTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c,
-            description: "Write 1 to disable the cycle counter's overflow interrupt.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c,
-            description: "Bit n: write 1 to disable event counter n's overflow interrupt.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("c", 31, 31, Access::W1c,
+            "Write 1 to disable the cycle counter's overflow interrupt."),
+        FieldInfo::row("p", 0, 30, Access::W1c,
+            "Bit n: write 1 to disable event counter n's overflow interrupt."),
     ];
 }
 
@@ -1519,7 +1528,7 @@ static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmintenclrLayout::RESET, reserved_mask: PmintenclrLayout::RESERVED_MASK, ignored_mask: PmintenclrLayout::IGNORED_MASK, writable_mask: PmintenclrLayout::WRITABLE_MASK,
     description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
-    sources: &["Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMINTENCLR_EL1", "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)"],
+    sources: &[SOURCES[17], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMINTENCLR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), "linux-arm64-sysreg"),
     ]),

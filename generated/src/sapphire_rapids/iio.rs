@@ -13,6 +13,17 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 12] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5", "IIO6", "IIO7", "IIO8", "IIO9", "IIO10", "IIO11"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `IIO{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IIO unit (sapphire-rapids). Fields, masks
@@ -50,14 +61,14 @@ impl Layout for IioBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 10, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -97,26 +108,16 @@ pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 12] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "IIO", name: IioBoxCtlLayout::NAME, type_name: "IioBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_BOX_CTL", "IIO0", 0, 0x3000, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_BOX_CTL", "IIO1", 0, 0x3010, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_BOX_CTL", "IIO2", 0, 0x3020, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_BOX_CTL", "IIO3", 0, 0x3030, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_BOX_CTL", "IIO4", 0, 0x3040, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_BOX_CTL", "IIO5", 0, 0x3050, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_BOX_CTL", "IIO6", 0, 0x3060, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_BOX_CTL", "IIO7", 0, 0x3070, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_BOX_CTL", "IIO8", 0, 0x3080, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_BOX_CTL", "IIO9", 0, 0x3090, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_BOX_CTL", "IIO10", 0, 0x30A0, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_BOX_CTL", "IIO11", 0, 0x30B0, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
     fields: IioBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -192,8 +193,8 @@ impl Layout for IioCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 51, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 51, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 48, msb: 50, access: Access::Rw, role: Some(Role::FcMask),
             description: "Traffic-class (flow-control) mask of the IIO events that take one (Intel's FCMask).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 47, access: Access::Rw, role: Some(Role::PortMask),
@@ -204,12 +205,12 @@ impl Layout for IioCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -301,62 +302,16 @@ pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 12] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_CTL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "IIO", name: IioCtlLayout::NAME, type_name: "IioCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, unit mask, enable, a 12-bit threshold with inversion and edge detection, and port and traffic-class masks.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_CTL0", "IIO0", 0, 0x3002, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL1", "IIO0", 1, 0x3003, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL2", "IIO0", 2, 0x3004, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTL3", "IIO0", 3, 0x3005, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL0", "IIO1", 0, 0x3012, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL1", "IIO1", 1, 0x3013, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL2", "IIO1", 2, 0x3014, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTL3", "IIO1", 3, 0x3015, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL0", "IIO2", 0, 0x3022, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL1", "IIO2", 1, 0x3023, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL2", "IIO2", 2, 0x3024, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTL3", "IIO2", 3, 0x3025, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL0", "IIO3", 0, 0x3032, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL1", "IIO3", 1, 0x3033, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL2", "IIO3", 2, 0x3034, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTL3", "IIO3", 3, 0x3035, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL0", "IIO4", 0, 0x3042, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL1", "IIO4", 1, 0x3043, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL2", "IIO4", 2, 0x3044, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTL3", "IIO4", 3, 0x3045, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL0", "IIO5", 0, 0x3052, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL1", "IIO5", 1, 0x3053, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL2", "IIO5", 2, 0x3054, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTL3", "IIO5", 3, 0x3055, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTL0", "IIO6", 0, 0x3062, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTL1", "IIO6", 1, 0x3063, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTL2", "IIO6", 2, 0x3064, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTL3", "IIO6", 3, 0x3065, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTL0", "IIO7", 0, 0x3072, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTL1", "IIO7", 1, 0x3073, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTL2", "IIO7", 2, 0x3074, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTL3", "IIO7", 3, 0x3075, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTL0", "IIO8", 0, 0x3082, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTL1", "IIO8", 1, 0x3083, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTL2", "IIO8", 2, 0x3084, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTL3", "IIO8", 3, 0x3085, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTL0", "IIO9", 0, 0x3092, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTL1", "IIO9", 1, 0x3093, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTL2", "IIO9", 2, 0x3094, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTL3", "IIO9", 3, 0x3095, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTL0", "IIO10", 0, 0x30A2, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTL1", "IIO10", 1, 0x30A3, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTL2", "IIO10", 2, 0x30A4, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTL3", "IIO10", 3, 0x30A5, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTL0", "IIO11", 0, 0x30B2, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTL1", "IIO11", 1, 0x30B3, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTL2", "IIO11", 2, 0x30B4, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTL3", "IIO11", 3, 0x30B5, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
     fields: IioCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. spr_uncore_iio widens it by SNR_IIO_PMON_RAW_EVENT_MASK_EXT (0x7ffff at bit 32), with the formats thresh9 (config:24-35), ch_mask2 (config:36-47) and fc_mask2 (config:48-50): the threshold is 12 bits, the port mask 12 and the traffic-class mask 3. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the Sapphire Rapids iMC fixed counter (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
@@ -364,15 +319,16 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (sapphire-rapids), 4 per instance.
-/// Fields, masks and sources: [`IioCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM SPR_M2IOSF_IIO_CTR0 = 0x3008, 0x10 per stack; four
-/// counters (likwid's counter map: IIOnC0-C3), 48 bits, the width the discovery table reports for
-/// the Sapphire Rapids boxes.
-pub type IioCtr = Reg64<IioCtrLayout>;
+noted! {
+    IIO_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM SPR_M2IOSF_IIO_CTR0 = 0x3008, 0x10 per stack; four counters (likwid's counter map: IIOnC0-C3), 48 bits, the width the discovery table reports for the Sapphire Rapids boxes."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (sapphire-rapids), 4 per instance.
+    /// Fields, masks and sources: [`IioCtrLayout`].
+    pub type IioCtr = Reg64<IioCtrLayout>;
+}
 
 /// The layout of [`IioCtr`] (`IIO{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -393,8 +349,8 @@ impl Layout for IioCtrLayout {
     const INFO: &'static RegisterInfo = &IIO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -430,66 +386,18 @@ pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 12] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IIO_CTR_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "IIO", name: IioCtrLayout::NAME, type_name: "IioCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IIO0_MSR_PMON_CTR0", "IIO0", 0, 0x3008, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR1", "IIO0", 1, 0x3009, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR2", "IIO0", 2, 0x300A, "intel-pcm"),
-        AddressInfo::msr("IIO0_MSR_PMON_CTR3", "IIO0", 3, 0x300B, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR0", "IIO1", 0, 0x3018, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR1", "IIO1", 1, 0x3019, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR2", "IIO1", 2, 0x301A, "intel-pcm"),
-        AddressInfo::msr("IIO1_MSR_PMON_CTR3", "IIO1", 3, 0x301B, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR0", "IIO2", 0, 0x3028, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR1", "IIO2", 1, 0x3029, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR2", "IIO2", 2, 0x302A, "intel-pcm"),
-        AddressInfo::msr("IIO2_MSR_PMON_CTR3", "IIO2", 3, 0x302B, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR0", "IIO3", 0, 0x3038, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR1", "IIO3", 1, 0x3039, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR2", "IIO3", 2, 0x303A, "intel-pcm"),
-        AddressInfo::msr("IIO3_MSR_PMON_CTR3", "IIO3", 3, 0x303B, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR0", "IIO4", 0, 0x3048, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR1", "IIO4", 1, 0x3049, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR2", "IIO4", 2, 0x304A, "intel-pcm"),
-        AddressInfo::msr("IIO4_MSR_PMON_CTR3", "IIO4", 3, 0x304B, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR0", "IIO5", 0, 0x3058, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR1", "IIO5", 1, 0x3059, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR2", "IIO5", 2, 0x305A, "intel-pcm"),
-        AddressInfo::msr("IIO5_MSR_PMON_CTR3", "IIO5", 3, 0x305B, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTR0", "IIO6", 0, 0x3068, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTR1", "IIO6", 1, 0x3069, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTR2", "IIO6", 2, 0x306A, "intel-pcm"),
-        AddressInfo::msr("IIO6_MSR_PMON_CTR3", "IIO6", 3, 0x306B, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTR0", "IIO7", 0, 0x3078, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTR1", "IIO7", 1, 0x3079, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTR2", "IIO7", 2, 0x307A, "intel-pcm"),
-        AddressInfo::msr("IIO7_MSR_PMON_CTR3", "IIO7", 3, 0x307B, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTR0", "IIO8", 0, 0x3088, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTR1", "IIO8", 1, 0x3089, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTR2", "IIO8", 2, 0x308A, "intel-pcm"),
-        AddressInfo::msr("IIO8_MSR_PMON_CTR3", "IIO8", 3, 0x308B, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTR0", "IIO9", 0, 0x3098, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTR1", "IIO9", 1, 0x3099, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTR2", "IIO9", 2, 0x309A, "intel-pcm"),
-        AddressInfo::msr("IIO9_MSR_PMON_CTR3", "IIO9", 3, 0x309B, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTR0", "IIO10", 0, 0x30A8, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTR1", "IIO10", 1, 0x30A9, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTR2", "IIO10", 2, 0x30AA, "intel-pcm"),
-        AddressInfo::msr("IIO10_MSR_PMON_CTR3", "IIO10", 3, 0x30AB, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTR0", "IIO11", 0, 0x30B8, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTR1", "IIO11", 1, 0x30B9, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTR2", "IIO11", 2, 0x30BA, "intel-pcm"),
-        AddressInfo::msr("IIO11_MSR_PMON_CTR3", "IIO11", 3, 0x30BB, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
     fields: IioCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_M2IOSF_IIO_CTR0 = 0x3008, 0x10 per stack; four counters (likwid's counter map: IIOnC0-C3), 48 bits, the width the discovery table reports for the Sapphire Rapids boxes." },
-    ],
+    notes: IIO_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -38,23 +38,30 @@ pub const MMIO_WINDOW: MmioWindow = MmioWindow {
     channels: 2,
 };
 
-/// Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in
-/// one write.
-///
-/// `MC{i}_MMIO_PMON_BOX_CTL`: 32-bit MMIO register of the IMC unit (sapphire-rapids). Fields, masks
-/// and sources: [`ImcBoxCtlLayout`].
-///
-/// **Layout from Linux's generic discovery driver** (info): spr_uncore_imc uses
-/// spr_uncore_mmio_ops: intel_generic_uncore_mmio_init_box writes GENERIC_PMON_BOX_CTL_INT
-/// (RST_CTRL bit 8, RST_CTRS bit 9) to the box control, and intel_generic_uncore_mmio_disable_box /
-/// enable_box write GENERIC_PMON_BOX_CTL_FRZ (bit 0) and 0. Intel PCM freezes these boxes with the
-/// same bit (SPR_UNC_PMON_UNIT_CTL_FRZ). This is not the Ice Lake-SP iMC box control (freeze at bit
-/// 8, resets at bits 1:0). Other bits are covered by no source read and are reserved.
-///
-/// **Offset** (info): Intel PCM SERVER_MC_CH_PMON_BOX_CTL_OFFSET = 0x00: the box control is the
-/// first dword of the channel's window (createIMCPMU, used for Sapphire Rapids and Emerald Rapids
-/// when PCM_NO_IMC_DISCOVERY is set).
-pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
+noted! {
+    IMC_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux's generic discovery driver", "spr_uncore_imc uses spr_uncore_mmio_ops: intel_generic_uncore_mmio_init_box writes GENERIC_PMON_BOX_CTL_INT (RST_CTRL bit 8, RST_CTRS bit 9) to the box control, and intel_generic_uncore_mmio_disable_box / enable_box write GENERIC_PMON_BOX_CTL_FRZ (bit 0) and 0. Intel PCM freezes these boxes with the same bit (SPR_UNC_PMON_UNIT_CTL_FRZ). This is not the Ice Lake-SP iMC box control (freeze at bit 8, resets at bits 1:0). Other bits are covered by no source read and are reserved."),
+        ("info", "Offset", "Intel PCM SERVER_MC_CH_PMON_BOX_CTL_OFFSET = 0x00: the box control is the first dword of the channel's window (createIMCPMU, used for Sapphire Rapids and Emerald Rapids when PCM_NO_IMC_DISCOVERY is set)."),
+    ];
+    /// Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in
+    /// one write.
+    ///
+    /// `MC{i}_MMIO_PMON_BOX_CTL`: 32-bit MMIO register of the IMC unit (sapphire-rapids). Fields, masks
+    /// and sources: [`ImcBoxCtlLayout`].
+    pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+}
 
 /// The layout of [`ImcBoxCtl`] (`MC{i}_MMIO_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -75,14 +82,14 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 10, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -123,7 +130,7 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_BOX_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x0 }, "intel-pcm-imc"),
         AddressInfo::new("MC1_MMIO_PMON_BOX_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x0 }, "intel-pcm-imc"),
@@ -135,10 +142,7 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("MC7_MMIO_PMON_BOX_CTL", "IMC7", 0, Location::Mmio { controller: 3, channel: 1, offset: 0x0 }, "intel-pcm-imc"),
     ]),
     fields: ImcBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "spr_uncore_imc uses spr_uncore_mmio_ops: intel_generic_uncore_mmio_init_box writes GENERIC_PMON_BOX_CTL_INT (RST_CTRL bit 8, RST_CTRS bit 9) to the box control, and intel_generic_uncore_mmio_disable_box / enable_box write GENERIC_PMON_BOX_CTL_FRZ (bit 0) and 0. Intel PCM freezes these boxes with the same bit (SPR_UNC_PMON_UNIT_CTL_FRZ). This is not the Ice Lake-SP iMC box control (freeze at bit 8, resets at bits 1:0). Other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Offset", text: "Intel PCM SERVER_MC_CH_PMON_BOX_CTL_OFFSET = 0x00: the box control is the first dword of the channel's window (createIMCPMU, used for Sapphire Rapids and Emerald Rapids when PCM_NO_IMC_DISCOVERY is set)." },
-    ],
+    notes: IMC_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `MC{i}_MMIO_PMON_CTL{n}.invert` (bit 23).
@@ -215,12 +219,12 @@ impl Layout for ImcCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -290,7 +294,7 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Mmio, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for channel counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_CTL0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x40 }, "intel-pcm-imc"),
         AddressInfo::new("MC0_MMIO_PMON_CTL1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x44 }, "intel-pcm-imc"),
@@ -332,15 +336,16 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Channel data counter n: a 48-bit event count.
-///
-/// `MC{i}_MMIO_PMON_CTR{n}`: 64-bit MMIO register of the IMC unit (sapphire-rapids), 4 per
-/// instance. Fields, masks and sources: [`ImcCtrLayout`].
-///
-/// **Offsets and width** (info): Intel PCM SERVER_MC_CH_PMON_CTR0_OFFSET = 0x08, the next three 8
-/// bytes apart, read as 64 bits (MMIORegister64). The width is the 48 bits the discovery table
-/// gives the Sapphire Rapids boxes; Linux reads the counter with readq (uncore_mmio_read_counter).
-pub type ImcCtr = Reg64<ImcCtrLayout>;
+noted! {
+    IMC_CTR_INFO_NOTES = [
+        ("info", "Offsets and width", "Intel PCM SERVER_MC_CH_PMON_CTR0_OFFSET = 0x08, the next three 8 bytes apart, read as 64 bits (MMIORegister64). The width is the 48 bits the discovery table gives the Sapphire Rapids boxes; Linux reads the counter with readq (uncore_mmio_read_counter)."),
+    ];
+    /// Channel data counter n: a 48-bit event count.
+    ///
+    /// `MC{i}_MMIO_PMON_CTR{n}`: 64-bit MMIO register of the IMC unit (sapphire-rapids), 4 per
+    /// instance. Fields, masks and sources: [`ImcCtrLayout`].
+    pub type ImcCtr = Reg64<ImcCtrLayout>;
+}
 
 /// The layout of [`ImcCtr`] (`MC{i}_MMIO_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -361,8 +366,8 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -399,7 +404,7 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "Channel data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_CTR0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x8 }, "intel-pcm-imc"),
         AddressInfo::new("MC0_MMIO_PMON_CTR1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x10 }, "intel-pcm-imc"),
@@ -435,21 +440,19 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("MC7_MMIO_PMON_CTR3", "IMC7", 3, Location::Mmio { controller: 3, channel: 1, offset: 0x20 }, "intel-pcm-imc"),
     ]),
     fields: ImcCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offsets and width", text: "Intel PCM SERVER_MC_CH_PMON_CTR0_OFFSET = 0x08, the next three 8 bytes apart, read as 64 bits (MMIORegister64). The width is the 48 bits the discovery table gives the Sapphire Rapids boxes; Linux reads the counter with readq (uncore_mmio_read_counter)." },
-    ],
+    notes: IMC_CTR_INFO_NOTES,
 };
 
-/// Control of the channel's fixed counter, which counts DRAM clock cycles: enable.
-///
-/// `MC{i}_MMIO_PMON_FIXED_CTL`: 32-bit MMIO register of the IMC unit (sapphire-rapids). Fields,
-/// masks and sources: [`ImcFixedCtlLayout`].
-///
-/// **Offset and layout** (info): Linux spr_uncore_imc: fixed_ctl SNR_IMC_MMIO_PMON_FIXED_CTL = 0x54
-/// past the box control, and spr_uncore_mmio_enable_event writes SNBEP_PMON_CTL_EN (bit 22) alone
-/// to it; Intel PCM SERVER_MC_CH_PMON_FIXED_CTL_OFFSET = 0x54 (its discovery path adds it to the
-/// box control address too). Other bits are covered by no source read and are reserved.
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+noted! {
+    IMC_FIXED_CTL_INFO_NOTES = [
+        ("info", "Offset and layout", "Linux spr_uncore_imc: fixed_ctl SNR_IMC_MMIO_PMON_FIXED_CTL = 0x54 past the box control, and spr_uncore_mmio_enable_event writes SNBEP_PMON_CTL_EN (bit 22) alone to it; Intel PCM SERVER_MC_CH_PMON_FIXED_CTL_OFFSET = 0x54 (its discovery path adds it to the box control address too). Other bits are covered by no source read and are reserved."),
+    ];
+    /// Control of the channel's fixed counter, which counts DRAM clock cycles: enable.
+    ///
+    /// `MC{i}_MMIO_PMON_FIXED_CTL`: 32-bit MMIO register of the IMC unit (sapphire-rapids). Fields,
+    /// masks and sources: [`ImcFixedCtlLayout`].
+    pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+}
 
 /// The layout of [`ImcFixedCtl`] (`MC{i}_MMIO_PMON_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -467,12 +470,12 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the DRAM-clock fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 21, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -503,7 +506,7 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_FIXED_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x54 }, "intel-pcm-imc"),
         AddressInfo::new("MC1_MMIO_PMON_FIXED_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x54 }, "intel-pcm-imc"),
@@ -515,19 +518,19 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("MC7_MMIO_PMON_FIXED_CTL", "IMC7", 0, Location::Mmio { controller: 3, channel: 1, offset: 0x54 }, "intel-pcm-imc"),
     ]),
     fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and layout", text: "Linux spr_uncore_imc: fixed_ctl SNR_IMC_MMIO_PMON_FIXED_CTL = 0x54 past the box control, and spr_uncore_mmio_enable_event writes SNBEP_PMON_CTL_EN (bit 22) alone to it; Intel PCM SERVER_MC_CH_PMON_FIXED_CTL_OFFSET = 0x54 (its discovery path adds it to the box control address too). Other bits are covered by no source read and are reserved." },
-    ],
+    notes: IMC_FIXED_CTL_INFO_NOTES,
 };
 
-/// The channel's fixed counter: DRAM clock cycles, 48 bits.
-///
-/// `MC{i}_MMIO_PMON_FIXED_CTR`: 64-bit MMIO register of the IMC unit (sapphire-rapids). Fields,
-/// masks and sources: [`ImcFixedCtrLayout`].
-///
-/// **Offset and width** (info): Linux spr_uncore_imc: fixed_ctr SNR_IMC_MMIO_PMON_FIXED_CTR = 0x38
-/// past the box control, fixed_ctr_bits = 48; Intel PCM SERVER_MC_CH_PMON_FIXED_CTR_OFFSET = 0x38.
-pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+noted! {
+    IMC_FIXED_CTR_INFO_NOTES = [
+        ("info", "Offset and width", "Linux spr_uncore_imc: fixed_ctr SNR_IMC_MMIO_PMON_FIXED_CTR = 0x38 past the box control, fixed_ctr_bits = 48; Intel PCM SERVER_MC_CH_PMON_FIXED_CTR_OFFSET = 0x38."),
+    ];
+    /// The channel's fixed counter: DRAM clock cycles, 48 bits.
+    ///
+    /// `MC{i}_MMIO_PMON_FIXED_CTR`: 64-bit MMIO register of the IMC unit (sapphire-rapids). Fields,
+    /// masks and sources: [`ImcFixedCtrLayout`].
+    pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+}
 
 /// The layout of [`ImcFixedCtr`] (`MC{i}_MMIO_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -545,8 +548,8 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "DRAM clock cycles while enabled; wraps on overflow.", ..FieldInfo::EMPTY },
     ];
@@ -583,7 +586,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("MC0_MMIO_PMON_FIXED_CTR", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x38 }, "intel-pcm-imc"),
         AddressInfo::new("MC1_MMIO_PMON_FIXED_CTR", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x38 }, "intel-pcm-imc"),
@@ -595,9 +598,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::new("MC7_MMIO_PMON_FIXED_CTR", "IMC7", 0, Location::Mmio { controller: 3, channel: 1, offset: 0x38 }, "intel-pcm-imc"),
     ]),
     fields: ImcFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "Linux spr_uncore_imc: fixed_ctr SNR_IMC_MMIO_PMON_FIXED_CTR = 0x38 past the box control, fixed_ctr_bits = 48; Intel PCM SERVER_MC_CH_PMON_FIXED_CTR_OFFSET = 0x38." },
-    ],
+    notes: IMC_FIXED_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

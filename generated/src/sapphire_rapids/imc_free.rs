@@ -38,6 +38,17 @@ pub const MMIO_WINDOW: MmioWindow = MmioWindow {
     channels: 1,
 };
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["IMC_FREE0", "IMC_FREE1", "IMC_FREE2", "IMC_FREE3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// The controller's free-running DRAM clock counter.
 ///
 /// `IMC_FREE{i}_MMIO_DCLK`: 64-bit MMIO register of the IMC_FREE unit (sapphire-rapids). Fields,
@@ -64,8 +75,8 @@ impl Layout for ImcFreeDclkLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_DCLK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "DRAM clock cycles since reset; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -93,7 +104,7 @@ static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 1, count_cpuid: None,
     reset: ImcFreeDclkLayout::RESET, reserved_mask: ImcFreeDclkLayout::RESERVED_MASK, ignored_mask: ImcFreeDclkLayout::IGNORED_MASK, writable_mask: ImcFreeDclkLayout::WRITABLE_MASK,
     description: "The controller's free-running DRAM clock counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("IMC_FREE0_MMIO_DCLK", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x22B0 }, "linux-snbep"),
         AddressInfo::new("IMC_FREE1_MMIO_DCLK", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x22B0 }, "linux-snbep"),
@@ -134,8 +145,8 @@ impl Layout for ImcFreePqCyclesLayout {
     const INFO: &'static RegisterInfo = &IMC_FREE_PQ_CYCLES_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RoV, role: Some(Role::Count),
             description: "Cycles since reset in which the queue was not empty; wraps at 48 bits and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -163,7 +174,7 @@ static IMC_FREE_PQ_CYCLES_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Mmio, count: 2, count_cpuid: None,
     reset: ImcFreePqCyclesLayout::RESET, reserved_mask: ImcFreePqCyclesLayout::RESERVED_MASK, ignored_mask: ImcFreePqCyclesLayout::IGNORED_MASK, writable_mask: ImcFreePqCyclesLayout::WRITABLE_MASK,
     description: "Pending-queue cycle counter n of the controller: 0 the cycles its read pending queue held a request, 1 its write pending queue.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::new("IMC_FREE0_MMIO_PQ_CYCLES0", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x2318 }, "linux-snbep"),
         AddressInfo::new("IMC_FREE0_MMIO_PQ_CYCLES1", "IMC_FREE0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x2320 }, "linux-snbep"),

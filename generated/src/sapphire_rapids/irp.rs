@@ -13,6 +13,17 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 12] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5", "IRP6", "IRP7", "IRP8", "IRP9", "IRP10", "IRP11"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `IRP{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IRP unit (sapphire-rapids). Fields, masks
@@ -50,14 +61,14 @@ impl Layout for IrpBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 10, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -97,26 +108,16 @@ pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 12] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_BOX_CTL", "IRP0", 0, 0x3400, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_BOX_CTL", "IRP1", 0, 0x3410, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_BOX_CTL", "IRP2", 0, 0x3420, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_BOX_CTL", "IRP3", 0, 0x3430, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_BOX_CTL", "IRP4", 0, 0x3440, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_BOX_CTL", "IRP5", 0, 0x3450, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_BOX_CTL", "IRP6", 0, 0x3460, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_BOX_CTL", "IRP7", 0, 0x3470, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_BOX_CTL", "IRP8", 0, 0x3480, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_BOX_CTL", "IRP9", 0, 0x3490, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_BOX_CTL", "IRP10", 0, 0x34A0, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_BOX_CTL", "IRP11", 0, 0x34B0, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -191,8 +192,8 @@ impl Layout for IrpCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 56, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -201,12 +202,12 @@ impl Layout for IrpCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -285,38 +286,16 @@ pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 12] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTL0", "IRP0", 0, 0x3402, "intel-pcm"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTL1", "IRP0", 1, 0x3403, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL0", "IRP1", 0, 0x3412, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTL1", "IRP1", 1, 0x3413, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL0", "IRP2", 0, 0x3422, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTL1", "IRP2", 1, 0x3423, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL0", "IRP3", 0, 0x3432, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTL1", "IRP3", 1, 0x3433, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL0", "IRP4", 0, 0x3442, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTL1", "IRP4", 1, 0x3443, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL0", "IRP5", 0, 0x3452, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTL1", "IRP5", 1, 0x3453, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTL0", "IRP6", 0, 0x3462, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTL1", "IRP6", 1, 0x3463, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTL0", "IRP7", 0, 0x3472, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTL1", "IRP7", 1, 0x3473, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTL0", "IRP8", 0, 0x3482, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTL1", "IRP8", 1, 0x3483, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTL0", "IRP9", 0, 0x3492, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTL1", "IRP9", 1, 0x3493, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTL0", "IRP10", 0, 0x34A2, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTL1", "IRP10", 1, 0x34A3, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTL0", "IRP11", 0, 0x34B2, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTL1", "IRP11", 1, 0x34B3, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The spr_* types of uncore_snbep.c widen it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the Sapphire Rapids iMC fixed counter (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
@@ -324,14 +303,16 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (sapphire-rapids), 2 per instance.
-/// Fields, masks and sources: [`IrpCtrLayout`].
-///
-/// **Addresses and width** (info): Intel PCM SPR_IRP_CTR_REG_OFFSET = 8: counters at 0x3408 + 0x10
-/// per stack; two counters (likwid's counter map: IRPnC0-C1), 48 bits.
-pub type IrpCtr = Reg64<IrpCtrLayout>;
+noted! {
+    IRP_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Intel PCM SPR_IRP_CTR_REG_OFFSET = 8: counters at 0x3408 + 0x10 per stack; two counters (likwid's counter map: IRPnC0-C1), 48 bits."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (sapphire-rapids), 2 per instance.
+    /// Fields, masks and sources: [`IrpCtrLayout`].
+    pub type IrpCtr = Reg64<IrpCtrLayout>;
+}
 
 /// The layout of [`IrpCtr`] (`IRP{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -352,8 +333,8 @@ impl Layout for IrpCtrLayout {
     const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -389,42 +370,18 @@ pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 12] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("IRP0_MSR_PMON_CTR0", "IRP0", 0, 0x3408, "intel-pcm"),
-        AddressInfo::msr("IRP0_MSR_PMON_CTR1", "IRP0", 1, 0x3409, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR0", "IRP1", 0, 0x3418, "intel-pcm"),
-        AddressInfo::msr("IRP1_MSR_PMON_CTR1", "IRP1", 1, 0x3419, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR0", "IRP2", 0, 0x3428, "intel-pcm"),
-        AddressInfo::msr("IRP2_MSR_PMON_CTR1", "IRP2", 1, 0x3429, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR0", "IRP3", 0, 0x3438, "intel-pcm"),
-        AddressInfo::msr("IRP3_MSR_PMON_CTR1", "IRP3", 1, 0x3439, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR0", "IRP4", 0, 0x3448, "intel-pcm"),
-        AddressInfo::msr("IRP4_MSR_PMON_CTR1", "IRP4", 1, 0x3449, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR0", "IRP5", 0, 0x3458, "intel-pcm"),
-        AddressInfo::msr("IRP5_MSR_PMON_CTR1", "IRP5", 1, 0x3459, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTR0", "IRP6", 0, 0x3468, "intel-pcm"),
-        AddressInfo::msr("IRP6_MSR_PMON_CTR1", "IRP6", 1, 0x3469, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTR0", "IRP7", 0, 0x3478, "intel-pcm"),
-        AddressInfo::msr("IRP7_MSR_PMON_CTR1", "IRP7", 1, 0x3479, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTR0", "IRP8", 0, 0x3488, "intel-pcm"),
-        AddressInfo::msr("IRP8_MSR_PMON_CTR1", "IRP8", 1, 0x3489, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTR0", "IRP9", 0, 0x3498, "intel-pcm"),
-        AddressInfo::msr("IRP9_MSR_PMON_CTR1", "IRP9", 1, 0x3499, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTR0", "IRP10", 0, 0x34A8, "intel-pcm"),
-        AddressInfo::msr("IRP10_MSR_PMON_CTR1", "IRP10", 1, 0x34A9, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTR0", "IRP11", 0, 0x34B8, "intel-pcm"),
-        AddressInfo::msr("IRP11_MSR_PMON_CTR1", "IRP11", 1, 0x34B9, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_IRP_CTR_REG_OFFSET = 8: counters at 0x3408 + 0x10 per stack; two counters (likwid's counter map: IRPnC0-C1), 48 bits." },
-    ],
+    notes: IRP_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -13,25 +13,28 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control: freeze, and reset of all counters or all controls in one write.
-///
-/// `M2M{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M2M unit (sapphire-rapids). Fields, masks
-/// and sources: [`M2mBoxCtlLayout`].
-///
-/// **Layout from Linux's generic discovery driver** (info): Linux programs every Sapphire Rapids
-/// box it finds in the discovery table with the generic box control of uncore_discovery.h:
-/// GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it
-/// (intel_generic_uncore_pci_disable_box / enable_box for a PCI box), and
-/// GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation
-/// (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits
-/// (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Ice Lake-SP M2M
-/// box control (freeze at bit 8, resets at bits 1:0), there is no freeze-enable bit. The other bits
-/// are covered by no source read and are reserved.
-///
-/// **Address** (info): Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the
-/// Sapphire Rapids and Emerald Rapids M2M boxes (populateM2MPMUs, cpucounters.cpp), as for Ice
-/// Lake-SP.
-pub type M2mBoxCtl = Reg32<M2mBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["M2M0", "M2M1", "M2M2", "M2M3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
+noted! {
+    M2M_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux's generic discovery driver", "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Ice Lake-SP M2M box control (freeze at bit 8, resets at bits 1:0), there is no freeze-enable bit. The other bits are covered by no source read and are reserved."),
+        ("info", "Address", "Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the Sapphire Rapids and Emerald Rapids M2M boxes (populateM2MPMUs, cpucounters.cpp), as for Ice Lake-SP."),
+    ];
+    /// Box-wide control: freeze, and reset of all counters or all controls in one write.
+    ///
+    /// `M2M{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M2M unit (sapphire-rapids). Fields, masks
+    /// and sources: [`M2mBoxCtlLayout`].
+    pub type M2mBoxCtl = Reg32<M2mBoxCtlLayout>;
+}
 
 /// The layout of [`M2mBoxCtl`] (`M2M{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -52,14 +55,14 @@ impl Layout for M2mBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 10, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -91,23 +94,18 @@ pub const M2M_PCI_PMON_BOX_CTL: [PciRegister<M2mBoxCtl>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "M2M", name: M2mBoxCtlLayout::NAME, type_name: "M2mBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_BOX_CTL", "M2M0", 0, (0x324A, 12, 0, 0x438), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_BOX_CTL", "M2M1", 0, (0x324A, 13, 0, 0x438), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_BOX_CTL", "M2M2", 0, (0x324A, 14, 0, 0x438), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_BOX_CTL", "M2M3", 0, (0x324A, 15, 0, 0x438), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
     fields: M2mBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Ice Lake-SP M2M box control (freeze at bit 8, resets at bits 1:0), there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the Sapphire Rapids and Emerald Rapids M2M boxes (populateM2MPMUs, cpucounters.cpp), as for Ice Lake-SP." },
-    ],
+    notes: M2M_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `M2M{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -179,8 +177,8 @@ impl Layout for M2mCtlLayout {
     const INFO: &'static RegisterInfo = &M2M_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 56, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -189,12 +187,12 @@ impl Layout for M2mCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -265,30 +263,16 @@ pub const M2M_PCI_PMON_CTL: [[PciRegister<M2mCtl>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "M2M", name: M2mCtlLayout::NAME, type_name: "M2mCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_CTL0", "M2M0", 0, (0x324A, 12, 0, 0x468), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL1", "M2M0", 1, (0x324A, 12, 0, 0x470), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL2", "M2M0", 2, (0x324A, 12, 0, 0x478), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTL3", "M2M0", 3, (0x324A, 12, 0, 0x480), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL0", "M2M1", 0, (0x324A, 13, 0, 0x468), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL1", "M2M1", 1, (0x324A, 13, 0, 0x470), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL2", "M2M1", 2, (0x324A, 13, 0, 0x478), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTL3", "M2M1", 3, (0x324A, 13, 0, 0x480), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL0", "M2M2", 0, (0x324A, 14, 0, 0x468), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL1", "M2M2", 1, (0x324A, 14, 0, 0x470), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL2", "M2M2", 2, (0x324A, 14, 0, 0x478), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTL3", "M2M2", 3, (0x324A, 14, 0, 0x480), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL0", "M2M3", 0, (0x324A, 15, 0, 0x468), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL1", "M2M3", 1, (0x324A, 15, 0, 0x470), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL2", "M2M3", 2, (0x324A, 15, 0, 0x478), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTL3", "M2M3", 3, (0x324A, 15, 0, 0x480), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
     fields: M2mCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. spr_uncore_m2m (SPR_UNCORE_PCI_COMMON_FORMAT) widens it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). Intel PCM's register declaration for this processor (PMURegisterDeclarations/GenuineIntel-6-8F-6.json, m2m) names the same fields and an 8-bit UMaskExt at bit 32, inside the kernel's 24 bits. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h). The control is 64 bits: Linux writes it as two dwords, the upper first (spr_uncore_pci_enable_event). Bits no source describes are reserved." },
@@ -333,8 +317,8 @@ impl Layout for M2mCtrLayout {
     const INFO: &'static RegisterInfo = &M2M_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -362,30 +346,16 @@ pub const M2M_PCI_PMON_CTR: [[PciRegister<M2mCtr>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2M_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "M2M", name: M2mCtrLayout::NAME, type_name: "M2mCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2M0_PCI_PMON_CTR0", "M2M0", 0, (0x324A, 12, 0, 0x440), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR1", "M2M0", 1, (0x324A, 12, 0, 0x448), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR2", "M2M0", 2, (0x324A, 12, 0, 0x450), "intel-pcm"),
-        AddressInfo::pci("M2M0_PCI_PMON_CTR3", "M2M0", 3, (0x324A, 12, 0, 0x458), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR0", "M2M1", 0, (0x324A, 13, 0, 0x440), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR1", "M2M1", 1, (0x324A, 13, 0, 0x448), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR2", "M2M1", 2, (0x324A, 13, 0, 0x450), "intel-pcm"),
-        AddressInfo::pci("M2M1_PCI_PMON_CTR3", "M2M1", 3, (0x324A, 13, 0, 0x458), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR0", "M2M2", 0, (0x324A, 14, 0, 0x440), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR1", "M2M2", 1, (0x324A, 14, 0, 0x448), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR2", "M2M2", 2, (0x324A, 14, 0, 0x450), "intel-pcm"),
-        AddressInfo::pci("M2M2_PCI_PMON_CTR3", "M2M2", 3, (0x324A, 14, 0, 0x458), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR0", "M2M3", 0, (0x324A, 15, 0, 0x440), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR1", "M2M3", 1, (0x324A, 15, 0, 0x448), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR2", "M2M3", 2, (0x324A, 15, 0, 0x450), "intel-pcm"),
-        AddressInfo::pci("M2M3_PCI_PMON_CTR3", "M2M3", 3, (0x324A, 15, 0, 0x458), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
     fields: M2mCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SERVER_M2M_PCI_PMON_CTR0_ADDR = 0x440, the next three 8 bytes apart; four counters (PCM builds each M2M box with four control/counter pairs). The width is the 48 bits the discovery table gives the Sapphire Rapids boxes (Linux perf_ctr_bits = 48 for the spr_* types it defines itself); no source read states it for this box alone." },

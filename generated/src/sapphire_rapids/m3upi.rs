@@ -13,6 +13,17 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["M3UPI0", "M3UPI1", "M3UPI2", "M3UPI3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
 ///
 /// `M3UPI_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M3UPI unit (sapphire-rapids). Fields,
@@ -51,14 +62,14 @@ impl Layout for M3upiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M3UPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 10, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -90,18 +101,16 @@ pub const M3UPI_L_PCI_PMON_BOX_CTL: [PciRegister<M3upiBoxCtl>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "M3UPI", name: M3upiBoxCtlLayout::NAME, type_name: "M3upiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_BOX_CTL", "M3UPI0", 0, (0x3246, 5, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_BOX_CTL", "M3UPI1", 0, (0x3246, 6, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_BOX_CTL", "M3UPI2", 0, (0x3246, 7, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_BOX_CTL", "M3UPI3", 0, (0x3246, 8, 1, 0x0A0), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -177,8 +186,8 @@ impl Layout for M3upiCtlLayout {
     const INFO: &'static RegisterInfo = &M3UPI_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 56, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -187,12 +196,12 @@ impl Layout for M3upiCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -263,30 +272,16 @@ pub const M3UPI_L_PCI_PMON_CTL: [[PciRegister<M3upiCtl>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "M3UPI", name: M3upiCtlLayout::NAME, type_name: "M3upiCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL0", "M3UPI0", 0, (0x3246, 5, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL1", "M3UPI0", 1, (0x3246, 5, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL2", "M3UPI0", 2, (0x3246, 5, 1, 0x0E8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTL3", "M3UPI0", 3, (0x3246, 5, 1, 0x0F0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL0", "M3UPI1", 0, (0x3246, 6, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL1", "M3UPI1", 1, (0x3246, 6, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL2", "M3UPI1", 2, (0x3246, 6, 1, 0x0E8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTL3", "M3UPI1", 3, (0x3246, 6, 1, 0x0F0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL0", "M3UPI2", 0, (0x3246, 7, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL1", "M3UPI2", 1, (0x3246, 7, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL2", "M3UPI2", 2, (0x3246, 7, 1, 0x0E8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTL3", "M3UPI2", 3, (0x3246, 7, 1, 0x0F0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_CTL0", "M3UPI3", 0, (0x3246, 8, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_CTL1", "M3UPI3", 1, (0x3246, 8, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_CTL2", "M3UPI3", 2, (0x3246, 8, 1, 0x0E8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_CTL3", "M3UPI3", 3, (0x3246, 8, 1, 0x0F0), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
     fields: M3upiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The spr_* types of uncore_snbep.c widen it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the Sapphire Rapids iMC fixed counter (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
@@ -294,14 +289,16 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n: a 48-bit event count.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (sapphire-rapids), 4 per
-/// instance. Fields, masks and sources: [`M3upiCtrLayout`].
-///
-/// **Addresses and width** (info): Linux ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, 8 bytes apart
-/// (0xA8..0xC0), perf_ctr_bits = 48, four counters.
-pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+noted! {
+    M3UPI_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Linux ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, 8 bytes apart (0xA8..0xC0), perf_ctr_bits = 48, four counters."),
+    ];
+    /// Data counter n: a 48-bit event count.
+    ///
+    /// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (sapphire-rapids), 4 per
+    /// instance. Fields, masks and sources: [`M3upiCtrLayout`].
+    pub type M3upiCtr = Reg64<M3upiCtrLayout>;
+}
 
 /// The layout of [`M3upiCtr`] (`M3UPI_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -322,8 +319,8 @@ impl Layout for M3upiCtrLayout {
     const INFO: &'static RegisterInfo = &M3UPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -351,34 +348,18 @@ pub const M3UPI_L_PCI_PMON_CTR: [[PciRegister<M3upiCtr>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M3UPI_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "M3UPI", name: M3upiCtrLayout::NAME, type_name: "M3upiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR0", "M3UPI0", 0, (0x3246, 5, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR1", "M3UPI0", 1, (0x3246, 5, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR2", "M3UPI0", 2, (0x3246, 5, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L0_PCI_PMON_CTR3", "M3UPI0", 3, (0x3246, 5, 1, 0x0C0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR0", "M3UPI1", 0, (0x3246, 6, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR1", "M3UPI1", 1, (0x3246, 6, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR2", "M3UPI1", 2, (0x3246, 6, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L1_PCI_PMON_CTR3", "M3UPI1", 3, (0x3246, 6, 1, 0x0C0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR0", "M3UPI2", 0, (0x3246, 7, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR1", "M3UPI2", 1, (0x3246, 7, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR2", "M3UPI2", 2, (0x3246, 7, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L2_PCI_PMON_CTR3", "M3UPI2", 3, (0x3246, 7, 1, 0x0C0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_CTR0", "M3UPI3", 0, (0x3246, 8, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_CTR1", "M3UPI3", 1, (0x3246, 8, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_CTR2", "M3UPI3", 2, (0x3246, 8, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M3UPI_L3_PCI_PMON_CTR3", "M3UPI3", 3, (0x3246, 8, 1, 0x0C0), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
     fields: M3upiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, 8 bytes apart (0xA8..0xC0), perf_ctr_bits = 48, four counters." },
-    ],
+    notes: M3UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

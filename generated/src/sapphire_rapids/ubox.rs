@@ -13,25 +13,30 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Socket-wide uncore control: a freeze bit that holds the counters of every box while set.
-///
-/// `U_MSR_PMON_GLOBAL_CTL`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks
-/// and sources: [`UGlobalCtlLayout`].
-///
-/// **Address and the freeze bit from PCM** (info): Intel PCM freezes the Sapphire Rapids and
-/// Emerald Rapids uncore by writing 1 to SPR_MSR_UNCORE_PMON_GLOBAL_CTL = 0x2FF0 and unfreezes it
-/// by writing 0 (globalFreezeUncoreCountersInternal, cases SPR and EMR), where on Skylake-SP and
-/// Ice Lake-SP it writes a command bit at 61 of 0x700. The discovery table's global entry names
-/// this register (its ctl field, uncore_global_discovery in Linux's uncore_discovery.h). No source
-/// read describes the other bits; they are reserved.
-///
-/// **Not a global level of the structure** (info): The structure's global level knows an enable bit
-/// or a pair of write-only freeze and unfreeze commands; this register is one level-sensitive
-/// freeze bit, and no source read gives a global overflow status (the discovery table's global
-/// entry points at status registers, status_offset and num_status, whose bit assignment no source
-/// read states). The register is described, with no role, and the processor declares no global
-/// level: each box is started and stopped by its own box control.
-pub type UGlobalCtl = Reg64<UGlobalCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
+noted! {
+    U_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Address and the freeze bit from PCM", "Intel PCM freezes the Sapphire Rapids and Emerald Rapids uncore by writing 1 to SPR_MSR_UNCORE_PMON_GLOBAL_CTL = 0x2FF0 and unfreezes it by writing 0 (globalFreezeUncoreCountersInternal, cases SPR and EMR), where on Skylake-SP and Ice Lake-SP it writes a command bit at 61 of 0x700. The discovery table's global entry names this register (its ctl field, uncore_global_discovery in Linux's uncore_discovery.h). No source read describes the other bits; they are reserved."),
+        ("info", "Not a global level of the structure", "The structure's global level knows an enable bit or a pair of write-only freeze and unfreeze commands; this register is one level-sensitive freeze bit, and no source read gives a global overflow status (the discovery table's global entry points at status registers, status_offset and num_status, whose bit assignment no source read states). The register is described, with no role, and the processor declares no global level: each box is started and stopped by its own box control."),
+    ];
+    /// Socket-wide uncore control: a freeze bit that holds the counters of every box while set.
+    ///
+    /// `U_MSR_PMON_GLOBAL_CTL`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks
+    /// and sources: [`UGlobalCtlLayout`].
+    pub type UGlobalCtl = Reg64<UGlobalCtlLayout>;
+}
 
 /// The layout of [`UGlobalCtl`] (`U_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -49,10 +54,10 @@ impl Layout for UGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz_all", ident: "frz_all", lsb: 0, msb: 0, access: Access::Rw,
-            description: "Freeze all: while 1, every uncore box of the socket holds its counters; writing 0 lets them count again.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("frz_all", 0, 0, Access::Rw,
+            "Freeze all: while 1, every uncore box of the socket holds its counters; writing 0 lets them count again."),
     ];
 }
 
@@ -70,20 +75,18 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0x2FF0, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: a freeze bit that holds the counters of every box while set.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x2FF0, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and the freeze bit from PCM", text: "Intel PCM freezes the Sapphire Rapids and Emerald Rapids uncore by writing 1 to SPR_MSR_UNCORE_PMON_GLOBAL_CTL = 0x2FF0 and unfreezes it by writing 0 (globalFreezeUncoreCountersInternal, cases SPR and EMR), where on Skylake-SP and Ice Lake-SP it writes a command bit at 61 of 0x700. The discovery table's global entry names this register (its ctl field, uncore_global_discovery in Linux's uncore_discovery.h). No source read describes the other bits; they are reserved." },
-        NoteInfo { kind: "info", title: "Not a global level of the structure", text: "The structure's global level knows an enable bit or a pair of write-only freeze and unfreeze commands; this register is one level-sensitive freeze bit, and no source read gives a global overflow status (the discovery table's global entry points at status registers, status_offset and num_status, whose bit assignment no source read states). The register is described, with no role, and the processor declares no global level: each box is started and stopped by its own box control." },
-    ],
+    notes: U_GLOBAL_CTL_INFO_NOTES,
 };
 
 /// Box-wide control: freeze, and reset of all counters or all controls in one write.
@@ -122,14 +125,14 @@ impl Layout for UBoxCtlLayout {
     const INFO: &'static RegisterInfo = &U_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 10, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 9, msb: 9, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::ResetControls),
             description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 1, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 1, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 the box's counters hold their values.", ..FieldInfo::EMPTY },
     ];
@@ -156,15 +159,16 @@ impl UBoxCtl {
 pub const U_MSR_PMON_BOX_CTL: Msr<UBoxCtl> = Msr::new(0x2FD0, "U_MSR_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static U_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "UBOX", name: UBoxCtlLayout::NAME, type_name: "UBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxCtlLayout::RESET, reserved_mask: UBoxCtlLayout::RESERVED_MASK, ignored_mask: UBoxCtlLayout::IGNORED_MASK, writable_mask: UBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_BOX_CTL", "UBOX", 0, 0x2FD0, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_BOX_CTL_INFO_ADDRESSES),
     fields: UBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -238,20 +242,20 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -307,16 +311,16 @@ impl UCtl {
 pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0x2FD2, "U_MSR_PMON_CTL0"), Msr::new(0x2FD3, "U_MSR_PMON_CTL1")];
 
 #[cfg(feature = "metadata")]
+static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x2FD2, "intel-pcm"),
-        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x2FD3, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the Sapphire Rapids iMC fixed counter (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
@@ -354,8 +358,8 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -378,33 +382,33 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0x2FD8, "U_MSR_PMON_CTR0"), Msr::new(0x2FD9, "U_MSR_PMON_CTR1")];
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x2FD8, "intel-pcm"),
-        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x2FD9, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_UBOX_MSR_PMON_CTR0_ADDR = 0x2FD8 and CTR1 = 0x2FD9. The width is the 48 bits the discovery table gives the Sapphire Rapids boxes (Linux perf_ctr_bits = 48 for the spr_* types it defines itself); no source read states it for this box alone." },
     ],
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields,
-/// masks and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Intel PCM SPR_UCLK_FIXED_CTL_ADDR = 0x2FDE (types.h); PCM enables
-/// the UCLK fixed counter with bit 22, as on the earlier Xeons, and Linux enables the Sapphire
-/// Rapids iMC fixed counter the same way (SNBEP_PMON_CTL_EN). No source read describes the other
-/// bits; they are reserved.
-pub type UUclkFixedCtl = Reg64<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Intel PCM SPR_UCLK_FIXED_CTL_ADDR = 0x2FDE (types.h); PCM enables the UCLK fixed counter with bit 22, as on the earlier Xeons, and Linux enables the Sapphire Rapids iMC fixed counter the same way (SNBEP_PMON_CTL_EN). No source read describes the other bits; they are reserved."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields,
+    /// masks and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg64<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -422,12 +426,12 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw,
-            description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("en", 22, 22, Access::Rw,
+            "Enables the UCLK fixed counter."),
+        FieldInfo::row("rsv", 0, 21, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -444,30 +448,30 @@ impl UUclkFixedCtl {
 pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0x2FDE, "U_MSR_PMON_UCLK_FIXED_CTL");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x2FDE, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Intel PCM SPR_UCLK_FIXED_CTL_ADDR = 0x2FDE (types.h); PCM enables the UCLK fixed counter with bit 22, as on the earlier Xeons, and Linux enables the Sapphire Rapids iMC fixed counter the same way (SNBEP_PMON_CTL_EN). No source read describes the other bits; they are reserved." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields,
-/// masks and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Intel PCM SPR_UCLK_FIXED_CTR_ADDR = 0x2FDF (types.h). The 48-bit
-/// width is the earlier Xeons' (fixed_ctr_bits = 48); no source read restates it for this
-/// processor.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Intel PCM SPR_UCLK_FIXED_CTR_ADDR = 0x2FDF (types.h). The 48-bit width is the earlier Xeons' (fixed_ctr_bits = 48); no source read restates it for this processor."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields,
+    /// masks and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -485,10 +489,10 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV,
-            description: "The accumulated 48-bit count of uncore clock cycles; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("event_count", 0, 47, Access::RwV,
+            "The accumulated 48-bit count of uncore clock cycles; wraps on overflow and keeps counting."),
     ];
 }
 
@@ -509,34 +513,31 @@ impl UUclkFixedCtr {
 pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0x2FDF, "U_MSR_PMON_UCLK_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x2FDF, "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Intel PCM SPR_UCLK_FIXED_CTR_ADDR = 0x2FDF (types.h). The 48-bit width is the earlier Xeons' (fixed_ctr_bits = 48); no source read restates it for this processor." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
-/// The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part
-/// reports it.
-///
-/// `UNC_CBO_CONFIG`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks and
-/// sources: [`UncCboConfigLayout`].
-///
-/// **From Linux** (info): Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with
-/// rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery
-/// table's count, unless it reads 0 (commit "perf/x86/uncore: Correct the number of CHAs on EMR":
-/// the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into
-/// fields, so it is one read-only field here. The reset value depends on the part; 0 is written
-/// here as a placeholder, as for every read-only capability.
-pub type UncCboConfig = Reg64<UncCboConfigLayout>;
+noted! {
+    UNC_CBO_CONFIG_INFO_NOTES = [
+        ("info", "From Linux", "Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery table's count, unless it reads 0 (commit \"perf/x86/uncore: Correct the number of CHAs on EMR\": the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into fields, so it is one read-only field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability."),
+    ];
+    /// The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part
+    /// reports it.
+    ///
+    /// `UNC_CBO_CONFIG`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks and
+    /// sources: [`UncCboConfigLayout`].
+    pub type UncCboConfig = Reg64<UncCboConfigLayout>;
+}
 
 /// The layout of [`UncCboConfig`] (`UNC_CBO_CONFIG`): its fields, masks and metadata.
 ///
@@ -554,8 +555,8 @@ impl Layout for UncCboConfigLayout {
     const INFO: &'static RegisterInfo = &UNC_CBO_CONFIG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "num_cbo", ident: "num_cbo", lsb: 0, msb: 63, access: Access::Ro,
-            description: "The part's CHA count, numbered from 0. Zero where the part does not report it (the Emerald Rapids XCC die). Set by the part, not by software.", ..FieldInfo::EMPTY },
+        FieldInfo::row("num_cbo", 0, 63, Access::Ro,
+            "The part's CHA count, numbered from 0. Zero where the part does not report it (the Emerald Rapids XCC die). Set by the part, not by software."),
     ];
 }
 
@@ -571,19 +572,18 @@ impl UncCboConfig {
 pub const UNC_CBO_CONFIG: Msr<UncCboConfig> = Msr::new(0x2FFE, "UNC_CBO_CONFIG");
 
 #[cfg(feature = "metadata")]
+static UNC_CBO_CONFIG_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[UNC_CBO_CONFIG], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
     processor: "sapphire-rapids", unit: "UBOX", name: UncCboConfigLayout::NAME, type_name: "UncCboConfig",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UncCboConfigLayout::RESET, reserved_mask: UncCboConfigLayout::RESERVED_MASK, ignored_mask: UncCboConfigLayout::IGNORED_MASK, writable_mask: UncCboConfigLayout::WRITABLE_MASK,
     description: "The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part reports it.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("UNC_CBO_CONFIG", "UBOX", 0, 0x2FFE, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[2]],
+    addresses: Addresses::Known(&UNC_CBO_CONFIG_INFO_ADDRESSES),
     fields: UncCboConfigLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery table's count, unless it reads 0 (commit \"perf/x86/uncore: Correct the number of CHAs on EMR\": the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into fields, so it is one read-only field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
+    notes: UNC_CBO_CONFIG_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

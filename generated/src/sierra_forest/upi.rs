@@ -27,20 +27,27 @@ pub use crate::granite_rapids::upi::{
 };
 
 #[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 6] = ["UPI0", "UPI1", "UPI2", "UPI3", "UPI4", "UPI5"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
+];
+
+#[cfg(feature = "metadata")]
+static UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sierra-forest", unit: "UPI", name: UpiBoxCtlLayout::NAME, type_name: "UpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_BOX_CTL", "UPI0", 0, (0x3241, 16, 1, 0x318), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_BOX_CTL", "UPI1", 0, (0x3241, 17, 1, 0x318), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_BOX_CTL", "UPI2", 0, (0x3241, 18, 1, 0x318), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_BOX_CTL", "UPI3", 0, (0x3241, 19, 1, 0x318), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_BOX_CTL", "UPI4", 0, (0x3241, 20, 1, 0x318), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_BOX_CTL", "UPI5", 0, (0x3241, 21, 1, 0x318), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids and Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
@@ -49,38 +56,16 @@ pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static UPI_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "sierra-forest", unit: "UPI", name: UpiCtlLayout::NAME, type_name: "UpiCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_CTL0", "UPI0", 0, (0x3241, 16, 1, 0x350), "intel-pcm"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL1", "UPI0", 1, (0x3241, 16, 1, 0x358), "intel-pcm"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL2", "UPI0", 2, (0x3241, 16, 1, 0x360), "intel-pcm"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL3", "UPI0", 3, (0x3241, 16, 1, 0x368), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL0", "UPI1", 0, (0x3241, 17, 1, 0x350), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL1", "UPI1", 1, (0x3241, 17, 1, 0x358), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL2", "UPI1", 2, (0x3241, 17, 1, 0x360), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL3", "UPI1", 3, (0x3241, 17, 1, 0x368), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL0", "UPI2", 0, (0x3241, 18, 1, 0x350), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL1", "UPI2", 1, (0x3241, 18, 1, 0x358), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL2", "UPI2", 2, (0x3241, 18, 1, 0x360), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL3", "UPI2", 3, (0x3241, 18, 1, 0x368), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_CTL0", "UPI3", 0, (0x3241, 19, 1, 0x350), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_CTL1", "UPI3", 1, (0x3241, 19, 1, 0x358), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_CTL2", "UPI3", 2, (0x3241, 19, 1, 0x360), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_CTL3", "UPI3", 3, (0x3241, 19, 1, 0x368), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_CTL0", "UPI4", 0, (0x3241, 20, 1, 0x350), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_CTL1", "UPI4", 1, (0x3241, 20, 1, 0x358), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_CTL2", "UPI4", 2, (0x3241, 20, 1, 0x360), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_CTL3", "UPI4", 3, (0x3241, 20, 1, 0x368), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_CTL0", "UPI5", 0, (0x3241, 21, 1, 0x350), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_CTL1", "UPI5", 1, (0x3241, 21, 1, 0x358), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_CTL2", "UPI5", 2, (0x3241, 21, 1, 0x360), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_CTL3", "UPI5", 3, (0x3241, 21, 1, 0x368), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. gnr_uncore_upi (SPR_UNCORE_PCI_COMMON_FORMAT) widens it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the Sapphire Rapids iMC fixed counter (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
@@ -89,38 +74,16 @@ pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+static UPI_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
+
+#[cfg(feature = "metadata")]
 pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "sierra-forest", unit: "UPI", name: UpiCtrLayout::NAME, type_name: "UpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_CTR0", "UPI0", 0, (0x3241, 16, 1, 0x320), "intel-pcm"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR1", "UPI0", 1, (0x3241, 16, 1, 0x328), "intel-pcm"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR2", "UPI0", 2, (0x3241, 16, 1, 0x330), "intel-pcm"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR3", "UPI0", 3, (0x3241, 16, 1, 0x338), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR0", "UPI1", 0, (0x3241, 17, 1, 0x320), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR1", "UPI1", 1, (0x3241, 17, 1, 0x328), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR2", "UPI1", 2, (0x3241, 17, 1, 0x330), "intel-pcm"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR3", "UPI1", 3, (0x3241, 17, 1, 0x338), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR0", "UPI2", 0, (0x3241, 18, 1, 0x320), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR1", "UPI2", 1, (0x3241, 18, 1, 0x328), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR2", "UPI2", 2, (0x3241, 18, 1, 0x330), "intel-pcm"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR3", "UPI2", 3, (0x3241, 18, 1, 0x338), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_CTR0", "UPI3", 0, (0x3241, 19, 1, 0x320), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_CTR1", "UPI3", 1, (0x3241, 19, 1, 0x328), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_CTR2", "UPI3", 2, (0x3241, 19, 1, 0x330), "intel-pcm"),
-        AddressInfo::pci("U_L3_PCI_PMON_CTR3", "UPI3", 3, (0x3241, 19, 1, 0x338), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_CTR0", "UPI4", 0, (0x3241, 20, 1, 0x320), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_CTR1", "UPI4", 1, (0x3241, 20, 1, 0x328), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_CTR2", "UPI4", 2, (0x3241, 20, 1, 0x330), "intel-pcm"),
-        AddressInfo::pci("U_L4_PCI_PMON_CTR3", "UPI4", 3, (0x3241, 20, 1, 0x338), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_CTR0", "UPI5", 0, (0x3241, 21, 1, 0x320), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_CTR1", "UPI5", 1, (0x3241, 21, 1, 0x328), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_CTR2", "UPI5", 2, (0x3241, 21, 1, 0x330), "intel-pcm"),
-        AddressInfo::pci("U_L5_PCI_PMON_CTR3", "UPI5", 3, (0x3241, 21, 1, 0x338), "intel-pcm"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_UPI_PCI_PMON_CTR0_ADDR = 0x320, the next three 8 bytes apart, four counters, for Granite Rapids as for Sapphire Rapids. The width is 48 bits, as Linux gives the Sapphire Rapids links (perf_ctr_bits = 48); no source read states it for Granite Rapids." },

@@ -16,6 +16,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 28] = ["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one CHA (caching and home agent): freeze and reset of all counters or all
 /// controls in one write.
 ///
@@ -59,18 +71,18 @@ impl Layout for ChaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CHA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -129,42 +141,16 @@ pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 28] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CHA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "CHA", name: ChaBoxCtlLayout::NAME, type_name: "ChaBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxCtlLayout::RESET, reserved_mask: ChaBoxCtlLayout::RESERVED_MASK, ignored_mask: ChaBoxCtlLayout::IGNORED_MASK, writable_mask: ChaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CHA (caching and home agent): freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "CHA0", 0, 0xE00, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "CHA1", 0, 0xE10, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "CHA2", 0, 0xE20, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "CHA3", 0, 0xE30, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "CHA4", 0, 0xE40, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "CHA5", 0, 0xE50, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "CHA6", 0, 0xE60, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "CHA7", 0, 0xE70, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_CTL", "CHA8", 0, 0xE80, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_CTL", "CHA9", 0, 0xE90, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_CTL", "CHA10", 0, 0xEA0, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_CTL", "CHA11", 0, 0xEB0, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_CTL", "CHA12", 0, 0xEC0, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_CTL", "CHA13", 0, 0xED0, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_CTL", "CHA14", 0, 0xEE0, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_BOX_CTL", "CHA15", 0, 0xEF0, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_BOX_CTL", "CHA16", 0, 0xF00, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_BOX_CTL", "CHA17", 0, 0xF10, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_BOX_CTL", "CHA18", 0, 0xF20, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_BOX_CTL", "CHA19", 0, 0xF30, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_BOX_CTL", "CHA20", 0, 0xF40, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_BOX_CTL", "CHA21", 0, 0xF50, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_BOX_CTL", "CHA22", 0, 0xF60, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_BOX_CTL", "CHA23", 0, 0xF70, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_BOX_CTL", "CHA24", 0, 0xF80, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_BOX_CTL", "CHA25", 0, 0xF90, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_BOX_CTL", "CHA26", 0, 0xFA0, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_BOX_CTL", "CHA27", 0, 0xFB0, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CHA_BOX_CTL_INFO_ADDRESSES),
     fields: ChaBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
@@ -239,18 +225,18 @@ impl Layout for ChaCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid_en", ident: "tid_en", lsb: 19, msb: 19, access: Access::Rw,
-            description: "Thread-id filter enable: with 1, the counter counts only the events that match C{i}_MSR_PMON_BOX_FILTER0.tid.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("tid_en", 19, 19, Access::Rw,
+            "Thread-id filter enable: with 1, the counter counts only the events that match C{i}_MSR_PMON_BOX_FILTER0.tid."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -346,126 +332,16 @@ pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 28] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CHA_CTL_INFO_ADDRESSES: [AddressInfo; 112] = AddressInfo::msr_arrays(&C_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "CHA", name: ChaCtlLayout::NAME, type_name: "ChaCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtlLayout::RESET, reserved_mask: ChaCtlLayout::RESERVED_MASK, ignored_mask: ChaCtlLayout::IGNORED_MASK, writable_mask: ChaCtlLayout::WRITABLE_MASK,
     description: "Control for CHA counter n: event, unit mask, thread-id filter enable, enable, reset, and an 8-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTL0", "CHA0", 0, 0xE01, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL1", "CHA0", 1, 0xE02, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL2", "CHA0", 2, 0xE03, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL3", "CHA0", 3, 0xE04, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL0", "CHA1", 0, 0xE11, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL1", "CHA1", 1, 0xE12, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL2", "CHA1", 2, 0xE13, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL3", "CHA1", 3, 0xE14, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL0", "CHA2", 0, 0xE21, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL1", "CHA2", 1, 0xE22, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL2", "CHA2", 2, 0xE23, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL3", "CHA2", 3, 0xE24, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL0", "CHA3", 0, 0xE31, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL1", "CHA3", 1, 0xE32, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL2", "CHA3", 2, 0xE33, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL3", "CHA3", 3, 0xE34, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL0", "CHA4", 0, 0xE41, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL1", "CHA4", 1, 0xE42, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL2", "CHA4", 2, 0xE43, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL3", "CHA4", 3, 0xE44, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL0", "CHA5", 0, 0xE51, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL1", "CHA5", 1, 0xE52, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL2", "CHA5", 2, 0xE53, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL3", "CHA5", 3, 0xE54, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL0", "CHA6", 0, 0xE61, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL1", "CHA6", 1, 0xE62, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL2", "CHA6", 2, 0xE63, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL3", "CHA6", 3, 0xE64, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL0", "CHA7", 0, 0xE71, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL1", "CHA7", 1, 0xE72, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL2", "CHA7", 2, 0xE73, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL3", "CHA7", 3, 0xE74, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL0", "CHA8", 0, 0xE81, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL1", "CHA8", 1, 0xE82, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL2", "CHA8", 2, 0xE83, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL3", "CHA8", 3, 0xE84, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL0", "CHA9", 0, 0xE91, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL1", "CHA9", 1, 0xE92, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL2", "CHA9", 2, 0xE93, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL3", "CHA9", 3, 0xE94, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL0", "CHA10", 0, 0xEA1, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL1", "CHA10", 1, 0xEA2, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL2", "CHA10", 2, 0xEA3, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL3", "CHA10", 3, 0xEA4, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL0", "CHA11", 0, 0xEB1, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL1", "CHA11", 1, 0xEB2, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL2", "CHA11", 2, 0xEB3, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL3", "CHA11", 3, 0xEB4, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL0", "CHA12", 0, 0xEC1, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL1", "CHA12", 1, 0xEC2, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL2", "CHA12", 2, 0xEC3, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL3", "CHA12", 3, 0xEC4, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL0", "CHA13", 0, 0xED1, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL1", "CHA13", 1, 0xED2, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL2", "CHA13", 2, 0xED3, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL3", "CHA13", 3, 0xED4, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL0", "CHA14", 0, 0xEE1, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL1", "CHA14", 1, 0xEE2, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL2", "CHA14", 2, 0xEE3, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL3", "CHA14", 3, 0xEE4, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTL0", "CHA15", 0, 0xEF1, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTL1", "CHA15", 1, 0xEF2, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTL2", "CHA15", 2, 0xEF3, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTL3", "CHA15", 3, 0xEF4, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTL0", "CHA16", 0, 0xF01, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTL1", "CHA16", 1, 0xF02, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTL2", "CHA16", 2, 0xF03, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTL3", "CHA16", 3, 0xF04, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTL0", "CHA17", 0, 0xF11, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTL1", "CHA17", 1, 0xF12, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTL2", "CHA17", 2, 0xF13, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTL3", "CHA17", 3, 0xF14, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTL0", "CHA18", 0, 0xF21, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTL1", "CHA18", 1, 0xF22, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTL2", "CHA18", 2, 0xF23, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTL3", "CHA18", 3, 0xF24, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTL0", "CHA19", 0, 0xF31, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTL1", "CHA19", 1, 0xF32, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTL2", "CHA19", 2, 0xF33, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTL3", "CHA19", 3, 0xF34, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTL0", "CHA20", 0, 0xF41, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTL1", "CHA20", 1, 0xF42, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTL2", "CHA20", 2, 0xF43, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTL3", "CHA20", 3, 0xF44, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTL0", "CHA21", 0, 0xF51, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTL1", "CHA21", 1, 0xF52, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTL2", "CHA21", 2, 0xF53, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTL3", "CHA21", 3, 0xF54, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTL0", "CHA22", 0, 0xF61, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTL1", "CHA22", 1, 0xF62, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTL2", "CHA22", 2, 0xF63, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTL3", "CHA22", 3, 0xF64, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTL0", "CHA23", 0, 0xF71, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTL1", "CHA23", 1, 0xF72, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTL2", "CHA23", 2, 0xF73, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTL3", "CHA23", 3, 0xF74, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_CTL0", "CHA24", 0, 0xF81, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_CTL1", "CHA24", 1, 0xF82, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_CTL2", "CHA24", 2, 0xF83, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_CTL3", "CHA24", 3, 0xF84, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_CTL0", "CHA25", 0, 0xF91, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_CTL1", "CHA25", 1, 0xF92, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_CTL2", "CHA25", 2, 0xF93, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_CTL3", "CHA25", 3, 0xF94, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_CTL0", "CHA26", 0, 0xFA1, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_CTL1", "CHA26", 1, 0xFA2, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_CTL2", "CHA26", 2, 0xFA3, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_CTL3", "CHA26", 3, 0xFA4, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_CTL0", "CHA27", 0, 0xFB1, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_CTL1", "CHA27", 1, 0xFB2, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_CTL2", "CHA27", 2, 0xFB3, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_CTL3", "CHA27", 3, 0xFB4, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CHA_CTL_INFO_ADDRESSES),
     fields: ChaCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_chabox: event mask HSWEP_S_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, tid_en 19, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17); PCM's CBO_MSR_PMON_CTL_* bits agree. Bits no source describes are reserved." },
@@ -473,17 +349,17 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that
-/// filtered events count.
-///
-/// `C{i}_MSR_PMON_BOX_FILTER0`: 32-bit MSR register of the CHA unit (skylake-sp). Fields, masks and
-/// sources: [`ChaBoxFilter0Layout`].
-///
-/// **Layout from Linux** (info): SKX_CHA_MSR_PMON_BOX_FILTER_TID (8:0), _LINK (12:9) and _STATE
-/// (26:17) of uncore_snbep.c; skx_cha_hw_config writes the low 32 bits of the event's filter to
-/// HSWEP_C0_MSR_PMON_BOX_FILTER0 = 0xE05 + 0x10 n. likwid MSR_UNC_V3_C0_PMON_BOX_FILTER0 = 0xE05.
-/// Bits no source describes are reserved.
-pub type ChaBoxFilter0 = Reg32<ChaBoxFilter0Layout>;
+noted! {
+    CHA_BOX_FILTER0_INFO_NOTES = [
+        ("info", "Layout from Linux", "SKX_CHA_MSR_PMON_BOX_FILTER_TID (8:0), _LINK (12:9) and _STATE (26:17) of uncore_snbep.c; skx_cha_hw_config writes the low 32 bits of the event's filter to HSWEP_C0_MSR_PMON_BOX_FILTER0 = 0xE05 + 0x10 n. likwid MSR_UNC_V3_C0_PMON_BOX_FILTER0 = 0xE05. Bits no source describes are reserved."),
+    ];
+    /// First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that
+    /// filtered events count.
+    ///
+    /// `C{i}_MSR_PMON_BOX_FILTER0`: 32-bit MSR register of the CHA unit (skylake-sp). Fields, masks and
+    /// sources: [`ChaBoxFilter0Layout`].
+    pub type ChaBoxFilter0 = Reg32<ChaBoxFilter0Layout>;
+}
 
 /// The layout of [`ChaBoxFilter0`] (`C{i}_MSR_PMON_BOX_FILTER0`): its fields, masks and metadata.
 ///
@@ -501,16 +377,16 @@ impl Layout for ChaBoxFilter0Layout {
     const INFO: &'static RegisterInfo = &CHA_BOX_FILTER0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "state", ident: "state", lsb: 17, msb: 26, access: Access::Rw,
-            description: "Cache-line states to count (one bit per state).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 13, msb: 16, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "link", ident: "link", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Link (source) to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 8, access: Access::Rw,
-            description: "Core and thread id to match, for counters whose control has tid_en set.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 27, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("state", 17, 26, Access::Rw,
+            "Cache-line states to count (one bit per state)."),
+        FieldInfo::row("rsv", 13, 16, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("link", 9, 12, Access::Rw,
+            "Link (source) to match."),
+        FieldInfo::row("tid", 0, 8, Access::Rw,
+            "Core and thread id to match, for counters whose control has tid_en set."),
     ];
 }
 
@@ -578,46 +454,18 @@ pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 28] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CHA_BOX_FILTER0_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER0, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "CHA", name: ChaBoxFilter0Layout::NAME, type_name: "ChaBoxFilter0",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter0Layout::RESET, reserved_mask: ChaBoxFilter0Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter0Layout::IGNORED_MASK, writable_mask: ChaBoxFilter0Layout::WRITABLE_MASK,
     description: "First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that filtered events count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER0", "CHA0", 0, 0xE05, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER0", "CHA1", 0, 0xE15, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER0", "CHA2", 0, 0xE25, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER0", "CHA3", 0, 0xE35, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER0", "CHA4", 0, 0xE45, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER0", "CHA5", 0, 0xE55, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER0", "CHA6", 0, 0xE65, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER0", "CHA7", 0, 0xE75, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER0", "CHA8", 0, 0xE85, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER0", "CHA9", 0, 0xE95, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER0", "CHA10", 0, 0xEA5, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER0", "CHA11", 0, 0xEB5, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER0", "CHA12", 0, 0xEC5, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER0", "CHA13", 0, 0xED5, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER0", "CHA14", 0, 0xEE5, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER0", "CHA15", 0, 0xEF5, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER0", "CHA16", 0, 0xF05, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER0", "CHA17", 0, 0xF15, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_BOX_FILTER0", "CHA18", 0, 0xF25, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_BOX_FILTER0", "CHA19", 0, 0xF35, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_BOX_FILTER0", "CHA20", 0, 0xF45, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_BOX_FILTER0", "CHA21", 0, 0xF55, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_BOX_FILTER0", "CHA22", 0, 0xF65, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_BOX_FILTER0", "CHA23", 0, 0xF75, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_BOX_FILTER0", "CHA24", 0, 0xF85, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_BOX_FILTER0", "CHA25", 0, 0xF95, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_BOX_FILTER0", "CHA26", 0, 0xFA5, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_BOX_FILTER0", "CHA27", 0, 0xFB5, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CHA_BOX_FILTER0_INFO_ADDRESSES),
     fields: ChaBoxFilter0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "SKX_CHA_MSR_PMON_BOX_FILTER_TID (8:0), _LINK (12:9) and _STATE (26:17) of uncore_snbep.c; skx_cha_hw_config writes the low 32 bits of the event's filter to HSWEP_C0_MSR_PMON_BOX_FILTER0 = 0xE05 + 0x10 n. likwid MSR_UNC_V3_C0_PMON_BOX_FILTER0 = 0xE05. Bits no source describes are reserved." },
-    ],
+    notes: CHA_BOX_FILTER0_INFO_NOTES,
 };
 
 /// Second CHA filter (Intel's CHAFilter1): local or remote node, opcodes, near-memory and request
@@ -656,30 +504,30 @@ impl Layout for ChaBoxFilter1Layout {
     const INFO: &'static RegisterInfo = &CHA_BOX_FILTER1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "isoc", ident: "isoc", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Match isochronous requests.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nc", ident: "nc", lsb: 30, msb: 30, access: Access::Rw,
-            description: "Match non-coherent requests.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c6", ident: "c6", lsb: 29, msb: 29, access: Access::Rw,
-            description: "Match requests while the core is in C6 (SKX_CHA_MSR_PMON_BOX_FILTER_C6).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc1", ident: "opc1", lsb: 19, msb: 28, access: Access::Rw,
-            description: "Second opcode to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc0", ident: "opc0", lsb: 9, msb: 18, access: Access::Rw,
-            description: "First opcode to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 8, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "not_nm", ident: "not_nm", lsb: 5, msb: 5, access: Access::Rw,
-            description: "Match requests that do not target near memory.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nm", ident: "nm", lsb: 4, msb: 4, access: Access::Rw,
-            description: "Match requests that target near memory.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "all_opc", ident: "all_opc", lsb: 3, msb: 3, access: Access::Rw,
-            description: "Match every opcode (opc0 and opc1 ignored).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "loc", ident: "loc", lsb: 1, msb: 1, access: Access::Rw,
-            description: "Match requests to the local node.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rem", ident: "rem", lsb: 0, msb: 0, access: Access::Rw,
-            description: "Match requests to a remote node.", ..FieldInfo::EMPTY },
+        FieldInfo::row("isoc", 31, 31, Access::Rw,
+            "Match isochronous requests."),
+        FieldInfo::row("nc", 30, 30, Access::Rw,
+            "Match non-coherent requests."),
+        FieldInfo::row("c6", 29, 29, Access::Rw,
+            "Match requests while the core is in C6 (SKX_CHA_MSR_PMON_BOX_FILTER_C6)."),
+        FieldInfo::row("opc1", 19, 28, Access::Rw,
+            "Second opcode to match."),
+        FieldInfo::row("opc0", 9, 18, Access::Rw,
+            "First opcode to match."),
+        FieldInfo::row("rsv", 6, 8, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("not_nm", 5, 5, Access::Rw,
+            "Match requests that do not target near memory."),
+        FieldInfo::row("nm", 4, 4, Access::Rw,
+            "Match requests that target near memory."),
+        FieldInfo::row("all_opc", 3, 3, Access::Rw,
+            "Match every opcode (opc0 and opc1 ignored)."),
+        FieldInfo::row("rsv", 2, 2, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("loc", 1, 1, Access::Rw,
+            "Match requests to the local node."),
+        FieldInfo::row("rem", 0, 0, Access::Rw,
+            "Match requests to a remote node."),
     ];
 }
 
@@ -786,42 +634,16 @@ pub const C_MSR_PMON_BOX_FILTER1: [Msr<ChaBoxFilter1>; 28] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CHA_BOX_FILTER1_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER1, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "CHA", name: ChaBoxFilter1Layout::NAME, type_name: "ChaBoxFilter1",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter1Layout::RESET, reserved_mask: ChaBoxFilter1Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter1Layout::IGNORED_MASK, writable_mask: ChaBoxFilter1Layout::WRITABLE_MASK,
     description: "Second CHA filter (Intel's CHAFilter1): local or remote node, opcodes, near-memory and request attributes of the TOR events that name it.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER1", "CHA0", 0, 0xE06, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER1", "CHA1", 0, 0xE16, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER1", "CHA2", 0, 0xE26, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER1", "CHA3", 0, 0xE36, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER1", "CHA4", 0, 0xE46, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER1", "CHA5", 0, 0xE56, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER1", "CHA6", 0, 0xE66, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER1", "CHA7", 0, 0xE76, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER1", "CHA8", 0, 0xE86, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER1", "CHA9", 0, 0xE96, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER1", "CHA10", 0, 0xEA6, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER1", "CHA11", 0, 0xEB6, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER1", "CHA12", 0, 0xEC6, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER1", "CHA13", 0, 0xED6, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER1", "CHA14", 0, 0xEE6, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER1", "CHA15", 0, 0xEF6, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER1", "CHA16", 0, 0xF06, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER1", "CHA17", 0, 0xF16, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_BOX_FILTER1", "CHA18", 0, 0xF26, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_BOX_FILTER1", "CHA19", 0, 0xF36, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_BOX_FILTER1", "CHA20", 0, 0xF46, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_BOX_FILTER1", "CHA21", 0, 0xF56, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_BOX_FILTER1", "CHA22", 0, 0xF66, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_BOX_FILTER1", "CHA23", 0, 0xF76, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_BOX_FILTER1", "CHA24", 0, 0xF86, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_BOX_FILTER1", "CHA25", 0, 0xF96, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_BOX_FILTER1", "CHA26", 0, 0xFA6, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_BOX_FILTER1", "CHA27", 0, 0xFB6, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CHA_BOX_FILTER1_INFO_ADDRESSES),
     fields: ChaBoxFilter1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and PCM", text: "Linux defines the CHA filter as one 64-bit value (SKX_CHA_MSR_PMON_BOX_FILTER_REM bit 32, _LOC 33, _ALL_OPC 35, _NM 36, _NOT_NM 37, _OPC0 50:41, _OPC1 60:51, _C6 61, _NC 62, _ISOC 63) and writes its high 32 bits to FILTER0 + 1 = 0xE06 (hswep_cbox_enable_event), so the bits here are those minus 32. PCM's SKX_CHA_MSR_PMON_BOX_FILTER1_* macros agree (REM 0, LOC 1, NM 4, NOT_NM 5, OPC0 9, OPC1 19, NC 30). likwid MSR_UNC_V3_C0_PMON_BOX_FILTER1 = 0xE06." },
@@ -857,8 +679,8 @@ impl Layout for ChaBoxStatusLayout {
     const INFO: &'static RegisterInfo = &CHA_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -910,56 +732,32 @@ pub const C_MSR_PMON_BOX_STATUS: [Msr<ChaBoxStatus>; 28] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CHA_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "CHA", name: ChaBoxStatusLayout::NAME, type_name: "ChaBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxStatusLayout::RESET, reserved_mask: ChaBoxStatusLayout::RESERVED_MASK, ignored_mask: ChaBoxStatusLayout::IGNORED_MASK, writable_mask: ChaBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one CHA.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_STATUS", "CHA0", 0, 0xE07, "likwid"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_STATUS", "CHA1", 0, 0xE17, "likwid"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_STATUS", "CHA2", 0, 0xE27, "likwid"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_STATUS", "CHA3", 0, 0xE37, "likwid"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_STATUS", "CHA4", 0, 0xE47, "likwid"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_STATUS", "CHA5", 0, 0xE57, "likwid"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_STATUS", "CHA6", 0, 0xE67, "likwid"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_STATUS", "CHA7", 0, 0xE77, "likwid"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_STATUS", "CHA8", 0, 0xE87, "likwid"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_STATUS", "CHA9", 0, 0xE97, "likwid"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_STATUS", "CHA10", 0, 0xEA7, "likwid"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_STATUS", "CHA11", 0, 0xEB7, "likwid"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_STATUS", "CHA12", 0, 0xEC7, "likwid"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_STATUS", "CHA13", 0, 0xED7, "likwid"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_STATUS", "CHA14", 0, 0xEE7, "likwid"),
-        AddressInfo::msr("C15_MSR_PMON_BOX_STATUS", "CHA15", 0, 0xEF7, "likwid"),
-        AddressInfo::msr("C16_MSR_PMON_BOX_STATUS", "CHA16", 0, 0xF07, "likwid"),
-        AddressInfo::msr("C17_MSR_PMON_BOX_STATUS", "CHA17", 0, 0xF17, "likwid"),
-        AddressInfo::msr("C18_MSR_PMON_BOX_STATUS", "CHA18", 0, 0xF27, "likwid"),
-        AddressInfo::msr("C19_MSR_PMON_BOX_STATUS", "CHA19", 0, 0xF37, "likwid"),
-        AddressInfo::msr("C20_MSR_PMON_BOX_STATUS", "CHA20", 0, 0xF47, "likwid"),
-        AddressInfo::msr("C21_MSR_PMON_BOX_STATUS", "CHA21", 0, 0xF57, "likwid"),
-        AddressInfo::msr("C22_MSR_PMON_BOX_STATUS", "CHA22", 0, 0xF67, "likwid"),
-        AddressInfo::msr("C23_MSR_PMON_BOX_STATUS", "CHA23", 0, 0xF77, "likwid"),
-        AddressInfo::msr("C24_MSR_PMON_BOX_STATUS", "CHA24", 0, 0xF87, "likwid"),
-        AddressInfo::msr("C25_MSR_PMON_BOX_STATUS", "CHA25", 0, 0xF97, "likwid"),
-        AddressInfo::msr("C26_MSR_PMON_BOX_STATUS", "CHA26", 0, 0xFA7, "likwid"),
-        AddressInfo::msr("C27_MSR_PMON_BOX_STATUS", "CHA27", 0, 0xFB7, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&CHA_BOX_STATUS_INFO_ADDRESSES),
     fields: ChaBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
     ],
 };
 
-/// CHA data counter n: a 48-bit event count.
-///
-/// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the CHA unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`ChaCtrLayout`].
-///
-/// **Addresses and width** (info): Linux HSWEP_C0_MSR_PMON_CTR0 = 0xE08, perf_ctr_bits = 48
-/// (skx_uncore_chabox); likwid MSR_UNC_V3_C0_PMON_CTR0..3 = 0xE08..0xE0B, 48 bits.
-pub type ChaCtr = Reg64<ChaCtrLayout>;
+noted! {
+    CHA_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Linux HSWEP_C0_MSR_PMON_CTR0 = 0xE08, perf_ctr_bits = 48 (skx_uncore_chabox); likwid MSR_UNC_V3_C0_PMON_CTR0..3 = 0xE08..0xE0B, 48 bits."),
+    ];
+    /// CHA data counter n: a 48-bit event count.
+    ///
+    /// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the CHA unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`ChaCtrLayout`].
+    pub type ChaCtr = Reg64<ChaCtrLayout>;
+}
 
 /// The layout of [`ChaCtr`] (`C{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -977,8 +775,8 @@ impl Layout for ChaCtrLayout {
     const INFO: &'static RegisterInfo = &CHA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -1030,130 +828,18 @@ pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 28] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CHA_CTR_INFO_ADDRESSES: [AddressInfo; 112] = AddressInfo::msr_arrays(&C_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "CHA", name: ChaCtrLayout::NAME, type_name: "ChaCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtrLayout::RESET, reserved_mask: ChaCtrLayout::RESERVED_MASK, ignored_mask: ChaCtrLayout::IGNORED_MASK, writable_mask: ChaCtrLayout::WRITABLE_MASK,
     description: "CHA data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTR0", "CHA0", 0, 0xE08, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR1", "CHA0", 1, 0xE09, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR2", "CHA0", 2, 0xE0A, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR3", "CHA0", 3, 0xE0B, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR0", "CHA1", 0, 0xE18, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR1", "CHA1", 1, 0xE19, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR2", "CHA1", 2, 0xE1A, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR3", "CHA1", 3, 0xE1B, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR0", "CHA2", 0, 0xE28, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR1", "CHA2", 1, 0xE29, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR2", "CHA2", 2, 0xE2A, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR3", "CHA2", 3, 0xE2B, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR0", "CHA3", 0, 0xE38, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR1", "CHA3", 1, 0xE39, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR2", "CHA3", 2, 0xE3A, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR3", "CHA3", 3, 0xE3B, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR0", "CHA4", 0, 0xE48, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR1", "CHA4", 1, 0xE49, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR2", "CHA4", 2, 0xE4A, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR3", "CHA4", 3, 0xE4B, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR0", "CHA5", 0, 0xE58, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR1", "CHA5", 1, 0xE59, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR2", "CHA5", 2, 0xE5A, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR3", "CHA5", 3, 0xE5B, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR0", "CHA6", 0, 0xE68, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR1", "CHA6", 1, 0xE69, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR2", "CHA6", 2, 0xE6A, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR3", "CHA6", 3, 0xE6B, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR0", "CHA7", 0, 0xE78, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR1", "CHA7", 1, 0xE79, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR2", "CHA7", 2, 0xE7A, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR3", "CHA7", 3, 0xE7B, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR0", "CHA8", 0, 0xE88, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR1", "CHA8", 1, 0xE89, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR2", "CHA8", 2, 0xE8A, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR3", "CHA8", 3, 0xE8B, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR0", "CHA9", 0, 0xE98, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR1", "CHA9", 1, 0xE99, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR2", "CHA9", 2, 0xE9A, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR3", "CHA9", 3, 0xE9B, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR0", "CHA10", 0, 0xEA8, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR1", "CHA10", 1, 0xEA9, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR2", "CHA10", 2, 0xEAA, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR3", "CHA10", 3, 0xEAB, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR0", "CHA11", 0, 0xEB8, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR1", "CHA11", 1, 0xEB9, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR2", "CHA11", 2, 0xEBA, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR3", "CHA11", 3, 0xEBB, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR0", "CHA12", 0, 0xEC8, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR1", "CHA12", 1, 0xEC9, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR2", "CHA12", 2, 0xECA, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR3", "CHA12", 3, 0xECB, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR0", "CHA13", 0, 0xED8, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR1", "CHA13", 1, 0xED9, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR2", "CHA13", 2, 0xEDA, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR3", "CHA13", 3, 0xEDB, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR0", "CHA14", 0, 0xEE8, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR1", "CHA14", 1, 0xEE9, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR2", "CHA14", 2, 0xEEA, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR3", "CHA14", 3, 0xEEB, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTR0", "CHA15", 0, 0xEF8, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTR1", "CHA15", 1, 0xEF9, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTR2", "CHA15", 2, 0xEFA, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTR3", "CHA15", 3, 0xEFB, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTR0", "CHA16", 0, 0xF08, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTR1", "CHA16", 1, 0xF09, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTR2", "CHA16", 2, 0xF0A, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTR3", "CHA16", 3, 0xF0B, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTR0", "CHA17", 0, 0xF18, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTR1", "CHA17", 1, 0xF19, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTR2", "CHA17", 2, 0xF1A, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTR3", "CHA17", 3, 0xF1B, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTR0", "CHA18", 0, 0xF28, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTR1", "CHA18", 1, 0xF29, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTR2", "CHA18", 2, 0xF2A, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTR3", "CHA18", 3, 0xF2B, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTR0", "CHA19", 0, 0xF38, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTR1", "CHA19", 1, 0xF39, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTR2", "CHA19", 2, 0xF3A, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTR3", "CHA19", 3, 0xF3B, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTR0", "CHA20", 0, 0xF48, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTR1", "CHA20", 1, 0xF49, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTR2", "CHA20", 2, 0xF4A, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTR3", "CHA20", 3, 0xF4B, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTR0", "CHA21", 0, 0xF58, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTR1", "CHA21", 1, 0xF59, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTR2", "CHA21", 2, 0xF5A, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTR3", "CHA21", 3, 0xF5B, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTR0", "CHA22", 0, 0xF68, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTR1", "CHA22", 1, 0xF69, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTR2", "CHA22", 2, 0xF6A, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTR3", "CHA22", 3, 0xF6B, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTR0", "CHA23", 0, 0xF78, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTR1", "CHA23", 1, 0xF79, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTR2", "CHA23", 2, 0xF7A, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTR3", "CHA23", 3, 0xF7B, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_CTR0", "CHA24", 0, 0xF88, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_CTR1", "CHA24", 1, 0xF89, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_CTR2", "CHA24", 2, 0xF8A, "linux-snbep"),
-        AddressInfo::msr("C24_MSR_PMON_CTR3", "CHA24", 3, 0xF8B, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_CTR0", "CHA25", 0, 0xF98, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_CTR1", "CHA25", 1, 0xF99, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_CTR2", "CHA25", 2, 0xF9A, "linux-snbep"),
-        AddressInfo::msr("C25_MSR_PMON_CTR3", "CHA25", 3, 0xF9B, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_CTR0", "CHA26", 0, 0xFA8, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_CTR1", "CHA26", 1, 0xFA9, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_CTR2", "CHA26", 2, 0xFAA, "linux-snbep"),
-        AddressInfo::msr("C26_MSR_PMON_CTR3", "CHA26", 3, 0xFAB, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_CTR0", "CHA27", 0, 0xFB8, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_CTR1", "CHA27", 1, 0xFB9, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_CTR2", "CHA27", 2, 0xFBA, "linux-snbep"),
-        AddressInfo::msr("C27_MSR_PMON_CTR3", "CHA27", 3, 0xFBB, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CHA_CTR_INFO_ADDRESSES),
     fields: ChaCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux HSWEP_C0_MSR_PMON_CTR0 = 0xE08, perf_ctr_bits = 48 (skx_uncore_chabox); likwid MSR_UNC_V3_C0_PMON_CTR0..3 = 0xE08..0xE0B, 48 bits." },
-    ],
+    notes: CHA_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -12,6 +12,17 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["M2PCIE0", "M2PCIE1", "M2PCIE2", "M2PCIE3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 1] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Box-wide control of one M2PCIe box: freeze, freeze enable and reset of all counters or all
 /// controls in one write.
 ///
@@ -51,18 +62,18 @@ impl Layout for M2pcieBoxCtlLayout {
     const INFO: &'static RegisterInfo = &M2PCIE_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -104,18 +115,16 @@ pub const M2PCIE_PCI_PMON_BOX_CTL: [PciRegister<M2pcieBoxCtl>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2PCIE_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2PCIE_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "M2PCIE", name: M2pcieBoxCtlLayout::NAME, type_name: "M2pcieBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2pcieBoxCtlLayout::RESET, reserved_mask: M2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: M2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: M2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one M2PCIe box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2PCIE0_PCI_PMON_BOX_CTL", "M2PCIE0", 0, (0x2088, 21, 1, 0x0F4), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_BOX_CTL", "M2PCIE1", 0, (0x2088, 22, 1, 0x0F4), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_BOX_CTL", "M2PCIE2", 0, (0x2088, 23, 1, 0x0F4), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_BOX_CTL", "M2PCIE3", 0, (0x2088, 21, 5, 0x0F4), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: M2pcieBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit, which Intel PCM sets (UNC_PMON_UNIT_CTL_FRZ_EN) on the Skylake-SP boxes it programs; it has no M2PCIe boxes, and this box is taken to share the layout, as Linux's ivbep_uncore_pci_ops treat it. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
@@ -152,27 +161,19 @@ impl M2pcieCtlInvert {
     }
 }
 
-/// Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `M2PCIE{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M2PCIE unit (skylake-sp), 4 per
-/// instance. Fields, masks and sources: [`M2pcieCtlLayout`].
-///
-/// **Layout from Linux** (info): The shared Sandy Bridge-EP control bits Linux uses for this box
-/// (skx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18,
-/// invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17). Bits no
-/// source describes are reserved.
-///
-/// **Offsets** (info): Linux skx_uncore_m2pcie: SNBEP_PCI_PMON_BOX_CTL = 0xF4, SNBEP_PCI_PMON_CTL0
-/// = 0xD8 (4 bytes apart), SNBEP_PCI_PMON_CTR0 = 0xA0 (8 bytes apart), four counters, programmed
-/// with ivbep_uncore_pci_ops.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives the four boxes one
-/// device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and
-/// device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and
-/// function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so
-/// Linux is the only source read.
-pub type M2pcieCtl = Reg32<M2pcieCtlLayout>;
+noted! {
+    M2PCIE_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "The shared Sandy Bridge-EP control bits Linux uses for this box (skx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17). Bits no source describes are reserved."),
+        ("info", "Offsets", "Linux skx_uncore_m2pcie: SNBEP_PCI_PMON_BOX_CTL = 0xF4, SNBEP_PCI_PMON_CTL0 = 0xD8 (4 bytes apart), SNBEP_PCI_PMON_CTR0 = 0xA0 (8 bytes apart), four counters, programmed with ivbep_uncore_pci_ops."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read."),
+    ];
+    /// Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `M2PCIE{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M2PCIE unit (skylake-sp), 4 per
+    /// instance. Fields, masks and sources: [`M2pcieCtlLayout`].
+    pub type M2pcieCtl = Reg32<M2pcieCtlLayout>;
+}
 
 /// The layout of [`M2pcieCtl`] (`M2PCIE{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -196,18 +197,18 @@ impl Layout for M2pcieCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -272,52 +273,31 @@ pub const M2PCIE_PCI_PMON_CTL: [[PciRegister<M2pcieCtl>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2PCIE_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2PCIE_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "M2PCIE", name: M2pcieCtlLayout::NAME, type_name: "M2pcieCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2pcieCtlLayout::RESET, reserved_mask: M2pcieCtlLayout::RESERVED_MASK, ignored_mask: M2pcieCtlLayout::IGNORED_MASK, writable_mask: M2pcieCtlLayout::WRITABLE_MASK,
     description: "Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2PCIE0_PCI_PMON_CTL0", "M2PCIE0", 0, (0x2088, 21, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE0_PCI_PMON_CTL1", "M2PCIE0", 1, (0x2088, 21, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M2PCIE0_PCI_PMON_CTL2", "M2PCIE0", 2, (0x2088, 21, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE0_PCI_PMON_CTL3", "M2PCIE0", 3, (0x2088, 21, 1, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_CTL0", "M2PCIE1", 0, (0x2088, 22, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_CTL1", "M2PCIE1", 1, (0x2088, 22, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_CTL2", "M2PCIE1", 2, (0x2088, 22, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_CTL3", "M2PCIE1", 3, (0x2088, 22, 1, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_CTL0", "M2PCIE2", 0, (0x2088, 23, 1, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_CTL1", "M2PCIE2", 1, (0x2088, 23, 1, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_CTL2", "M2PCIE2", 2, (0x2088, 23, 1, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_CTL3", "M2PCIE2", 3, (0x2088, 23, 1, 0x0E4), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_CTL0", "M2PCIE3", 0, (0x2088, 21, 5, 0x0D8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_CTL1", "M2PCIE3", 1, (0x2088, 21, 5, 0x0DC), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_CTL2", "M2PCIE3", 2, (0x2088, 21, 5, 0x0E0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_CTL3", "M2PCIE3", 3, (0x2088, 21, 5, 0x0E4), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2PCIE_CTL_INFO_ADDRESSES),
     fields: M2pcieCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (skx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17). Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Offsets", text: "Linux skx_uncore_m2pcie: SNBEP_PCI_PMON_BOX_CTL = 0xF4, SNBEP_PCI_PMON_CTL0 = 0xD8 (4 bytes apart), SNBEP_PCI_PMON_CTR0 = 0xA0 (8 bytes apart), four counters, programmed with ivbep_uncore_pci_ops." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read." },
-    ],
+    notes: M2PCIE_CTL_INFO_NOTES,
 };
 
-/// M2PCIe data counter n: a 48-bit event count.
-///
-/// `M2PCIE{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2PCIE unit (skylake-sp), 4 per
-/// instance. Fields, masks and sources: [`M2pcieCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_m2pcie: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr), read as two dwords (snbep_uncore_pci_read_counter).
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives the four boxes one
-/// device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and
-/// device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and
-/// function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so
-/// Linux is the only source read.
-pub type M2pcieCtr = Reg64<M2pcieCtrLayout>;
+noted! {
+    M2PCIE_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux skx_uncore_m2pcie: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr), read as two dwords (snbep_uncore_pci_read_counter)."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read."),
+    ];
+    /// M2PCIe data counter n: a 48-bit event count.
+    ///
+    /// `M2PCIE{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2PCIE unit (skylake-sp), 4 per
+    /// instance. Fields, masks and sources: [`M2pcieCtrLayout`].
+    pub type M2pcieCtr = Reg64<M2pcieCtrLayout>;
+}
 
 /// The layout of [`M2pcieCtr`] (`M2PCIE{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -335,8 +315,8 @@ impl Layout for M2pcieCtrLayout {
     const INFO: &'static RegisterInfo = &M2PCIE_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -364,35 +344,18 @@ pub const M2PCIE_PCI_PMON_CTR: [[PciRegister<M2pcieCtr>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M2PCIE_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2PCIE_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "M2PCIE", name: M2pcieCtrLayout::NAME, type_name: "M2pcieCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2pcieCtrLayout::RESET, reserved_mask: M2pcieCtrLayout::RESERVED_MASK, ignored_mask: M2pcieCtrLayout::IGNORED_MASK, writable_mask: M2pcieCtrLayout::WRITABLE_MASK,
     description: "M2PCIe data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("M2PCIE0_PCI_PMON_CTR0", "M2PCIE0", 0, (0x2088, 21, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE0_PCI_PMON_CTR1", "M2PCIE0", 1, (0x2088, 21, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE0_PCI_PMON_CTR2", "M2PCIE0", 2, (0x2088, 21, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE0_PCI_PMON_CTR3", "M2PCIE0", 3, (0x2088, 21, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_CTR0", "M2PCIE1", 0, (0x2088, 22, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_CTR1", "M2PCIE1", 1, (0x2088, 22, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_CTR2", "M2PCIE1", 2, (0x2088, 22, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE1_PCI_PMON_CTR3", "M2PCIE1", 3, (0x2088, 22, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_CTR0", "M2PCIE2", 0, (0x2088, 23, 1, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_CTR1", "M2PCIE2", 1, (0x2088, 23, 1, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_CTR2", "M2PCIE2", 2, (0x2088, 23, 1, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE2_PCI_PMON_CTR3", "M2PCIE2", 3, (0x2088, 23, 1, 0x0B8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_CTR0", "M2PCIE3", 0, (0x2088, 21, 5, 0x0A0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_CTR1", "M2PCIE3", 1, (0x2088, 21, 5, 0x0A8), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_CTR2", "M2PCIE3", 2, (0x2088, 21, 5, 0x0B0), "linux-snbep"),
-        AddressInfo::pci("M2PCIE3_PCI_PMON_CTR3", "M2PCIE3", 3, (0x2088, 21, 5, 0x0B8), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M2PCIE_CTR_INFO_ADDRESSES),
     fields: M2pcieCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m2pcie: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr), read as two dwords (snbep_uncore_pci_read_counter)." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read." },
-    ],
+    notes: M2PCIE_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

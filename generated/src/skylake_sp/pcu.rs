@@ -13,6 +13,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PCU"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in
 /// one write.
 ///
@@ -48,18 +60,18 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -96,15 +108,16 @@ impl PcuBoxCtl {
 pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0x710, "PCU_MSR_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0x710, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
@@ -217,30 +230,30 @@ impl Layout for PcuCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Occupancy edge detect: count 0-to-1 transitions of the occupancy comparison instead of cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::Rw,
-            description: "Invert the occupancy comparison.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("occ_edge_det", 31, 31, Access::Rw,
+            "Occupancy edge detect: count 0-to-1 transitions of the occupancy comparison instead of cycles."),
+        FieldInfo::row("occ_invert", 30, 30, Access::Rw,
+            "Invert the occupancy comparison."),
+        FieldInfo::row("rsv", 29, 29, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::Rw, values: PcuCtlOccSel::VALUES,
             description: "Occupancy select: which C-state occupancy counter the occupancy events (ev_sel bit 7 set) compare.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 13, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
             description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
     ];
@@ -313,18 +326,16 @@ impl PcuCtl {
 pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0x711, "PCU_MSR_PMON_CTL0"), Msr::new(0x712, "PCU_MSR_PMON_CTL1"), Msr::new(0x713, "PCU_MSR_PMON_CTL2"), Msr::new(0x714, "PCU_MSR_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0x711, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0x712, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0x713, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0x714, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses the event mask SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31; enable 22 and reset 17 are the shared control bits. PCM's PCU_MSR_PMON_CTL_* macros give the same positions and add EXTRA_SEL at bit 21, which PCM sets only on the E5-2600 (Jaketown) and no source uses on this processor; it is reserved here. Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field." },
@@ -333,17 +344,16 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Frequency bands for the PCU band events 0xB-0xE: one byte each.
-///
-/// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (skylake-sp). Fields, masks and
-/// sources: [`PcuBoxFilterLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter
-/// byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER =
-/// 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER
-/// and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no
-/// source read restates it for this processor.
-pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+noted! {
+    PCU_BOX_FILTER_INFO_NOTES = [
+        ("info", "Layout from Linux", "skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this processor."),
+    ];
+    /// Frequency bands for the PCU band events 0xB-0xE: one byte each.
+    ///
+    /// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (skylake-sp). Fields, masks and
+    /// sources: [`PcuBoxFilterLayout`].
+    pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
+}
 
 /// The layout of [`PcuBoxFilter`] (`PCU_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
 ///
@@ -361,14 +371,14 @@ impl Layout for PcuBoxFilterLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "filt31_24", ident: "filt31_24", lsb: 24, msb: 31, access: Access::Rw,
-            description: "Band 3 threshold, in 100 MHz units, for event 0xE.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt23_16", ident: "filt23_16", lsb: 16, msb: 23, access: Access::Rw,
-            description: "Band 2 threshold, in 100 MHz units, for event 0xD.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt15_8", ident: "filt15_8", lsb: 8, msb: 15, access: Access::Rw,
-            description: "Band 1 threshold, in 100 MHz units, for event 0xC.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt7_0", ident: "filt7_0", lsb: 0, msb: 7, access: Access::Rw,
-            description: "Band 0 threshold, in 100 MHz units, for event 0xB.", ..FieldInfo::EMPTY },
+        FieldInfo::row("filt31_24", 24, 31, Access::Rw,
+            "Band 3 threshold, in 100 MHz units, for event 0xE."),
+        FieldInfo::row("filt23_16", 16, 23, Access::Rw,
+            "Band 2 threshold, in 100 MHz units, for event 0xD."),
+        FieldInfo::row("filt15_8", 8, 15, Access::Rw,
+            "Band 1 threshold, in 100 MHz units, for event 0xC."),
+        FieldInfo::row("filt7_0", 0, 7, Access::Rw,
+            "Band 0 threshold, in 100 MHz units, for event 0xB."),
     ];
 }
 
@@ -403,19 +413,18 @@ impl PcuBoxFilter {
 pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0x715, "PCU_MSR_PMON_BOX_FILTER");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Frequency bands for the PCU band events 0xB-0xE: one byte each.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0x715, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this processor." },
-    ],
+    notes: PCU_BOX_FILTER_INFO_NOTES,
 };
 
 /// Overflow status of the four PCU counters.
@@ -446,8 +455,8 @@ impl Layout for PcuBoxStatusLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -470,29 +479,32 @@ impl PcuBoxStatus {
 pub const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = Msr::new(0x716, "PCU_MSR_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "PCU", name: PcuBoxStatusLayout::NAME, type_name: "PcuBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four PCU counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0x716, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
     ],
 };
 
-/// PCU data counter n: a 48-bit event count.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (skylake-sp), 4 per instance. Fields,
-/// masks and sources: [`PcuCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48
-/// (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR.
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48 (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR."),
+    ];
+    /// PCU data counter n: a 48-bit event count.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (skylake-sp), 4 per instance. Fields,
+    /// masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -510,8 +522,8 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -534,36 +546,31 @@ impl PcuCtr {
 pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0x717, "PCU_MSR_PMON_CTR0"), Msr::new(0x718, "PCU_MSR_PMON_CTR1"), Msr::new(0x719, "PCU_MSR_PMON_CTR2"), Msr::new(0x71A, "PCU_MSR_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0x717, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0x718, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0x719, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0x71A, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48 (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
-/// Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and
-/// home agents) this part has enabled, one bit each.
-///
-/// `CAPID6`: 32-bit PCI register of the PCU unit (skylake-sp). Fields, masks and sources:
-/// [`Capid6Layout`].
-///
-/// **From Linux** (info): Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the
-/// Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0
-/// (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes
-/// bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written
-/// here as a placeholder, as for every read-only capability.
-pub type Capid6 = Reg32<Capid6Layout>;
+noted! {
+    CAPID6_INFO_NOTES = [
+        ("info", "From Linux", "Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0 (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability."),
+    ];
+    /// Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and
+    /// home agents) this part has enabled, one bit each.
+    ///
+    /// `CAPID6`: 32-bit PCI register of the PCU unit (skylake-sp). Fields, masks and sources:
+    /// [`Capid6Layout`].
+    pub type Capid6 = Reg32<Capid6Layout>;
+}
 
 /// The layout of [`Capid6`] (`CAPID6`): its fields, masks and metadata.
 ///
@@ -581,10 +588,10 @@ impl Layout for Capid6Layout {
     const INFO: &'static RegisterInfo = &CAPID6_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 28, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cha_en", ident: "cha_en", lsb: 0, msb: 27, access: Access::Ro,
-            description: "One bit per CHA the part has enabled; the number of set bits is the number of CHAs, numbered from 0. Set by the part, not by software.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 28, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("cha_en", 0, 27, Access::Ro,
+            "One bit per CHA the part has enabled; the number of set bits is the number of CHAs, numbered from 0. Set by the part, not by software."),
     ];
 }
 
@@ -600,19 +607,18 @@ impl Capid6 {
 pub const CAPID6: PciRegister<Capid6> = PciRegister::new(0x2083, 30, 3, 0x09C, "CAPID6");
 
 #[cfg(feature = "metadata")]
+static CAPID6_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[CAPID6], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CAPID6_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "PCU", name: Capid6Layout::NAME, type_name: "Capid6",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
     description: "Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("CAPID6", "PCU", 0, (0x2083, 30, 3, 0x09C), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CAPID6_INFO_ADDRESSES),
     fields: Capid6Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0 (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
+    notes: CAPID6_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -14,6 +14,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose
 /// box control has frz_en set.
 ///
@@ -51,12 +63,12 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 63, msb: 63, access: Access::Wo, role: Some(Role::GlobalFreeze),
             description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 62, msb: 62, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 62, 62, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 61, msb: 61, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets the frozen boxes count again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 60, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 60, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -75,15 +87,16 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0x700, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x700, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and the two command bits from likwid and PCM; the rest unknown", text: "likwid freezes the Skylake-SP uncore by writing 1 << 63 to MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and unfreezes it by writing 1 << 61 (perfmon_skylake.h); PCM unfreezes it by writing 1 << 61 to MSR_UNCORE_PMON_GLOBAL_CTL = 0x700 (globalFreezeUncoreCountersInternal, case SKX). On the E5-2600 v2 to v4 the same commands are bits 31 and 29: on this processor they moved up by 32. No source read describes the other bits; they are recorded as reserved." },
@@ -128,104 +141,104 @@ impl Layout for UGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ov_m2m1", ident: "ov_m2m1", lsb: 63, msb: 63, access: Access::Rw1c,
-            description: "Set when a counter of mesh-to-memory box 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_m2m0", ident: "ov_m2m0", lsb: 62, msb: 62, access: Access::Rw1c,
-            description: "Set when a counter of mesh-to-memory box 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 61, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack4", ident: "ov_stack4", lsb: 60, msb: 60, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 4 and IRP stack 4; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack3", ident: "ov_stack3", lsb: 59, msb: 59, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 3 and IRP stack 3; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack2", ident: "ov_stack2", lsb: 58, msb: 58, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 2 and IRP stack 2; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack1", ident: "ov_stack1", lsb: 57, msb: 57, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 1 and IRP stack 1; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack0", ident: "ov_stack0", lsb: 56, msb: 56, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 0 and IRP stack 0; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 55, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_m3upi1", ident: "ov_m3upi1", lsb: 47, msb: 47, access: Access::Rw1c,
-            description: "Set when a counter of M3UPI link 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_m3upi0", ident: "ov_m3upi0", lsb: 46, msb: 46, access: Access::Rw1c,
-            description: "Set when a counter of M3UPI link 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 45, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_upi2", ident: "ov_upi2", lsb: 43, msb: 43, access: Access::Rw1c,
-            description: "Set when a counter of UPI link 2 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_upi1", ident: "ov_upi1", lsb: 42, msb: 42, access: Access::Rw1c,
-            description: "Set when a counter of UPI link 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_upi0", ident: "ov_upi0", lsb: 41, msb: 41, access: Access::Rw1c,
-            description: "Set when a counter of UPI link 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc1", ident: "ov_imc1", lsb: 40, msb: 40, access: Access::Rw1c,
-            description: "Set when a counter of a channel of memory controller 1 (IMC3-IMC5) overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc0", ident: "ov_imc0", lsb: 39, msb: 39, access: Access::Rw1c,
-            description: "Set when a counter of a channel of memory controller 0 (IMC0-IMC2) overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 31, msb: 38, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha27", ident: "ov_cha27", lsb: 30, msb: 30, access: Access::Rw1c,
-            description: "Set when a counter of CHA 27 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha26", ident: "ov_cha26", lsb: 29, msb: 29, access: Access::Rw1c,
-            description: "Set when a counter of CHA 26 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha25", ident: "ov_cha25", lsb: 28, msb: 28, access: Access::Rw1c,
-            description: "Set when a counter of CHA 25 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha24", ident: "ov_cha24", lsb: 27, msb: 27, access: Access::Rw1c,
-            description: "Set when a counter of CHA 24 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha23", ident: "ov_cha23", lsb: 26, msb: 26, access: Access::Rw1c,
-            description: "Set when a counter of CHA 23 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha22", ident: "ov_cha22", lsb: 25, msb: 25, access: Access::Rw1c,
-            description: "Set when a counter of CHA 22 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha21", ident: "ov_cha21", lsb: 24, msb: 24, access: Access::Rw1c,
-            description: "Set when a counter of CHA 21 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha20", ident: "ov_cha20", lsb: 23, msb: 23, access: Access::Rw1c,
-            description: "Set when a counter of CHA 20 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha19", ident: "ov_cha19", lsb: 22, msb: 22, access: Access::Rw1c,
-            description: "Set when a counter of CHA 19 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha18", ident: "ov_cha18", lsb: 21, msb: 21, access: Access::Rw1c,
-            description: "Set when a counter of CHA 18 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha17", ident: "ov_cha17", lsb: 20, msb: 20, access: Access::Rw1c,
-            description: "Set when a counter of CHA 17 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha16", ident: "ov_cha16", lsb: 19, msb: 19, access: Access::Rw1c,
-            description: "Set when a counter of CHA 16 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha15", ident: "ov_cha15", lsb: 18, msb: 18, access: Access::Rw1c,
-            description: "Set when a counter of CHA 15 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha14", ident: "ov_cha14", lsb: 17, msb: 17, access: Access::Rw1c,
-            description: "Set when a counter of CHA 14 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha13", ident: "ov_cha13", lsb: 16, msb: 16, access: Access::Rw1c,
-            description: "Set when a counter of CHA 13 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha12", ident: "ov_cha12", lsb: 15, msb: 15, access: Access::Rw1c,
-            description: "Set when a counter of CHA 12 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha11", ident: "ov_cha11", lsb: 14, msb: 14, access: Access::Rw1c,
-            description: "Set when a counter of CHA 11 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha10", ident: "ov_cha10", lsb: 13, msb: 13, access: Access::Rw1c,
-            description: "Set when a counter of CHA 10 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha9", ident: "ov_cha9", lsb: 12, msb: 12, access: Access::Rw1c,
-            description: "Set when a counter of CHA 9 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha8", ident: "ov_cha8", lsb: 11, msb: 11, access: Access::Rw1c,
-            description: "Set when a counter of CHA 8 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha7", ident: "ov_cha7", lsb: 10, msb: 10, access: Access::Rw1c,
-            description: "Set when a counter of CHA 7 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha6", ident: "ov_cha6", lsb: 9, msb: 9, access: Access::Rw1c,
-            description: "Set when a counter of CHA 6 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha5", ident: "ov_cha5", lsb: 8, msb: 8, access: Access::Rw1c,
-            description: "Set when a counter of CHA 5 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha4", ident: "ov_cha4", lsb: 7, msb: 7, access: Access::Rw1c,
-            description: "Set when a counter of CHA 4 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha3", ident: "ov_cha3", lsb: 6, msb: 6, access: Access::Rw1c,
-            description: "Set when a counter of CHA 3 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha2", ident: "ov_cha2", lsb: 5, msb: 5, access: Access::Rw1c,
-            description: "Set when a counter of CHA 2 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha1", ident: "ov_cha1", lsb: 4, msb: 4, access: Access::Rw1c,
-            description: "Set when a counter of CHA 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha0", ident: "ov_cha0", lsb: 3, msb: 3, access: Access::Rw1c,
-            description: "Set when a counter of CHA 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_pcu", ident: "ov_pcu", lsb: 2, msb: 2, access: Access::Rw1c,
-            description: "Set when a PCU counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 1, msb: 1, access: Access::Rw1c,
-            description: "Set when a general U-box counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u_fixed", ident: "ov_u_fixed", lsb: 0, msb: 0, access: Access::Rw1c,
-            description: "Set when the U-box UCLK fixed counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ov_m2m1", 63, 63, Access::Rw1c,
+            "Set when a counter of mesh-to-memory box 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_m2m0", 62, 62, Access::Rw1c,
+            "Set when a counter of mesh-to-memory box 0 overflows; write 1 to clear."),
+        FieldInfo::row("rsv", 61, 61, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_stack4", 60, 60, Access::Rw1c,
+            "likwid tests and clears this bit for both IIO stack 4 and IRP stack 4; which box sets it is not known from the sources read."),
+        FieldInfo::row("ov_stack3", 59, 59, Access::Rw1c,
+            "likwid tests and clears this bit for both IIO stack 3 and IRP stack 3; which box sets it is not known from the sources read."),
+        FieldInfo::row("ov_stack2", 58, 58, Access::Rw1c,
+            "likwid tests and clears this bit for both IIO stack 2 and IRP stack 2; which box sets it is not known from the sources read."),
+        FieldInfo::row("ov_stack1", 57, 57, Access::Rw1c,
+            "likwid tests and clears this bit for both IIO stack 1 and IRP stack 1; which box sets it is not known from the sources read."),
+        FieldInfo::row("ov_stack0", 56, 56, Access::Rw1c,
+            "likwid tests and clears this bit for both IIO stack 0 and IRP stack 0; which box sets it is not known from the sources read."),
+        FieldInfo::row("rsv", 48, 55, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_m3upi1", 47, 47, Access::Rw1c,
+            "Set when a counter of M3UPI link 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_m3upi0", 46, 46, Access::Rw1c,
+            "Set when a counter of M3UPI link 0 overflows; write 1 to clear."),
+        FieldInfo::row("rsv", 44, 45, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_upi2", 43, 43, Access::Rw1c,
+            "Set when a counter of UPI link 2 overflows; write 1 to clear."),
+        FieldInfo::row("ov_upi1", 42, 42, Access::Rw1c,
+            "Set when a counter of UPI link 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_upi0", 41, 41, Access::Rw1c,
+            "Set when a counter of UPI link 0 overflows; write 1 to clear."),
+        FieldInfo::row("ov_imc1", 40, 40, Access::Rw1c,
+            "Set when a counter of a channel of memory controller 1 (IMC3-IMC5) overflows; write 1 to clear."),
+        FieldInfo::row("ov_imc0", 39, 39, Access::Rw1c,
+            "Set when a counter of a channel of memory controller 0 (IMC0-IMC2) overflows; write 1 to clear."),
+        FieldInfo::row("rsv", 31, 38, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_cha27", 30, 30, Access::Rw1c,
+            "Set when a counter of CHA 27 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha26", 29, 29, Access::Rw1c,
+            "Set when a counter of CHA 26 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha25", 28, 28, Access::Rw1c,
+            "Set when a counter of CHA 25 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha24", 27, 27, Access::Rw1c,
+            "Set when a counter of CHA 24 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha23", 26, 26, Access::Rw1c,
+            "Set when a counter of CHA 23 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha22", 25, 25, Access::Rw1c,
+            "Set when a counter of CHA 22 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha21", 24, 24, Access::Rw1c,
+            "Set when a counter of CHA 21 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha20", 23, 23, Access::Rw1c,
+            "Set when a counter of CHA 20 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha19", 22, 22, Access::Rw1c,
+            "Set when a counter of CHA 19 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha18", 21, 21, Access::Rw1c,
+            "Set when a counter of CHA 18 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha17", 20, 20, Access::Rw1c,
+            "Set when a counter of CHA 17 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha16", 19, 19, Access::Rw1c,
+            "Set when a counter of CHA 16 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha15", 18, 18, Access::Rw1c,
+            "Set when a counter of CHA 15 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha14", 17, 17, Access::Rw1c,
+            "Set when a counter of CHA 14 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha13", 16, 16, Access::Rw1c,
+            "Set when a counter of CHA 13 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha12", 15, 15, Access::Rw1c,
+            "Set when a counter of CHA 12 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha11", 14, 14, Access::Rw1c,
+            "Set when a counter of CHA 11 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha10", 13, 13, Access::Rw1c,
+            "Set when a counter of CHA 10 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha9", 12, 12, Access::Rw1c,
+            "Set when a counter of CHA 9 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha8", 11, 11, Access::Rw1c,
+            "Set when a counter of CHA 8 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha7", 10, 10, Access::Rw1c,
+            "Set when a counter of CHA 7 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha6", 9, 9, Access::Rw1c,
+            "Set when a counter of CHA 6 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha5", 8, 8, Access::Rw1c,
+            "Set when a counter of CHA 5 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha4", 7, 7, Access::Rw1c,
+            "Set when a counter of CHA 4 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha3", 6, 6, Access::Rw1c,
+            "Set when a counter of CHA 3 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha2", 5, 5, Access::Rw1c,
+            "Set when a counter of CHA 2 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha1", 4, 4, Access::Rw1c,
+            "Set when a counter of CHA 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_cha0", 3, 3, Access::Rw1c,
+            "Set when a counter of CHA 0 overflows; write 1 to clear."),
+        FieldInfo::row("ov_pcu", 2, 2, Access::Rw1c,
+            "Set when a PCU counter overflows; write 1 to clear."),
+        FieldInfo::row("ov_u", 1, 1, Access::Rw1c,
+            "Set when a general U-box counter overflows; write 1 to clear."),
+        FieldInfo::row("ov_u_fixed", 0, 0, Access::Rw1c,
+            "Set when the U-box UCLK fixed counter overflows; write 1 to clear."),
     ];
 }
 
@@ -539,15 +552,16 @@ impl UGlobalStatus {
 pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0x701, "U_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0x701, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Global overflow bits from likwid", text: "likwid's Skylake-SP box table (skylakeX_box_map, perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared unknown. Linux and PCM do not use the global status." },
@@ -555,17 +569,17 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (skylake-sp). Fields, masks
-/// and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Linux skx_uncore_ubox uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL =
-/// 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid
-/// MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 and PCM UCLK_FIXED_CTL_ADDR = 0x703 agree. No source read
-/// describes the other bits; they are reserved.
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Linux skx_uncore_ubox uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 and PCM UCLK_FIXED_CTL_ADDR = 0x703 agree. No source read describes the other bits; they are reserved."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (skylake-sp). Fields, masks
+    /// and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -583,14 +597,14 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 0, 19, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -607,30 +621,30 @@ impl UUclkFixedCtl {
 pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0x703, "U_MSR_PMON_UCLK_FIXED_CTL");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x703, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Linux skx_uncore_ubox uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 and PCM UCLK_FIXED_CTL_ADDR = 0x703 agree. No source read describes the other bits; they are reserved." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks
-/// and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits
-/// = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704, PCM UCLK_FIXED_CTR_ADDR =
-/// 0x704.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704, PCM UCLK_FIXED_CTR_ADDR = 0x704."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks
+    /// and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -648,8 +662,8 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -672,19 +686,18 @@ impl UUclkFixedCtr {
 pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0x704, "U_MSR_PMON_UCLK_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x704, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704, PCM UCLK_FIXED_CTR_ADDR = 0x704." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
@@ -716,18 +729,17 @@ impl UCtlInvert {
     }
 }
 
-/// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
-/// inversion and edge detection.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (skylake-sp), 2 per instance. Fields,
-/// masks and sources: [`UCtlLayout`].
-///
-/// **Layout and addresses from Linux** (info): skx_uncore_ubox: two counters, controls at
-/// HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask
-/// 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706 and PCM
-/// UBOX_MSR_PMON_CTL0/1_ADDR agree. Bits no source describes are reserved.
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Layout and addresses from Linux", "skx_uncore_ubox: two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706 and PCM UBOX_MSR_PMON_CTL0/1_ADDR agree. Bits no source describes are reserved."),
+    ];
+    /// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
+    /// inversion and edge detection.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (skylake-sp), 2 per instance. Fields,
+    /// masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -745,26 +757,26 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -827,20 +839,18 @@ impl UCtl {
 pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0x705, "U_MSR_PMON_CTL0"), Msr::new(0x706, "U_MSR_PMON_CTL1")];
 
 #[cfg(feature = "metadata")]
+static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x705, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x706, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and addresses from Linux", text: "skx_uncore_ubox: two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706 and PCM UBOX_MSR_PMON_CTL0/1_ADDR agree. Bits no source describes are reserved." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the two general U-box counters.
@@ -871,10 +881,10 @@ impl Layout for UBoxStatusLayout {
     const INFO: &'static RegisterInfo = &U_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 1, access: Access::Rw1c,
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov", 0, 1, Access::Rw1c,
+            "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it."),
     ];
 }
 
@@ -895,30 +905,32 @@ impl UBoxStatus {
 pub const U_MSR_PMON_BOX_STATUS: Msr<UBoxStatus> = Msr::new(0x708, "U_MSR_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UBoxStatusLayout::NAME, type_name: "UBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the two general U-box counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_BOX_STATUS", "UBOX", 0, 0x708, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_BOX_STATUS_INFO_ADDRESSES),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
     ],
 };
 
-/// U-box data counter n: a 48-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (skylake-sp), 2 per instance. Fields,
-/// masks and sources: [`UCtrLayout`].
-///
-/// **Addresses and width** (info): Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48
-/// (skx_uncore_ubox); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A; PCM UBOX_MSR_PMON_CTR0/1_ADDR
-/// = 0x709/0x70a.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Addresses and width", "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A; PCM UBOX_MSR_PMON_CTR0/1_ADDR = 0x709/0x70a."),
+    ];
+    /// U-box data counter n: a 48-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (skylake-sp), 2 per instance. Fields,
+    /// masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -936,8 +948,8 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -960,20 +972,18 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0x709, "U_MSR_PMON_CTR0"), Msr::new(0x70A, "U_MSR_PMON_CTR1")];
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x709, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x70A, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A; PCM UBOX_MSR_PMON_CTR0/1_ADDR = 0x709/0x70a." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
 /// Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the
@@ -1009,10 +1019,10 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of this socket, set by firmware.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 3, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("local_node_id", 0, 2, Access::Ro,
+            "Node id of this socket, set by firmware."),
     ];
 }
 
@@ -1027,15 +1037,16 @@ impl UCpuNodeId {
 pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x2014, 8, 0, 0x0C0, "U_PCI_CPUNODEID");
 
 #[cfg(feature = "metadata")]
+static U_CPU_NODE_ID_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_CPUNODEID], &INSTANCE_NAMES, "coreboot-skx");
+
+#[cfg(feature = "metadata")]
 static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x2014, 8, 0, 0x0C0), "coreboot-skx"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux skx_uncore_pci_init calls snbep_pci2phy_map_init(0x2014, SKX_CPUNODEID = 0xc0, SKX_GIDNIDMAP = 0xd4, false) and masks the node id with NODE_ID_MASK (bits 2:0). It finds the device by id, so it states no device or function: coreboot's Skylake-SP support (coreboot-skx) places the U-box at a fixed address, device 8, functions 0-2 (8086:2014-2016), on the first bus of the socket's first I/O stack, and public boot logs show [8086:2014] at 08.0. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
@@ -1071,24 +1082,24 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 7.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 6.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 5.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 4.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 2.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("node_id7", 21, 23, Access::Ro,
+            "Node id of the socket whose group (package) id is 7."),
+        FieldInfo::row("node_id6", 18, 20, Access::Ro,
+            "Node id of the socket whose group (package) id is 6."),
+        FieldInfo::row("node_id5", 15, 17, Access::Ro,
+            "Node id of the socket whose group (package) id is 5."),
+        FieldInfo::row("node_id4", 12, 14, Access::Ro,
+            "Node id of the socket whose group (package) id is 4."),
+        FieldInfo::row("node_id3", 9, 11, Access::Ro,
+            "Node id of the socket whose group (package) id is 3."),
+        FieldInfo::row("node_id2", 6, 8, Access::Ro,
+            "Node id of the socket whose group (package) id is 2."),
+        FieldInfo::row("node_id1", 3, 5, Access::Ro,
+            "Node id of the socket whose group (package) id is 1."),
+        FieldInfo::row("node_id0", 0, 2, Access::Ro,
+            "Node id of the socket whose group (package) id is 0."),
     ];
 }
 
@@ -1131,45 +1142,34 @@ impl UGidNidMap {
 pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x2014, 8, 0, 0x0D4, "U_PCI_GIDNIDMAP");
 
 #[cfg(feature = "metadata")]
+static U_GID_NID_MAP_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_GIDNIDMAP], &INSTANCE_NAMES, "coreboot-skx");
+
+#[cfg(feature = "metadata")]
 static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x2014, 8, 0, 0x0D4), "coreboot-skx"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source read and are recorded as reserved. Offset 0xD4 and the device id are Linux's; device and function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset value is a placeholder." },
     ],
 };
 
-/// The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether
-/// it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.
-///
-/// `MSR_CPU_BUS_NUMBER`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks and
-/// sources: [`CpuBusNumberLayout`].
-///
-/// **Layout and use from Linux** (info): Linux uncore_snbep.c describes the register above
-/// SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits
-/// 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number
-/// firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die,
-/// on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read
-/// fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the
-/// root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD ("segment:bus");
-/// a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root
-/// bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp:
-/// offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the
-/// stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way
-/// (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is
-/// Skylake-SP's and Cascade Lake's.
-///
-/// **Not a PMU register** (info): The register takes no part in counting: it is here so that
-/// software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes
-/// it; it is read-only, and its reset value is Linux's stated default.
-pub type CpuBusNumber = Reg64<CpuBusNumberLayout>;
+noted! {
+    CPU_BUS_NUMBER_INFO_NOTES = [
+        ("info", "Layout and use from Linux", "Linux uncore_snbep.c describes the register above SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die, on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD (\"segment:bus\"); a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp: offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is Skylake-SP's and Cascade Lake's."),
+        ("info", "Not a PMU register", "The register takes no part in counting: it is here so that software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes it; it is read-only, and its reset value is Linux's stated default."),
+    ];
+    /// The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether
+    /// it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.
+    ///
+    /// `MSR_CPU_BUS_NUMBER`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks and
+    /// sources: [`CpuBusNumberLayout`].
+    pub type CpuBusNumber = Reg64<CpuBusNumberLayout>;
+}
 
 /// The layout of [`CpuBusNumber`] (`MSR_CPU_BUS_NUMBER`): its fields, masks and metadata.
 ///
@@ -1187,22 +1187,22 @@ impl Layout for CpuBusNumberLayout {
     const INFO: &'static RegisterInfo = &CPU_BUS_NUMBER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "valid", ident: "valid", lsb: 63, msb: 63, access: Access::Ro,
-            description: "Set once firmware has programmed the bus numbers; while 0 the bytes below mean nothing.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 62, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bus_num_5", ident: "bus_num_5", lsb: 40, msb: 47, access: Access::Ro,
-            description: "The PCI bus number firmware gave CPUBUSNO(5): the root bus of the socket's I/O stack 5, whose IIO box is IIO5.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bus_num_4", ident: "bus_num_4", lsb: 32, msb: 39, access: Access::Ro,
-            description: "The PCI bus number firmware gave CPUBUSNO(4): the root bus of the socket's I/O stack 4, whose IIO box is IIO4.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bus_num_3", ident: "bus_num_3", lsb: 24, msb: 31, access: Access::Ro,
-            description: "The PCI bus number firmware gave CPUBUSNO(3): the root bus of the socket's I/O stack 3, whose IIO box is IIO3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bus_num_2", ident: "bus_num_2", lsb: 16, msb: 23, access: Access::Ro,
-            description: "The PCI bus number firmware gave CPUBUSNO(2): the root bus of the socket's I/O stack 2, whose IIO box is IIO2.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bus_num_1", ident: "bus_num_1", lsb: 8, msb: 15, access: Access::Ro,
-            description: "The PCI bus number firmware gave CPUBUSNO(1): the root bus of the socket's I/O stack 1, whose IIO box is IIO1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bus_num_0", ident: "bus_num_0", lsb: 0, msb: 7, access: Access::Ro,
-            description: "The PCI bus number firmware gave CPUBUSNO(0): the root bus of the socket's I/O stack 0, whose IIO box is IIO0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("valid", 63, 63, Access::Ro,
+            "Set once firmware has programmed the bus numbers; while 0 the bytes below mean nothing."),
+        FieldInfo::row("rsv", 48, 62, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("bus_num_5", 40, 47, Access::Ro,
+            "The PCI bus number firmware gave CPUBUSNO(5): the root bus of the socket's I/O stack 5, whose IIO box is IIO5."),
+        FieldInfo::row("bus_num_4", 32, 39, Access::Ro,
+            "The PCI bus number firmware gave CPUBUSNO(4): the root bus of the socket's I/O stack 4, whose IIO box is IIO4."),
+        FieldInfo::row("bus_num_3", 24, 31, Access::Ro,
+            "The PCI bus number firmware gave CPUBUSNO(3): the root bus of the socket's I/O stack 3, whose IIO box is IIO3."),
+        FieldInfo::row("bus_num_2", 16, 23, Access::Ro,
+            "The PCI bus number firmware gave CPUBUSNO(2): the root bus of the socket's I/O stack 2, whose IIO box is IIO2."),
+        FieldInfo::row("bus_num_1", 8, 15, Access::Ro,
+            "The PCI bus number firmware gave CPUBUSNO(1): the root bus of the socket's I/O stack 1, whose IIO box is IIO1."),
+        FieldInfo::row("bus_num_0", 0, 7, Access::Ro,
+            "The PCI bus number firmware gave CPUBUSNO(0): the root bus of the socket's I/O stack 0, whose IIO box is IIO0."),
     ];
 }
 
@@ -1248,20 +1248,18 @@ impl CpuBusNumber {
 pub const MSR_CPU_BUS_NUMBER: Msr<CpuBusNumber> = Msr::new(0x300, "MSR_CPU_BUS_NUMBER");
 
 #[cfg(feature = "metadata")]
+static CPU_BUS_NUMBER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[MSR_CPU_BUS_NUMBER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UBOX", name: CpuBusNumberLayout::NAME, type_name: "CpuBusNumber",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CpuBusNumberLayout::RESET, reserved_mask: CpuBusNumberLayout::RESERVED_MASK, ignored_mask: CpuBusNumberLayout::IGNORED_MASK, writable_mask: CpuBusNumberLayout::WRITABLE_MASK,
     description: "The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("MSR_CPU_BUS_NUMBER", "UBOX", 0, 0x300, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&CPU_BUS_NUMBER_INFO_ADDRESSES),
     fields: CpuBusNumberLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and use from Linux", text: "Linux uncore_snbep.c describes the register above SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die, on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD (\"segment:bus\"); a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp: offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is Skylake-SP's and Cascade Lake's." },
-        NoteInfo { kind: "info", title: "Not a PMU register", text: "The register takes no part in counting: it is here so that software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes it; it is read-only, and its reset value is Linux's stated default." },
-    ],
+    notes: CPU_BUS_NUMBER_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -13,6 +13,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["UPI0", "UPI1", "UPI2"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.
 ///
 /// `U_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the UPI unit (skylake-sp). Fields, masks and
@@ -60,16 +72,16 @@ impl Layout for UpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &UPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 16, 17, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -103,17 +115,16 @@ pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UPI", name: UpiBoxCtlLayout::NAME, type_name: "UpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_BOX_CTL", "UPI0", 0, (0x2058, 14, 0, 0x378), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_BOX_CTL", "UPI1", 0, (0x2058, 15, 0, 0x378), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_BOX_CTL", "UPI2", 0, (0x2058, 16, 0, 0x378), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
     fields: UpiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
@@ -151,34 +162,19 @@ impl UpiCtlInvert {
     }
 }
 
-/// Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `U_L{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the UPI unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`UpiCtlLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0,
-/// umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT =
-/// 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55.
-/// Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid
-/// MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source
-/// describes are reserved.
-///
-/// **The upper half: Linux's mask against its write** (source-conflict): Linux accepts umask
-/// extension bits in config bits 32-55 (event_mask_ext) but writes a UPI control with one 32-bit
-/// dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf.
-/// We record the control as 64 bits with the extension where the mask puts it, since the controls
-/// are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend
-/// writes both dwords.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function
-/// 0). From this processor on one device id recurs at several devices (one per box), so the device
-/// and function tell the boxes apart; which socket owns each bus is read from the part, through the
-/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
-/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
-pub type UpiCtl = Reg64<UpiCtlLayout>;
+noted! {
+    UPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux", "skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT = 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55. Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source describes are reserved."),
+        ("source-conflict", "The upper half: Linux's mask against its write", "Linux accepts umask extension bits in config bits 32-55 (event_mask_ext) but writes a UPI control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
+    /// detection.
+    ///
+    /// `U_L{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the UPI unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`UpiCtlLayout`].
+    pub type UpiCtl = Reg64<UpiCtlLayout>;
+}
 
 /// The layout of [`UpiCtl`] (`U_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -196,32 +192,32 @@ impl Layout for UpiCtlLayout {
     const INFO: &'static RegisterInfo = &UPI_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext_hi", ident: "umask_ext_hi", lsb: 45, msb: 55, access: Access::Rw,
-            description: "Upper part of the unit-mask extension (Intel's UMaskExt): further packet-header match bits of the matching events.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 44, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext_lo", ident: "umask_ext_lo", lsb: 32, msb: 43, access: Access::Rw,
-            description: "Lower part of the unit-mask extension (Intel's UMaskExt).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 56, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("umask_ext_hi", 45, 55, Access::Rw,
+            "Upper part of the unit-mask extension (Intel's UMaskExt): further packet-header match bits of the matching events."),
+        FieldInfo::row("rsv", 44, 44, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("umask_ext_lo", 32, 43, Access::Rw,
+            "Lower part of the unit-mask extension (Intel's UMaskExt)."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UpiCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -305,32 +301,18 @@ pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static UPI_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UPI", name: UpiCtlLayout::NAME, type_name: "UpiCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
     description: "Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_CTL0", "UPI0", 0, (0x2058, 14, 0, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL1", "UPI0", 1, (0x2058, 14, 0, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL2", "UPI0", 2, (0x2058, 14, 0, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTL3", "UPI0", 3, (0x2058, 14, 0, 0x368), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL0", "UPI1", 0, (0x2058, 15, 0, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL1", "UPI1", 1, (0x2058, 15, 0, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL2", "UPI1", 2, (0x2058, 15, 0, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTL3", "UPI1", 3, (0x2058, 15, 0, 0x368), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL0", "UPI2", 0, (0x2058, 16, 0, 0x350), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL1", "UPI2", 1, (0x2058, 16, 0, 0x358), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL2", "UPI2", 2, (0x2058, 16, 0, 0x360), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTL3", "UPI2", 3, (0x2058, 16, 0, 0x368), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
     fields: UpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT = 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55. Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "The upper half: Linux's mask against its write", text: "Linux accepts umask extension bits in config bits 32-55 (event_mask_ext) but writes a UPI control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: UPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one UPI box.
@@ -369,8 +351,8 @@ impl Layout for UpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &UPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -397,17 +379,16 @@ pub const U_L_PCI_PMON_BOX_STATUS: [PciRegister<UpiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static UPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UPI", name: UpiBoxStatusLayout::NAME, type_name: "UpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxStatusLayout::RESET, reserved_mask: UpiBoxStatusLayout::RESERVED_MASK, ignored_mask: UpiBoxStatusLayout::IGNORED_MASK, writable_mask: UpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one UPI box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_BOX_STATUS", "UPI0", 0, (0x2058, 14, 0, 0x37C), "likwid"),
-        AddressInfo::pci("U_L1_PCI_PMON_BOX_STATUS", "UPI1", 0, (0x2058, 15, 0, 0x37C), "likwid"),
-        AddressInfo::pci("U_L2_PCI_PMON_BOX_STATUS", "UPI2", 0, (0x2058, 16, 0, 0x37C), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&UPI_BOX_STATUS_INFO_ADDRESSES),
     fields: UpiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
@@ -415,22 +396,17 @@ static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// UPI data counter n: a 48-bit event count.
-///
-/// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (skylake-sp), 4 per instance.
-/// Fields, masks and sources: [`UpiCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function
-/// 0). From this processor on one device id recurs at several devices (one per box), so the device
-/// and function tell the boxes apart; which socket owns each bus is read from the part, through the
-/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
-/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
-pub type UpiCtr = Reg64<UpiCtrLayout>;
+noted! {
+    UPI_CTR_INFO_NOTES = [
+        ("info", "Width and stride", "Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits."),
+        ("info", "Device ids, devices and functions", "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack."),
+    ];
+    /// UPI data counter n: a 48-bit event count.
+    ///
+    /// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (skylake-sp), 4 per instance.
+    /// Fields, masks and sources: [`UpiCtrLayout`].
+    pub type UpiCtr = Reg64<UpiCtrLayout>;
+}
 
 /// The layout of [`UpiCtr`] (`U_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -448,8 +424,8 @@ impl Layout for UpiCtrLayout {
     const INFO: &'static RegisterInfo = &UPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -476,31 +452,18 @@ pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static UPI_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "skylake-sp", unit: "UPI", name: UpiCtrLayout::NAME, type_name: "UpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
     description: "UPI data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_L0_PCI_PMON_CTR0", "UPI0", 0, (0x2058, 14, 0, 0x318), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR1", "UPI0", 1, (0x2058, 14, 0, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR2", "UPI0", 2, (0x2058, 14, 0, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L0_PCI_PMON_CTR3", "UPI0", 3, (0x2058, 14, 0, 0x330), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR0", "UPI1", 0, (0x2058, 15, 0, 0x318), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR1", "UPI1", 1, (0x2058, 15, 0, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR2", "UPI1", 2, (0x2058, 15, 0, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L1_PCI_PMON_CTR3", "UPI1", 3, (0x2058, 15, 0, 0x330), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR0", "UPI2", 0, (0x2058, 16, 0, 0x318), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR1", "UPI2", 1, (0x2058, 16, 0, 0x320), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR2", "UPI2", 2, (0x2058, 16, 0, 0x328), "linux-snbep"),
-        AddressInfo::pci("U_L2_PCI_PMON_CTR3", "UPI2", 3, (0x2058, 16, 0, 0x330), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
     fields: UpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
+    notes: UPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

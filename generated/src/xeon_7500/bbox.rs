@@ -12,20 +12,37 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts
-/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
-///
-/// `B{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
-/// sources: [`BGlobalCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Addresses** (info): B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40
-/// (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees.
-pub type BGlobalCtl = Reg32<BGlobalCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["B0", "B1"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 9] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-17, p. 2-31",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-18, p. 2-31",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-20, p. 2-32",
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-21, p. 2-32",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33",
+];
+
+noted! {
+    B_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Addresses", "B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees."),
+    ];
+    /// Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts
+    /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    ///
+    /// `B{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+    /// sources: [`BGlobalCtlLayout`].
+    pub type BGlobalCtl = Reg32<BGlobalCtlLayout>;
+}
 
 /// The layout of [`BGlobalCtl`] (`B{i}_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -43,8 +60,8 @@ impl Layout for BGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -69,37 +86,32 @@ pub const B_MSR_PMON_GLOBAL_CTL: [Msr<BGlobalCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_PMON_GLOBAL_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BGlobalCtlLayout::NAME, type_name: "BGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalCtlLayout::RESET, reserved_mask: BGlobalCtlLayout::RESERVED_MASK, ignored_mask: BGlobalCtlLayout::IGNORED_MASK, writable_mask: BGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the B-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-17, p. 2-31"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_GLOBAL_CTL", "B0", 0, 0xC20, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_GLOBAL_CTL", "B1", 0, 0xC60, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&B_GLOBAL_CTL_INFO_ADDRESSES),
     fields: BGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Addresses", text: "B0 0xC20 (Linux NHMEX_B0_MSR_PMON_GLOBAL_CTL); B1 at +0x40 (NHMEX_B_MSR_OFFSET) = 0xC60, likwid MSR_B1_PMON_BOX_CTRL agrees." },
-    ],
+    notes: B_GLOBAL_CTL_INFO_NOTES,
 };
 
-/// Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set
-/// bit identifies the counter that overflowed.
-///
-/// `B{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
-/// sources: [`BGlobalStatusLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's
-/// MSR_B0/B1_PMON_BOX_STATUS.
-pub type BGlobalStatus = Reg32<BGlobalStatusLayout>;
+noted! {
+    B_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS."),
+    ];
+    /// Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set
+    /// bit identifies the counter that overflowed.
+    ///
+    /// `B{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+    /// sources: [`BGlobalStatusLayout`].
+    pub type BGlobalStatus = Reg32<BGlobalStatusLayout>;
+}
 
 /// The layout of [`BGlobalStatus`] (`B{i}_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
 ///
@@ -118,8 +130,8 @@ impl Layout for BGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -145,37 +157,32 @@ pub const B_MSR_PMON_GLOBAL_STATUS: [Msr<BGlobalStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_PMON_GLOBAL_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static B_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BGlobalStatusLayout::NAME, type_name: "BGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalStatusLayout::RESET, reserved_mask: BGlobalStatusLayout::RESERVED_MASK, ignored_mask: BGlobalStatusLayout::IGNORED_MASK, writable_mask: BGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the B-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-18, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_GLOBAL_STATUS", "B0", 0, 0xC21, "likwid"),
-        AddressInfo::msr("B1_MSR_PMON_GLOBAL_STATUS", "B1", 0, 0xC61, "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&B_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: BGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xC21/0xC61 (GLOBAL_CTL + 1) are likwid's MSR_B0/B1_PMON_BOX_STATUS." },
-    ],
+    notes: B_GLOBAL_STATUS_INFO_NOTES,
 };
 
-/// Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above
-/// it in the hierarchy (S-box summary, U-box status).
-///
-/// `B{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
-/// sources: [`BGlobalOvfCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's
-/// MSR_B0/B1_PMON_BOX_OVF_CTRL.
-pub type BGlobalOvfCtl = Reg32<BGlobalOvfCtlLayout>;
+noted! {
+    B_GLOBAL_OVF_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL."),
+    ];
+    /// Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above
+    /// it in the hierarchy (S-box summary, U-box status).
+    ///
+    /// `B{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the B unit (xeon-7500). Fields, masks and
+    /// sources: [`BGlobalOvfCtlLayout`].
+    pub type BGlobalOvfCtl = Reg32<BGlobalOvfCtlLayout>;
+}
 
 /// The layout of [`BGlobalOvfCtl`] (`B{i}_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and
 /// metadata.
@@ -195,8 +202,8 @@ impl Layout for BGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &B_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -219,21 +226,18 @@ pub const B_MSR_PMON_GLOBAL_OVF_CTL: [Msr<BGlobalOvfCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_PMON_GLOBAL_OVF_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static B_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BGlobalOvfCtlLayout::NAME, type_name: "BGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BGlobalOvfCtlLayout::RESET, reserved_mask: BGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: BGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: BGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the B-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-19, p. 2-31", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_GLOBAL_OVF_CTL", "B0", 0, 0xC22, "likwid"),
-        AddressInfo::msr("B1_MSR_PMON_GLOBAL_OVF_CTL", "B1", 0, 0xC62, "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[2]],
+    addresses: Addresses::Known(&B_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: BGlobalOvfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xC22/0xC62 (GLOBAL_CTL + 2) are likwid's MSR_B0/B1_PMON_BOX_OVF_CTRL." },
-    ],
+    notes: B_GLOBAL_OVF_CTL_INFO_NOTES,
 };
 
 /// Control for B-box counter n. Each B-box counter can only select from its own set of events,
@@ -273,20 +277,20 @@ impl Layout for BEvtSelLayout {
     const INFO: &'static RegisterInfo = &B_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 51, msb: 60, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 50, msb: 50, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 49, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 63, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 61, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 51, 60, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 50, 50, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 21, 49, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, role: Some(Role::Event),
             description: "Selects the event from the set available to this particular counter.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
@@ -326,22 +330,16 @@ pub const B_MSR_PMON_EVT_SEL: [[Msr<BEvtSel>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&B_MSR_PMON_EVT_SEL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BEvtSelLayout::NAME, type_name: "BEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: BEvtSelLayout::RESET, reserved_mask: BEvtSelLayout::RESERVED_MASK, ignored_mask: BEvtSelLayout::IGNORED_MASK, writable_mask: BEvtSelLayout::WRITABLE_MASK,
     description: "Control for B-box counter n. Each B-box counter can only select from its own set of events, chosen with ev_sel.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-20, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_EVT_SEL0", "B0", 0, 0xC30, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_EVT_SEL1", "B0", 1, 0xC32, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_EVT_SEL2", "B0", 2, 0xC34, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_EVT_SEL3", "B0", 3, 0xC36, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_EVT_SEL0", "B1", 0, 0xC70, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_EVT_SEL1", "B1", 1, 0xC72, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_EVT_SEL2", "B1", 2, 0xC74, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_EVT_SEL3", "B1", 3, 0xC76, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[4], SOURCES[5]],
+    addresses: Addresses::Known(&B_EVT_SEL_INFO_ADDRESSES),
     fields: BEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "Table 2-20 gives ig 60:50 and rsv 50", text: "Table 2-20 (p. 2-32) lists 'ig 60:50' followed by 'rsv 50', so bit 50 is claimed twice. Decided: ig 60:51 and rsv 50, matching the W-box table (2-98), which has ig 60:51 / rsv 50 in the same place; keeping the rsv row is the safe reading because software then never sets bit 50." },
@@ -350,15 +348,16 @@ static B_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// B-box counter n (48-bit).
-///
-/// `B{i}_MSR_PMON_CNT{n}`: 64-bit MSR register of the B unit (xeon-7500), 4 per instance. Fields,
-/// masks and sources: [`BCntLayout`].
-///
-/// **Width and addresses** (info): The guide (p. 2-32) states the B-box data registers are 48 bits
-/// wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0
-/// 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees.
-pub type BCnt = Reg64<BCntLayout>;
+noted! {
+    B_CNT_INFO_NOTES = [
+        ("info", "Width and addresses", "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees."),
+    ];
+    /// B-box counter n (48-bit).
+    ///
+    /// `B{i}_MSR_PMON_CNT{n}`: 64-bit MSR register of the B unit (xeon-7500), 4 per instance. Fields,
+    /// masks and sources: [`BCntLayout`].
+    pub type BCnt = Reg64<BCntLayout>;
+}
 
 /// The layout of [`BCnt`] (`B{i}_MSR_PMON_CNT{n}`): its fields, masks and metadata.
 ///
@@ -377,8 +376,8 @@ impl Layout for BCntLayout {
     const INFO: &'static RegisterInfo = &B_CNT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -405,47 +404,33 @@ pub const B_MSR_PMON_CNT: [[Msr<BCnt>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_CNT_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&B_MSR_PMON_CNT, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_CNT_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BCntLayout::NAME, type_name: "BCnt",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: BCntLayout::RESET, reserved_mask: BCntLayout::RESERVED_MASK, ignored_mask: BCntLayout::IGNORED_MASK, writable_mask: BCntLayout::WRITABLE_MASK,
     description: "B-box counter n (48-bit).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-21, p. 2-32", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_PMON_CNT0", "B0", 0, 0xC31, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_CNT1", "B0", 1, 0xC33, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_CNT2", "B0", 2, 0xC35, "linux-nhmex"),
-        AddressInfo::msr("B0_MSR_PMON_CNT3", "B0", 3, 0xC37, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_CNT0", "B1", 0, 0xC71, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_CNT1", "B1", 1, 0xC73, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_CNT2", "B1", 2, 0xC75, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_PMON_CNT3", "B1", 3, 0xC77, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[5]],
+    addresses: Addresses::Known(&B_CNT_INFO_ADDRESSES),
     fields: BCntLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and addresses", text: "The guide (p. 2-32) states the B-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-21 was not fully readable. B0 0xC31 (NHMEX_B0_MSR_PMON_CTR0), B1 0xC71; likwid agrees." },
-    ],
+    notes: B_CNT_INFO_NOTES,
 };
 
-/// Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and
-/// outgoing packets by opcode, QPI message class and physical address; B-box events such as
-/// OPCODE_ADDR_IN_MATCH count the packets that match.
-///
-/// `B{i}_MSR_MATCH`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
-/// [`BMatchLayout`].
-///
-/// **Fields from Table 2-22; bits 63:60** (info): Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in
-/// 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's
-/// QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the
-/// table in the public text belongs to the message-class encoding table next to it and is ignored.
-/// Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other
-/// plain 7500 fields.
-///
-/// **Addresses and name** (info): Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not
-/// B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs
-/// agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is
-/// used. Linux writes the mask at MATCH + 1.
-pub type BMatch = Reg64<BMatchLayout>;
+noted! {
+    B_MATCH_INFO_NOTES = [
+        ("info", "Fields from Table 2-22; bits 63:60", "Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields."),
+        ("info", "Addresses and name", "Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is used. Linux writes the mask at MATCH + 1."),
+    ];
+    /// Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and
+    /// outgoing packets by opcode, QPI message class and physical address; B-box events such as
+    /// OPCODE_ADDR_IN_MATCH count the packets that match.
+    ///
+    /// `B{i}_MSR_MATCH`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
+    /// [`BMatchLayout`].
+    pub type BMatch = Reg64<BMatchLayout>;
+}
 
 /// The layout of [`BMatch`] (`B{i}_MSR_MATCH`): its fields, masks and metadata.
 ///
@@ -464,18 +449,18 @@ impl Layout for BMatchLayout {
     const INFO: &'static RegisterInfo = &B_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 60, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc_out", ident: "opc_out", lsb: 56, msb: 59, access: Access::Rw,
-            description: "Opcode of outgoing packets to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc_in", ident: "opc_in", lsb: 52, msb: 55, access: Access::Rw,
-            description: "Opcode of incoming packets to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "msg_out", ident: "msg_out", lsb: 48, msb: 51, access: Access::Rw,
-            description: "QPI message class of outgoing packets to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "msg_in", ident: "msg_in", lsb: 44, msb: 47, access: Access::Rw,
-            description: "QPI message class of incoming packets to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 43, access: Access::Rw,
-            description: "Cache-line address to match: system address bits 49:6.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 60, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("opc_out", 56, 59, Access::Rw,
+            "Opcode of outgoing packets to match."),
+        FieldInfo::row("opc_in", 52, 55, Access::Rw,
+            "Opcode of incoming packets to match."),
+        FieldInfo::row("msg_out", 48, 51, Access::Rw,
+            "QPI message class of outgoing packets to match."),
+        FieldInfo::row("msg_in", 44, 47, Access::Rw,
+            "QPI message class of incoming packets to match."),
+        FieldInfo::row("addr", 0, 43, Access::Rw,
+            "Cache-line address to match: system address bits 49:6."),
     ];
 }
 
@@ -534,37 +519,32 @@ pub const B_MSR_MATCH: [Msr<BMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_MATCH, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BMatchLayout::NAME, type_name: "BMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BMatchLayout::RESET, reserved_mask: BMatchLayout::RESERVED_MASK, ignored_mask: BMatchLayout::IGNORED_MASK, writable_mask: BMatchLayout::WRITABLE_MASK,
     description: "Match value of the B-box packet filter. Together with B{i}_MSR_MASK it selects incoming and outgoing packets by opcode, QPI message class and physical address; B-box events such as OPCODE_ADDR_IN_MATCH count the packets that match.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-22, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_MATCH", "B0", 0, 0xE45, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_MATCH", "B1", 0, 0xE4D, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[7], SOURCES[5]],
+    addresses: Addresses::Known(&B_MATCH_INFO_ADDRESSES),
     fields: BMatchLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Fields from Table 2-22; bits 63:60", text: "Table 2-22 (p. 2-33) lists opc_out 59:56, opc_in 55:52, msg_out 51:48, msg_in 47:44 and addr 43:0, all reset 0; the encodings are in the guide's QPI message class and opcode tables (2-103, 2-104). A row 'MC 12:9' that appears inside the table in the public text belongs to the message-class encoding table next to it and is ignored. Bits 63:60 have no row; they are recorded as reserved (rv). Access is rw like the guide's other plain 7500 fields." },
-        NoteInfo { kind: "info", title: "Addresses and name", text: "Linux NHMEX_B0_MSR_MATCH 0xE45 and NHMEX_B1_MSR_MATCH 0xE4D (not B0 + NHMEX_B_MSR_OFFSET); likwid MSR_B0/B1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs agree. The table calls the register B_MSR_MATCH_REG; the brief's and Linux's B{i}_MSR_MATCH is used. Linux writes the mask at MATCH + 1." },
-    ],
+    notes: B_MATCH_INFO_NOTES,
 };
 
-/// Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take
-/// part in the comparison; the fields line up with the match register.
-///
-/// `B{i}_MSR_MASK`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
-/// [`BMaskLayout`].
-///
-/// **Layout** (info): Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56,
-/// 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same
-/// field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask
-/// must line up with its match register. Bits 63:60 are reserved (rv) as in the match register.
-///
-/// **Addresses** (info): Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1);
-/// likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree.
-pub type BMask = Reg64<BMaskLayout>;
+noted! {
+    B_MASK_INFO_NOTES = [
+        ("info", "Layout", "Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register."),
+        ("info", "Addresses", "Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1); likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree."),
+    ];
+    /// Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take
+    /// part in the comparison; the fields line up with the match register.
+    ///
+    /// `B{i}_MSR_MASK`: 64-bit MSR register of the B unit (xeon-7500). Fields, masks and sources:
+    /// [`BMaskLayout`].
+    pub type BMask = Reg64<BMaskLayout>;
+}
 
 /// The layout of [`BMask`] (`B{i}_MSR_MASK`): its fields, masks and metadata.
 ///
@@ -583,18 +563,18 @@ impl Layout for BMaskLayout {
     const INFO: &'static RegisterInfo = &B_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 60, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc_out", ident: "opc_out", lsb: 56, msb: 59, access: Access::Rw,
-            description: "Mask for the outgoing-opcode match: set bits take part in the comparison.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc_in", ident: "opc_in", lsb: 52, msb: 55, access: Access::Rw,
-            description: "Mask for the incoming-opcode match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "msg_out", ident: "msg_out", lsb: 48, msb: 51, access: Access::Rw,
-            description: "Mask for the outgoing message-class match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "msg_in", ident: "msg_in", lsb: 44, msb: 47, access: Access::Rw,
-            description: "Mask for the incoming message-class match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 43, access: Access::Rw,
-            description: "Mask for the address match (system address bits 49:6).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 60, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("opc_out", 56, 59, Access::Rw,
+            "Mask for the outgoing-opcode match: set bits take part in the comparison."),
+        FieldInfo::row("opc_in", 52, 55, Access::Rw,
+            "Mask for the incoming-opcode match."),
+        FieldInfo::row("msg_out", 48, 51, Access::Rw,
+            "Mask for the outgoing message-class match."),
+        FieldInfo::row("msg_in", 44, 47, Access::Rw,
+            "Mask for the incoming message-class match."),
+        FieldInfo::row("addr", 0, 43, Access::Rw,
+            "Mask for the address match (system address bits 49:6)."),
     ];
 }
 
@@ -654,21 +634,18 @@ pub const B_MSR_MASK: [Msr<BMask>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static B_MASK_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&B_MSR_MASK, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static B_MASK_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "B", name: BMaskLayout::NAME, type_name: "BMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: BMaskLayout::RESET, reserved_mask: BMaskLayout::RESERVED_MASK, ignored_mask: BMaskLayout::IGNORED_MASK, writable_mask: BMaskLayout::WRITABLE_MASK,
     description: "Mask of the B-box packet filter: a set bit makes the corresponding bit of B{i}_MSR_MATCH take part in the comparison; the fields line up with the match register.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-23, p. 2-33", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("B0_MSR_MASK", "B0", 0, 0xE46, "linux-nhmex"),
-        AddressInfo::msr("B1_MSR_MASK", "B1", 0, 0xE4E, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[8], SOURCES[5]],
+    addresses: Addresses::Known(&B_MASK_INFO_ADDRESSES),
     fields: BMaskLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout", text: "Only the first row of Table 2-23 (p. 2-33, B_MSR_MASK_REG: opc_out 59:56, 'Mask for outgoing opcode') was readable in the public copy; the table continues with the same field names as Table 2-22, and the remaining positions are taken from Table 2-22 because a mask must line up with its match register. Bits 63:60 are reserved (rv) as in the match register." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux NHMEX_B0_MSR_MASK 0xE46 and NHMEX_B1_MSR_MASK 0xE4E (MATCH + 1); likwid MSR_B0/B1_PMON_MASK and the SDM Vol. 4 list agree." },
-    ],
+    notes: B_MASK_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

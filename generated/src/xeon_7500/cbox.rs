@@ -13,22 +13,32 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts
-/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
-///
-/// `C{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the C unit (xeon-7500). Fields, masks and
-/// sources: [`CGlobalCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Irregular per-instance offsets** (info): C-box MSR blocks are not in instance order. Offsets
-/// from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20,
-/// C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40,
-/// C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).
-pub type CGlobalCtl = Reg32<CGlobalCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15",
+];
+
+noted! {
+    C_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Irregular per-instance offsets", "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)."),
+    ];
+    /// Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts
+    /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    ///
+    /// `C{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the C unit (xeon-7500). Fields, masks and
+    /// sources: [`CGlobalCtlLayout`].
+    pub type CGlobalCtl = Reg32<CGlobalCtlLayout>;
+}
 
 /// The layout of [`CGlobalCtl`] (`C{i}_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -46,8 +56,8 @@ impl Layout for CGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &C_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -78,27 +88,18 @@ pub const C_MSR_PMON_GLOBAL_CTL: [Msr<CGlobalCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static C_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msrs(&C_MSR_PMON_GLOBAL_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static C_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "C", name: CGlobalCtlLayout::NAME, type_name: "CGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CGlobalCtlLayout::RESET, reserved_mask: CGlobalCtlLayout::RESERVED_MASK, ignored_mask: CGlobalCtlLayout::IGNORED_MASK, writable_mask: CGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the C-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_GLOBAL_CTL", "C0", 0, 0xD00, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_GLOBAL_CTL", "C1", 0, 0xD80, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_GLOBAL_CTL", "C2", 0, 0xD40, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_GLOBAL_CTL", "C3", 0, 0xDC0, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_GLOBAL_CTL", "C4", 0, 0xD20, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_GLOBAL_CTL", "C5", 0, 0xDA0, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_GLOBAL_CTL", "C6", 0, 0xD60, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_GLOBAL_CTL", "C7", 0, 0xDE0, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&C_GLOBAL_CTL_INFO_ADDRESSES),
     fields: CGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Irregular per-instance offsets", text: "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)." },
-    ],
+    notes: C_GLOBAL_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set
@@ -137,8 +138,8 @@ impl Layout for CGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &C_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 5, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -170,22 +171,16 @@ pub const C_MSR_PMON_GLOBAL_STATUS: [Msr<CGlobalStatus>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static C_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msrs(&C_MSR_PMON_GLOBAL_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static C_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "C", name: CGlobalStatusLayout::NAME, type_name: "CGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CGlobalStatusLayout::RESET, reserved_mask: CGlobalStatusLayout::RESERVED_MASK, ignored_mask: CGlobalStatusLayout::IGNORED_MASK, writable_mask: CGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the C-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_GLOBAL_STATUS", "C0", 0, 0xD01, "likwid"),
-        AddressInfo::msr("C1_MSR_PMON_GLOBAL_STATUS", "C1", 0, 0xD81, "likwid"),
-        AddressInfo::msr("C2_MSR_PMON_GLOBAL_STATUS", "C2", 0, 0xD41, "likwid"),
-        AddressInfo::msr("C3_MSR_PMON_GLOBAL_STATUS", "C3", 0, 0xDC1, "likwid"),
-        AddressInfo::msr("C4_MSR_PMON_GLOBAL_STATUS", "C4", 0, 0xD21, "likwid"),
-        AddressInfo::msr("C5_MSR_PMON_GLOBAL_STATUS", "C5", 0, 0xDA1, "likwid"),
-        AddressInfo::msr("C6_MSR_PMON_GLOBAL_STATUS", "C6", 0, 0xD61, "likwid"),
-        AddressInfo::msr("C7_MSR_PMON_GLOBAL_STATUS", "C7", 0, 0xDE1, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&C_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: CGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -231,8 +226,8 @@ impl Layout for CGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &C_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -261,22 +256,16 @@ pub const C_MSR_PMON_GLOBAL_OVF_CTL: [Msr<CGlobalOvfCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static C_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msrs(&C_MSR_PMON_GLOBAL_OVF_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static C_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "C", name: CGlobalOvfCtlLayout::NAME, type_name: "CGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CGlobalOvfCtlLayout::RESET, reserved_mask: CGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: CGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: CGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the C-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_GLOBAL_OVF_CTL", "C0", 0, 0xD02, "likwid"),
-        AddressInfo::msr("C1_MSR_PMON_GLOBAL_OVF_CTL", "C1", 0, 0xD82, "likwid"),
-        AddressInfo::msr("C2_MSR_PMON_GLOBAL_OVF_CTL", "C2", 0, 0xD42, "likwid"),
-        AddressInfo::msr("C3_MSR_PMON_GLOBAL_OVF_CTL", "C3", 0, 0xDC2, "likwid"),
-        AddressInfo::msr("C4_MSR_PMON_GLOBAL_OVF_CTL", "C4", 0, 0xD22, "likwid"),
-        AddressInfo::msr("C5_MSR_PMON_GLOBAL_OVF_CTL", "C5", 0, 0xDA2, "likwid"),
-        AddressInfo::msr("C6_MSR_PMON_GLOBAL_OVF_CTL", "C6", 0, 0xD62, "likwid"),
-        AddressInfo::msr("C7_MSR_PMON_GLOBAL_OVF_CTL", "C7", 0, 0xDE2, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&C_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: CGlobalOvfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
@@ -353,30 +342,30 @@ impl Layout for CEvtSelLayout {
     const INFO: &'static RegisterInfo = &C_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 50, msb: 60, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 49, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 63, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 61, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 50, 60, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 32, 49, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "threshold", ident: "threshold", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: CEvtSelInvert::VALUES, role: Some(Role::Invert),
             description: "Selects the sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Local enable; C{i}_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 21, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 21, 21, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 19, msb: 19, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 19, 19, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask qualifying the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -445,62 +434,16 @@ pub const C_MSR_PMON_EVT_SEL: [[Msr<CEvtSel>; 6]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static C_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&C_MSR_PMON_EVT_SEL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static C_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "C", name: CEvtSelLayout::NAME, type_name: "CEvtSel",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: CEvtSelLayout::RESET, reserved_mask: CEvtSelLayout::RESERVED_MASK, ignored_mask: CEvtSelLayout::IGNORED_MASK, writable_mask: CEvtSelLayout::WRITABLE_MASK,
     description: "Control for C-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-13, p. 2-15", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_EVT_SEL0", "C0", 0, 0xD10, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_EVT_SEL1", "C0", 1, 0xD12, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_EVT_SEL2", "C0", 2, 0xD14, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_EVT_SEL3", "C0", 3, 0xD16, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_EVT_SEL4", "C0", 4, 0xD18, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_EVT_SEL5", "C0", 5, 0xD1A, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_EVT_SEL0", "C1", 0, 0xD90, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_EVT_SEL1", "C1", 1, 0xD92, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_EVT_SEL2", "C1", 2, 0xD94, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_EVT_SEL3", "C1", 3, 0xD96, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_EVT_SEL4", "C1", 4, 0xD98, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_EVT_SEL5", "C1", 5, 0xD9A, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_EVT_SEL0", "C2", 0, 0xD50, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_EVT_SEL1", "C2", 1, 0xD52, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_EVT_SEL2", "C2", 2, 0xD54, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_EVT_SEL3", "C2", 3, 0xD56, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_EVT_SEL4", "C2", 4, 0xD58, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_EVT_SEL5", "C2", 5, 0xD5A, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_EVT_SEL0", "C3", 0, 0xDD0, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_EVT_SEL1", "C3", 1, 0xDD2, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_EVT_SEL2", "C3", 2, 0xDD4, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_EVT_SEL3", "C3", 3, 0xDD6, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_EVT_SEL4", "C3", 4, 0xDD8, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_EVT_SEL5", "C3", 5, 0xDDA, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_EVT_SEL0", "C4", 0, 0xD30, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_EVT_SEL1", "C4", 1, 0xD32, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_EVT_SEL2", "C4", 2, 0xD34, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_EVT_SEL3", "C4", 3, 0xD36, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_EVT_SEL4", "C4", 4, 0xD38, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_EVT_SEL5", "C4", 5, 0xD3A, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_EVT_SEL0", "C5", 0, 0xDB0, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_EVT_SEL1", "C5", 1, 0xDB2, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_EVT_SEL2", "C5", 2, 0xDB4, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_EVT_SEL3", "C5", 3, 0xDB6, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_EVT_SEL4", "C5", 4, 0xDB8, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_EVT_SEL5", "C5", 5, 0xDBA, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_EVT_SEL0", "C6", 0, 0xD70, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_EVT_SEL1", "C6", 1, 0xD72, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_EVT_SEL2", "C6", 2, 0xD74, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_EVT_SEL3", "C6", 3, 0xD76, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_EVT_SEL4", "C6", 4, 0xD78, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_EVT_SEL5", "C6", 5, 0xD7A, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_EVT_SEL0", "C7", 0, 0xDF0, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_EVT_SEL1", "C7", 1, 0xDF2, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_EVT_SEL2", "C7", 2, 0xDF4, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_EVT_SEL3", "C7", 3, 0xDF6, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_EVT_SEL4", "C7", 4, 0xDF8, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_EVT_SEL5", "C7", 5, 0xDFA, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[0]],
+    addresses: Addresses::Known(&C_EVT_SEL_INFO_ADDRESSES),
     fields: CEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Rows not readable in the public copy", text: "Table 2-13 (p. 2-15) was readable from bit 63 down to edge_detect (18), except that no row covers 49:32 (the extraction goes from 'ig 60:50' straight to threshold 31:24). umask 15:8 and ev_sel 7:0 come from Linux (NHMEX_PMON_CTL_UMASK_MASK, NHMEX_PMON_CTL_EV_SEL_MASK; C-box format event/umask/edge/inv/thresh8). Bits 49:32 and 17:16 are recorded as reserved (rv)." },
@@ -509,19 +452,17 @@ static C_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// C-box counter n (48-bit).
-///
-/// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the C unit (xeon-7500), 6 per instance. Fields,
-/// masks and sources: [`CCtrLayout`].
-///
-/// **Width** (info): The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits
-/// 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable.
-///
-/// **Irregular per-instance offsets** (info): C-box MSR blocks are not in instance order. Offsets
-/// from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20,
-/// C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40,
-/// C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0).
-pub type CCtr = Reg64<CCtrLayout>;
+noted! {
+    C_CTR_INFO_NOTES = [
+        ("info", "Width", "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable."),
+        ("info", "Irregular per-instance offsets", "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)."),
+    ];
+    /// C-box counter n (48-bit).
+    ///
+    /// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the C unit (xeon-7500), 6 per instance. Fields,
+    /// masks and sources: [`CCtrLayout`].
+    pub type CCtr = Reg64<CCtrLayout>;
+}
 
 /// The layout of [`CCtr`] (`C{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -540,8 +481,8 @@ impl Layout for CCtrLayout {
     const INFO: &'static RegisterInfo = &C_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -574,67 +515,18 @@ pub const C_MSR_PMON_CTR: [[Msr<CCtr>; 6]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static C_CTR_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&C_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static C_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "C", name: CCtrLayout::NAME, type_name: "CCtr",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: CCtrLayout::RESET, reserved_mask: CCtrLayout::RESERVED_MASK, ignored_mask: CCtrLayout::IGNORED_MASK, writable_mask: CCtrLayout::WRITABLE_MASK,
     description: "C-box counter n (48-bit).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-14, p. 2-15", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTR0", "C0", 0, 0xD11, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_CTR1", "C0", 1, 0xD13, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_CTR2", "C0", 2, 0xD15, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_CTR3", "C0", 3, 0xD17, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_CTR4", "C0", 4, 0xD19, "linux-nhmex"),
-        AddressInfo::msr("C0_MSR_PMON_CTR5", "C0", 5, 0xD1B, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_CTR0", "C1", 0, 0xD91, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_CTR1", "C1", 1, 0xD93, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_CTR2", "C1", 2, 0xD95, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_CTR3", "C1", 3, 0xD97, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_CTR4", "C1", 4, 0xD99, "linux-nhmex"),
-        AddressInfo::msr("C1_MSR_PMON_CTR5", "C1", 5, 0xD9B, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_CTR0", "C2", 0, 0xD51, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_CTR1", "C2", 1, 0xD53, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_CTR2", "C2", 2, 0xD55, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_CTR3", "C2", 3, 0xD57, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_CTR4", "C2", 4, 0xD59, "linux-nhmex"),
-        AddressInfo::msr("C2_MSR_PMON_CTR5", "C2", 5, 0xD5B, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_CTR0", "C3", 0, 0xDD1, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_CTR1", "C3", 1, 0xDD3, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_CTR2", "C3", 2, 0xDD5, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_CTR3", "C3", 3, 0xDD7, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_CTR4", "C3", 4, 0xDD9, "linux-nhmex"),
-        AddressInfo::msr("C3_MSR_PMON_CTR5", "C3", 5, 0xDDB, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_CTR0", "C4", 0, 0xD31, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_CTR1", "C4", 1, 0xD33, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_CTR2", "C4", 2, 0xD35, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_CTR3", "C4", 3, 0xD37, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_CTR4", "C4", 4, 0xD39, "linux-nhmex"),
-        AddressInfo::msr("C4_MSR_PMON_CTR5", "C4", 5, 0xD3B, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_CTR0", "C5", 0, 0xDB1, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_CTR1", "C5", 1, 0xDB3, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_CTR2", "C5", 2, 0xDB5, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_CTR3", "C5", 3, 0xDB7, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_CTR4", "C5", 4, 0xDB9, "linux-nhmex"),
-        AddressInfo::msr("C5_MSR_PMON_CTR5", "C5", 5, 0xDBB, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_CTR0", "C6", 0, 0xD71, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_CTR1", "C6", 1, 0xD73, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_CTR2", "C6", 2, 0xD75, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_CTR3", "C6", 3, 0xD77, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_CTR4", "C6", 4, 0xD79, "linux-nhmex"),
-        AddressInfo::msr("C6_MSR_PMON_CTR5", "C6", 5, 0xD7B, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_CTR0", "C7", 0, 0xDF1, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_CTR1", "C7", 1, 0xDF3, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_CTR2", "C7", 2, 0xDF5, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_CTR3", "C7", 3, 0xDF7, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_CTR4", "C7", 4, 0xDF9, "linux-nhmex"),
-        AddressInfo::msr("C7_MSR_PMON_CTR5", "C7", 5, 0xDFB, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[0]],
+    addresses: Addresses::Known(&C_CTR_INFO_ADDRESSES),
     fields: CCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "The guide (p. 2-15) states the C-box data registers are 48 bits wide; bits 63:48 are recorded as reserved (rv) because Table 2-14's rows were not readable." },
-        NoteInfo { kind: "info", title: "Irregular per-instance offsets", text: "C-box MSR blocks are not in instance order. Offsets from 0xD00 follow Linux nhmex_cbox_msr_offsets (C0 +0x0, C1 +0x80, C2 +0x40, C3 +0xC0, C4 +0x20, C5 +0xA0, C6 +0x60, C7 +0xE0); likwid registers.h defines the same blocks (C4 0xD20, C2 0xD40, C6 0xD60, C1 0xD80, C5 0xDA0, C3 0xDC0, C7 0xDE0)." },
-    ],
+    notes: C_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

@@ -11,21 +11,38 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts
-/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
-///
-/// `M{i}_MSR_PERF_GLOBAL_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MGlobalCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Register names** (info): Tables 2-64 to 2-66 (p. 2-100) title these registers
-/// M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control
-/// NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL.
-pub type MGlobalCtl = Reg32<MGlobalCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["M0", "M1"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 10] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-64, p. 2-100",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101",
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-68, p. 2-101",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80",
+];
+
+noted! {
+    M_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Register names", "Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL."),
+    ];
+    /// Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts
+    /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    ///
+    /// `M{i}_MSR_PERF_GLOBAL_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MGlobalCtlLayout`].
+    pub type MGlobalCtl = Reg32<MGlobalCtlLayout>;
+}
 
 /// The layout of [`MGlobalCtl`] (`M{i}_MSR_PERF_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -43,8 +60,8 @@ impl Layout for MGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -69,37 +86,32 @@ pub const M_MSR_PERF_GLOBAL_CTL: [Msr<MGlobalCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PERF_GLOBAL_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MGlobalCtlLayout::NAME, type_name: "MGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalCtlLayout::RESET, reserved_mask: MGlobalCtlLayout::RESERVED_MASK, ignored_mask: MGlobalCtlLayout::IGNORED_MASK, writable_mask: MGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the M-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-64, p. 2-100"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PERF_GLOBAL_CTL", "M0", 0, 0xCA0, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PERF_GLOBAL_CTL", "M1", 0, 0xCE0, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&M_GLOBAL_CTL_INFO_ADDRESSES),
     fields: MGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Register names", text: "Tables 2-64 to 2-66 (p. 2-100) title these registers M_MSR_PERF_GLOBAL_CTL/STATUS/OVF_CTL; those names are used. Linux calls the control NHMEX_M0_MSR_GLOBAL_CTL, likwid MSR_M0_PMON_BOX_CTRL/STATUS/OVF_CTRL." },
-    ],
+    notes: M_GLOBAL_CTL_INFO_NOTES,
 };
 
-/// Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set
-/// bit identifies the counter that overflowed.
-///
-/// `M{i}_MSR_PERF_GLOBAL_STATUS`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MGlobalStatusLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's
-/// MSR_M0/M1_PMON_BOX_STATUS.
-pub type MGlobalStatus = Reg32<MGlobalStatusLayout>;
+noted! {
+    M_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS."),
+    ];
+    /// Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set
+    /// bit identifies the counter that overflowed.
+    ///
+    /// `M{i}_MSR_PERF_GLOBAL_STATUS`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MGlobalStatusLayout`].
+    pub type MGlobalStatus = Reg32<MGlobalStatusLayout>;
+}
 
 /// The layout of [`MGlobalStatus`] (`M{i}_MSR_PERF_GLOBAL_STATUS`): its fields, masks and metadata.
 ///
@@ -118,8 +130,8 @@ impl Layout for MGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 5, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -145,37 +157,32 @@ pub const M_MSR_PERF_GLOBAL_STATUS: [Msr<MGlobalStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PERF_GLOBAL_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MGlobalStatusLayout::NAME, type_name: "MGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalStatusLayout::RESET, reserved_mask: MGlobalStatusLayout::RESERVED_MASK, ignored_mask: MGlobalStatusLayout::IGNORED_MASK, writable_mask: MGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the M-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-65, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PERF_GLOBAL_STATUS", "M0", 0, 0xCA1, "likwid"),
-        AddressInfo::msr("M1_MSR_PERF_GLOBAL_STATUS", "M1", 0, 0xCE1, "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&M_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: MGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xCA1/0xCE1 (GLOBAL_CTL + 1) are likwid's MSR_M0/M1_PMON_BOX_STATUS." },
-    ],
+    notes: M_GLOBAL_STATUS_INFO_NOTES,
 };
 
-/// Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above
-/// it in the hierarchy (S-box summary, U-box status).
-///
-/// `M{i}_MSR_PERF_GLOBAL_OVF_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MGlobalOvfCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's
-/// MSR_M0/M1_PMON_BOX_OVF_CTRL.
-pub type MGlobalOvfCtl = Reg32<MGlobalOvfCtlLayout>;
+noted! {
+    M_GLOBAL_OVF_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL."),
+    ];
+    /// Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above
+    /// it in the hierarchy (S-box summary, U-box status).
+    ///
+    /// `M{i}_MSR_PERF_GLOBAL_OVF_CTL`: 32-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MGlobalOvfCtlLayout`].
+    pub type MGlobalOvfCtl = Reg32<MGlobalOvfCtlLayout>;
+}
 
 /// The layout of [`MGlobalOvfCtl`] (`M{i}_MSR_PERF_GLOBAL_OVF_CTL`): its fields, masks and
 /// metadata.
@@ -195,8 +202,8 @@ impl Layout for MGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &M_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -219,21 +226,18 @@ pub const M_MSR_PERF_GLOBAL_OVF_CTL: [Msr<MGlobalOvfCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PERF_GLOBAL_OVF_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MGlobalOvfCtlLayout::NAME, type_name: "MGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MGlobalOvfCtlLayout::RESET, reserved_mask: MGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: MGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: MGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the M-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-66, p. 2-100", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PERF_GLOBAL_OVF_CTL", "M0", 0, 0xCA2, "likwid"),
-        AddressInfo::msr("M1_MSR_PERF_GLOBAL_OVF_CTL", "M1", 0, 0xCE2, "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[2]],
+    addresses: Addresses::Known(&M_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: MGlobalOvfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xCA2/0xCE2 (GLOBAL_CTL + 2) are likwid's MSR_M0/M1_PMON_BOX_OVF_CTRL." },
-    ],
+    notes: M_GLOBAL_OVF_CTL_INFO_NOTES,
 };
 
 /// The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the
@@ -273,8 +277,8 @@ impl Layout for MPmuTimestampLayout {
     const INFO: &'static RegisterInfo = &M_PMU_TIMESTAMP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 63, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -285,40 +289,35 @@ pub const M_MSR_PMU_TIMESTAMP: [Msr<MPmuTimestamp>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_TIMESTAMP_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_TIMESTAMP, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_PMU_TIMESTAMP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuTimestampLayout::NAME, type_name: "MPmuTimestamp",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuTimestampLayout::RESET, reserved_mask: MPmuTimestampLayout::RESERVED_MASK, ignored_mask: MPmuTimestampLayout::IGNORED_MASK, writable_mask: MPmuTimestampLayout::WRITABLE_MASK,
     description: "The M-box timestamp unit: a 16-bit count of M-box clock ticks that runs freely, outside the box's counters (it feeds no event to them). Its bit layout is not known from any public source, so every bit is recorded as reserved: the register can be read raw, and safe code never writes it.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), p. 2-101", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_TIMESTAMP", "M0", 0, 0xCA4, "likwid"),
-        AddressInfo::msr("M1_MSR_PMU_TIMESTAMP", "M1", 0, 0xCE4, "likwid"),
-    ]),
+    sources: &[SOURCES[4], SOURCES[2]],
+    addresses: Addresses::Known(&M_PMU_TIMESTAMP_INFO_ADDRESSES),
     fields: MPmuTimestampLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Found in the walk of the guide; layout unknown", text: "The guide's text under Table 2-68 (p. 2-101) describes a 16-bit timestamp unit incremented each M-box clock tick, free-running and unattached to the rest of the M-box PMU. Its field table (the page after 2-101) was not in any public copy reachable here (manualshive.com pages of 323535-001 were searched by table and register name). The address is likwid's MSR_M0_PMON_TIMESTAMP = 0xCA4 and MSR_M1_PMON_TIMESTAMP = 0xCE4 (registers.h), which the Intel SDM's Xeon 7500 MSR list also names (MSR_M0_PMON_TIMESTAMP, a sub-control MSR, Vol. 3B section 18.8.3); Linux uncore_nhmex.c does not use it. Which 16 bits hold the count, and whether it can be written, no source read says: rather than invent a position, the whole register is reserved (rv). The name follows the guide's M_MSR_PMU_* registers; the guide's own name for it was not readable." },
     ],
 };
 
-/// Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a
-/// secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control
-/// MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.
-///
-/// `M{i}_MSR_PMU_CNT_CTL{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance.
-/// Fields, masks and sources: [`MCntCtlLayout`].
-///
-/// **Bit positions** (info): Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22,
-/// set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by
-/// name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their
-/// positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4,
-/// WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv
-/// row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67;
-/// they are not modelled.
-///
-/// **Addresses** (info): M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2.
-pub type MCntCtl = Reg64<MCntCtlLayout>;
+noted! {
+    M_CNT_CTL_INFO_NOTES = [
+        ("info", "Bit positions", "Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22, set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4, WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67; they are not modelled."),
+        ("info", "Addresses", "M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) = 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2."),
+    ];
+    /// Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a
+    /// secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control
+    /// MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.
+    ///
+    /// `M{i}_MSR_PMU_CNT_CTL{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance.
+    /// Fields, masks and sources: [`MCntCtlLayout`].
+    pub type MCntCtl = Reg64<MCntCtlLayout>;
+}
 
 /// The layout of [`MCntCtl`] (`M{i}_MSR_PMU_CNT_CTL{n}`): its fields, masks and metadata.
 ///
@@ -337,30 +336,30 @@ impl Layout for MCntCtlLayout {
     const INFO: &'static RegisterInfo = &M_CNT_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 25, msb: 60, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 22, msb: 24, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "set_flag_sel", ident: "set_flag_sel", lsb: 19, msb: 21, access: Access::Rw,
-            description: "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 18, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 63, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 61, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 25, 60, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 22, 24, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("set_flag_sel", 19, 21, Access::Rw,
+            "Secondary event select (the condition that sets the enable flag); only used when flag_mode is 1."),
+        FieldInfo::row("rsv", 14, 18, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "inc_sel", ident: "inc_sel", lsb: 9, msb: 13, access: Access::Rw, role: Some(Role::Event),
             description: "Primary event select: the increment signal for this counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 8, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "flag_mode", ident: "flag_mode", lsb: 7, msb: 7, access: Access::Rw,
-            description: "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "wrap_mode", ident: "wrap_mode", lsb: 6, msb: 6, access: Access::Rw,
-            description: "Counter wrap behaviour on reaching its limit.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "storage_mode", ident: "storage_mode", lsb: 4, msb: 5, access: Access::Rw,
-            description: "Counter storage mode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "count_mode", ident: "count_mode", lsb: 2, msb: 3, access: Access::Rw,
-            description: "Counter counting mode.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 8, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("flag_mode", 7, 7, Access::Rw,
+            "Selects flag mode, in which set_flag_sel rather than inc_sel chooses the event."),
+        FieldInfo::row("wrap_mode", 6, 6, Access::Rw,
+            "Counter wrap behaviour on reaching its limit."),
+        FieldInfo::row("storage_mode", 4, 5, Access::Rw,
+            "Counter storage mode."),
+        FieldInfo::row("count_mode", 2, 3, Access::Rw,
+            "Counter counting mode."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
@@ -441,47 +440,31 @@ pub const M_MSR_PMU_CNT_CTL: [[Msr<MCntCtl>; 6]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_CNT_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&M_MSR_PMU_CNT_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_CNT_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MCntCtlLayout::NAME, type_name: "MCntCtl",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: MCntCtlLayout::RESET, reserved_mask: MCntCtlLayout::RESERVED_MASK, ignored_mask: MCntCtlLayout::IGNORED_MASK, writable_mask: MCntCtlLayout::WRITABLE_MASK,
     description: "Control for M-box counter n. The primary event is chosen with inc_sel; with flag_mode set, a secondary event is chosen with set_flag_sel. Many events are refined by the M-box sub-control MSRs (DSP, ISS, MAP, MSC_THR, PGT, PLD, ZDP_CTL_FVC) and the address match/mask.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-67, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL0", "M0", 0, 0xCB0, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL1", "M0", 1, 0xCB2, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL2", "M0", 2, 0xCB4, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL3", "M0", 3, 0xCB6, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL4", "M0", 4, 0xCB8, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT_CTL5", "M0", 5, 0xCBA, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL0", "M1", 0, 0xCF0, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL1", "M1", 1, 0xCF2, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL2", "M1", 2, 0xCF4, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL3", "M1", 3, 0xCF6, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL4", "M1", 4, 0xCF8, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT_CTL5", "M1", 5, 0xCFA, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[6]],
+    addresses: Addresses::Known(&M_CNT_CTL_INFO_ADDRESSES),
     fields: MCntCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bit positions", text: "Table 2-67 (p. 2-101) rows ig 63, rsv 62:61, ig 60:25, rsv 24:22, set_flag_sel 21:19, rsv 18:14 and inc_sel 13:9 were readable; the remaining rows are known by name and order (rsv, flag_mode, wrap_mode, storage_mode, count_mode, pmi_en, en). Their positions are from Linux: NHMEX_M_PMON_CTL_EN 0, PMI_EN 1, COUNT_MODE 3:2, STORAGE_MODE 5:4, WRAP_MODE 6, FLAG_MODE 7, INC_SEL 13:9, SET_FLAG_SEL 21:19, leaving bit 8 as the table's rsv row. The guide's prose also mentions dec_sel and rst_flag_sel, which have no row in Table 2-67; they are not modelled." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCB0 (Linux NHMEX_M0_MSR_PMU_CTL0), M1 at +0x40 (NHMEX_M_MSR_OFFSET) = 0xCF0; likwid MSR_M0/M1_PMON_EVNT_SEL0 agree. Stride 2." },
-    ],
+    notes: M_CNT_CTL_INFO_NOTES,
 };
 
-/// M-box counter n (48-bit).
-///
-/// `M{i}_MSR_PMU_CNT{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance. Fields,
-/// masks and sources: [`MCntLayout`].
-///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
-/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
-/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
-///
-/// **likwid's M1 counter 3 address collides with M0** (source-conflict): likwid registers.h defines
-/// MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3,
-/// 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux),
-/// treating likwid's value as a typo.
-pub type MCnt = Reg64<MCntLayout>;
+noted! {
+    M_CNT_INFO_NOTES = [
+        ("info", "Bits 63:48 are not described by the guide", "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv."),
+        ("source-conflict", "likwid's M1 counter 3 address collides with M0", "likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo."),
+    ];
+    /// M-box counter n (48-bit).
+    ///
+    /// `M{i}_MSR_PMU_CNT{n}`: 64-bit MSR register of the M unit (xeon-7500), 6 per instance. Fields,
+    /// masks and sources: [`MCntLayout`].
+    pub type MCnt = Reg64<MCntLayout>;
+}
 
 /// The layout of [`MCnt`] (`M{i}_MSR_PMU_CNT{n}`): its fields, masks and metadata.
 ///
@@ -500,8 +483,8 @@ impl Layout for MCntLayout {
     const INFO: &'static RegisterInfo = &M_CNT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -528,48 +511,33 @@ pub const M_MSR_PMU_CNT: [[Msr<MCnt>; 6]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_CNT_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&M_MSR_PMU_CNT, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_CNT_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MCntLayout::NAME, type_name: "MCnt",
     width: 64, space: Space::Msr, count: 6, count_cpuid: None,
     reset: MCntLayout::RESET, reserved_mask: MCntLayout::RESERVED_MASK, ignored_mask: MCntLayout::IGNORED_MASK, writable_mask: MCntLayout::WRITABLE_MASK,
     description: "M-box counter n (48-bit).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-68, p. 2-101", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_CNT0", "M0", 0, 0xCB1, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT1", "M0", 1, 0xCB3, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT2", "M0", 2, 0xCB5, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT3", "M0", 3, 0xCB7, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT4", "M0", 4, 0xCB9, "linux-nhmex"),
-        AddressInfo::msr("M0_MSR_PMU_CNT5", "M0", 5, 0xCBB, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT0", "M1", 0, 0xCF1, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT1", "M1", 1, 0xCF3, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT2", "M1", 2, 0xCF5, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT3", "M1", 3, 0xCF7, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT4", "M1", 4, 0xCF9, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_CNT5", "M1", 5, 0xCFB, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[7], SOURCES[6]],
+    addresses: Addresses::Known(&M_CNT_INFO_ADDRESSES),
     fields: MCntLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
-        NoteInfo { kind: "source-conflict", title: "likwid's M1 counter 3 address collides with M0", text: "likwid registers.h defines MSR_M1_PMON_CTR3 as 0xCB7, which is M0's counter 3, breaking its own M1 pattern (0xCF1, 0xCF3, 0xCF5, 0xCF9, 0xCFB). Linux derives M1 as M0 + 0x40, giving 0xCF7. Decided: 0xCF7 (Linux), treating likwid's value as a typo." },
-    ],
+    notes: M_CNT_INFO_NOTES,
 };
 
-/// Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in
-/// M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events
-/// that are refined by M{i}_MSR_PMU_PLD.
-///
-/// `M{i}_MSR_PMU_MM_CFG`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuMmCfgLayout`].
-///
-/// **Layout from Linux; guide table not read** (info): Linux defines only NHMEX_M_PMON_MM_CFG_EN
-/// (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then
-/// exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv).
-///
-/// **Addresses** (info): Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1
-/// is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the
-/// SDM Vol. 4 list of Xeon 7500 MSRs agree.
-pub type MPmuMmCfg = Reg64<MPmuMmCfgLayout>;
+noted! {
+    M_PMU_MM_CFG_INFO_NOTES = [
+        ("info", "Layout from Linux; guide table not read", "Linux defines only NHMEX_M_PMON_MM_CFG_EN (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv)."),
+        ("info", "Addresses", "Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1 is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the SDM Vol. 4 list of Xeon 7500 MSRs agree."),
+    ];
+    /// Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in
+    /// M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events
+    /// that are refined by M{i}_MSR_PMU_PLD.
+    ///
+    /// `M{i}_MSR_PMU_MM_CFG`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuMmCfgLayout`].
+    pub type MPmuMmCfg = Reg64<MPmuMmCfgLayout>;
+}
 
 /// The layout of [`MPmuMmCfg`] (`M{i}_MSR_PMU_MM_CFG`): its fields, masks and metadata.
 ///
@@ -588,10 +556,10 @@ impl Layout for MPmuMmCfgLayout {
     const INFO: &'static RegisterInfo = &M_PMU_MM_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "en", ident: "en", lsb: 63, msb: 63, access: Access::Rw,
-            description: "Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 62, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("en", 63, 63, Access::Rw,
+            "Enables the address match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards."),
+        FieldInfo::row("rsv", 0, 62, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -612,40 +580,32 @@ pub const M_MSR_PMU_MM_CFG: [Msr<MPmuMmCfg>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_MM_CFG_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_MM_CFG, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuMmCfgLayout::NAME, type_name: "MPmuMmCfg",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMmCfgLayout::RESET, reserved_mask: MPmuMmCfgLayout::RESERVED_MASK, ignored_mask: MPmuMmCfgLayout::IGNORED_MASK, writable_mask: MPmuMmCfgLayout::WRITABLE_MASK,
     description: "Configuration of the M-box address match/mask filter. Setting en arms the filter programmed in M{i}_MSR_PMU_ADDR_MATCH and M{i}_MSR_PMU_ADDR_MASK; Linux uses the filter only for the events that are refined by M{i}_MSR_PMU_PLD.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_MM_CFG", "M0", 0, 0xE54, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_MM_CFG", "M1", 0, 0xE5C, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[2]],
+    addresses: Addresses::Known(&M_PMU_MM_CFG_INFO_ADDRESSES),
     fields: MPmuMmCfgLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux; guide table not read", text: "Linux defines only NHMEX_M_PMON_MM_CFG_EN (bit 63); when enabling a filtered event it writes 0 here, then the match and mask values, then exactly bit 63. The guide's table was not reachable. Bits 62:0 are recorded as reserved (rv)." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux NHMEX_M0_MSR_PMU_MM_CFG 0xE54 and NHMEX_M1_MSR_PMU_MM_CFG 0xE5C (M1 is at + 8 here, not + 0x40 as for the other M-box MSRs); likwid MSR_M0/M1_PMON_MM_CONFIG and the SDM Vol. 4 list of Xeon 7500 MSRs agree." },
-    ],
+    notes: M_PMU_MM_CFG_INFO_NOTES,
 };
 
-/// Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the
-/// address of each request the PLD-refined events see.
-///
-/// `M{i}_MSR_PMU_ADDR_MATCH`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MPmuAddrMatchLayout`].
-///
-/// **Address from likwid and the SDM list; Linux uses MM_CFG + 1** (info): likwid defines
-/// MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon
-/// 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to
-/// NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH.
-///
-/// **Width from Linux; which address bits are compared is not stated** (info): Linux masks the
-/// value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0
-/// are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which
-/// physical-address bits these 34 bits correspond to, was not reachable; the field description
-/// therefore does not name them.
-pub type MPmuAddrMatch = Reg64<MPmuAddrMatchLayout>;
+noted! {
+    M_PMU_ADDR_MATCH_INFO_NOTES = [
+        ("info", "Address from likwid and the SDM list; Linux uses MM_CFG + 1", "likwid defines MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH."),
+        ("info", "Width from Linux; which address bits are compared is not stated", "Linux masks the value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0 are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which physical-address bits these 34 bits correspond to, was not reachable; the field description therefore does not name them."),
+    ];
+    /// Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the
+    /// address of each request the PLD-refined events see.
+    ///
+    /// `M{i}_MSR_PMU_ADDR_MATCH`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MPmuAddrMatchLayout`].
+    pub type MPmuAddrMatch = Reg64<MPmuAddrMatchLayout>;
+}
 
 /// The layout of [`MPmuAddrMatch`] (`M{i}_MSR_PMU_ADDR_MATCH`): its fields, masks and metadata.
 ///
@@ -664,10 +624,10 @@ impl Layout for MPmuAddrMatchLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ADDR_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 34, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "addr", ident: "addr", lsb: 0, msb: 33, access: Access::Rw,
-            description: "Address bits to match (34 bits).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 34, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("addr", 0, 33, Access::Rw,
+            "Address bits to match (34 bits)."),
     ];
 }
 
@@ -690,21 +650,18 @@ pub const M_MSR_PMU_ADDR_MATCH: [Msr<MPmuAddrMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_ADDR_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_ADDR_MATCH, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_PMU_ADDR_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuAddrMatchLayout::NAME, type_name: "MPmuAddrMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuAddrMatchLayout::RESET, reserved_mask: MPmuAddrMatchLayout::RESERVED_MASK, ignored_mask: MPmuAddrMatchLayout::IGNORED_MASK, writable_mask: MPmuAddrMatchLayout::WRITABLE_MASK,
     description: "Address value of the M-box address filter: compared, under M{i}_MSR_PMU_ADDR_MASK, with the address of each request the PLD-refined events see.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_ADDR_MATCH", "M0", 0, 0xE55, "likwid"),
-        AddressInfo::msr("M1_MSR_PMU_ADDR_MATCH", "M1", 0, 0xE5D, "likwid"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[2]],
+    addresses: Addresses::Known(&M_PMU_ADDR_MATCH_INFO_ADDRESSES),
     fields: MPmuAddrMatchLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address from likwid and the SDM list; Linux uses MM_CFG + 1", text: "likwid defines MSR_M0_PMON_ADDR_MATCH 0xE55 and MSR_M1_PMON_ADDR_MATCH 0xE5D, and the SDM Vol. 4 list of Xeon 7500 MSRs gives the same numbers; Linux has no name for it but writes the match value to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 1, i.e. the same MSRs. The guide calls it M_MSR_PMU_ADDR_MATCH." },
-        NoteInfo { kind: "info", title: "Width from Linux; which address bits are compared is not stated", text: "Linux masks the value with NHMEX_M_PMON_ADDR_MATCH_MASK (0x3ffffffff, bits 33:0) before writing it, so bits 33:0 are modelled as the field and 63:34 as reserved (rv). The guide's table, which would say which physical-address bits these 34 bits correspond to, was not reachable; the field description therefore does not name them." },
-    ],
+    notes: M_PMU_ADDR_MATCH_INFO_NOTES,
 };
 
 /// Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the
@@ -741,10 +698,10 @@ impl Layout for MPmuAddrMaskLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ADDR_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 26, access: Access::Rw,
-            description: "Address mask bits (27 bits).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 27, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("mask", 0, 26, Access::Rw,
+            "Address mask bits (27 bits)."),
     ];
 }
 
@@ -767,16 +724,16 @@ pub const M_MSR_PMU_ADDR_MASK: [Msr<MPmuAddrMask>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_ADDR_MASK_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_ADDR_MASK, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuAddrMaskLayout::NAME, type_name: "MPmuAddrMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuAddrMaskLayout::RESET, reserved_mask: MPmuAddrMaskLayout::RESERVED_MASK, ignored_mask: MPmuAddrMaskLayout::IGNORED_MASK, writable_mask: MPmuAddrMaskLayout::WRITABLE_MASK,
     description: "Mask of the M-box address filter: selects which bits of M{i}_MSR_PMU_ADDR_MATCH take part in the comparison.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_ADDR_MASK", "M0", 0, 0xE56, "likwid"),
-        AddressInfo::msr("M1_MSR_PMU_ADDR_MASK", "M1", 0, 0xE5E, "likwid"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[2]],
+    addresses: Addresses::Known(&M_PMU_ADDR_MASK_INFO_ADDRESSES),
     fields: MPmuAddrMaskLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address from likwid and the SDM list; Linux uses MM_CFG + 2", text: "likwid defines MSR_M0_PMON_ADDR_MASK 0xE56 and MSR_M1_PMON_ADDR_MASK 0xE5E, matching the SDM Vol. 4 list; Linux writes the mask to NHMEX_M{0,1}_MSR_PMU_MM_CFG + 2. The guide calls it M_MSR_PMU_ADDR_MASK." },
@@ -784,21 +741,18 @@ static M_PMU_ADDR_MASK_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode,
-/// set_flag_sel 0x0.
-///
-/// `M{i}_MSR_PMU_DSP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuDspLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree.
-pub type MPmuDsp = Reg64<MPmuDspLayout>;
+noted! {
+    M_PMU_DSP_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree."),
+    ];
+    /// M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode,
+    /// set_flag_sel 0x0.
+    ///
+    /// `M{i}_MSR_PMU_DSP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuDspLayout`].
+    pub type MPmuDsp = Reg64<MPmuDspLayout>;
+}
 
 /// The layout of [`MPmuDsp`] (`M{i}_MSR_PMU_DSP`): its fields, masks and metadata.
 ///
@@ -816,10 +770,10 @@ impl Layout for MPmuDspLayout {
     const INFO: &'static RegisterInfo = &M_PMU_DSP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dsp_cfg", ident: "dsp_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("dsp_cfg", 0, 31, Access::Rw,
+            "Event qualification for the DSP-refined events; the encoding is defined by the guide's DSP table."),
     ];
 }
 
@@ -840,38 +794,32 @@ pub const M_MSR_PMU_DSP: [Msr<MPmuDsp>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_DSP_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_DSP, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_DSP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuDspLayout::NAME, type_name: "MPmuDsp",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuDspLayout::RESET, reserved_mask: MPmuDspLayout::RESERVED_MASK, ignored_mask: MPmuDspLayout::IGNORED_MASK, writable_mask: MPmuDspLayout::WRITABLE_MASK,
     description: "M-box sub-control register DSP: refines the events selected with inc_sel 0x0 or, in flag mode, set_flag_sel 0x0.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_DSP", "M0", 0, 0xCA5, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_DSP", "M1", 0, 0xCE5, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&M_PMU_DSP_INFO_ADDRESSES),
     fields: MPmuDspLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'dsp') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA5 (Linux NHMEX_M0_MSR_PMU_DSP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE5. likwid's MSR_M0/M1_PMON_DSP agree." },
-    ],
+    notes: M_PMU_DSP_INFO_NOTES,
 };
 
-/// M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag
-/// mode, set_flag_sel 0x1.
-///
-/// `M{i}_MSR_PMU_ISS`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuIssLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree.
-pub type MPmuIss = Reg64<MPmuIssLayout>;
+noted! {
+    M_PMU_ISS_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree."),
+    ];
+    /// M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag
+    /// mode, set_flag_sel 0x1.
+    ///
+    /// `M{i}_MSR_PMU_ISS`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuIssLayout`].
+    pub type MPmuIss = Reg64<MPmuIssLayout>;
+}
 
 /// The layout of [`MPmuIss`] (`M{i}_MSR_PMU_ISS`): its fields, masks and metadata.
 ///
@@ -889,10 +837,10 @@ impl Layout for MPmuIssLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ISS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "iss_cfg", ident: "iss_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("iss_cfg", 0, 31, Access::Rw,
+            "Event qualification for the ISS-refined events; the encoding is defined by the guide's ISS table."),
     ];
 }
 
@@ -913,37 +861,31 @@ pub const M_MSR_PMU_ISS: [Msr<MPmuIss>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_ISS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_ISS, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_ISS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuIssLayout::NAME, type_name: "MPmuIss",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuIssLayout::RESET, reserved_mask: MPmuIssLayout::RESERVED_MASK, ignored_mask: MPmuIssLayout::IGNORED_MASK, writable_mask: MPmuIssLayout::WRITABLE_MASK,
     description: "M-box sub-control register ISS: refines the events selected with inc_sel 0x9 or 0xA or, in flag mode, set_flag_sel 0x1.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_ISS", "M0", 0, 0xCA6, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_ISS", "M1", 0, 0xCE6, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&M_PMU_ISS_INFO_ADDRESSES),
     fields: MPmuIssLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'iss') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA6 (Linux NHMEX_M0_MSR_PMU_ISS); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE6. likwid's MSR_M0/M1_PMON_ISS agree." },
-    ],
+    notes: M_PMU_ISS_INFO_NOTES,
 };
 
-/// M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.
-///
-/// `M{i}_MSR_PMU_MAP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuMapLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree.
-pub type MPmuMap = Reg64<MPmuMapLayout>;
+noted! {
+    M_PMU_MAP_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree."),
+    ];
+    /// M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.
+    ///
+    /// `M{i}_MSR_PMU_MAP`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuMapLayout`].
+    pub type MPmuMap = Reg64<MPmuMapLayout>;
+}
 
 /// The layout of [`MPmuMap`] (`M{i}_MSR_PMU_MAP`): its fields, masks and metadata.
 ///
@@ -961,10 +903,10 @@ impl Layout for MPmuMapLayout {
     const INFO: &'static RegisterInfo = &M_PMU_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "map_cfg", ident: "map_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("map_cfg", 0, 31, Access::Rw,
+            "Event qualification for the MAP-refined event; the encoding is defined by the guide's MAP table."),
     ];
 }
 
@@ -985,37 +927,31 @@ pub const M_MSR_PMU_MAP: [Msr<MPmuMap>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_MAP_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_MAP, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuMapLayout::NAME, type_name: "MPmuMap",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMapLayout::RESET, reserved_mask: MPmuMapLayout::RESERVED_MASK, ignored_mask: MPmuMapLayout::IGNORED_MASK, writable_mask: MPmuMapLayout::WRITABLE_MASK,
     description: "M-box sub-control register MAP: refines the event selected in flag mode with set_flag_sel 0x6.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_MAP", "M0", 0, 0xCA7, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_MAP", "M1", 0, 0xCE7, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&M_PMU_MAP_INFO_ADDRESSES),
     fields: MPmuMapLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'map') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA7 (Linux NHMEX_M0_MSR_PMU_MAP); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE7. likwid's MSR_M0/M1_PMON_MAP agree." },
-    ],
+    notes: M_PMU_MAP_INFO_NOTES,
 };
 
-/// M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.
-///
-/// `M{i}_MSR_PMU_MSC_THR`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
-/// sources: [`MPmuMscThrLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40
-/// (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree.
-pub type MPmuMscThr = Reg64<MPmuMscThrLayout>;
+noted! {
+    M_PMU_MSC_THR_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree."),
+    ];
+    /// M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.
+    ///
+    /// `M{i}_MSR_PMU_MSC_THR`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and
+    /// sources: [`MPmuMscThrLayout`].
+    pub type MPmuMscThr = Reg64<MPmuMscThrLayout>;
+}
 
 /// The layout of [`MPmuMscThr`] (`M{i}_MSR_PMU_MSC_THR`): its fields, masks and metadata.
 ///
@@ -1033,10 +969,10 @@ impl Layout for MPmuMscThrLayout {
     const INFO: &'static RegisterInfo = &M_PMU_MSC_THR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "thr_cfg", ident: "thr_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("thr_cfg", 0, 31, Access::Rw,
+            "Event qualification (thresholds) for the MSC_THR-refined events; the encoding is defined by the guide's MSC_THR table."),
     ];
 }
 
@@ -1057,38 +993,32 @@ pub const M_MSR_PMU_MSC_THR: [Msr<MPmuMscThr>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_MSC_THR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_MSC_THR, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_MSC_THR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuMscThrLayout::NAME, type_name: "MPmuMscThr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuMscThrLayout::RESET, reserved_mask: MPmuMscThrLayout::RESERVED_MASK, ignored_mask: MPmuMscThrLayout::IGNORED_MASK, writable_mask: MPmuMscThrLayout::WRITABLE_MASK,
     description: "M-box sub-control register MSC_THR: refines the events selected with inc_sel 0x4 or 0x5.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_MSC_THR", "M0", 0, 0xCA8, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_MSC_THR", "M1", 0, 0xCE8, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&M_PMU_MSC_THR_INFO_ADDRESSES),
     fields: MPmuMscThrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'thr') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA8 (Linux NHMEX_M0_MSR_PMU_MSC_THR); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE8. likwid's MSR_M0/M1_PMON_MSC_THR agree." },
-    ],
+    notes: M_PMU_MSC_THR_INFO_NOTES,
 };
 
-/// M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode,
-/// set_flag_sel 0x5.
-///
-/// `M{i}_MSR_PMU_PGT`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuPgtLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-///
-/// **Addresses** (info): M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree.
-pub type MPmuPgt = Reg64<MPmuPgtLayout>;
+noted! {
+    M_PMU_PGT_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes."),
+        ("info", "Addresses", "M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree."),
+    ];
+    /// M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode,
+    /// set_flag_sel 0x5.
+    ///
+    /// `M{i}_MSR_PMU_PGT`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuPgtLayout`].
+    pub type MPmuPgt = Reg64<MPmuPgtLayout>;
+}
 
 /// The layout of [`MPmuPgt`] (`M{i}_MSR_PMU_PGT`): its fields, masks and metadata.
 ///
@@ -1106,10 +1036,10 @@ impl Layout for MPmuPgtLayout {
     const INFO: &'static RegisterInfo = &M_PMU_PGT_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pgt_cfg", ident: "pgt_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("pgt_cfg", 0, 31, Access::Rw,
+            "Event qualification for the PGT-refined events; the encoding is defined by the guide's PGT table."),
     ];
 }
 
@@ -1130,40 +1060,32 @@ pub const M_MSR_PMU_PGT: [Msr<MPmuPgt>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_PGT_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_PGT, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_PGT_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuPgtLayout::NAME, type_name: "MPmuPgt",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuPgtLayout::RESET, reserved_mask: MPmuPgtLayout::RESERVED_MASK, ignored_mask: MPmuPgtLayout::IGNORED_MASK, writable_mask: MPmuPgtLayout::WRITABLE_MASK,
     description: "M-box sub-control register PGT: refines the events selected with inc_sel 0x16 or, in flag mode, set_flag_sel 0x5.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_PGT", "M0", 0, 0xCA9, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_PGT", "M1", 0, 0xCE9, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&M_PMU_PGT_INFO_ADDRESSES),
     fields: MPmuPgtLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pgt') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes." },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCA9 (Linux NHMEX_M0_MSR_PMU_PGT); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCE9. likwid's MSR_M0/M1_PMON_PGT agree." },
-    ],
+    notes: M_PMU_PGT_INFO_NOTES,
 };
 
-/// M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS)
-/// or 0xB; these are the only M-box events Linux combines with the address match/mask filter.
-///
-/// `M{i}_MSR_PMU_PLD`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
-/// [`MPmuPldLayout`].
-///
-/// **One 32-bit field: the guide's table was not readable** (info): The guide's field table for
-/// this M-box sub-control register was not in any reachable public copy, so its low 32 bits are
-/// modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box
-/// sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR
-/// unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes.
-/// (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and
-/// PLD at once; it still writes a 32-bit value to this MSR.)
-///
-/// **Addresses** (info): M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) =
-/// 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree.
-pub type MPmuPld = Reg64<MPmuPldLayout>;
+noted! {
+    M_PMU_PLD_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's table was not readable", "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes. (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and PLD at once; it still writes a 32-bit value to this MSR.)"),
+        ("info", "Addresses", "M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree."),
+    ];
+    /// M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS)
+    /// or 0xB; these are the only M-box events Linux combines with the address match/mask filter.
+    ///
+    /// `M{i}_MSR_PMU_PLD`: 64-bit MSR register of the M unit (xeon-7500). Fields, masks and sources:
+    /// [`MPmuPldLayout`].
+    pub type MPmuPld = Reg64<MPmuPldLayout>;
+}
 
 /// The layout of [`MPmuPld`] (`M{i}_MSR_PMU_PLD`): its fields, masks and metadata.
 ///
@@ -1181,10 +1103,10 @@ impl Layout for MPmuPldLayout {
     const INFO: &'static RegisterInfo = &M_PMU_PLD_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pld_cfg", ident: "pld_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("pld_cfg", 0, 31, Access::Rw,
+            "Event qualification for the PLD-refined events; the encoding is defined by the guide's PLD table."),
     ];
 }
 
@@ -1205,21 +1127,18 @@ pub const M_MSR_PMU_PLD: [Msr<MPmuPld>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_PLD_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_PLD, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_PLD_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuPldLayout::NAME, type_name: "MPmuPld",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuPldLayout::RESET, reserved_mask: MPmuPldLayout::RESERVED_MASK, ignored_mask: MPmuPldLayout::IGNORED_MASK, writable_mask: MPmuPldLayout::WRITABLE_MASK,
     description: "M-box sub-control register PLD: refines the events selected with inc_sel 0xA (together with ISS) or 0xB; these are the only M-box events Linux combines with the address match/mask filter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_PLD", "M0", 0, 0xCAA, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_PLD", "M1", 0, 0xCEA, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&M_PMU_PLD_INFO_ADDRESSES),
     fields: MPmuPldLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for this M-box sub-control register was not in any reachable public copy, so its low 32 bits are modelled as one field. Linux uncore_nhmex.c states that only the lower 32 bits of the M-box sub-control MSRs are significant and passes the user's 32-bit value (format 'pld') to the MSR unchanged; bits 63:32 are therefore recorded as reserved (rv), which matches what Linux writes. (Linux carries the PLD value in bits 32-63 of its config1 only because an event may need ISS and PLD at once; it still writes a 32-bit value to this MSR.)" },
-        NoteInfo { kind: "info", title: "Addresses", text: "M0 0xCAA (Linux NHMEX_M0_MSR_PMU_PLD); M1 at + 0x40 (NHMEX_M_MSR_OFFSET) = 0xCEA. likwid's MSR_M0/M1_PMON_PLD agree." },
-    ],
+    notes: M_PMU_PLD_INFO_NOTES,
 };
 
 /// M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10.
@@ -1267,24 +1186,24 @@ impl Layout for MPmuZdpCtlFvcLayout {
     const INFO: &'static RegisterInfo = &M_PMU_ZDP_CTL_FVC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "pbox_init_err", ident: "pbox_init_err", lsb: 23, msb: 23, access: Access::Rw,
-            description: "Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evnt3", ident: "evnt3", lsb: 20, msb: 22, access: Access::Rw,
-            description: "Event select used by inc_sel 0x10.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evnt2", ident: "evnt2", lsb: 17, msb: 19, access: Access::Rw,
-            description: "Event select used by inc_sel 0xF.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evnt1", ident: "evnt1", lsb: 14, msb: 16, access: Access::Rw,
-            description: "Event select used by inc_sel 0xE.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "evnt0", ident: "evnt0", lsb: 11, msb: 13, access: Access::Rw,
-            description: "Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "resp", ident: "resp", lsb: 8, msb: 10, access: Access::Rw,
-            description: "Response type to match, shared by the four events.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "bcmd", ident: "bcmd", lsb: 5, msb: 7, access: Access::Rw,
-            description: "B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fvid", ident: "fvid", lsb: 0, msb: 4, access: Access::Rw,
-            description: "Fill/victim ID qualifier, shared by the four events.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("pbox_init_err", 23, 23, Access::Rw,
+            "Shared qualifier bit the guide names pbox_init_err; its use in the event encodings is defined by the guide's table."),
+        FieldInfo::row("evnt3", 20, 22, Access::Rw,
+            "Event select used by inc_sel 0x10."),
+        FieldInfo::row("evnt2", 17, 19, Access::Rw,
+            "Event select used by inc_sel 0xF."),
+        FieldInfo::row("evnt1", 14, 16, Access::Rw,
+            "Event select used by inc_sel 0xE."),
+        FieldInfo::row("evnt0", 11, 13, Access::Rw,
+            "Event select used by inc_sel 0xD (Intel PCM uses 5 to count matching B-box commands)."),
+        FieldInfo::row("resp", 8, 10, Access::Rw,
+            "Response type to match, shared by the four events."),
+        FieldInfo::row("bcmd", 5, 7, Access::Rw,
+            "B-box command to match, shared by the four events (Linux and PCM use 0 for reads; Linux uses 1 for writes)."),
+        FieldInfo::row("fvid", 0, 4, Access::Rw,
+            "Fill/victim ID qualifier, shared by the four events."),
     ];
 }
 
@@ -1370,16 +1289,16 @@ pub const M_MSR_PMU_ZDP_CTL_FVC: [Msr<MPmuZdpCtlFvc>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static M_PMU_ZDP_CTL_FVC_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&M_MSR_PMU_ZDP_CTL_FVC, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static M_PMU_ZDP_CTL_FVC_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "M", name: MPmuZdpCtlFvcLayout::NAME, type_name: "MPmuZdpCtlFvc",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: MPmuZdpCtlFvcLayout::RESET, reserved_mask: MPmuZdpCtlFvcLayout::RESERVED_MASK, ignored_mask: MPmuZdpCtlFvcLayout::IGNORED_MASK, writable_mask: MPmuZdpCtlFvcLayout::WRITABLE_MASK,
     description: "M-box sub-control register for the fill/victim (FVC) events selected with inc_sel 0xD to 0x10. Four 3-bit event selects (evnt0-evnt3), one per inc_sel value, choose what each of those events counts; the command, response and FVID fields and pbox_init_err are shared by all four.",
-    sources: &["Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h", "Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-80"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("M0_MSR_PMU_ZDP_CTL_FVC", "M0", 0, 0xCAB, "linux-nhmex"),
-        AddressInfo::msr("M1_MSR_PMU_ZDP_CTL_FVC", "M1", 0, 0xCEB, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[8], SOURCES[6], SOURCES[9]],
+    addresses: Addresses::Known(&M_PMU_ZDP_CTL_FVC_INFO_ADDRESSES),
     fields: MPmuZdpCtlFvcLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Intel PCM's copy of Table 2-80 and Linux's masks", text: "The guide's Table 2-80 (M_MSR_PMU_ZDP_CTL_FVC) was not reachable directly. Intel PCM types.h transcribes it for the Xeon 7500 ('nehalem-ex version') as fvid 4:0, bcmd 7:5, resp 10:8, evnt0 13:11, evnt1 16:14, evnt2 19:17, evnt3 22:20, pbox_init_err 23. Linux agrees: NHMEX_M_PMON_ZDP_CTL_FVC_MASK covers the shared bits 10:0 and 23, and NHMEX_M_PMON_ZDP_CTL_FVC_EVENT_MASK(n) is 3 bits at 11 + 3n for events 0xD + n. Linux's bbox_cmds_read/write presets (fvc=0x2800 / 0x2820) decode to evnt0 = 5 with bcmd 0 or 1. Bits 63:24 have no field in either source and are recorded as reserved (rv); Linux states only the low 32 bits of the M-box sub-control MSRs are significant. Access is rw like the guide's other plain 7500 fields." },

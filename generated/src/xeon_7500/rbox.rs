@@ -12,20 +12,35 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).
-///
-/// `R_MSR_PMON_GLOBAL_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
-/// sources: [`RGlobalCtlLoLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes
-/// 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL
-/// agree.
-pub type RGlobalCtlLo = Reg32<RGlobalCtlLoLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["R"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 8] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79",
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+];
+
+noted! {
+    R_GLOBAL_CTL_LO_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Addresses", "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree."),
+    ];
+    /// Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).
+    ///
+    /// `R_MSR_PMON_GLOBAL_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+    /// sources: [`RGlobalCtlLoLayout`].
+    pub type RGlobalCtlLo = Reg32<RGlobalCtlLoLayout>;
+}
 
 /// The layout of [`RGlobalCtlLo`] (`R_MSR_PMON_GLOBAL_CTL_7_0`): its fields, masks and metadata.
 ///
@@ -43,8 +58,8 @@ impl Layout for RGlobalCtlLoLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_LO_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
             description: "Enable per counter; bit k for counter k.", ..FieldInfo::EMPTY },
     ];
@@ -63,36 +78,32 @@ impl RGlobalCtlLo {
 pub const R_MSR_PMON_GLOBAL_CTL_7_0: Msr<RGlobalCtlLo> = Msr::new(0xE00, "R_MSR_PMON_GLOBAL_CTL_7_0");
 
 #[cfg(feature = "metadata")]
+static R_GLOBAL_CTL_LO_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[R_MSR_PMON_GLOBAL_CTL_7_0], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_GLOBAL_CTL_LO_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RGlobalCtlLoLayout::NAME, type_name: "RGlobalCtlLo",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalCtlLoLayout::RESET, reserved_mask: RGlobalCtlLoLayout::RESERVED_MASK, ignored_mask: RGlobalCtlLoLayout::IGNORED_MASK, writable_mask: RGlobalCtlLoLayout::WRITABLE_MASK,
     description: "Box-level counter enables for R-box counters 0-7 (ports 0-3, the 'left' half).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PMON_GLOBAL_CTL_7_0", "R", 0, 0xE00, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&R_GLOBAL_CTL_LO_INFO_ADDRESSES),
     fields: RGlobalCtlLoLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Addresses", text: "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree." },
-    ],
+    notes: R_GLOBAL_CTL_LO_INFO_NOTES,
 };
 
-/// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r
-/// bit.
-///
-/// `R_MSR_PMON_GLOBAL_STATUS_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
-/// sources: [`RGlobalStatusLoLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xE01 (GLOBAL_CTL + 1) is likwid's
-/// MSR_R0_PMON_BOX_STATUS.
-pub type RGlobalStatusLo = Reg32<RGlobalStatusLoLayout>;
+noted! {
+    R_GLOBAL_STATUS_LO_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS."),
+    ];
+    /// Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r
+    /// bit.
+    ///
+    /// `R_MSR_PMON_GLOBAL_STATUS_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+    /// sources: [`RGlobalStatusLoLayout`].
+    pub type RGlobalStatusLo = Reg32<RGlobalStatusLoLayout>;
+}
 
 /// The layout of [`RGlobalStatusLo`] (`R_MSR_PMON_GLOBAL_STATUS_7_0`): its fields, masks and
 /// metadata.
@@ -112,8 +123,8 @@ impl Layout for RGlobalStatusLoLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_LO_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
             description: "Overflow flag per counter of this half.", ..FieldInfo::EMPTY },
     ];
@@ -132,38 +143,32 @@ impl RGlobalStatusLo {
 pub const R_MSR_PMON_GLOBAL_STATUS_7_0: Msr<RGlobalStatusLo> = Msr::new(0xE01, "R_MSR_PMON_GLOBAL_STATUS_7_0");
 
 #[cfg(feature = "metadata")]
+static R_GLOBAL_STATUS_LO_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[R_MSR_PMON_GLOBAL_STATUS_7_0], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R_GLOBAL_STATUS_LO_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RGlobalStatusLoLayout::NAME, type_name: "RGlobalStatusLo",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalStatusLoLayout::RESET, reserved_mask: RGlobalStatusLoLayout::RESERVED_MASK, ignored_mask: RGlobalStatusLoLayout::IGNORED_MASK, writable_mask: RGlobalStatusLoLayout::WRITABLE_MASK,
     description: "Overflow flags for R-box counters 0-7 (ports 0-3, the 'left' half); summarised in S-box 0's ov_r bit.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PMON_GLOBAL_STATUS_7_0", "R", 0, 0xE01, "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&R_GLOBAL_STATUS_LO_INFO_ADDRESSES),
     fields: RGlobalStatusLoLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE01 (GLOBAL_CTL + 1) is likwid's MSR_R0_PMON_BOX_STATUS." },
-    ],
+    notes: R_GLOBAL_STATUS_LO_INFO_NOTES,
 };
 
-/// Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).
-///
-/// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
-/// and sources: [`RGlobalOvfCtlLoLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls
-/// it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
-///
-/// **Address confirmed by likwid** (info): 0xE02 (GLOBAL_CTL + 2) is likwid's
-/// MSR_R0_PMON_BOX_OVF_CTRL.
-pub type RGlobalOvfCtlLo = Reg32<RGlobalOvfCtlLoLayout>;
+noted! {
+    R_GLOBAL_OVF_CTL_LO_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Name", "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes."),
+        ("info", "Address confirmed by likwid", "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL."),
+    ];
+    /// Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).
+    ///
+    /// `R_MSR_PMON_GLOBAL_OVF_CTL_7_0`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+    /// and sources: [`RGlobalOvfCtlLoLayout`].
+    pub type RGlobalOvfCtlLo = Reg32<RGlobalOvfCtlLoLayout>;
+}
 
 /// The layout of [`RGlobalOvfCtlLo`] (`R_MSR_PMON_GLOBAL_OVF_CTL_7_0`): its fields, masks and
 /// metadata.
@@ -183,8 +188,8 @@ impl Layout for RGlobalOvfCtlLoLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_LO_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7],
             description: "Write 1 to bit k to clear the matching ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -201,37 +206,31 @@ impl RGlobalOvfCtlLo {
 pub const R_MSR_PMON_GLOBAL_OVF_CTL_7_0: Msr<RGlobalOvfCtlLo> = Msr::new(0xE02, "R_MSR_PMON_GLOBAL_OVF_CTL_7_0");
 
 #[cfg(feature = "metadata")]
+static R_GLOBAL_OVF_CTL_LO_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[R_MSR_PMON_GLOBAL_OVF_CTL_7_0], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R_GLOBAL_OVF_CTL_LO_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RGlobalOvfCtlLoLayout::NAME, type_name: "RGlobalOvfCtlLo",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalOvfCtlLoLayout::RESET, reserved_mask: RGlobalOvfCtlLoLayout::RESERVED_MASK, ignored_mask: RGlobalOvfCtlLoLayout::IGNORED_MASK, writable_mask: RGlobalOvfCtlLoLayout::WRITABLE_MASK,
     description: "Clears overflow flags of R-box counters 0-7 (ports 0-3, the 'left' half).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PMON_GLOBAL_OVF_CTL_7_0", "R", 0, 0xE02, "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[2]],
+    addresses: Addresses::Known(&R_GLOBAL_OVF_CTL_LO_INFO_ADDRESSES),
     fields: RGlobalOvfCtlLoLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Name", text: "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE02 (GLOBAL_CTL + 2) is likwid's MSR_R0_PMON_BOX_OVF_CTRL." },
-    ],
+    notes: R_GLOBAL_OVF_CTL_LO_INFO_NOTES,
 };
 
-/// Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).
-///
-/// `R_MSR_PMON_GLOBAL_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
-/// sources: [`RGlobalCtlHiLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Addresses** (info): 0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes
-/// 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL
-/// agree.
-pub type RGlobalCtlHi = Reg32<RGlobalCtlHiLayout>;
+noted! {
+    R_GLOBAL_CTL_HI_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Addresses", "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree."),
+    ];
+    /// Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).
+    ///
+    /// `R_MSR_PMON_GLOBAL_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks and
+    /// sources: [`RGlobalCtlHiLayout`].
+    pub type RGlobalCtlHi = Reg32<RGlobalCtlHiLayout>;
+}
 
 /// The layout of [`RGlobalCtlHi`] (`R_MSR_PMON_GLOBAL_CTL_15_8`): its fields, masks and metadata.
 ///
@@ -249,8 +248,8 @@ impl Layout for RGlobalCtlHiLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_CTL_HI_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
             description: "Enable per counter; bit k for counter k+8.", ..FieldInfo::EMPTY },
     ];
@@ -269,36 +268,32 @@ impl RGlobalCtlHi {
 pub const R_MSR_PMON_GLOBAL_CTL_15_8: Msr<RGlobalCtlHi> = Msr::new(0xE20, "R_MSR_PMON_GLOBAL_CTL_15_8");
 
 #[cfg(feature = "metadata")]
+static R_GLOBAL_CTL_HI_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[R_MSR_PMON_GLOBAL_CTL_15_8], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_GLOBAL_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RGlobalCtlHiLayout::NAME, type_name: "RGlobalCtlHi",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalCtlHiLayout::RESET, reserved_mask: RGlobalCtlHiLayout::RESERVED_MASK, ignored_mask: RGlobalCtlHiLayout::IGNORED_MASK, writable_mask: RGlobalCtlHiLayout::WRITABLE_MASK,
     description: "Box-level counter enables for R-box counters 8-15 (ports 4-7, the 'right' half).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-41, p. 2-78"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PMON_GLOBAL_CTL_15_8", "R", 0, 0xE20, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&R_GLOBAL_CTL_HI_INFO_ADDRESSES),
     fields: RGlobalCtlHiLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Addresses", text: "0xE00 is Linux NHMEX_R_MSR_GLOBAL_CTL; Linux treats the R-box as two boxes 0x20 apart (NHMEX_R_MSR_OFFSET), giving 0xE20 for the 15_8 half; likwid MSR_R0/R1_PMON_BOX_CTRL agree." },
-    ],
+    notes: R_GLOBAL_CTL_HI_INFO_NOTES,
 };
 
-/// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's
-/// ov_r bit.
-///
-/// `R_MSR_PMON_GLOBAL_STATUS_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
-/// and sources: [`RGlobalStatusHiLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xE21 (GLOBAL_CTL + 1) is likwid's
-/// MSR_R1_PMON_BOX_STATUS.
-pub type RGlobalStatusHi = Reg32<RGlobalStatusHiLayout>;
+noted! {
+    R_GLOBAL_STATUS_HI_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS."),
+    ];
+    /// Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's
+    /// ov_r bit.
+    ///
+    /// `R_MSR_PMON_GLOBAL_STATUS_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+    /// and sources: [`RGlobalStatusHiLayout`].
+    pub type RGlobalStatusHi = Reg32<RGlobalStatusHiLayout>;
+}
 
 /// The layout of [`RGlobalStatusHi`] (`R_MSR_PMON_GLOBAL_STATUS_15_8`): its fields, masks and
 /// metadata.
@@ -318,8 +313,8 @@ impl Layout for RGlobalStatusHiLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_STATUS_HI_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Overflow), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
             description: "Overflow flag per counter of this half.", ..FieldInfo::EMPTY },
     ];
@@ -338,38 +333,32 @@ impl RGlobalStatusHi {
 pub const R_MSR_PMON_GLOBAL_STATUS_15_8: Msr<RGlobalStatusHi> = Msr::new(0xE21, "R_MSR_PMON_GLOBAL_STATUS_15_8");
 
 #[cfg(feature = "metadata")]
+static R_GLOBAL_STATUS_HI_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[R_MSR_PMON_GLOBAL_STATUS_15_8], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R_GLOBAL_STATUS_HI_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RGlobalStatusHiLayout::NAME, type_name: "RGlobalStatusHi",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalStatusHiLayout::RESET, reserved_mask: RGlobalStatusHiLayout::RESERVED_MASK, ignored_mask: RGlobalStatusHiLayout::IGNORED_MASK, writable_mask: RGlobalStatusHiLayout::WRITABLE_MASK,
     description: "Overflow flags for R-box counters 8-15 (ports 4-7, the 'right' half); summarised in S-box 1's ov_r bit.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-42, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PMON_GLOBAL_STATUS_15_8", "R", 0, 0xE21, "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&R_GLOBAL_STATUS_HI_INFO_ADDRESSES),
     fields: RGlobalStatusHiLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE21 (GLOBAL_CTL + 1) is likwid's MSR_R1_PMON_BOX_STATUS." },
-    ],
+    notes: R_GLOBAL_STATUS_HI_INFO_NOTES,
 };
 
-/// Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).
-///
-/// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
-/// and sources: [`RGlobalOvfCtlHiLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Name** (info): Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls
-/// it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes.
-///
-/// **Address confirmed by likwid** (info): 0xE22 (GLOBAL_CTL + 2) is likwid's
-/// MSR_R1_PMON_BOX_OVF_CTRL.
-pub type RGlobalOvfCtlHi = Reg32<RGlobalOvfCtlHiLayout>;
+noted! {
+    R_GLOBAL_OVF_CTL_HI_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Name", "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes."),
+        ("info", "Address confirmed by likwid", "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL."),
+    ];
+    /// Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).
+    ///
+    /// `R_MSR_PMON_GLOBAL_OVF_CTL_15_8`: 32-bit MSR register of the R unit (xeon-7500). Fields, masks
+    /// and sources: [`RGlobalOvfCtlHiLayout`].
+    pub type RGlobalOvfCtlHi = Reg32<RGlobalOvfCtlHiLayout>;
+}
 
 /// The layout of [`RGlobalOvfCtlHi`] (`R_MSR_PMON_GLOBAL_OVF_CTL_15_8`): its fields, masks and
 /// metadata.
@@ -389,8 +378,8 @@ impl Layout for RGlobalOvfCtlHiLayout {
     const INFO: &'static RegisterInfo = &R_GLOBAL_OVF_CTL_HI_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 7, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[8, 9, 10, 11, 12, 13, 14, 15],
             description: "Write 1 to bit k to clear the matching ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -407,39 +396,33 @@ impl RGlobalOvfCtlHi {
 pub const R_MSR_PMON_GLOBAL_OVF_CTL_15_8: Msr<RGlobalOvfCtlHi> = Msr::new(0xE22, "R_MSR_PMON_GLOBAL_OVF_CTL_15_8");
 
 #[cfg(feature = "metadata")]
+static R_GLOBAL_OVF_CTL_HI_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[R_MSR_PMON_GLOBAL_OVF_CTL_15_8], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R_GLOBAL_OVF_CTL_HI_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RGlobalOvfCtlHiLayout::NAME, type_name: "RGlobalOvfCtlHi",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: RGlobalOvfCtlHiLayout::RESET, reserved_mask: RGlobalOvfCtlHiLayout::RESERVED_MASK, ignored_mask: RGlobalOvfCtlHiLayout::IGNORED_MASK, writable_mask: RGlobalOvfCtlHiLayout::WRITABLE_MASK,
     description: "Clears overflow flags of R-box counters 8-15 (ports 4-7, the 'right' half).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-43, p. 2-78", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PMON_GLOBAL_OVF_CTL_15_8", "R", 0, 0xE22, "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[2]],
+    addresses: Addresses::Known(&R_GLOBAL_OVF_CTL_HI_INFO_ADDRESSES),
     fields: RGlobalOvfCtlHiLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Name", text: "Table 2-43's title is R_MSR_PMON_OVF_CTL_{15_8, 7_0}; the text (p. 2-74) calls it R_MSR_PMON_GLOBAL_OVF_CTL. The GLOBAL_ form is used for consistency with the other boxes." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xE22 (GLOBAL_CTL + 2) is likwid's MSR_R1_PMON_BOX_OVF_CTRL." },
-    ],
+    notes: R_GLOBAL_OVF_CTL_HI_INFO_NOTES,
 };
 
-/// Control for R-box counter n. ev_sel does not name an event directly: it selects which port
-/// sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports
-/// 0-3, counters 8-15 ports 4-7.
-///
-/// `R_MSR_PMON_CTL{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields,
-/// masks and sources: [`RCtlLayout`].
-///
-/// **Addresses of the two halves** (info): Counters 0-7 use 0xE10 + 2n and counters 8-15 use
-/// 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second
-/// half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E).
-/// The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly.
-///
-/// **One box, sixteen counters** (info): Linux models the R-box as two boxes of 8 counters; the
-/// guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is
-/// followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6).
-pub type RCtl = Reg64<RCtlLayout>;
+noted! {
+    R_CTL_INFO_NOTES = [
+        ("info", "Addresses of the two halves", "Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly."),
+        ("info", "One box, sixteen counters", "Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6)."),
+    ];
+    /// Control for R-box counter n. ev_sel does not name an event directly: it selects which port
+    /// sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports
+    /// 0-3, counters 8-15 ports 4-7.
+    ///
+    /// `R_MSR_PMON_CTL{n}`: 64-bit MSR register of the R unit (xeon-7500), 16 per instance. Fields,
+    /// masks and sources: [`RCtlLayout`].
+    pub type RCtl = Reg64<RCtlLayout>;
+}
 
 /// The layout of [`RCtl`] (`R_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -457,12 +440,12 @@ impl Layout for RCtlLayout {
     const INFO: &'static RegisterInfo = &R_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 7, msb: 60, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 63, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 61, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 7, 60, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 6, msb: 6, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 1, msb: 5, access: Access::Rw, role: Some(Role::Event),
@@ -501,35 +484,18 @@ impl RCtl {
 pub const R_MSR_PMON_CTL: [Msr<RCtl>; 16] = [Msr::new(0xE10, "R_MSR_PMON_CTL0"), Msr::new(0xE12, "R_MSR_PMON_CTL1"), Msr::new(0xE14, "R_MSR_PMON_CTL2"), Msr::new(0xE16, "R_MSR_PMON_CTL3"), Msr::new(0xE18, "R_MSR_PMON_CTL4"), Msr::new(0xE1A, "R_MSR_PMON_CTL5"), Msr::new(0xE1C, "R_MSR_PMON_CTL6"), Msr::new(0xE1E, "R_MSR_PMON_CTL7"), Msr::new(0xE30, "R_MSR_PMON_CTL8"), Msr::new(0xE32, "R_MSR_PMON_CTL9"), Msr::new(0xE34, "R_MSR_PMON_CTL10"), Msr::new(0xE36, "R_MSR_PMON_CTL11"), Msr::new(0xE38, "R_MSR_PMON_CTL12"), Msr::new(0xE3A, "R_MSR_PMON_CTL13"), Msr::new(0xE3C, "R_MSR_PMON_CTL14"), Msr::new(0xE3E, "R_MSR_PMON_CTL15")];
 
 #[cfg(feature = "metadata")]
+static R_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msr_arrays(&[R_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RCtlLayout::NAME, type_name: "RCtl",
     width: 64, space: Space::Msr, count: 16, count_cpuid: None,
     reset: RCtlLayout::RESET, reserved_mask: RCtlLayout::RESERVED_MASK, ignored_mask: RCtlLayout::IGNORED_MASK, writable_mask: RCtlLayout::WRITABLE_MASK,
     description: "Control for R-box counter n. ev_sel does not name an event directly: it selects which port sub-control register (IPERF, QLX or match/mask) supplies the event. Counters 0-7 observe ports 0-3, counters 8-15 ports 4-7.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-44, p. 2-79"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PMON_CTL0", "R", 0, 0xE10, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL1", "R", 1, 0xE12, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL2", "R", 2, 0xE14, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL3", "R", 3, 0xE16, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL4", "R", 4, 0xE18, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL5", "R", 5, 0xE1A, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL6", "R", 6, 0xE1C, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL7", "R", 7, 0xE1E, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL8", "R", 8, 0xE30, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL9", "R", 9, 0xE32, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL10", "R", 10, 0xE34, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL11", "R", 11, 0xE36, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL12", "R", 12, 0xE38, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL13", "R", 13, 0xE3A, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL14", "R", 14, 0xE3C, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTL15", "R", 15, 0xE3E, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&R_CTL_INFO_ADDRESSES),
     fields: RCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses of the two halves", text: "Counters 0-7 use 0xE10 + 2n and counters 8-15 use 0xE30 + 2(n-8) (Linux NHMEX_R_MSR_PMON_CTL0 0xE10 plus NHMEX_R_MSR_OFFSET 0x20 for the second half; likwid MSR_R0_PMON_EVNT_SEL0..7 0xE10-0xE1E and MSR_R1_PMON_EVNT_SEL8..15 0xE30-0xE3E). The gap at 0xE20 holds the second half's global registers, so each index is listed explicitly." },
-        NoteInfo { kind: "info", title: "One box, sixteen counters", text: "Linux models the R-box as two boxes of 8 counters; the guide (Table 2-44, R_MSR_PMON_CTL{15-0}) treats it as one box with 16 counters, which is followed here. Bit positions agree with Linux (NHMEX_R_PMON_CTL_EN 0, EV_SEL 5:1, PMI_EN 6)." },
-    ],
+    notes: R_CTL_INFO_NOTES,
 };
 
 /// R-box counter n (48-bit).
@@ -561,8 +527,8 @@ impl Layout for RCtrLayout {
     const INFO: &'static RegisterInfo = &R_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -586,30 +552,16 @@ impl RCtr {
 pub const R_MSR_PMON_CTR: [Msr<RCtr>; 16] = [Msr::new(0xE11, "R_MSR_PMON_CTR0"), Msr::new(0xE13, "R_MSR_PMON_CTR1"), Msr::new(0xE15, "R_MSR_PMON_CTR2"), Msr::new(0xE17, "R_MSR_PMON_CTR3"), Msr::new(0xE19, "R_MSR_PMON_CTR4"), Msr::new(0xE1B, "R_MSR_PMON_CTR5"), Msr::new(0xE1D, "R_MSR_PMON_CTR6"), Msr::new(0xE1F, "R_MSR_PMON_CTR7"), Msr::new(0xE31, "R_MSR_PMON_CTR8"), Msr::new(0xE33, "R_MSR_PMON_CTR9"), Msr::new(0xE35, "R_MSR_PMON_CTR10"), Msr::new(0xE37, "R_MSR_PMON_CTR11"), Msr::new(0xE39, "R_MSR_PMON_CTR12"), Msr::new(0xE3B, "R_MSR_PMON_CTR13"), Msr::new(0xE3D, "R_MSR_PMON_CTR14"), Msr::new(0xE3F, "R_MSR_PMON_CTR15")];
 
 #[cfg(feature = "metadata")]
+static R_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msr_arrays(&[R_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RCtrLayout::NAME, type_name: "RCtr",
     width: 64, space: Space::Msr, count: 16, count_cpuid: None,
     reset: RCtrLayout::RESET, reserved_mask: RCtrLayout::RESERVED_MASK, ignored_mask: RCtrLayout::IGNORED_MASK, writable_mask: RCtrLayout::WRITABLE_MASK,
     description: "R-box counter n (48-bit).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.6.3, p. 2-74"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PMON_CTR0", "R", 0, 0xE11, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR1", "R", 1, 0xE13, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR2", "R", 2, 0xE15, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR3", "R", 3, 0xE17, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR4", "R", 4, 0xE19, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR5", "R", 5, 0xE1B, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR6", "R", 6, 0xE1D, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR7", "R", 7, 0xE1F, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR8", "R", 8, 0xE31, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR9", "R", 9, 0xE33, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR10", "R", 10, 0xE35, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR11", "R", 11, 0xE37, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR12", "R", 12, 0xE39, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR13", "R", 13, 0xE3B, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR14", "R", 14, 0xE3D, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PMON_CTR15", "R", 15, 0xE3F, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[6]],
+    addresses: Addresses::Known(&R_CTR_INFO_ADDRESSES),
     fields: RCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and addresses", text: "Linux declares perf_ctr_bits = 48 for the R-box; bits 63:48 are recorded as reserved (rv). Addresses 0xE11 + 2n (n < 8) and 0xE31 + 2(n-8) from Linux NHMEX_R_MSR_PMON_CNT0 and NHMEX_R_MSR_OFFSET; likwid MSR_R0_PMON_CTR0..7 / MSR_R1_PMON_CTR8..15 agree. The guide's counter table for the R-box was not readable." },
@@ -652,10 +604,10 @@ impl Layout for RIperfCfg0Layout {
     const INFO: &'static RegisterInfo = &R_IPERF_CFG0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "iperf_cfg", ident: "iperf_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("iperf_cfg", 0, 31, Access::Rw,
+            "IPERF event configuration (the guide's IPERF sub-fields). Linux's presets use bit 31 for flits sent, bit 30 for idle flits and 0xC4 for data responses."),
     ];
 }
 
@@ -674,22 +626,16 @@ impl RIperfCfg0 {
 pub const R_MSR_PORT_IPERF_CFG0: [Msr<RIperfCfg0>; 8] = [Msr::new(0xE04, "R_MSR_PORT0_IPERF_CFG0"), Msr::new(0xE05, "R_MSR_PORT1_IPERF_CFG0"), Msr::new(0xE06, "R_MSR_PORT2_IPERF_CFG0"), Msr::new(0xE07, "R_MSR_PORT3_IPERF_CFG0"), Msr::new(0xE08, "R_MSR_PORT4_IPERF_CFG0"), Msr::new(0xE09, "R_MSR_PORT5_IPERF_CFG0"), Msr::new(0xE0A, "R_MSR_PORT6_IPERF_CFG0"), Msr::new(0xE0B, "R_MSR_PORT7_IPERF_CFG0")];
 
 #[cfg(feature = "metadata")]
+static R_IPERF_CFG0_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_IPERF_CFG0], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_IPERF_CFG0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RIperfCfg0Layout::NAME, type_name: "RIperfCfg0",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RIperfCfg0Layout::RESET, reserved_mask: RIperfCfg0Layout::RESERVED_MASK, ignored_mask: RIperfCfg0Layout::IGNORED_MASK, writable_mask: RIperfCfg0Layout::WRITABLE_MASK,
     description: "First IPERF event-configuration register of R-box port n (n = 0-7): defines the event an R-box counter counts when its ev_sel points at IPERF0 of this port. Ports 0-3 are observed by counters 0-7, ports 4-7 by counters 8-15.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_IPERF_CFG0", "R", 0, 0xE04, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_IPERF_CFG0", "R", 1, 0xE05, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_IPERF_CFG0", "R", 2, 0xE06, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_IPERF_CFG0", "R", 3, 0xE07, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_IPERF_CFG0", "R", 4, 0xE08, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_IPERF_CFG0", "R", 5, 0xE09, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_IPERF_CFG0", "R", 6, 0xE0A, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_IPERF_CFG0", "R", 7, 0xE0B, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[7]],
+    addresses: Addresses::Known(&R_IPERF_CFG0_INFO_ADDRESSES),
     fields: RIperfCfg0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's IPERF table was not readable", text: "The guide's IPERF field table was not in any reachable public copy. Linux passes the user's iperf_cfg (format config1:0-31) to this MSR and its event presets (qpi0_flit_send iperf_cfg=0x80000000, qpi0_idle_filt 0x40000000, qpi0_date_response 0xc4) all lie in bits 31:0. The low 32 bits are therefore modelled as one field and bits 63:32 as reserved (rv), the values Linux writes there." },
@@ -697,24 +643,19 @@ static R_IPERF_CFG0_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's
-/// ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF
-/// events.
-///
-/// `R_MSR_PORT{n}_IPERF_CFG1`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
-/// Fields, masks and sources: [`RIperfCfg1Layout`].
-///
-/// **One 32-bit field: the guide's IPERF table was not readable** (info): As for
-/// R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are
-/// recorded as reserved (rv).
-///
-/// **The SDM list numbers these ports 8-15** (source-conflict): Linux
-/// NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 =
-/// 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500
-/// MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version
-/// calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port
-/// numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used.
-pub type RIperfCfg1 = Reg64<RIperfCfg1Layout>;
+noted! {
+    R_IPERF_CFG1_INFO_NOTES = [
+        ("info", "One 32-bit field: the guide's IPERF table was not readable", "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv)."),
+        ("source-conflict", "The SDM list numbers these ports 8-15", "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used."),
+    ];
+    /// Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's
+    /// ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF
+    /// events.
+    ///
+    /// `R_MSR_PORT{n}_IPERF_CFG1`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance.
+    /// Fields, masks and sources: [`RIperfCfg1Layout`].
+    pub type RIperfCfg1 = Reg64<RIperfCfg1Layout>;
+}
 
 /// The layout of [`RIperfCfg1`] (`R_MSR_PORT{n}_IPERF_CFG1`): its fields, masks and metadata.
 ///
@@ -733,10 +674,10 @@ impl Layout for RIperfCfg1Layout {
     const INFO: &'static RegisterInfo = &R_IPERF_CFG1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "iperf_cfg", ident: "iperf_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("iperf_cfg", 0, 31, Access::Rw,
+            "IPERF event configuration, same encoding as R_MSR_PORT{n}_IPERF_CFG0."),
     ];
 }
 
@@ -754,47 +695,32 @@ impl RIperfCfg1 {
 pub const R_MSR_PORT_IPERF_CFG1: [Msr<RIperfCfg1>; 8] = [Msr::new(0xE24, "R_MSR_PORT0_IPERF_CFG1"), Msr::new(0xE25, "R_MSR_PORT1_IPERF_CFG1"), Msr::new(0xE26, "R_MSR_PORT2_IPERF_CFG1"), Msr::new(0xE27, "R_MSR_PORT3_IPERF_CFG1"), Msr::new(0xE28, "R_MSR_PORT4_IPERF_CFG1"), Msr::new(0xE29, "R_MSR_PORT5_IPERF_CFG1"), Msr::new(0xE2A, "R_MSR_PORT6_IPERF_CFG1"), Msr::new(0xE2B, "R_MSR_PORT7_IPERF_CFG1")];
 
 #[cfg(feature = "metadata")]
+static R_IPERF_CFG1_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_IPERF_CFG1], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_IPERF_CFG1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RIperfCfg1Layout::NAME, type_name: "RIperfCfg1",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RIperfCfg1Layout::RESET, reserved_mask: RIperfCfg1Layout::RESERVED_MASK, ignored_mask: RIperfCfg1Layout::IGNORED_MASK, writable_mask: RIperfCfg1Layout::WRITABLE_MASK,
     description: "Second IPERF event-configuration register of R-box port n (n = 0-7), used when a counter's ev_sel points at IPERF1 of this port. Each port thus offers two independently configured IPERF events.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_IPERF_CFG1", "R", 0, 0xE24, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_IPERF_CFG1", "R", 1, 0xE25, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_IPERF_CFG1", "R", 2, 0xE26, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_IPERF_CFG1", "R", 3, 0xE27, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_IPERF_CFG1", "R", 4, 0xE28, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_IPERF_CFG1", "R", 5, 0xE29, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_IPERF_CFG1", "R", 6, 0xE2A, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_IPERF_CFG1", "R", 7, 0xE2B, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[7]],
+    addresses: Addresses::Known(&R_IPERF_CFG1_INFO_ADDRESSES),
     fields: RIperfCfg1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One 32-bit field: the guide's IPERF table was not readable", text: "As for R_MSR_PORT{n}_IPERF_CFG0: Linux writes a 32-bit iperf_cfg (config1:0-31); bits 63:32 are recorded as reserved (rv)." },
-        NoteInfo { kind: "source-conflict", title: "The SDM list numbers these ports 8-15", text: "Linux NHMEX_R_MSR_PORTN_IPERF_CFG1(n) = 0xe24 + n and Intel PCM R_MSR_PORT0..7_IPERF_CFG1 = 0x0E24..0x0E2B agree on the addresses and on port numbers 0-7. The SDM Vol. 4 list of Xeon 7500 MSRs (and likwid) names the same MSRs MSR_R1_PMON_IPERF1_P8..P15, and an older likwid version calls 0xE24-0xE27 MSR_R0_PMON_IPERF1_P0..P3. The addresses are not in dispute; the port numbering of Linux and PCM (0-7, the same ports as IPERF_CFG0) is used." },
-    ],
+    notes: R_IPERF_CFG1_INFO_NOTES,
 };
 
-/// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so
-/// two R-box counters can count different QLX events of the same port at once.
-///
-/// `R_MSR_PORT{n}_QLX_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields,
-/// masks and sources: [`RQlxCfgLayout`].
-///
-/// **Two 8-bit fields from Linux; the guide's QLX table was not readable** (info): Linux passes a
-/// 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events
-/// with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux
-/// shifts a value between the two when it moves an event to the other sub-field. The field names
-/// qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero
-/// there.
-///
-/// **Addresses: two blocks** (info): Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3
-/// and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid
-/// (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is
-/// irregular, so each index is listed.
-pub type RQlxCfg = Reg64<RQlxCfgLayout>;
+noted! {
+    R_QLX_CFG_INFO_NOTES = [
+        ("info", "Two 8-bit fields from Linux; the guide's QLX table was not readable", "Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there."),
+        ("info", "Addresses: two blocks", "Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed."),
+    ];
+    /// QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so
+    /// two R-box counters can count different QLX events of the same port at once.
+    ///
+    /// `R_MSR_PORT{n}_QLX_CFG`: 64-bit MSR register of the R unit (xeon-7500), 8 per instance. Fields,
+    /// masks and sources: [`RQlxCfgLayout`].
+    pub type RQlxCfg = Reg64<RQlxCfgLayout>;
+}
 
 /// The layout of [`RQlxCfg`] (`R_MSR_PORT{n}_QLX_CFG`): its fields, masks and metadata.
 ///
@@ -812,12 +738,12 @@ impl Layout for RQlxCfgLayout {
     const INFO: &'static RegisterInfo = &R_QLX_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "qlx_cfg1", ident: "qlx_cfg1", lsb: 8, msb: 15, access: Access::Rw,
-            description: "Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "qlx_cfg0", ident: "qlx_cfg0", lsb: 0, msb: 7, access: Access::Rw,
-            description: "First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("qlx_cfg1", 8, 15, Access::Rw,
+            "Second QLX event select of this port, used by the R-box ev_sel value that names the upper QLX sub-field."),
+        FieldInfo::row("qlx_cfg0", 0, 7, Access::Rw,
+            "First QLX event select of this port, used by the R-box ev_sel value that names the lower QLX sub-field."),
     ];
 }
 
@@ -842,27 +768,18 @@ impl RQlxCfg {
 pub const R_MSR_PORT_QLX_CFG: [Msr<RQlxCfg>; 8] = [Msr::new(0xE0C, "R_MSR_PORT0_QLX_CFG"), Msr::new(0xE0D, "R_MSR_PORT1_QLX_CFG"), Msr::new(0xE0E, "R_MSR_PORT2_QLX_CFG"), Msr::new(0xE0F, "R_MSR_PORT3_QLX_CFG"), Msr::new(0xE2C, "R_MSR_PORT4_QLX_CFG"), Msr::new(0xE2D, "R_MSR_PORT5_QLX_CFG"), Msr::new(0xE2E, "R_MSR_PORT6_QLX_CFG"), Msr::new(0xE2F, "R_MSR_PORT7_QLX_CFG")];
 
 #[cfg(feature = "metadata")]
+static R_QLX_CFG_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_QLX_CFG], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_QLX_CFG_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RQlxCfgLayout::NAME, type_name: "RQlxCfg",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RQlxCfgLayout::RESET, reserved_mask: RQlxCfgLayout::RESERVED_MASK, ignored_mask: RQlxCfgLayout::IGNORED_MASK, writable_mask: RQlxCfgLayout::WRITABLE_MASK,
     description: "QLX event-configuration register of R-box port n (n = 0-7). It holds two 8-bit event selects, so two R-box counters can count different QLX events of the same port at once.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_QLX_CFG", "R", 0, 0xE0C, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_QLX_CFG", "R", 1, 0xE0D, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_QLX_CFG", "R", 2, 0xE0E, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_QLX_CFG", "R", 3, 0xE0F, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_QLX_CFG", "R", 4, 0xE2C, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_QLX_CFG", "R", 5, 0xE2D, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_QLX_CFG", "R", 6, 0xE2E, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_QLX_CFG", "R", 7, 0xE2F, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&R_QLX_CFG_INFO_ADDRESSES),
     fields: RQlxCfgLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Two 8-bit fields from Linux; the guide's QLX table was not readable", text: "Linux passes a 16-bit qlx_cfg (format config1:0-15) and treats it as two independent 8-bit fields: R-box events with ev_sel % 6 == 2 own bits 7:0 and events with ev_sel % 6 == 3 own bits 15:8, and Linux shifts a value between the two when it moves an event to the other sub-field. The field names qlx_cfg0/qlx_cfg1 are ours. Bits 63:16 are recorded as reserved (rv), as Linux writes zero there." },
-        NoteInfo { kind: "info", title: "Addresses: two blocks", text: "Linux NHMEX_R_MSR_PORTN_QLX_CFG(n) is 0xE0C + n for ports 0-3 and 0xE2C + (n - 4) for ports 4-7; the SDM Vol. 4 list of Xeon 7500 MSRs and likwid (MSR_R0_PMON_QLX_P0..P3 0xE0C-0xE0F, MSR_R1_PMON_QLX_P4..P7 0xE2C-0xE2F) agree. The stride is irregular, so each index is listed." },
-    ],
+    notes: R_QLX_CFG_INFO_NOTES,
 };
 
 /// Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the
@@ -904,10 +821,10 @@ impl Layout for RXbrSet1MmCfgLayout {
     const INFO: &'static RegisterInfo = &R_XBR_SET1_MM_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mm_cfg", ident: "mm_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("mm_cfg", 0, 31, Access::Rw,
+            "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields)."),
     ];
 }
 
@@ -926,22 +843,16 @@ impl RXbrSet1MmCfg {
 pub const R_MSR_PORT_XBR_SET1_MM_CFG: [Msr<RXbrSet1MmCfg>; 8] = [Msr::new(0xE60, "R_MSR_PORT0_XBR_SET1_MM_CFG"), Msr::new(0xE64, "R_MSR_PORT1_XBR_SET1_MM_CFG"), Msr::new(0xE68, "R_MSR_PORT2_XBR_SET1_MM_CFG"), Msr::new(0xE6C, "R_MSR_PORT3_XBR_SET1_MM_CFG"), Msr::new(0xE80, "R_MSR_PORT4_XBR_SET1_MM_CFG"), Msr::new(0xE84, "R_MSR_PORT5_XBR_SET1_MM_CFG"), Msr::new(0xE88, "R_MSR_PORT6_XBR_SET1_MM_CFG"), Msr::new(0xE8C, "R_MSR_PORT7_XBR_SET1_MM_CFG")];
 
 #[cfg(feature = "metadata")]
+static R_XBR_SET1_MM_CFG_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_XBR_SET1_MM_CFG], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_XBR_SET1_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RXbrSet1MmCfgLayout::NAME, type_name: "RXbrSet1MmCfg",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MmCfgLayout::RESET, reserved_mask: RXbrSet1MmCfgLayout::RESERVED_MASK, ignored_mask: RXbrSet1MmCfgLayout::IGNORED_MASK, writable_mask: RXbrSet1MmCfgLayout::WRITABLE_MASK,
     description: "Configuration of crossbar (XBR) match/mask set 1 of R-box port n (n = 0-7). Together with the set's MATCH and MASK registers it defines a packet filter whose result an R-box counter can count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_XBR_SET1_MM_CFG", "R", 0, 0xE60, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_XBR_SET1_MM_CFG", "R", 1, 0xE64, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_XBR_SET1_MM_CFG", "R", 2, 0xE68, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_XBR_SET1_MM_CFG", "R", 3, 0xE6C, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_XBR_SET1_MM_CFG", "R", 4, 0xE80, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_XBR_SET1_MM_CFG", "R", 5, 0xE84, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_XBR_SET1_MM_CFG", "R", 6, 0xE88, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_XBR_SET1_MM_CFG", "R", 7, 0xE8C, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&R_XBR_SET1_MM_CFG_INFO_ADDRESSES),
     fields: RXbrSet1MmCfgLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv)." },
@@ -1002,22 +913,16 @@ impl RXbrSet1Match {
 pub const R_MSR_PORT_XBR_SET1_MATCH: [Msr<RXbrSet1Match>; 8] = [Msr::new(0xE61, "R_MSR_PORT0_XBR_SET1_MATCH"), Msr::new(0xE65, "R_MSR_PORT1_XBR_SET1_MATCH"), Msr::new(0xE69, "R_MSR_PORT2_XBR_SET1_MATCH"), Msr::new(0xE6D, "R_MSR_PORT3_XBR_SET1_MATCH"), Msr::new(0xE81, "R_MSR_PORT4_XBR_SET1_MATCH"), Msr::new(0xE85, "R_MSR_PORT5_XBR_SET1_MATCH"), Msr::new(0xE89, "R_MSR_PORT6_XBR_SET1_MATCH"), Msr::new(0xE8D, "R_MSR_PORT7_XBR_SET1_MATCH")];
 
 #[cfg(feature = "metadata")]
+static R_XBR_SET1_MATCH_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_XBR_SET1_MATCH], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_XBR_SET1_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RXbrSet1MatchLayout::NAME, type_name: "RXbrSet1Match",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MatchLayout::RESET, reserved_mask: RXbrSet1MatchLayout::RESERVED_MASK, ignored_mask: RXbrSet1MatchLayout::IGNORED_MASK, writable_mask: RXbrSet1MatchLayout::WRITABLE_MASK,
     description: "Match value of crossbar match/mask set 1 of R-box port n (n = 0-7).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_XBR_SET1_MATCH", "R", 0, 0xE61, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_XBR_SET1_MATCH", "R", 1, 0xE65, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_XBR_SET1_MATCH", "R", 2, 0xE69, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_XBR_SET1_MATCH", "R", 3, 0xE6D, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_XBR_SET1_MATCH", "R", 4, 0xE81, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_XBR_SET1_MATCH", "R", 5, 0xE85, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_XBR_SET1_MATCH", "R", 6, 0xE89, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_XBR_SET1_MATCH", "R", 7, 0xE8D, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&R_XBR_SET1_MATCH_INFO_ADDRESSES),
     fields: RXbrSet1MatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 64-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged." },
@@ -1059,8 +964,8 @@ impl Layout for RXbrSet1MaskLayout {
     const INFO: &'static RegisterInfo = &R_XBR_SET1_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw,
-            description: "Per-bit mask for the set's MATCH register.", ..FieldInfo::EMPTY },
+        FieldInfo::row("mask", 0, 63, Access::Rw,
+            "Per-bit mask for the set's MATCH register."),
     ];
 }
 
@@ -1077,22 +982,16 @@ impl RXbrSet1Mask {
 pub const R_MSR_PORT_XBR_SET1_MASK: [Msr<RXbrSet1Mask>; 8] = [Msr::new(0xE62, "R_MSR_PORT0_XBR_SET1_MASK"), Msr::new(0xE66, "R_MSR_PORT1_XBR_SET1_MASK"), Msr::new(0xE6A, "R_MSR_PORT2_XBR_SET1_MASK"), Msr::new(0xE6E, "R_MSR_PORT3_XBR_SET1_MASK"), Msr::new(0xE82, "R_MSR_PORT4_XBR_SET1_MASK"), Msr::new(0xE86, "R_MSR_PORT5_XBR_SET1_MASK"), Msr::new(0xE8A, "R_MSR_PORT6_XBR_SET1_MASK"), Msr::new(0xE8E, "R_MSR_PORT7_XBR_SET1_MASK")];
 
 #[cfg(feature = "metadata")]
+static R_XBR_SET1_MASK_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_XBR_SET1_MASK], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_XBR_SET1_MASK_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RXbrSet1MaskLayout::NAME, type_name: "RXbrSet1Mask",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet1MaskLayout::RESET, reserved_mask: RXbrSet1MaskLayout::RESERVED_MASK, ignored_mask: RXbrSet1MaskLayout::IGNORED_MASK, writable_mask: RXbrSet1MaskLayout::WRITABLE_MASK,
     description: "Mask of crossbar match/mask set 1 of R-box port n (n = 0-7): a set bit makes the corresponding match bit take part in the comparison.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_XBR_SET1_MASK", "R", 0, 0xE62, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_XBR_SET1_MASK", "R", 1, 0xE66, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_XBR_SET1_MASK", "R", 2, 0xE6A, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_XBR_SET1_MASK", "R", 3, 0xE6E, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_XBR_SET1_MASK", "R", 4, 0xE82, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_XBR_SET1_MASK", "R", 5, 0xE86, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_XBR_SET1_MASK", "R", 6, 0xE8A, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_XBR_SET1_MASK", "R", 7, 0xE8E, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&R_XBR_SET1_MASK_INFO_ADDRESSES),
     fields: RXbrSet1MaskLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 64-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged." },
@@ -1138,10 +1037,10 @@ impl Layout for RXbrSet2MmCfgLayout {
     const INFO: &'static RegisterInfo = &R_XBR_SET2_MM_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mm_cfg", ident: "mm_cfg", lsb: 0, msb: 31, access: Access::Rw,
-            description: "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("mm_cfg", 0, 31, Access::Rw,
+            "Match/mask configuration for this set: how the match and mask registers are applied and what the set's event counts (the guide's XBR MM_CFG sub-fields)."),
     ];
 }
 
@@ -1160,22 +1059,16 @@ impl RXbrSet2MmCfg {
 pub const R_MSR_PORT_XBR_SET2_MM_CFG: [Msr<RXbrSet2MmCfg>; 8] = [Msr::new(0xE70, "R_MSR_PORT0_XBR_SET2_MM_CFG"), Msr::new(0xE74, "R_MSR_PORT1_XBR_SET2_MM_CFG"), Msr::new(0xE78, "R_MSR_PORT2_XBR_SET2_MM_CFG"), Msr::new(0xE7C, "R_MSR_PORT3_XBR_SET2_MM_CFG"), Msr::new(0xE90, "R_MSR_PORT4_XBR_SET2_MM_CFG"), Msr::new(0xE94, "R_MSR_PORT5_XBR_SET2_MM_CFG"), Msr::new(0xE98, "R_MSR_PORT6_XBR_SET2_MM_CFG"), Msr::new(0xE9C, "R_MSR_PORT7_XBR_SET2_MM_CFG")];
 
 #[cfg(feature = "metadata")]
+static R_XBR_SET2_MM_CFG_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_XBR_SET2_MM_CFG], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_XBR_SET2_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RXbrSet2MmCfgLayout::NAME, type_name: "RXbrSet2MmCfg",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MmCfgLayout::RESET, reserved_mask: RXbrSet2MmCfgLayout::RESERVED_MASK, ignored_mask: RXbrSet2MmCfgLayout::IGNORED_MASK, writable_mask: RXbrSet2MmCfgLayout::WRITABLE_MASK,
     description: "Configuration of crossbar (XBR) match/mask set 2 of R-box port n (n = 0-7); a second, independent filter with the same layout as set 1.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_XBR_SET2_MM_CFG", "R", 0, 0xE70, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_XBR_SET2_MM_CFG", "R", 1, 0xE74, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_XBR_SET2_MM_CFG", "R", 2, 0xE78, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_XBR_SET2_MM_CFG", "R", 3, 0xE7C, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_XBR_SET2_MM_CFG", "R", 4, 0xE90, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_XBR_SET2_MM_CFG", "R", 5, 0xE94, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_XBR_SET2_MM_CFG", "R", 6, 0xE98, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_XBR_SET2_MM_CFG", "R", 7, 0xE9C, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&R_XBR_SET2_MM_CFG_INFO_ADDRESSES),
     fields: RXbrSet2MmCfgLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 32-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar match/mask configuration was not in any reachable public copy. Linux writes a 32-bit value here, taken from bits 32-63 of the event's config (format xbr_mm_cfg config:32-63), and never sets bits 63:32 of the MSR. Unlike the S-box and M-box MM_CFG registers, no enable bit at 63 is used. The low 32 bits are modelled as one field; bits 63:32 are recorded as reserved (rv)." },
@@ -1236,22 +1129,16 @@ impl RXbrSet2Match {
 pub const R_MSR_PORT_XBR_SET2_MATCH: [Msr<RXbrSet2Match>; 8] = [Msr::new(0xE71, "R_MSR_PORT0_XBR_SET2_MATCH"), Msr::new(0xE75, "R_MSR_PORT1_XBR_SET2_MATCH"), Msr::new(0xE79, "R_MSR_PORT2_XBR_SET2_MATCH"), Msr::new(0xE7D, "R_MSR_PORT3_XBR_SET2_MATCH"), Msr::new(0xE91, "R_MSR_PORT4_XBR_SET2_MATCH"), Msr::new(0xE95, "R_MSR_PORT5_XBR_SET2_MATCH"), Msr::new(0xE99, "R_MSR_PORT6_XBR_SET2_MATCH"), Msr::new(0xE9D, "R_MSR_PORT7_XBR_SET2_MATCH")];
 
 #[cfg(feature = "metadata")]
+static R_XBR_SET2_MATCH_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_XBR_SET2_MATCH], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_XBR_SET2_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RXbrSet2MatchLayout::NAME, type_name: "RXbrSet2Match",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MatchLayout::RESET, reserved_mask: RXbrSet2MatchLayout::RESERVED_MASK, ignored_mask: RXbrSet2MatchLayout::IGNORED_MASK, writable_mask: RXbrSet2MatchLayout::WRITABLE_MASK,
     description: "Match value of crossbar match/mask set 2 of R-box port n (n = 0-7).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_XBR_SET2_MATCH", "R", 0, 0xE71, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_XBR_SET2_MATCH", "R", 1, 0xE75, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_XBR_SET2_MATCH", "R", 2, 0xE79, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_XBR_SET2_MATCH", "R", 3, 0xE7D, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_XBR_SET2_MATCH", "R", 4, 0xE91, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_XBR_SET2_MATCH", "R", 5, 0xE95, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_XBR_SET2_MATCH", "R", 6, 0xE99, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_XBR_SET2_MATCH", "R", 7, 0xE9D, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&R_XBR_SET2_MATCH_INFO_ADDRESSES),
     fields: RXbrSet2MatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 64-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar match register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_match (config1:0-63) to it unchanged." },
@@ -1292,8 +1179,8 @@ impl Layout for RXbrSet2MaskLayout {
     const INFO: &'static RegisterInfo = &R_XBR_SET2_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw,
-            description: "Per-bit mask for the set's MATCH register.", ..FieldInfo::EMPTY },
+        FieldInfo::row("mask", 0, 63, Access::Rw,
+            "Per-bit mask for the set's MATCH register."),
     ];
 }
 
@@ -1310,22 +1197,16 @@ impl RXbrSet2Mask {
 pub const R_MSR_PORT_XBR_SET2_MASK: [Msr<RXbrSet2Mask>; 8] = [Msr::new(0xE72, "R_MSR_PORT0_XBR_SET2_MASK"), Msr::new(0xE76, "R_MSR_PORT1_XBR_SET2_MASK"), Msr::new(0xE7A, "R_MSR_PORT2_XBR_SET2_MASK"), Msr::new(0xE7E, "R_MSR_PORT3_XBR_SET2_MASK"), Msr::new(0xE92, "R_MSR_PORT4_XBR_SET2_MASK"), Msr::new(0xE96, "R_MSR_PORT5_XBR_SET2_MASK"), Msr::new(0xE9A, "R_MSR_PORT6_XBR_SET2_MASK"), Msr::new(0xE9E, "R_MSR_PORT7_XBR_SET2_MASK")];
 
 #[cfg(feature = "metadata")]
+static R_XBR_SET2_MASK_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&[R_MSR_PORT_XBR_SET2_MASK], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static R_XBR_SET2_MASK_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "R", name: RXbrSet2MaskLayout::NAME, type_name: "RXbrSet2Mask",
     width: 64, space: Space::Msr, count: 8, count_cpuid: None,
     reset: RXbrSet2MaskLayout::RESET, reserved_mask: RXbrSet2MaskLayout::RESERVED_MASK, ignored_mask: RXbrSet2MaskLayout::IGNORED_MASK, writable_mask: RXbrSet2MaskLayout::WRITABLE_MASK,
     description: "Mask of crossbar match/mask set 2 of R-box port n (n = 0-7).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("R_MSR_PORT0_XBR_SET2_MASK", "R", 0, 0xE72, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT1_XBR_SET2_MASK", "R", 1, 0xE76, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT2_XBR_SET2_MASK", "R", 2, 0xE7A, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT3_XBR_SET2_MASK", "R", 3, 0xE7E, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT4_XBR_SET2_MASK", "R", 4, 0xE92, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT5_XBR_SET2_MASK", "R", 5, 0xE96, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT6_XBR_SET2_MASK", "R", 6, 0xE9A, "linux-nhmex"),
-        AddressInfo::msr("R_MSR_PORT7_XBR_SET2_MASK", "R", 7, 0xE9E, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&R_XBR_SET2_MASK_INFO_ADDRESSES),
     fields: RXbrSet2MaskLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "One 64-bit field: the guide's table was not readable", text: "The guide's field table for the R-box crossbar mask register was not in any reachable public copy, so the register is one 64-bit field. Linux writes the user's xbr_mask (config2:0-63) to it unchanged." },

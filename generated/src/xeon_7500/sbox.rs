@@ -12,22 +12,35 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts
-/// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
-///
-/// `S{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
-/// sources: [`SGlobalCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Table title says S_CSR_PMON_GLOBAL_CTL** (erratum): Table 2-27's title reads
-/// S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40,
-/// likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by
-/// likwid MSR_S1_PMON_BOX_CTRL 0xCC0.
-pub type SGlobalCtl = Reg32<SGlobalCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["S0", "S1"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 7] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-27, p. 2-47",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-28, p. 2-47",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-26, p. 2-47",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2",
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+];
+
+noted! {
+    S_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("erratum", "Table title says S_CSR_PMON_GLOBAL_CTL", "Table 2-27's title reads S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40, likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by likwid MSR_S1_PMON_BOX_CTRL 0xCC0."),
+    ];
+    /// Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts
+    /// only when its bit here, its own control register's enable bit and the U-box en_all are all set.
+    ///
+    /// `S{i}_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
+    /// sources: [`SGlobalCtlLayout`].
+    pub type SGlobalCtl = Reg32<SGlobalCtlLayout>;
+}
 
 /// The layout of [`SGlobalCtl`] (`S{i}_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -45,8 +58,8 @@ impl Layout for SGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &S_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
             description: "Per-counter enable, bit n for counter n of this box.", ..FieldInfo::EMPTY },
     ];
@@ -71,37 +84,32 @@ pub const S_MSR_PMON_GLOBAL_CTL: [Msr<SGlobalCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_GLOBAL_CTL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SGlobalCtlLayout::NAME, type_name: "SGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalCtlLayout::RESET, reserved_mask: SGlobalCtlLayout::RESERVED_MASK, ignored_mask: SGlobalCtlLayout::IGNORED_MASK, writable_mask: SGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the S-box: one enable bit per general-purpose counter. A counter counts only when its bit here, its own control register's enable bit and the U-box en_all are all set.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-27, p. 2-47"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_GLOBAL_CTL", "S0", 0, 0xC40, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_GLOBAL_CTL", "S1", 0, 0xCC0, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&S_GLOBAL_CTL_INFO_ADDRESSES),
     fields: SGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "erratum", title: "Table title says S_CSR_PMON_GLOBAL_CTL", text: "Table 2-27's title reads S_CSR_PMON_GLOBAL_CTL; every other reference (text, Linux NHMEX_S0_MSR_PMON_GLOBAL_CTL 0xC40, likwid MSR_S0_PMON_BOX_CTRL) uses MSR. S1 is at +0x80 per Linux NHMEX_S_MSR_OFFSET, confirmed by likwid MSR_S1_PMON_BOX_CTRL 0xCC0." },
-    ],
+    notes: S_GLOBAL_CTL_INFO_NOTES,
 };
 
-/// Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set
-/// bit identifies the counter that overflowed.
-///
-/// `S{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
-/// sources: [`SGlobalStatusLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address confirmed by likwid** (info): 0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's
-/// MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them.
-pub type SGlobalStatus = Reg32<SGlobalStatusLayout>;
+noted! {
+    S_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address confirmed by likwid", "0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them."),
+    ];
+    /// Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set
+    /// bit identifies the counter that overflowed.
+    ///
+    /// `S{i}_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
+    /// sources: [`SGlobalStatusLayout`].
+    pub type SGlobalStatus = Reg32<SGlobalStatusLayout>;
+}
 
 /// The layout of [`SGlobalStatus`] (`S{i}_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
 ///
@@ -120,8 +128,8 @@ impl Layout for SGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &S_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flag per counter, bit n for counter n; set by hardware when that counter carries out of bit 47, cleared through the matching clr_ov bit.", ..FieldInfo::EMPTY },
     ];
@@ -147,38 +155,32 @@ pub const S_MSR_PMON_GLOBAL_STATUS: [Msr<SGlobalStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_GLOBAL_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static S_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SGlobalStatusLayout::NAME, type_name: "SGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalStatusLayout::RESET, reserved_mask: SGlobalStatusLayout::RESERVED_MASK, ignored_mask: SGlobalStatusLayout::IGNORED_MASK, writable_mask: SGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the S-box's counters. This is the last level of the overflow hierarchy: a set bit identifies the counter that overflowed.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-28, p. 2-47", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_GLOBAL_STATUS", "S0", 0, 0xC41, "likwid"),
-        AddressInfo::msr("S1_MSR_PMON_GLOBAL_STATUS", "S1", 0, 0xCC1, "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&S_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: SGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address confirmed by likwid", text: "0xC41/0xCC1 (GLOBAL_CTL + 1) are likwid's MSR_S0/S1_PMON_BOX_STATUS; Linux does not define them." },
-    ],
+    notes: S_GLOBAL_STATUS_INFO_NOTES,
 };
 
-/// Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above
-/// it in the hierarchy (S-box summary, U-box status).
-///
-/// `S{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
-/// sources: [`SGlobalOvfCtlLayout`].
-///
-/// **Upper bits not listed in the guide's table** (info): The guide's field table for this register
-/// lists only the low field(s); the remaining bits have no row. They are recorded as reserved with
-/// access rv (reads undefined, software writes zero) because no public source says whether they
-/// read as zero or must be written as zero.
-///
-/// **Address and table** (info): 0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's
-/// MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table
-/// (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28.
-pub type SGlobalOvfCtl = Reg32<SGlobalOvfCtlLayout>;
+noted! {
+    S_GLOBAL_OVF_CTL_INFO_NOTES = [
+        ("info", "Upper bits not listed in the guide's table", "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero."),
+        ("info", "Address and table", "0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28."),
+    ];
+    /// Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above
+    /// it in the hierarchy (S-box summary, U-box status).
+    ///
+    /// `S{i}_MSR_PMON_GLOBAL_OVF_CTL`: 32-bit MSR register of the S unit (xeon-7500). Fields, masks and
+    /// sources: [`SGlobalOvfCtlLayout`].
+    pub type SGlobalOvfCtl = Reg32<SGlobalOvfCtlLayout>;
+}
 
 /// The layout of [`SGlobalOvfCtl`] (`S{i}_MSR_PMON_GLOBAL_OVF_CTL`): its fields, masks and
 /// metadata.
@@ -199,8 +201,8 @@ impl Layout for SGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &S_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
             description: "Write 1 to bit n to clear ov bit n of the status register; writing 0 has no effect.", ..FieldInfo::EMPTY },
     ];
@@ -223,48 +225,41 @@ pub const S_MSR_PMON_GLOBAL_OVF_CTL: [Msr<SGlobalOvfCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_GLOBAL_OVF_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static S_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SGlobalOvfCtlLayout::NAME, type_name: "SGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SGlobalOvfCtlLayout::RESET, reserved_mask: SGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: SGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: SGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears overflow flags of the S-box. Clearing a counter's flag also clears the summary bits above it in the hierarchy (S-box summary, U-box status).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.5.3.2, p. 2-47", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_GLOBAL_OVF_CTL", "S0", 0, 0xC42, "likwid"),
-        AddressInfo::msr("S1_MSR_PMON_GLOBAL_OVF_CTL", "S1", 0, 0xCC2, "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[2]],
+    addresses: Addresses::Known(&S_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: SGlobalOvfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Upper bits not listed in the guide's table", text: "The guide's field table for this register lists only the low field(s); the remaining bits have no row. They are recorded as reserved with access rv (reads undefined, software writes zero) because no public source says whether they read as zero or must be written as zero." },
-        NoteInfo { kind: "info", title: "Address and table", text: "0xC42/0xCC2 (GLOBAL_CTL + 2) are likwid's MSR_S0/S1_PMON_BOX_OVF_CTRL. The field name clr_ov is from section 2.5.3.2; its table (presumably Table 2-29) was not readable, so the 3:0 position mirrors Tables 2-27/2-28." },
-    ],
+    notes: S_GLOBAL_OVF_CTL_INFO_NOTES,
 };
 
-/// Middle level of the overflow hierarchy: for the boxes attached to this S-box it records which
-/// one had a counter overflow, so software knows which box's GLOBAL_STATUS to read next. Overflow
-/// status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1)
-/// whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R
-/// box; that box's GLOBAL_STATUS names the counter.
-///
-/// `S{i}_MSR_PMON_SUMMARY`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and
-/// sources: [`SSummaryLayout`].
-///
-/// **R-box text names ov_c_l, the table names ov_r** (source-conflict): Section 2.6.2.2 (p. 2-74)
-/// says a left R-box overflow is recorded in S-box 0's S_MSR_PMON_SUMMARY.ov_c_l, while Table 2-26
-/// (p. 2-47) has a dedicated ov_r bit (19) whose description covers the left R-box for S-box 0 and
-/// the right for S-box 1. The table is followed; the prose reference looks like a copy of the C-box
-/// wording.
-///
-/// **Access** (info): The summary bits are set by hardware and, per p. 2-3, are cleared when the
-/// underlying counter's overflow bit is cleared in that box's OVF_CTL; no write path is documented,
-/// so they are ro-v.
-///
-/// **Address unknown:** No public source gives the MSR number of S0/S1_MSR_PMON_SUMMARY. Searched:
-/// Linux uncore_nhmex.c (defines only S-box GLOBAL_CTL, CTL/CTR and match/mask MSRs), likwid
-/// registers.h (S-box BOX_CTRL/STATUS/OVF_CTRL, EVNT_SEL/CTR, MM_CFG/MATCH/MASK only), an
-/// index-wide search for 'PMON_SUMMARY' (no hits), and public copies of guide 323535-001 (the S-box
-/// MSR list, Table 2-25 on p. 2-46, was not reachable; Table 2-26 gives fields only).
-pub type SSummary = Reg64<SSummaryLayout>;
+noted! {
+    S_SUMMARY_INFO_NOTES = [
+        ("source-conflict", "R-box text names ov_c_l, the table names ov_r", "Section 2.6.2.2 (p. 2-74) says a left R-box overflow is recorded in S-box 0's S_MSR_PMON_SUMMARY.ov_c_l, while Table 2-26 (p. 2-47) has a dedicated ov_r bit (19) whose description covers the left R-box for S-box 0 and the right for S-box 1. The table is followed; the prose reference looks like a copy of the C-box wording."),
+        ("info", "Access", "The summary bits are set by hardware and, per p. 2-3, are cleared when the underlying counter's overflow bit is cleared in that box's OVF_CTL; no write path is documented, so they are ro-v."),
+    ];
+    /// Middle level of the overflow hierarchy: for the boxes attached to this S-box it records which
+    /// one had a counter overflow, so software knows which box's GLOBAL_STATUS to read next. Overflow
+    /// status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1)
+    /// whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R
+    /// box; that box's GLOBAL_STATUS names the counter.
+    ///
+    /// `S{i}_MSR_PMON_SUMMARY`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and
+    /// sources: [`SSummaryLayout`].
+    ///
+    /// **Address unknown:** No public source gives the MSR number of S0/S1_MSR_PMON_SUMMARY. Searched:
+    /// Linux uncore_nhmex.c (defines only S-box GLOBAL_CTL, CTL/CTR and match/mask MSRs), likwid
+    /// registers.h (S-box BOX_CTRL/STATUS/OVF_CTRL, EVNT_SEL/CTR, MM_CFG/MATCH/MASK only), an
+    /// index-wide search for 'PMON_SUMMARY' (no hits), and public copies of guide 323535-001 (the S-box
+    /// MSR list, Table 2-25 on p. 2-46, was not reachable; Table 2-26 gives fields only).
+    pub type SSummary = Reg64<SSummaryLayout>;
+}
 
 /// The layout of [`SSummary`] (`S{i}_MSR_PMON_SUMMARY`): its fields, masks and metadata.
 ///
@@ -284,24 +279,24 @@ impl Layout for SSummaryLayout {
     const INFO: &'static RegisterInfo = &S_SUMMARY_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 20, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r", ident: "ov_r", lsb: 19, msb: 19, access: Access::RoV,
-            description: "An R-box counter overflowed: the left R-box half (counters 0-7) for S-box 0, the right half (counters 8-15) for S-box 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_s", ident: "ov_s", lsb: 18, msb: 18, access: Access::RoV,
-            description: "A counter of this S-box itself overflowed.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 17, msb: 17, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_mb", ident: "ov_mb", lsb: 16, msb: 16, access: Access::RoV,
-            description: "A counter in the M-box or B-box attached to this S-box overflowed.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 3, msb: 15, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c_l", ident: "ov_c_l", lsb: 2, msb: 2, access: Access::RoV,
-            description: "A counter in one of the 'left' C-boxes overflowed: C0 or C1 for S-box 0, C4 or C5 for S-box 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 1, msb: 1, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c_r", ident: "ov_c_r", lsb: 0, msb: 0, access: Access::RoV,
-            description: "A counter in one of the 'right' C-boxes overflowed: C2 or C3 for S-box 0, C6 or C7 for S-box 1.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 20, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("ov_r", 19, 19, Access::RoV,
+            "An R-box counter overflowed: the left R-box half (counters 0-7) for S-box 0, the right half (counters 8-15) for S-box 1."),
+        FieldInfo::row("ov_s", 18, 18, Access::RoV,
+            "A counter of this S-box itself overflowed."),
+        FieldInfo::row("ig", 17, 17, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("ov_mb", 16, 16, Access::RoV,
+            "A counter in the M-box or B-box attached to this S-box overflowed."),
+        FieldInfo::row("ig", 3, 15, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("ov_c_l", 2, 2, Access::RoV,
+            "A counter in one of the 'left' C-boxes overflowed: C0 or C1 for S-box 0, C4 or C5 for S-box 1."),
+        FieldInfo::row("ig", 1, 1, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("ov_c_r", 0, 0, Access::RoV,
+            "A counter in one of the 'right' C-boxes overflowed: C2 or C3 for S-box 0, C6 or C7 for S-box 1."),
     ];
 }
 
@@ -338,13 +333,10 @@ static S_SUMMARY_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SSummaryLayout::RESET, reserved_mask: SSummaryLayout::RESERVED_MASK, ignored_mask: SSummaryLayout::IGNORED_MASK, writable_mask: SSummaryLayout::WRITABLE_MASK,
     description: "Middle level of the overflow hierarchy: for the boxes attached to this S-box it records which one had a counter overflow, so software knows which box's GLOBAL_STATUS to read next. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-26, p. 2-47", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2"],
+    sources: &[SOURCES[4], SOURCES[5]],
     addresses: Addresses::Unknown("No public source gives the MSR number of S0/S1_MSR_PMON_SUMMARY. Searched: Linux uncore_nhmex.c (defines only S-box GLOBAL_CTL, CTL/CTR and match/mask MSRs), likwid registers.h (S-box BOX_CTRL/STATUS/OVF_CTRL, EVNT_SEL/CTR, MM_CFG/MATCH/MASK only), an index-wide search for 'PMON_SUMMARY' (no hits), and public copies of guide 323535-001 (the S-box MSR list, Table 2-25 on p. 2-46, was not reachable; Table 2-26 gives fields only)."),
     fields: SSummaryLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "R-box text names ov_c_l, the table names ov_r", text: "Section 2.6.2.2 (p. 2-74) says a left R-box overflow is recorded in S-box 0's S_MSR_PMON_SUMMARY.ov_c_l, while Table 2-26 (p. 2-47) has a dedicated ov_r bit (19) whose description covers the left R-box for S-box 0 and the right for S-box 1. The table is followed; the prose reference looks like a copy of the C-box wording." },
-        NoteInfo { kind: "info", title: "Access", text: "The summary bits are set by hardware and, per p. 2-3, are cleared when the underlying counter's overflow bit is cleared in that box's OVF_CTL; no write path is documented, so they are ro-v." },
-    ],
+    notes: S_SUMMARY_INFO_NOTES,
 };
 
 /// Values of `S{i}_MSR_PMON_EVT_SEL{n}.invert` (bit 23).
@@ -376,23 +368,18 @@ impl SEvtSelInvert {
     }
 }
 
-/// Control for S-box counter n: event and unit-mask selection, threshold comparison, edge
-/// detection, PMI on overflow and the local enable.
-///
-/// `S{i}_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the S unit (xeon-7500), 4 per instance.
-/// Fields, masks and sources: [`SEvtSelLayout`].
-///
-/// **Layout from Linux; guide table not reachable** (info): The S-box control table of the guide
-/// was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which
-/// programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK
-/// 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes
-/// event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout
-/// appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are
-/// recorded as reserved (rv).
-///
-/// **Addresses** (info): S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET)
-/// = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2.
-pub type SEvtSel = Reg64<SEvtSelLayout>;
+noted! {
+    S_EVT_SEL_INFO_NOTES = [
+        ("info", "Layout from Linux; guide table not reachable", "The S-box control table of the guide was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are recorded as reserved (rv)."),
+        ("info", "Addresses", "S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET) = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2."),
+    ];
+    /// Control for S-box counter n: event and unit-mask selection, threshold comparison, edge
+    /// detection, PMI on overflow and the local enable.
+    ///
+    /// `S{i}_MSR_PMON_EVT_SEL{n}`: 64-bit MSR register of the S unit (xeon-7500), 4 per instance.
+    /// Fields, masks and sources: [`SEvtSelLayout`].
+    pub type SEvtSel = Reg64<SEvtSelLayout>;
+}
 
 /// The layout of [`SEvtSel`] (`S{i}_MSR_PMON_EVT_SEL{n}`): its fields, masks and metadata.
 ///
@@ -411,24 +398,24 @@ impl Layout for SEvtSelLayout {
     const INFO: &'static RegisterInfo = &S_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 32, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 32, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: SEvtSelInvert::VALUES, role: Some(Role::Invert),
             description: "Selects the sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Local enable for this counter (Linux sets bit 22 to enable S-box events).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask qualifying the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -491,38 +478,30 @@ pub const S_MSR_PMON_EVT_SEL: [[Msr<SEvtSel>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&S_MSR_PMON_EVT_SEL, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SEvtSelLayout::NAME, type_name: "SEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SEvtSelLayout::RESET, reserved_mask: SEvtSelLayout::RESERVED_MASK, ignored_mask: SEvtSelLayout::IGNORED_MASK, writable_mask: SEvtSelLayout::WRITABLE_MASK,
     description: "Control for S-box counter n: event and unit-mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_EVT_SEL0", "S0", 0, 0xC50, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_EVT_SEL1", "S0", 1, 0xC52, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_EVT_SEL2", "S0", 2, 0xC54, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_EVT_SEL3", "S0", 3, 0xC56, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_EVT_SEL0", "S1", 0, 0xCD0, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_EVT_SEL1", "S1", 1, 0xCD2, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_EVT_SEL2", "S1", 2, 0xCD4, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_EVT_SEL3", "S1", 3, 0xCD6, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[2]],
+    addresses: Addresses::Known(&S_EVT_SEL_INFO_ADDRESSES),
     fields: SEvtSelLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux; guide table not reachable", text: "The S-box control table of the guide was not in any reachable public copy. Field positions are from Linux uncore_nhmex.c, which programs S-box controls with the common NHM-EX layout (NHMEX_PMON_CTL_EV_SEL_MASK 7:0, UMASK 15:8, EDGE_DET 18, PMI_EN 20, EN_BIT22, INVERT 23, TRESH_MASK 31:24) and format attributes event/umask/edge/inv/thresh8; likwid's wex_sbox_setup uses the same bits. The same layout appears in the guide's C-box and W-box tables (2-13, 2-98). Bits not named by any source are recorded as reserved (rv)." },
-        NoteInfo { kind: "info", title: "Addresses", text: "S0 0xC50 (Linux NHMEX_S0_MSR_PMON_CTL0), S1 at +0x80 (NHMEX_S_MSR_OFFSET) = 0xCD0; likwid MSR_S0/S1_PMON_EVNT_SEL0 agree. Control/counter pairs interleave, stride 2." },
-    ],
+    notes: S_EVT_SEL_INFO_NOTES,
 };
 
-/// S-box counter n (48-bit).
-///
-/// `S{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the S unit (xeon-7500), 4 per instance. Fields,
-/// masks and sources: [`SCtrLayout`].
-///
-/// **Width and addresses** (info): Linux declares perf_ctr_bits = 48 for the S-box; the upper 16
-/// bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid
-/// MSR_S0/S1_PMON_CTR0 agree.
-pub type SCtr = Reg64<SCtrLayout>;
+noted! {
+    S_CTR_INFO_NOTES = [
+        ("info", "Width and addresses", "Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree."),
+    ];
+    /// S-box counter n (48-bit).
+    ///
+    /// `S{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the S unit (xeon-7500), 4 per instance. Fields,
+    /// masks and sources: [`SCtrLayout`].
+    pub type SCtr = Reg64<SCtrLayout>;
+}
 
 /// The layout of [`SCtr`] (`S{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -541,8 +520,8 @@ impl Layout for SCtrLayout {
     const INFO: &'static RegisterInfo = &S_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -569,48 +548,33 @@ pub const S_MSR_PMON_CTR: [[Msr<SCtr>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msr_arrays(&S_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SCtrLayout::NAME, type_name: "SCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SCtrLayout::RESET, reserved_mask: SCtrLayout::RESERVED_MASK, ignored_mask: SCtrLayout::IGNORED_MASK, writable_mask: SCtrLayout::WRITABLE_MASK,
     description: "S-box counter n (48-bit).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_CTR0", "S0", 0, 0xC51, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_CTR1", "S0", 1, 0xC53, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_CTR2", "S0", 2, 0xC55, "linux-nhmex"),
-        AddressInfo::msr("S0_MSR_PMON_CTR3", "S0", 3, 0xC57, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_CTR0", "S1", 0, 0xCD1, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_CTR1", "S1", 1, 0xCD3, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_CTR2", "S1", 2, 0xCD5, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_CTR3", "S1", 3, 0xCD7, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[2]],
+    addresses: Addresses::Known(&S_CTR_INFO_ADDRESSES),
     fields: SCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and addresses", text: "Linux declares perf_ctr_bits = 48 for the S-box; the upper 16 bits are recorded as reserved (rv). S0 0xC51 (NHMEX_S0_MSR_PMON_CTR0), S1 0xCD1; likwid MSR_S0/S1_PMON_CTR0 agree." },
-    ],
+    notes: S_CTR_INFO_NOTES,
 };
 
-/// Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in
-/// S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box
-/// event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).
-///
-/// `S{i}_MSR_PMON_MM_CFG`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and
-/// sources: [`SMmCfgLayout`].
-///
-/// **Layout from Linux; guide table not read** (info): The guide's table for this register was not
-/// in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63)
-/// and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask
-/// values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so
-/// that safe code writes zero there, as Linux does.
-///
-/// **One likwid version gives S0 MM_CFG the MATCH address** (source-conflict): Linux
-/// NHMEX_S0_MSR_MM_CFG is 0xE48 and NHMEX_S1_MSR_MM_CFG 0xE58, and one likwid registers.h version
-/// defines MSR_S1_PMON_MM_CFG 0xE58 in agreement; the same likwid file defines MSR_S0_PMON_MM_CFG
-/// as 0xE49, which is also its MSR_S0_PMON_MATCH. Decided: 0xE48 (Linux), treating likwid's S0
-/// value as a typo; it breaks the MM_CFG/MATCH/MASK = base/+1/+2 pattern both sources otherwise
-/// follow.
-pub type SMmCfg = Reg64<SMmCfgLayout>;
+noted! {
+    S_MM_CFG_INFO_NOTES = [
+        ("info", "Layout from Linux; guide table not read", "The guide's table for this register was not in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63) and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so that safe code writes zero there, as Linux does."),
+        ("source-conflict", "One likwid version gives S0 MM_CFG the MATCH address", "Linux NHMEX_S0_MSR_MM_CFG is 0xE48 and NHMEX_S1_MSR_MM_CFG 0xE58, and one likwid registers.h version defines MSR_S1_PMON_MM_CFG 0xE58 in agreement; the same likwid file defines MSR_S0_PMON_MM_CFG as 0xE49, which is also its MSR_S0_PMON_MATCH. Decided: 0xE48 (Linux), treating likwid's S0 value as a typo; it breaks the MM_CFG/MATCH/MASK = base/+1/+2 pattern both sources otherwise follow."),
+    ];
+    /// Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in
+    /// S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box
+    /// event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).
+    ///
+    /// `S{i}_MSR_PMON_MM_CFG`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and
+    /// sources: [`SMmCfgLayout`].
+    pub type SMmCfg = Reg64<SMmCfgLayout>;
+}
 
 /// The layout of [`SMmCfg`] (`S{i}_MSR_PMON_MM_CFG`): its fields, masks and metadata.
 ///
@@ -628,10 +592,10 @@ impl Layout for SMmCfgLayout {
     const INFO: &'static RegisterInfo = &S_MM_CFG_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "en", ident: "en", lsb: 63, msb: 63, access: Access::Rw,
-            description: "Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 62, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("en", 63, 63, Access::Rw,
+            "Enables the match/mask filter. Software should clear it while reprogramming the match and mask registers and set it afterwards."),
+        FieldInfo::row("rsv", 0, 62, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -652,36 +616,31 @@ pub const S_MSR_PMON_MM_CFG: [Msr<SMmCfg>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_MM_CFG_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_MM_CFG, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_MM_CFG_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SMmCfgLayout::NAME, type_name: "SMmCfg",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMmCfgLayout::RESET, reserved_mask: SMmCfgLayout::RESERVED_MASK, ignored_mask: SMmCfgLayout::IGNORED_MASK, writable_mask: SMmCfgLayout::WRITABLE_MASK,
     description: "Configuration of the S-box packet match/mask facility. Setting en arms the filter programmed in S{i}_MSR_PMON_MATCH and S{i}_MSR_PMON_MASK; the filter result is then available as the S-box event that counts matched packets (event code 0, TO_R_PROG_EV in Linux).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_MM_CFG", "S0", 0, 0xE48, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_MM_CFG", "S1", 0, 0xE58, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&S_MM_CFG_INFO_ADDRESSES),
     fields: SMmCfgLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux; guide table not read", text: "The guide's table for this register was not in any reachable public copy. Linux uncore_nhmex.c defines only NHMEX_S_PMON_MM_CFG_EN (bit 63) and, when enabling a filtered S-box event, writes 0 to this register, then the match and mask values, then exactly bit 63. No source names bits 62:0; they are recorded as reserved (rv) so that safe code writes zero there, as Linux does." },
-        NoteInfo { kind: "source-conflict", title: "One likwid version gives S0 MM_CFG the MATCH address", text: "Linux NHMEX_S0_MSR_MM_CFG is 0xE48 and NHMEX_S1_MSR_MM_CFG 0xE58, and one likwid registers.h version defines MSR_S1_PMON_MM_CFG 0xE58 in agreement; the same likwid file defines MSR_S0_PMON_MM_CFG as 0xE49, which is also its MSR_S0_PMON_MATCH. Decided: 0xE48 (Linux), treating likwid's S0 value as a typo; it breaks the MM_CFG/MATCH/MASK = base/+1/+2 pattern both sources otherwise follow." },
-    ],
+    notes: S_MM_CFG_INFO_NOTES,
 };
 
-/// Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which
-/// packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.
-///
-/// `S{i}_MSR_PMON_MATCH`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources:
-/// [`SMatchLayout`].
-///
-/// **One field: the guide's S-box match table was not readable** (info): The guide's S-box match
-/// register table was not in any reachable public copy, so the register is modelled as a single
-/// 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this
-/// MSR unchanged, which is the only public statement of its width. Addresses: Linux
-/// NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM
-/// Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree.
-pub type SMatch = Reg64<SMatchLayout>;
+noted! {
+    S_MATCH_INFO_NOTES = [
+        ("info", "One field: the guide's S-box match table was not readable", "The guide's S-box match register table was not in any reachable public copy, so the register is modelled as a single 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this MSR unchanged, which is the only public statement of its width. Addresses: Linux NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree."),
+    ];
+    /// Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which
+    /// packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.
+    ///
+    /// `S{i}_MSR_PMON_MATCH`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources:
+    /// [`SMatchLayout`].
+    pub type SMatch = Reg64<SMatchLayout>;
+}
 
 /// The layout of [`SMatch`] (`S{i}_MSR_PMON_MATCH`): its fields, masks and metadata.
 ///
@@ -722,34 +681,31 @@ pub const S_MSR_PMON_MATCH: [Msr<SMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_MATCH, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SMatchLayout::NAME, type_name: "SMatch",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMatchLayout::RESET, reserved_mask: SMatchLayout::RESERVED_MASK, ignored_mask: SMatchLayout::IGNORED_MASK, writable_mask: SMatchLayout::WRITABLE_MASK,
     description: "Match value of the S-box packet filter: together with S{i}_MSR_PMON_MASK it selects which packets the S-box match event counts. Takes effect while S{i}_MSR_PMON_MM_CFG.en is set.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_MATCH", "S0", 0, 0xE49, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_MATCH", "S1", 0, 0xE59, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[2]],
+    addresses: Addresses::Known(&S_MATCH_INFO_ADDRESSES),
     fields: SMatchLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One field: the guide's S-box match table was not readable", text: "The guide's S-box match register table was not in any reachable public copy, so the register is modelled as a single 64-bit field. Linux passes the user's config1 (all 64 bits, format 'match' config1:0-63) to this MSR unchanged, which is the only public statement of its width. Addresses: Linux NHMEX_S0_MSR_MATCH 0xE49 / NHMEX_S1_MSR_MATCH 0xE59; likwid MSR_S0/S1_PMON_MATCH and the SDM Vol. 4 list of Xeon 7500 MSRs (MSR_S0_PMON_MATCH 0xE49, MSR_S1_PMON_MATCH 0xE59) agree." },
-    ],
+    notes: S_MATCH_INFO_NOTES,
 };
 
-/// Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH
-/// take part in the comparison, a clear bit is a don't-care.
-///
-/// `S{i}_MSR_PMON_MASK`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources:
-/// [`SMaskLayout`].
-///
-/// **One field: the guide's S-box mask table was not readable** (info): As for S{i}_MSR_PMON_MATCH:
-/// the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's
-/// config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual
-/// Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses:
-/// Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree.
-pub type SMask = Reg64<SMaskLayout>;
+noted! {
+    S_MASK_INFO_NOTES = [
+        ("info", "One field: the guide's S-box mask table was not readable", "As for S{i}_MSR_PMON_MATCH: the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses: Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree."),
+    ];
+    /// Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH
+    /// take part in the comparison, a clear bit is a don't-care.
+    ///
+    /// `S{i}_MSR_PMON_MASK`: 64-bit MSR register of the S unit (xeon-7500). Fields, masks and sources:
+    /// [`SMaskLayout`].
+    pub type SMask = Reg64<SMaskLayout>;
+}
 
 /// The layout of [`SMask`] (`S{i}_MSR_PMON_MASK`): its fields, masks and metadata.
 ///
@@ -768,8 +724,8 @@ impl Layout for SMaskLayout {
     const INFO: &'static RegisterInfo = &S_MASK_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "mask", ident: "mask", lsb: 0, msb: 63, access: Access::Rw,
-            description: "Per-bit mask for the match register.", ..FieldInfo::EMPTY },
+        FieldInfo::row("mask", 0, 63, Access::Rw,
+            "Per-bit mask for the match register."),
     ];
 }
 
@@ -789,20 +745,18 @@ pub const S_MSR_PMON_MASK: [Msr<SMask>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static S_MASK_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msrs(&S_MSR_PMON_MASK, &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static S_MASK_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "S", name: SMaskLayout::NAME, type_name: "SMask",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SMaskLayout::RESET, reserved_mask: SMaskLayout::RESERVED_MASK, ignored_mask: SMaskLayout::IGNORED_MASK, writable_mask: SMaskLayout::WRITABLE_MASK,
     description: "Mask of the S-box packet filter: a set bit makes the corresponding bit of S{i}_MSR_PMON_MATCH take part in the comparison, a clear bit is a don't-care.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_MASK", "S0", 0, 0xE4A, "linux-nhmex"),
-        AddressInfo::msr("S1_MSR_PMON_MASK", "S1", 0, 0xE5A, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[2]],
+    addresses: Addresses::Known(&S_MASK_INFO_ADDRESSES),
     fields: SMaskLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "One field: the guide's S-box mask table was not readable", text: "As for S{i}_MSR_PMON_MATCH: the guide's table was not reachable, so one 64-bit field is used; Linux writes the user's config2 (format 'mask' config2:0-63) unchanged. The polarity (set bit = compare) is the usual Nehalem-EX match/mask convention and is inferred, not read from the S-box table. Addresses: Linux NHMEX_S0_MSR_MASK 0xE4A / NHMEX_S1_MSR_MASK 0xE5A; likwid and the SDM Vol. 4 list agree." },
-    ],
+    notes: S_MASK_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

@@ -13,30 +13,39 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter
-/// at once, chooses which core receives a PMI when a box signals an overflow, and enables the
-/// single U-box counter.
-///
-/// `U_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and
-/// sources: [`UGlobalCtlLayout`].
-///
-/// **Bit positions from Linux; the guide's Table 2-2 was not readable** (info): The guide's section
-/// 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table
-/// 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com
-/// and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from
-/// Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits
-/// 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30
-/// and 27:5 are not described by any public source and are recorded as reserved (rv).
-///
-/// **pmi_core_sel may be wider than Linux's mask** (info): Linux's mask gives pmi_core_sel 4 bits
-/// (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2
-/// defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe
-/// API. Open doubt; check against Table 2-2 when a copy is available.
-///
-/// **Register width** (info): Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits;
-/// GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable).
-/// Bits above 31 are not described.
-pub type UGlobalCtl = Reg32<UGlobalCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["U"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 9] = [
+    "Linux kernel, arch/x86/events/intel/uncore_nhmex.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.4, p. 2-2",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5",
+];
+
+noted! {
+    U_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Bit positions from Linux; the guide's Table 2-2 was not readable", "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv)."),
+        ("info", "pmi_core_sel may be wider than Linux's mask", "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available."),
+        ("info", "Register width", "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described."),
+    ];
+    /// Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter
+    /// at once, chooses which core receives a PMI when a box signals an overflow, and enables the
+    /// single U-box counter.
+    ///
+    /// `U_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and
+    /// sources: [`UGlobalCtlLayout`].
+    pub type UGlobalCtl = Reg32<UGlobalCtlLayout>;
+}
 
 /// The layout of [`UGlobalCtl`] (`U_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -60,14 +69,14 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::FreezeOnPmi),
             description: "When set, an overflow PMI arriving at the U-box freezes (disables) all uncore counting, so the counters hold the values they had at the overflow.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 30, msb: 30, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 30, 30, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_all", ident: "rst_all", lsb: 29, msb: 29, access: Access::Rw, role: Some(Role::GlobalReset),
             description: "When written as 1, resets all uncore counters; write it back to 0 (in the same write that sets en_all) before counting resumes.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_all", ident: "en_all", lsb: 28, msb: 28, access: Access::Rw, role: Some(Role::GlobalEnable),
             description: "Master enable: no uncore counter collects events unless this bit is 1. Cleared by hardware when a PMI freezes the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 27, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 5, 27, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "pmi_core_sel", ident: "pmi_core_sel", lsb: 1, msb: 4, access: Access::Rw, role: Some(Role::PmiSelect),
             description: "Mask of cores that receive a PMI when an uncore counter with pmi_en overflows; bit k of the field selects core k, zero sends no PMI.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0],
@@ -119,21 +128,18 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0xC00, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Uncore-wide performance-monitoring control. It enables, resets and freezes every uncore counter at once, chooses which core receives a PMI when a box signals an overflow, and enables the single U-box counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_nhmex.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.2, p. 2-2"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "U", 0, 0xC00, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bit positions from Linux; the guide's Table 2-2 was not readable", text: "The guide's section 2.1 text names the fields en_all, rst_all, frz_all and pmi_core_sel but the field table (Table 2-2, p. 2-4) is not in any public copy reachable here (Intel excerpts 000/002, manualshive.com and manualslib.com copies of 323535-001: page 2-4 was not found). Bit positions are taken from Linux uncore_nhmex.c: NHMEX_U_PMON_GLOBAL_EN bit 0, NHMEX_U_PMON_GLOBAL_PMI_CORE_SEL 0x1e (bits 4:1), EN_ALL bit 28, RST_ALL bit 29, FRZ_ALL bit 31. Linux only ever writes EN_ALL or 0. Bits 30 and 27:5 are not described by any public source and are recorded as reserved (rv)." },
-        NoteInfo { kind: "info", title: "pmi_core_sel may be wider than Linux's mask", text: "Linux's mask gives pmi_core_sel 4 bits (4:1), i.e. cores 0-3, while Xeon 7500 parts have up to 8 cores. If the guide's Table 2-2 defines a wider field, bits above 4 are currently marked rv and cannot be set through the safe API. Open doubt; check against Table 2-2 when a copy is available." },
-        NoteInfo { kind: "info", title: "Register width", text: "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL as 32 bits; GLOBAL_CTL and GLOBAL_STATUS are assumed to have the same width (their rows were not readable). Bits above 31 are not described." },
-    ],
+    notes: U_GLOBAL_CTL_INFO_NOTES,
 };
 
 /// Top of the uncore overflow hierarchy. Each ov_\* bit says that a counter in the U-box, in the
@@ -178,16 +184,16 @@ impl Layout for UGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_s0", ident: "ov_s0", lsb: 3, msb: 3, access: Access::RwV,
-            description: "A counter in S-box 0 or in a box that reports through S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_s1", ident: "ov_s1", lsb: 2, msb: 2, access: Access::RwV,
-            description: "A counter in S-box 1 or in a box that reports through S-box 1 overflowed; read S1_MSR_PMON_SUMMARY next.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_w", ident: "ov_w", lsb: 1, msb: 1, access: Access::RwV,
-            description: "A W-box counter (general-purpose or fixed) overflowed.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 0, msb: 0, access: Access::RwV,
-            description: "The U-box counter overflowed.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_s0", 3, 3, Access::RwV,
+            "A counter in S-box 0 or in a box that reports through S-box 0 overflowed; read S0_MSR_PMON_SUMMARY next."),
+        FieldInfo::row("ov_s1", 2, 2, Access::RwV,
+            "A counter in S-box 1 or in a box that reports through S-box 1 overflowed; read S1_MSR_PMON_SUMMARY next."),
+        FieldInfo::row("ov_w", 1, 1, Access::RwV,
+            "A W-box counter (general-purpose or fixed) overflowed."),
+        FieldInfo::row("ov_u", 0, 0, Access::RwV,
+            "The U-box counter overflowed."),
     ];
 }
 
@@ -224,15 +230,16 @@ impl UGlobalStatus {
 pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0xC01, "U_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Top of the uncore overflow hierarchy. Each ov_* bit says that a counter in the U-box, in the W-box, or in one of the boxes summarised by S-box 0 or S-box 1 has overflowed. Overflow status is hierarchical: U_MSR_PMON_GLOBAL_STATUS names the U-box, the W-box or the S-box (S0/S1) whose subtree overflowed; each S-box's S{i}_MSR_PMON_SUMMARY names the attached C, B, M or R box; that box's GLOBAL_STATUS names the counter.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.5.1, p. 2-3", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.3, p. 2-2"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "U", 0, 0xC01, "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[1], SOURCES[4]],
+    addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bit assignment from likwid; guide Table 2-3 not readable", text: "The guide text (p. 2-2, 2-3, 2-74) names ov_s0 and ov_s1 and says the register collects overflows from the U-box, W-box and S-boxes, but its field table (Table 2-3, p. 2-4) was not reachable. The bit positions come from likwid perfmon_westmereEX.h (WEX_CHECK_UNCORE_OVERFLOW): U-box bit 0, W-box bit 1, S-box 1 bit 2, S-box 0 bit 3, which it reads here and clears by writing the same bit to U_MSR_PMON_GLOBAL_OVF_CTL. The names ov_u and ov_w follow the guide's ov_* pattern. The guide also says this register records whether a box signalled a disable (PMI); that bit's position is not public, so bits 31:4 are recorded as reserved (rv)." },
@@ -269,16 +276,16 @@ impl Layout for UGlobalOvfCtlLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_OVF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_ov_s0", ident: "clr_ov_s0", lsb: 3, msb: 3, access: Access::W1c,
-            description: "Write 1 to clear ov_s0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_ov_s1", ident: "clr_ov_s1", lsb: 2, msb: 2, access: Access::W1c,
-            description: "Write 1 to clear ov_s1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_ov_w", ident: "clr_ov_w", lsb: 1, msb: 1, access: Access::W1c,
-            description: "Write 1 to clear ov_w.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "clr_ov_u", ident: "clr_ov_u", lsb: 0, msb: 0, access: Access::W1c,
-            description: "Write 1 to clear ov_u.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("clr_ov_s0", 3, 3, Access::W1c,
+            "Write 1 to clear ov_s0."),
+        FieldInfo::row("clr_ov_s1", 2, 2, Access::W1c,
+            "Write 1 to clear ov_s1."),
+        FieldInfo::row("clr_ov_w", 1, 1, Access::W1c,
+            "Write 1 to clear ov_w."),
+        FieldInfo::row("clr_ov_u", 0, 0, Access::W1c,
+            "Write 1 to clear ov_u."),
     ];
 }
 
@@ -305,42 +312,41 @@ impl UGlobalOvfCtl {
 pub const U_MSR_PMON_GLOBAL_OVF_CTL: Msr<UGlobalOvfCtl> = Msr::new(0xC02, "U_MSR_PMON_GLOBAL_OVF_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_OVF_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UGlobalOvfCtlLayout::NAME, type_name: "UGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalOvfCtlLayout::RESET, reserved_mask: UGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: UGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: UGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears the U-box level overflow summary bits of U_MSR_PMON_GLOBAL_STATUS.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-1, p. 2-3", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_OVF_CTL", "U", 0, 0xC02, "likwid"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[3]],
+    addresses: Addresses::Known(&U_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: UGlobalOvfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and bits", text: "Table 2-1 (p. 2-3) lists U_MSR_PMON_GLOBAL_OVF_CTL at 0x0C02, 32 bits, access RW_RW; likwid defines MSR_U_PMON_GLOBAL_OVF_CTRL 0xC02 and clears a status bit by writing that same bit position here, which is the basis for the clr_ov_* positions. The field names are ours (the guide's table for this register, Table 2-4, was not reachable); bits 31:4 are recorded as reserved (rv)." },
     ],
 };
 
-/// Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters
-/// were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0)
-/// after an overflow PMI froze counting.
-///
-/// `U_MSR_PMON_GLOBAL_SUMMARY`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and
-/// sources: [`UGlobalSummaryLayout`].
-///
-/// **pmi bit position unknown** (info): Section 2.1.4 (p. 2-2) refers to
-/// U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width.
-/// Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field
-/// is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the
-/// text says records a disable from a box); this could not be confirmed. Width 32 is assumed to
-/// match the other U-box global registers.
-///
-/// **Address unknown:** No public source gives this MSR's number or layout. Searched: the Xeon 7500
-/// uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001
-/// (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux
-/// arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and
-/// perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and
-/// 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4.
-pub type UGlobalSummary = Reg32<UGlobalSummaryLayout>;
+noted! {
+    U_GLOBAL_SUMMARY_INFO_NOTES = [
+        ("info", "pmi bit position unknown", "Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers."),
+    ];
+    /// Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters
+    /// were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0)
+    /// after an overflow PMI froze counting.
+    ///
+    /// `U_MSR_PMON_GLOBAL_SUMMARY`: 32-bit MSR register of the U unit (xeon-7500). Fields, masks and
+    /// sources: [`UGlobalSummaryLayout`].
+    ///
+    /// **Address unknown:** No public source gives this MSR's number or layout. Searched: the Xeon 7500
+    /// uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001
+    /// (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux
+    /// arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and
+    /// perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and
+    /// 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4.
+    pub type UGlobalSummary = Reg32<UGlobalSummaryLayout>;
+}
 
 /// The layout of [`UGlobalSummary`] (`U_MSR_PMON_GLOBAL_SUMMARY`): its fields, masks and metadata.
 ///
@@ -359,8 +365,8 @@ impl Layout for UGlobalSummaryLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_SUMMARY_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 31, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -370,33 +376,25 @@ static U_GLOBAL_SUMMARY_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalSummaryLayout::RESET, reserved_mask: UGlobalSummaryLayout::RESERVED_MASK, ignored_mask: UGlobalSummaryLayout::IGNORED_MASK, writable_mask: UGlobalSummaryLayout::WRITABLE_MASK,
     description: "Uncore-wide summary register that the guide's section 2.1.4 uses to tell whether the counters were frozen by a PMI: its pmi bit reads 1 (together with U_MSR_PMON_GLOBAL_CTL.en_all reading 0) after an overflow PMI froze counting.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.1.4, p. 2-2"],
+    sources: &[SOURCES[6]],
     addresses: Addresses::Unknown("No public source gives this MSR's number or layout. Searched: the Xeon 7500 uncore guide excerpts in /work/shared/sources (000, 002), public copies of guide 323535-001 (manualshive.com, manualslib.com: Table 2-1 and Table 2-2..2-4 pages were not reachable), Linux arch/x86/events/intel/uncore_nhmex.c, likwid src/includes/registers.h and perfmon_nehalemEX/westmereEX headers, and an index-wide search for 'PMON_GLOBAL_SUMMARY' and 'PMON_SUMMARY' (no hits). The only mention is the prose of section 2.1.4."),
     fields: UGlobalSummaryLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "pmi bit position unknown", text: "Section 2.1.4 (p. 2-2) refers to U_MSR_PMON_GLOBAL_SUMMARY.pmi, but no public table gives the bit position or the register width. Rather than invent a position, the whole register is recorded as reserved (rv) and the pmi field is omitted. It is possible that the guide means a bit of U_MSR_PMON_GLOBAL_STATUS (which the text says records a disable from a box); this could not be confirmed. Width 32 is assumed to match the other U-box global registers." },
-    ],
+    notes: U_GLOBAL_SUMMARY_INFO_NOTES,
 };
 
-/// Event select for the U-box's single counter: chooses the event and enables counting, edge
-/// detection and PMI on overflow.
-///
-/// `U_MSR_PMON_EVT_SEL`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources:
-/// [`UEvtSelLayout`].
-///
-/// **Bits 17:0 not fully readable in the guide** (info): The rows of Table 2-6 below edge_detect
-/// were not readable in the public copy. ev_sel at 7:0 comes from Linux
-/// (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as
-/// reserved (rv).
-///
-/// **Size column says 32 bits, field table covers 63:0** (erratum): Table 2-5 lists
-/// U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63,
-/// rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is
-/// represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL.
-///
-/// **Address cross-check** (info): 0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux,
-/// MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5.
-pub type UEvtSel = Reg64<UEvtSelLayout>;
+noted! {
+    U_EVT_SEL_INFO_NOTES = [
+        ("info", "Bits 17:0 not fully readable in the guide", "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv)."),
+        ("erratum", "Size column says 32 bits, field table covers 63:0", "Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL."),
+        ("info", "Address cross-check", "0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5."),
+    ];
+    /// Event select for the U-box's single counter: chooses the event and enables counting, edge
+    /// detection and PMI on overflow.
+    ///
+    /// `U_MSR_PMON_EVT_SEL`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources:
+    /// [`UEvtSelLayout`].
+    pub type UEvtSel = Reg64<UEvtSelLayout>;
+}
 
 /// The layout of [`UEvtSel`] (`U_MSR_PMON_EVT_SEL`): its fields, masks and metadata.
 ///
@@ -415,24 +413,24 @@ impl Layout for UEvtSelLayout {
     const INFO: &'static RegisterInfo = &U_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 62, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 23, msb: 61, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 63, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 62, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 23, 61, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Local enable for the U-box counter; U_MSR_PMON_GLOBAL_CTL.en and en_all must also be set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 21, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 21, 21, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 19, msb: 19, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 19, 19, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Count 0-to-1 transitions of the event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 17, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 17, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
             description: "Selects the U-box event to count.", ..FieldInfo::EMPTY },
     ];
@@ -471,35 +469,31 @@ impl UEvtSel {
 pub const U_MSR_PMON_EVT_SEL: Msr<UEvtSel> = Msr::new(0xC10, "U_MSR_PMON_EVT_SEL");
 
 #[cfg(feature = "metadata")]
+static U_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_EVT_SEL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static U_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UEvtSelLayout::NAME, type_name: "UEvtSel",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UEvtSelLayout::RESET, reserved_mask: UEvtSelLayout::RESERVED_MASK, ignored_mask: UEvtSelLayout::IGNORED_MASK, writable_mask: UEvtSelLayout::WRITABLE_MASK,
     description: "Event select for the U-box's single counter: chooses the event and enables counting, edge detection and PMI on overflow.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-6, p. 2-5", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_EVT_SEL", "U", 0, 0xC10, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[7], SOURCES[8]],
+    addresses: Addresses::Known(&U_EVT_SEL_INFO_ADDRESSES),
     fields: UEvtSelLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 17:0 not fully readable in the guide", text: "The rows of Table 2-6 below edge_detect were not readable in the public copy. ev_sel at 7:0 comes from Linux (NHMEX_U_PMON_RAW_EVENT_MASK = event select 7:0 plus edge bit 18); bits 17:8 are recorded as reserved (rv)." },
-        NoteInfo { kind: "erratum", title: "Size column says 32 bits, field table covers 63:0", text: "Table 2-5 lists U_MSR_PMON_EV_SEL (sic) at 0x0C10 with size 32, while Table 2-6 describes bits up to 63 (ig 63, rsv 62, ig 61:23). The register is modelled as 64 bits so that the reserved bit 62 is represented; the table title's name U_MSR_PMON_EVT_SEL is used rather than EV_SEL." },
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC10 is NHMEX_U_MSR_PMON_EV_SEL in Linux, MSR_U_PMON_GLOBAL_EVNT_SEL in likwid and the address in Table 2-5." },
-    ],
+    notes: U_EVT_SEL_INFO_NOTES,
 };
 
-/// The U-box's single 48-bit event counter.
-///
-/// `U_MSR_PMON_CTR`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources:
-/// [`UCtrLayout`].
-///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
-/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
-/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
-///
-/// **Address cross-check** (info): 0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid
-/// MSR_U_PMON_GLOBAL_CTR.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Bits 63:48 are not described by the guide", "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv."),
+        ("info", "Address cross-check", "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR."),
+    ];
+    /// The U-box's single 48-bit event counter.
+    ///
+    /// `U_MSR_PMON_CTR`: 64-bit MSR register of the U unit (xeon-7500). Fields, masks and sources:
+    /// [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR`): its fields, masks and metadata.
 ///
@@ -517,8 +511,8 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -542,20 +536,18 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: Msr<UCtr> = Msr::new(0xC11, "U_MSR_PMON_CTR");
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "U", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "The U-box's single 48-bit event counter.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-5, p. 2-5"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR", "U", 0, 0xC11, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[8]],
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC11: Table 2-5, Linux NHMEX_U_MSR_PMON_CTR, likwid MSR_U_PMON_GLOBAL_CTR." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

@@ -11,16 +11,35 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-level control of the W-box: enables for the four general-purpose counters and the fixed
-/// uncore-clock counter.
-///
-/// `W_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
-/// sources: [`WGlobalCtlLayout`].
-///
-/// **Address cross-check** (info): 0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid
-/// MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low
-/// counter bits, matching Table 2-95.
-pub type WGlobalCtl = Reg32<WGlobalCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["W"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 8] = [
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127",
+    "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128",
+];
+
+noted! {
+    W_GLOBAL_CTL_INFO_NOTES = [
+        ("info", "Address cross-check", "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95."),
+    ];
+    /// Box-level control of the W-box: enables for the four general-purpose counters and the fixed
+    /// uncore-clock counter.
+    ///
+    /// `W_MSR_PMON_GLOBAL_CTL`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
+    /// sources: [`WGlobalCtlLayout`].
+    pub type WGlobalCtl = Reg32<WGlobalCtlLayout>;
+}
 
 /// The layout of [`WGlobalCtl`] (`W_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
 ///
@@ -41,8 +60,8 @@ impl Layout for WGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "fixed_en", ident: "fixed_en", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[4],
             description: "Enables the fixed counter W_MSR_PMON_FIXED_CTR.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 4, msb: 30, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 4, 30, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "ctr_en", ident: "ctr_en", lsb: 0, msb: 3, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3],
             description: "Per-counter enable, bit n for W_MSR_PMON_CTR{n}.", ..FieldInfo::EMPTY },
     ];
@@ -70,32 +89,30 @@ impl WGlobalCtl {
 pub const W_MSR_PMON_GLOBAL_CTL: Msr<WGlobalCtl> = Msr::new(0xC80, "W_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static W_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static W_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WGlobalCtlLayout::NAME, type_name: "WGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalCtlLayout::RESET, reserved_mask: WGlobalCtlLayout::RESERVED_MASK, ignored_mask: WGlobalCtlLayout::IGNORED_MASK, writable_mask: WGlobalCtlLayout::WRITABLE_MASK,
     description: "Box-level control of the W-box: enables for the four general-purpose counters and the fixed uncore-clock counter.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-95, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_GLOBAL_CTL", "W", 0, 0xC80, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&W_GLOBAL_CTL_INFO_ADDRESSES),
     fields: WGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0xC80: Table 2-94, Linux NHMEX_W_MSR_GLOBAL_CTL, likwid MSR_W_PMON_BOX_CTRL. Linux sets bit 31 (NHMEX_W_PMON_GLOBAL_FIXED_EN) together with the low counter bits, matching Table 2-95." },
-    ],
+    notes: W_GLOBAL_CTL_INFO_NOTES,
 };
 
-/// Overflow status of the W-box counters (general-purpose and fixed).
-///
-/// `W_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
-/// sources: [`WGlobalStatusLayout`].
-///
-/// **Field positions inferred** (info): Section 2.8.3.1 names the fields ov and ov_fixed but the
-/// field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en
-/// in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n
-/// in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 =
-/// GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS.
-pub type WGlobalStatus = Reg32<WGlobalStatusLayout>;
+noted! {
+    W_GLOBAL_STATUS_INFO_NOTES = [
+        ("info", "Field positions inferred", "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS."),
+    ];
+    /// Overflow status of the W-box counters (general-purpose and fixed).
+    ///
+    /// `W_MSR_PMON_GLOBAL_STATUS`: 32-bit MSR register of the W unit (xeon-7500). Fields, masks and
+    /// sources: [`WGlobalStatusLayout`].
+    pub type WGlobalStatus = Reg32<WGlobalStatusLayout>;
+}
 
 /// The layout of [`WGlobalStatus`] (`W_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
 ///
@@ -118,8 +135,8 @@ impl Layout for WGlobalStatusLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "ov_fixed", ident: "ov_fixed", lsb: 31, msb: 31, access: Access::RwV, role: Some(Role::Overflow), counters: &[4],
             description: "The fixed counter overflowed.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 30, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 30, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flag per general-purpose counter, bit n for W_MSR_PMON_CTR{n}.", ..FieldInfo::EMPTY },
     ];
@@ -148,19 +165,18 @@ impl WGlobalStatus {
 pub const W_MSR_PMON_GLOBAL_STATUS: Msr<WGlobalStatus> = Msr::new(0xC81, "W_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static W_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static W_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WGlobalStatusLayout::NAME, type_name: "WGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalStatusLayout::RESET, reserved_mask: WGlobalStatusLayout::RESERVED_MASK, ignored_mask: WGlobalStatusLayout::IGNORED_MASK, writable_mask: WGlobalStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the W-box counters (general-purpose and fixed).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_GLOBAL_STATUS", "W", 0, 0xC81, "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2], SOURCES[3]],
+    addresses: Addresses::Known(&W_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: WGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions inferred", text: "Section 2.8.3.1 names the fields ov and ov_fixed but the field table (Table 2-96) was not readable. ov at 3:0 and ov_fixed at 31 mirror ctr_en/fixed_en in Table 2-95; likwid clears the fixed counter's overflow with bit 31 and counter n's with bit n in the W-box overflow-control MSR. Bits 30:4 are recorded as reserved (rv). Address 0xC81 = GLOBAL_CTL + 1 per Table 2-94 and likwid MSR_W_PMON_BOX_STATUS." },
-    ],
+    notes: W_GLOBAL_STATUS_INFO_NOTES,
 };
 
 /// Clears W-box overflow flags.
@@ -195,8 +211,8 @@ impl Layout for WGlobalOvfCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "clr_ov_fixed", ident: "clr_ov_fixed", lsb: 31, msb: 31, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[4],
             description: "Write 1 to clear ov_fixed.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 30, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 30, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "clr_ov", ident: "clr_ov", lsb: 0, msb: 3, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3],
             description: "Write 1 to bit n to clear ov bit n.", ..FieldInfo::EMPTY },
     ];
@@ -220,15 +236,16 @@ impl WGlobalOvfCtl {
 pub const W_MSR_PMON_GLOBAL_OVF_CTL: Msr<WGlobalOvfCtl> = Msr::new(0xC82, "W_MSR_PMON_GLOBAL_OVF_CTL");
 
 #[cfg(feature = "metadata")]
+static W_GLOBAL_OVF_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_GLOBAL_OVF_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static W_GLOBAL_OVF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WGlobalOvfCtlLayout::NAME, type_name: "WGlobalOvfCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WGlobalOvfCtlLayout::RESET, reserved_mask: WGlobalOvfCtlLayout::RESERVED_MASK, ignored_mask: WGlobalOvfCtlLayout::IGNORED_MASK, writable_mask: WGlobalOvfCtlLayout::WRITABLE_MASK,
     description: "Clears W-box overflow flags.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), section 2.8.3.1, p. 2-125", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_GLOBAL_OVF_CTL", "W", 0, 0xC82, "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2], SOURCES[3]],
+    addresses: Addresses::Known(&W_GLOBAL_OVF_CTL_INFO_ADDRESSES),
     fields: WGlobalOvfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions inferred", text: "Section 2.8.3.1 names clr_ov and clr_ov_fixed; the table (Table 2-97) was not readable. likwid writes 1<<n for counter n and 1<<31 for the fixed counter to this MSR (perfmon_westmereEX.h). Address 0xC82 per Table 2-94 and likwid MSR_W_PMON_BOX_OVF_CTRL." },
@@ -313,32 +330,32 @@ impl Layout for WEvtSelLayout {
     const INFO: &'static RegisterInfo = &W_EVT_SEL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 63, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 62, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 51, msb: 60, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 50, msb: 50, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 32, msb: 49, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 63, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 61, 62, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 51, 60, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 50, 50, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("ig", 32, 49, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold compared with the per-cycle event increment; 0 disables the comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: WEvtSelInvert::VALUES, role: Some(Role::Invert),
             description: "Selects the sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Local enable for this counter; W_MSR_PMON_GLOBAL_CTL.ctr_en and the U-box enable must also be set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 21, msb: 21, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 21, 21, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when this counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 19, msb: 19, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 19, 19, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "edge_detect", ident: "edge_detect", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Count 0-to-1 transitions of a one-bit event instead of every cycle it is asserted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ig", ident: "ig", lsb: 16, msb: 17, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 16, 17, Access::Ig,
+            "Reads zero; writes ignored."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "For the W-box: per-core mask for core-scoped events, bit k selecting core k.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -399,18 +416,16 @@ impl WEvtSel {
 pub const W_MSR_PMON_EVT_SEL: [Msr<WEvtSel>; 4] = [Msr::new(0xC90, "W_MSR_PMON_EVT_SEL0"), Msr::new(0xC92, "W_MSR_PMON_EVT_SEL1"), Msr::new(0xC94, "W_MSR_PMON_EVT_SEL2"), Msr::new(0xC96, "W_MSR_PMON_EVT_SEL3")];
 
 #[cfg(feature = "metadata")]
+static W_EVT_SEL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[W_MSR_PMON_EVT_SEL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WEvtSelLayout::NAME, type_name: "WEvtSel",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: WEvtSelLayout::RESET, reserved_mask: WEvtSelLayout::RESERVED_MASK, ignored_mask: WEvtSelLayout::IGNORED_MASK, writable_mask: WEvtSelLayout::WRITABLE_MASK,
     description: "Control for W-box general-purpose counter n: event and per-core mask selection, threshold comparison, edge detection, PMI on overflow and the local enable.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-98, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_EVT_SEL0", "W", 0, 0xC90, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_EVT_SEL1", "W", 1, 0xC92, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_EVT_SEL2", "W", 2, 0xC94, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_EVT_SEL3", "W", 3, 0xC96, "likwid"),
-    ]),
+    sources: &[SOURCES[4], SOURCES[1]],
+    addresses: Addresses::Known(&W_EVT_SEL_INFO_ADDRESSES),
     fields: WEvtSelLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "Table 2-98 lists ig 17:16 twice and has no row for bit 19", text: "Table 2-98 (p. 2-127) has a row 'ig 17:16' between pmi_en (20) and edge_detect (18), and a second 'ig 17:16' row between edge_detect and umask (15:8); no row covers bit 19. The first row is a transcription error for bit 19: the table lists fields in descending bit order, so that row must lie between 20 and 18, and bit 19 is the only gap. Decided: ig 19 and ig 17:16, so the fields cover 63:0 exactly once. The C-box and U-box control tables (Tables 2-13, 2-6) show ig at bit 19 in the same position, which agrees." },
@@ -419,24 +434,18 @@ static W_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// W-box general-purpose counter n (48-bit).
-///
-/// `W_MSR_PMON_CTR{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields,
-/// masks and sources: [`WCtrLayout`].
-///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
-/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
-/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
-///
-/// **Counter read erratum (guide p. 2-128)** (info): The guide notes a processor erratum: a value
-/// read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and
-/// software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF.
-///
-/// **Counter address: likwid and guide over Linux's names** (source-conflict): See
-/// W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid
-/// (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the
-/// odd addresses.
-pub type WCtr = Reg64<WCtrLayout>;
+noted! {
+    W_CTR_INFO_NOTES = [
+        ("info", "Bits 63:48 are not described by the guide", "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv."),
+        ("info", "Counter read erratum (guide p. 2-128)", "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF."),
+        ("source-conflict", "Counter address: likwid and guide over Linux's names", "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses."),
+    ];
+    /// W-box general-purpose counter n (48-bit).
+    ///
+    /// `W_MSR_PMON_CTR{n}`: 64-bit MSR register of the W unit (xeon-7500), 4 per instance. Fields,
+    /// masks and sources: [`WCtrLayout`].
+    pub type WCtr = Reg64<WCtrLayout>;
+}
 
 /// The layout of [`WCtr`] (`W_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -456,8 +465,8 @@ impl Layout for WCtrLayout {
     const INFO: &'static RegisterInfo = &W_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -481,34 +490,30 @@ impl WCtr {
 pub const W_MSR_PMON_CTR: [Msr<WCtr>; 4] = [Msr::new(0xC91, "W_MSR_PMON_CTR0"), Msr::new(0xC93, "W_MSR_PMON_CTR1"), Msr::new(0xC95, "W_MSR_PMON_CTR2"), Msr::new(0xC97, "W_MSR_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static W_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[W_MSR_PMON_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static W_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WCtrLayout::NAME, type_name: "WCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: WCtrLayout::RESET, reserved_mask: WCtrLayout::RESERVED_MASK, ignored_mask: WCtrLayout::IGNORED_MASK, writable_mask: WCtrLayout::WRITABLE_MASK,
     description: "W-box general-purpose counter n (48-bit).",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-100, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_CTR0", "W", 0, 0xC91, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_CTR1", "W", 1, 0xC93, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_CTR2", "W", 2, 0xC95, "likwid"),
-        AddressInfo::msr("W_MSR_PMON_CTR3", "W", 3, 0xC97, "likwid"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[1]],
+    addresses: Addresses::Known(&W_CTR_INFO_ADDRESSES),
     fields: WCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
-        NoteInfo { kind: "info", title: "Counter read erratum (guide p. 2-128)", text: "The guide notes a processor erratum: a value read whose low 24 bits are 0x000000 or 0x000001 must be corrected by subtracting 0x1000000, and software should not program a sample interval whose low 24 bits are 0xFFFFFE or 0xFFFFFF." },
-        NoteInfo { kind: "source-conflict", title: "Counter address: likwid and guide over Linux's names", text: "See W_MSR_PMON_EVT_SEL{n}: Linux names 0xC91 EVT_SEL0 but uses it as the counter; likwid (MSR_W_PMON_CTR0 0xC91) and Table 2-94 (W_MSR_PMON_CTR_0 0xC91) agree that counters are at the odd addresses." },
-    ],
+    notes: W_CTR_INFO_NOTES,
 };
 
-/// Control for the W-box fixed counter, which counts uncore clock cycles.
-///
-/// `W_MSR_PMON_FIXED_CTR_CTL`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
-/// sources: [`WFixedCtrCtlLayout`].
-///
-/// **Address cross-check** (info): 0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux
-/// enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL.
-pub type WFixedCtrCtl = Reg64<WFixedCtrCtlLayout>;
+noted! {
+    W_FIXED_CTR_CTL_INFO_NOTES = [
+        ("info", "Address cross-check", "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL."),
+    ];
+    /// Control for the W-box fixed counter, which counts uncore clock cycles.
+    ///
+    /// `W_MSR_PMON_FIXED_CTR_CTL`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
+    /// sources: [`WFixedCtrCtlLayout`].
+    pub type WFixedCtrCtl = Reg64<WFixedCtrCtlLayout>;
+}
 
 /// The layout of [`WFixedCtrCtl`] (`W_MSR_PMON_FIXED_CTR_CTL`): its fields, masks and metadata.
 ///
@@ -527,10 +532,10 @@ impl Layout for WFixedCtrCtlLayout {
     const INFO: &'static RegisterInfo = &W_FIXED_CTR_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ig", ident: "ig", lsb: 3, msb: 63, access: Access::Ig,
-            description: "Reads zero; writes ignored.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("ig", 3, 63, Access::Ig,
+            "Reads zero; writes ignored."),
+        FieldInfo::row("rsv", 2, 2, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "pmi_en", ident: "pmi_en", lsb: 1, msb: 1, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Signal a PMI to the U-box when the fixed counter overflows.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 0, msb: 0, access: Access::Rw, role: Some(Role::Enable),
@@ -559,33 +564,31 @@ impl WFixedCtrCtl {
 pub const W_MSR_PMON_FIXED_CTR_CTL: Msr<WFixedCtrCtl> = Msr::new(0x395, "W_MSR_PMON_FIXED_CTR_CTL");
 
 #[cfg(feature = "metadata")]
+static W_FIXED_CTR_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_FIXED_CTR_CTL], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static W_FIXED_CTR_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WFixedCtrCtlLayout::NAME, type_name: "WFixedCtrCtl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WFixedCtrCtlLayout::RESET, reserved_mask: WFixedCtrCtlLayout::RESERVED_MASK, ignored_mask: WFixedCtrCtlLayout::IGNORED_MASK, writable_mask: WFixedCtrCtlLayout::WRITABLE_MASK,
     description: "Control for the W-box fixed counter, which counts uncore clock cycles.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-99, p. 2-127", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_FIXED_CTR_CTL", "W", 0, 0x395, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[1]],
+    addresses: Addresses::Known(&W_FIXED_CTR_CTL_INFO_ADDRESSES),
     fields: WFixedCtrCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0x395: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTL (Linux enables it by writing bit 0), likwid MSR_W_PMON_FIXED_CTR_CTL." },
-    ],
+    notes: W_FIXED_CTR_CTL_INFO_NOTES,
 };
 
-/// W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.
-///
-/// `W_MSR_PMON_FIXED_CTR`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
-/// sources: [`WFixedCtrLayout`].
-///
-/// **Bits 63:48 are not described by the guide** (info): The guide's counter table lists only
-/// event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded
-/// here as reserved with access rv (software writes zero) rather than guessing ig or rsv.
-///
-/// **Address cross-check** (info): 0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid
-/// MSR_W_PMON_FIXED_CTR.
-pub type WFixedCtr = Reg64<WFixedCtrLayout>;
+noted! {
+    W_FIXED_CTR_INFO_NOTES = [
+        ("info", "Bits 63:48 are not described by the guide", "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv."),
+        ("info", "Address cross-check", "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR."),
+    ];
+    /// W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.
+    ///
+    /// `W_MSR_PMON_FIXED_CTR`: 64-bit MSR register of the W unit (xeon-7500). Fields, masks and
+    /// sources: [`WFixedCtrLayout`].
+    pub type WFixedCtr = Reg64<WFixedCtrLayout>;
+}
 
 /// The layout of [`WFixedCtr`] (`W_MSR_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -605,8 +608,8 @@ impl Layout for WFixedCtrLayout {
     const INFO: &'static RegisterInfo = &W_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The 48-bit event count. Software may preload it (for example with 2^48 minus a sample interval) so that it overflows after a chosen number of events.", ..FieldInfo::EMPTY },
     ];
@@ -630,20 +633,18 @@ impl WFixedCtr {
 pub const W_MSR_PMON_FIXED_CTR: Msr<WFixedCtr> = Msr::new(0x394, "W_MSR_PMON_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static W_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[W_MSR_PMON_FIXED_CTR], &INSTANCE_NAMES, "linux-nhmex");
+
+#[cfg(feature = "metadata")]
 static W_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-7500", unit: "W", name: WFixedCtrLayout::NAME, type_name: "WFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: WFixedCtrLayout::RESET, reserved_mask: WFixedCtrLayout::RESERVED_MASK, ignored_mask: WFixedCtrLayout::IGNORED_MASK, writable_mask: WFixedCtrLayout::WRITABLE_MASK,
     description: "W-box fixed counter: counts uncore clock ticks, giving a time base for other uncore events.",
-    sources: &["Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-101, p. 2-128", "Intel Xeon Processor 7500 Series Uncore Programming Guide (323535-001), Table 2-94, p. 2-125"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("W_MSR_PMON_FIXED_CTR", "W", 0, 0x394, "linux-nhmex"),
-    ]),
+    sources: &[SOURCES[7], SOURCES[1]],
+    addresses: Addresses::Known(&W_FIXED_CTR_INFO_ADDRESSES),
     fields: WFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 63:48 are not described by the guide", text: "The guide's counter table lists only event_count at bits 47:0 of this 64-bit MSR and says nothing about bits 63:48. They are recorded here as reserved with access rv (software writes zero) rather than guessing ig or rsv." },
-        NoteInfo { kind: "info", title: "Address cross-check", text: "0x394: Table 2-94, Linux NHMEX_W_MSR_PMON_FIXED_CTR, likwid MSR_W_PMON_FIXED_CTR." },
-    ],
+    notes: W_FIXED_CTR_INFO_NOTES,
 };
 
 /// Metadata of this unit and its registers.

@@ -16,6 +16,21 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 5] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28",
+];
+
 /// Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a
 /// freeze signal, and clear the counters or their control registers in a single write.
 ///
@@ -47,18 +62,18 @@ impl Layout for CboBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all counters of this CBo until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -98,22 +113,16 @@ pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msrs(&C_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "CBO", name: CboBoxCtlLayout::NAME, type_name: "CboBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxCtlLayout::RESET, reserved_mask: CboBoxCtlLayout::RESERVED_MASK, ignored_mask: CboBoxCtlLayout::IGNORED_MASK, writable_mask: CboBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CBo's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-9, p. 27"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "C0", 0, 0xD04, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "C1", 0, 0xD24, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "C2", 0, 0xD44, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "C3", 0, 0xD64, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "C4", 0, 0xD84, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "C5", 0, 0xDA4, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "C6", 0, 0xDC4, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "C7", 0, 0xDE4, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CBO_BOX_CTL_INFO_ADDRESSES),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Addresses", text: "CBo i's box control is MSR 0xD04 + 0x20*i: Linux uncore_snbep.c (SNBEP_C0_MSR_PMON_BOX_CTL = 0xd04, SNBEP_CBO_MSR_OFFSET = 0x20, eight boxes), Intel PCM (JKT_C0_MSR_PMON_BOX_CTL = 0x0D04, JKTIVT_CBO_MSR_STEP = 0x20) and likwid (MSR_UNC_C0..C7_PMON_BOX_CTL = 0xD04..0xDE4) agree; the guide's CBo MSR list (p. 27) shows C7_MSR_PMON_BOX_CTL at 0x0DE4. The bit layout matches Linux (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16)." },
@@ -201,16 +210,16 @@ impl Layout for CboCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid_en", ident: "tid_en", lsb: 19, msb: 19, access: Access::RwV,
-            description: "Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("tid_en", 19, 19, Access::RwV,
+            "Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -289,46 +298,16 @@ pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_CTL_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::msr_arrays(&C_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "CBO", name: CboCtlLayout::NAME, type_name: "CboCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtlLayout::RESET, reserved_mask: CboCtlLayout::RESERVED_MASK, ignored_mask: CboCtlLayout::IGNORED_MASK, writable_mask: CboCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one CBo: selects the event and sub-events, enables the counter, can clear it, can restrict counting to the thread programmed in the box filter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-10, p. 28", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTL0", "C0", 0, 0xD10, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL1", "C0", 1, 0xD11, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL2", "C0", 2, 0xD12, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL3", "C0", 3, 0xD13, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL0", "C1", 0, 0xD30, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL1", "C1", 1, 0xD31, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL2", "C1", 2, 0xD32, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL3", "C1", 3, 0xD33, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL0", "C2", 0, 0xD50, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL1", "C2", 1, 0xD51, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL2", "C2", 2, 0xD52, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL3", "C2", 3, 0xD53, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL0", "C3", 0, 0xD70, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL1", "C3", 1, 0xD71, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL2", "C3", 2, 0xD72, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL3", "C3", 3, 0xD73, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL0", "C4", 0, 0xD90, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL1", "C4", 1, 0xD91, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL2", "C4", 2, 0xD92, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL3", "C4", 3, 0xD93, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL0", "C5", 0, 0xDB0, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL1", "C5", 1, 0xDB1, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL2", "C5", 2, 0xDB2, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL3", "C5", 3, 0xDB3, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL0", "C6", 0, 0xDD0, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL1", "C6", 1, 0xDD1, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL2", "C6", 2, 0xDD2, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL3", "C6", 3, 0xDD3, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL0", "C7", 0, 0xDF0, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL1", "C7", 1, 0xDF1, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL2", "C7", 2, 0xDF2, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL3", "C7", 3, 0xDF3, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&CBO_CTL_INFO_ADDRESSES),
     fields: CboCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits 23:18 from Table 2-10; the rest from Linux and Intel PCM", text: "The public copy of the guide shows only part of Table 2-10 (p. 28): invert 23, en 22, rsv 21:20 (RV, software must write 0), tid_en 19 (\"TID Filter Enable\") and edge_det 18, all RW-V except the reserved field. The remaining rows were not readable. They are taken from Linux uncore_snbep.c (event mask SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, tid_en 19 = SNBEP_CBO_PMON_CTL_TID_EN, invert 23, 8-bit threshold 31:24) and Intel PCM (CBO_MSR_PMON_CTL_EVENT 0, UMASK 8, RST 1 << 17, EDGE_DET 18, TID_EN 19, EN 22, INVERT 23, THRESH 24). The guide's introduction to the table (section 2.3.3.2, p. 27) names a .rst bit among the CBo control bits. RW-V is assumed for thresh, umask and ev_sel as for the neighbouring rows; rst is taken as WO like the per-counter reset of Table 2-86. No source states bit 16; it is taken as reserved (must write 0)." },
@@ -370,8 +349,8 @@ impl Layout for CboCtrLayout {
     const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 44, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -403,46 +382,16 @@ pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_CTR_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::msr_arrays(&C_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "CBO", name: CboCtrLayout::NAME, type_name: "CboCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtrLayout::RESET, reserved_mask: CboCtrLayout::RESERVED_MASK, ignored_mask: CboCtrLayout::IGNORED_MASK, writable_mask: CboCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one CBo: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.2, p. 28", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTR0", "C0", 0, 0xD16, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR1", "C0", 1, 0xD17, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR2", "C0", 2, 0xD18, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR3", "C0", 3, 0xD19, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR0", "C1", 0, 0xD36, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR1", "C1", 1, 0xD37, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR2", "C1", 2, 0xD38, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR3", "C1", 3, 0xD39, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR0", "C2", 0, 0xD56, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR1", "C2", 1, 0xD57, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR2", "C2", 2, 0xD58, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR3", "C2", 3, 0xD59, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR0", "C3", 0, 0xD76, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR1", "C3", 1, 0xD77, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR2", "C3", 2, 0xD78, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR3", "C3", 3, 0xD79, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR0", "C4", 0, 0xD96, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR1", "C4", 1, 0xD97, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR2", "C4", 2, 0xD98, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR3", "C4", 3, 0xD99, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR0", "C5", 0, 0xDB6, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR1", "C5", 1, 0xDB7, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR2", "C5", 2, 0xDB8, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR3", "C5", 3, 0xDB9, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR0", "C6", 0, 0xDD6, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR1", "C6", 1, 0xDD7, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR2", "C6", 2, 0xDD8, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR3", "C6", 3, 0xDD9, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR0", "C7", 0, 0xDF6, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR1", "C7", 1, 0xDF7, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR2", "C7", 2, 0xDF8, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR3", "C7", 3, 0xDF9, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[2]],
+    addresses: Addresses::Known(&CBO_CTR_INFO_ADDRESSES),
     fields: CboCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width from the guide's text and Linux; the table itself was not read", text: "The guide states (p. 28) that the CBo data registers are 44 bits wide and wrap on a carry out of bit 43; Linux sets perf_ctr_bits = 44 for the SNB-EP CBo. The field table itself was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-15 for the same registers. Addresses: counter n of CBo i is MSR 0xD16 + 0x20*i + n (Linux SNBEP_C0_MSR_PMON_CTR0 = 0xd16; Intel PCM JKT_C0_MSR_PMON_CTR0..3 = 0x0D16..0x0D19; likwid agrees)." },
@@ -496,16 +445,16 @@ impl Layout for CboBoxFilterLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "opc", ident: "opc", lsb: 23, msb: 31, access: Access::Rw,
-            description: "Opcode of the queued request to match, for the TOR_INSERTS and TOR_OCCUPANCY events (encodings in the guide's opcode tables).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "state", ident: "state", lsb: 18, msb: 22, access: Access::Rw,
-            description: "Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nid", ident: "nid", lsb: 10, msb: 17, access: Access::Rw,
-            description: "Node id to match, for the events that filter by node.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 9, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 4, access: Access::Rw,
-            description: "Thread/core id to match; used by any CBo event whose control register has tid_en set.", ..FieldInfo::EMPTY },
+        FieldInfo::row("opc", 23, 31, Access::Rw,
+            "Opcode of the queued request to match, for the TOR_INSERTS and TOR_OCCUPANCY events (encodings in the guide's opcode tables)."),
+        FieldInfo::row("state", 18, 22, Access::Rw,
+            "Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states."),
+        FieldInfo::row("nid", 10, 17, Access::Rw,
+            "Node id to match, for the events that filter by node."),
+        FieldInfo::row("rsv", 5, 9, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("tid", 0, 4, Access::Rw,
+            "Thread/core id to match; used by any CBo event whose control register has tid_en set."),
     ];
 }
 
@@ -561,22 +510,16 @@ pub const C_MSR_PMON_BOX_FILTER: [Msr<CboBoxFilter>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "CBO", name: CboBoxFilterLayout::NAME, type_name: "CboBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilterLayout::RESET, reserved_mask: CboBoxFilterLayout::RESERVED_MASK, ignored_mask: CboBoxFilterLayout::IGNORED_MASK, writable_mask: CboBoxFilterLayout::WRITABLE_MASK,
     description: "Filter shared by the four counters of one CBo. Which fields an event honours depends on the event: any event can be restricted to one thread (with the control register's tid_en set), LLC_LOOKUP by cache-line state, and TOR_INSERTS / TOR_OCCUPANCY by request opcode and node id. Because the register is shared, only events that agree on its contents can be counted together in one CBo.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.3.3.3, p. 28"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER", "C0", 0, 0xD14, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER", "C1", 0, 0xD34, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER", "C2", 0, 0xD54, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER", "C3", 0, 0xD74, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER", "C4", 0, 0xD94, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER", "C5", 0, 0xDB4, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER", "C6", 0, 0xDD4, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER", "C7", 0, 0xDF4, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[4]],
+    addresses: Addresses::Known(&CBO_BOX_FILTER_INFO_ADDRESSES),
     fields: CboBoxFilterLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux, Intel PCM and Intel's event list; the guide's table was not read", text: "The guide's field table for this register (section 2.3.3.3, p. 29) was not in the public copy read; p. 28 only describes what the filter is for. The bit positions are from Linux uncore_snbep.c (SNBEP_CB0_MSR_PMON_BOX_FILTER_TID = 0x1f, _NID = 0x3fc00, _STATE = 0x7c0000, _OPC = 0xff800000; format attributes filter_tid config1:0-4, filter_nid 10-17, filter_state 18-22, filter_opc 23-31), confirmed by Intel PCM (JKT_CBO_MSR_PMON_BOX_FILTER_OPC(x) = x << 23) and by Intel's public event list for this uncore (Jaketown_uncore.json v24: filter dependencies CBoFilter[17:10], CBoFilter[22:18] and CBoFilter[31:23]). Bits 9:5 are covered by no source and are taken as reserved (must write 0). Access is taken as rw (software-programmed configuration, as in the v2 guide's filter tables); the state bit encodings and the tid encoding are not given here because the E5-2600 table was not read (the v2 guide's versions of this register differ in width and position)." },

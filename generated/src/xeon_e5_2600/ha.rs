@@ -15,29 +15,36 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of the Home Agent counters: lets software freeze all four counters at once,
-/// choose whether the box honours a freeze signal, and clear the counters or their control
-/// registers in one write.
-///
-/// `HA_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks and
-/// sources: [`HaBoxCtlLayout`].
-///
-/// **Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)** (erratum): Guide
-/// 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits
-/// 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit
-/// 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's
-/// box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table
-/// 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines
-/// SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every
-/// SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both
-/// bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control
-/// layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2
-/// uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0
-/// (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1
-/// device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the
-/// counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a
-/// documentation error.
-pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["HA"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 8] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48",
+    "Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48",
+];
+
+noted! {
+    HA_BOX_CTL_INFO_NOTES = [
+        ("erratum", "Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)", "Guide 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2 uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1 device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a documentation error."),
+    ];
+    /// Box-wide control of the Home Agent counters: lets software freeze all four counters at once,
+    /// choose whether the box honours a freeze signal, and clear the counters or their control
+    /// registers in one write.
+    ///
+    /// `HA_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`HaBoxCtlLayout`].
+    pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+}
 
 /// The layout of [`HaBoxCtl`] (`HA_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -57,18 +64,18 @@ impl Layout for HaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: with this bit set the box stops its counters when a freeze signal arrives; with it clear such signals have no effect on this box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -99,19 +106,18 @@ impl HaBoxCtl {
 pub const HA_PCI_PMON_BOX_CTL: PciRegister<HaBoxCtl> = PciRegister::new(0x3C46, 14, 1, 0x0F4, "HA_PCI_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static HA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[HA_PCI_PMON_BOX_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaBoxCtlLayout::NAME, type_name: "HaBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the Home Agent counters: lets software freeze all four counters at once, choose whether the box honours a freeze signal, and clear the counters or their control registers in one write.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-34, p. 47", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_BOX_CTL", "HA", 0, (0x3C46, 14, 1, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&HA_BOX_CTL_INFO_ADDRESSES),
     fields: HaBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "erratum", title: "Table 2-34 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)", text: "Guide 327043-001 Table 2-34 (p. 47; the excerpt and the public copies of that page agree) lists bits 1:0 of HA_PCI_PMON_BOX_CTL as one reserved field that software must write as zero. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0. Evidence: (a) the same guide's box-control table for the QPI box (Table 2-85, p. 89), whose bits 31:2 are identical to Table 2-34, defines exactly these two reset bits at 1 and 0; (b) Linux uncore_snbep.c defines SNBEP_PMON_BOX_CTL_RST_CTRL as bit 0 and RST_CTRS as bit 1 and its box-init routine for every SNB-EP PCI box, the Home Agent included (snbep_uncore_ha uses snbep_uncore_pci_ops), writes both bits together with FRZ_EN to offset 0xF4; (c) Intel PCM uses the same generic unit-control layout (UNC_PMON_UNIT_CTL_RST_CONTROL bit 0, RST_COUNTERS bit 1); (d) the later E5-2600 v2 uncore guide (329468-002, Table 2-38) gives the HA box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) a public copy of a Xeon E5 datasheet, volume 2, section 4.6.2.5 PmonUnitCtrl (bus 1 device 14 function 1 offset F4h among others) describes bit 0 as a write-only reset of the counter configuration registers. The reserved marking in Table 2-34 is therefore treated as a documentation error." },
-    ],
+    notes: HA_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `HA_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -143,37 +149,20 @@ impl HaCtlInvert {
     }
 }
 
-/// Per-counter control for Home Agent counter n: which event and sub-events to count, whether the
-/// counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion,
-/// and edge detection) before it is added.
-///
-/// `HA_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600), 4 per instance. Fields,
-/// masks and sources: [`HaCtlLayout`].
-///
-/// **Bit 17 is reserved in the HA table although the QPI control has rst there** (source-conflict):
-/// Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from
-/// a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask
-/// 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86
-/// sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers
-/// (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI
-/// counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines
-/// SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask
-/// it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define
-/// HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35
-/// reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide,
-/// 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the
-/// E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we
-/// follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that
-/// needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly.
-///
-/// **invert has enumerated values** (info): The guide describes both senses of invert; they are
-/// enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is
-/// below thresh).
-///
-/// **Offsets** (info): Control n is at 0xD8 + 4n in the Home Agent function; Linux uncore_snbep.c
-/// (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_HA_PMON_CTL_0..3 =
-/// 0xD8, 0xDC, 0xE0, 0xE4) agree.
-pub type HaCtl = Reg32<HaCtlLayout>;
+noted! {
+    HA_CTL_INFO_NOTES = [
+        ("source-conflict", "Bit 17 is reserved in the HA table although the QPI control has rst there", "Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86 sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35 reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide, 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly."),
+        ("info", "invert has enumerated values", "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)."),
+        ("info", "Offsets", "Control n is at 0xD8 + 4n in the Home Agent function; Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_HA_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree."),
+    ];
+    /// Per-counter control for Home Agent counter n: which event and sub-events to count, whether the
+    /// counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion,
+    /// and edge detection) before it is added.
+    ///
+    /// `HA_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600), 4 per instance. Fields,
+    /// masks and sources: [`HaCtlLayout`].
+    pub type HaCtl = Reg32<HaCtlLayout>;
+}
 
 /// The layout of [`HaCtl`] (`HA_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -200,14 +189,14 @@ impl Layout for HaCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -265,41 +254,32 @@ impl HaCtl {
 pub const HA_PCI_PMON_CTL: [PciRegister<HaCtl>; 4] = [PciRegister::new(0x3C46, 14, 1, 0x0D8, "HA_PCI_PMON_CTL0"), PciRegister::new(0x3C46, 14, 1, 0x0DC, "HA_PCI_PMON_CTL1"), PciRegister::new(0x3C46, 14, 1, 0x0E0, "HA_PCI_PMON_CTL2"), PciRegister::new(0x3C46, 14, 1, 0x0E4, "HA_PCI_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static HA_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[HA_PCI_PMON_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaCtlLayout::NAME, type_name: "HaCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
     description: "Per-counter control for Home Agent counter n: which event and sub-events to count, whether the counter runs, and how each cycle's increment is filtered (threshold comparison, its inversion, and edge detection) before it is added.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 47", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-35, p. 48"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_CTL0", "HA", 0, (0x3C46, 14, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTL1", "HA", 1, (0x3C46, 14, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTL2", "HA", 2, (0x3C46, 14, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTL3", "HA", 3, (0x3C46, 14, 1, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[3]],
+    addresses: Addresses::Known(&HA_CTL_INFO_ADDRESSES),
     fields: HaCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "Bit 17 is reserved in the HA table although the QPI control has rst there", text: "Sheet 1 of Table 2-35 (bits 31:18, p. 47) is in the excerpt; sheet 2 (bits 17:0) was taken from a public copy of the same guide, p. 48, which gives rsv 17:16 (RV, software must write 0), umask 15:8 (RW-V) and ev_sel 7:0 (RW-V). This is not the shape of the QPI control register (Table 2-86 sheet 2: rst at 17 WO, rsv at 16). The guide's own introduction to the HA control registers (section 2.4.3.2, p. 47) lists only ev_sel, umask, invert, edge_det and thresh, whereas its QPI counterpart (section 2.7.3.2, p. 89) also names .rst. Linux uncore_snbep.c defines SNBEP_PMON_CTL_RST as bit 17 generically, but never sets it and leaves it out of the event mask it applies to the Home Agent (SNBEP_PMON_RAW_EVENT_MASK). Intel PCM does define HA_PCI_PMON_CTL_RST as bit 17, but next to HA_PCI_PMON_CTL_OV_EN at bit 20, a bit Table 2-35 reserves on this processor; those constants follow the later Home Agents (the E5-2600 v2 guide, 329468-002 section 2.4.2.4, adds .rst and .ov_en to the HA control), so they do not settle the E5-2600 layout. No public source shows a per-counter reset bit in the E5-2600 Home Agent, so we follow Table 2-35: bits 17:16 are one reserved field, and no rst field exists. Software that needs to clear an HA counter can use HA_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly." },
-        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)." },
-        NoteInfo { kind: "info", title: "Offsets", text: "Control n is at 0xD8 + 4n in the Home Agent function; Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_HA_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree." },
-    ],
+    notes: HA_CTL_INFO_NOTES,
 };
 
-/// Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that
-/// occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps
-/// counting.
-///
-/// `HA_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600), 4 per instance. Fields,
-/// masks and sources: [`HaCtrLayout`].
-///
-/// **48-bit counter read as two dwords** (info): The register is 64 bits wide in configuration
-/// space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4.
-/// Configuration space is accessed a dword at a time, so software reads the two halves separately
-/// (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves
-/// PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the
-/// two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if
-/// an exact value is needed.
-pub type HaCtr = Reg64<HaCtrLayout>;
+noted! {
+    HA_CTR_INFO_NOTES = [
+        ("info", "48-bit counter read as two dwords", "The register is 64 bits wide in configuration space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so software reads the two halves separately (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if an exact value is needed."),
+    ];
+    /// Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that
+    /// occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps
+    /// counting.
+    ///
+    /// `HA_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600), 4 per instance. Fields,
+    /// masks and sources: [`HaCtrLayout`].
+    pub type HaCtr = Reg64<HaCtrLayout>;
+}
 
 /// The layout of [`HaCtr`] (`HA_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -318,8 +298,8 @@ impl Layout for HaCtrLayout {
     const INFO: &'static RegisterInfo = &HA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by HA_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -342,22 +322,18 @@ impl HaCtr {
 pub const HA_PCI_PMON_CTR: [PciRegister<HaCtr>; 4] = [PciRegister::new(0x3C46, 14, 1, 0x0A0, "HA_PCI_PMON_CTR0"), PciRegister::new(0x3C46, 14, 1, 0x0A8, "HA_PCI_PMON_CTR1"), PciRegister::new(0x3C46, 14, 1, 0x0B0, "HA_PCI_PMON_CTR2"), PciRegister::new(0x3C46, 14, 1, 0x0B8, "HA_PCI_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static HA_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[HA_PCI_PMON_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaCtrLayout::NAME, type_name: "HaCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
     description: "Home Agent data counter n: a 48-bit event count held in the low bits of a 64-bit register that occupies two consecutive configuration-space dwords. On overflow the count wraps and keeps counting.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-36, p. 48"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_CTR0", "HA", 0, (0x3C46, 14, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTR1", "HA", 1, (0x3C46, 14, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTR2", "HA", 2, (0x3C46, 14, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("HA_PCI_PMON_CTR3", "HA", 3, (0x3C46, 14, 1, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&HA_CTR_INFO_ADDRESSES),
     fields: HaCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "The register is 64 bits wide in configuration space: bits 31:0 are at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so software reads the two halves separately (Linux snbep_uncore_pci_read_counter does exactly this; likwid names the halves PCI_UNC_HA_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n). Only bits 47:0 count; a read of the two halves while the counter runs can tear, so freeze the box (HA_PCI_PMON_BOX_CTL.frz) first if an exact value is needed." },
-    ],
+    notes: HA_CTR_INFO_NOTES,
 };
 
 /// Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of
@@ -399,10 +375,10 @@ impl Layout for HaAddrMatch0Layout {
     const INFO: &'static RegisterInfo = &HA_ADDR_MATCH0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "lo_addr", ident: "lo_addr", lsb: 6, msb: 31, access: Access::Rw,
-            description: "Bits 31:6 of the cache-line-aligned system address to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 5, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("lo_addr", 6, 31, Access::Rw,
+            "Bits 31:6 of the cache-line-aligned system address to match."),
+        FieldInfo::row("rsv", 0, 5, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -423,31 +399,32 @@ impl HaAddrMatch0 {
 pub const HA_PCI_PMON_BOX_ADDRMATCH0: PciRegister<HaAddrMatch0> = PciRegister::new(0x3C46, 14, 1, 0x040, "HA_PCI_PMON_BOX_ADDRMATCH0");
 
 #[cfg(feature = "metadata")]
+static HA_ADDR_MATCH0_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[HA_PCI_PMON_BOX_ADDRMATCH0], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaAddrMatch0Layout::NAME, type_name: "HaAddrMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaAddrMatch0Layout::RESET, reserved_mask: HaAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaAddrMatch0Layout::IGNORED_MASK, writable_mask: HaAddrMatch0Layout::WRITABLE_MASK,
     description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against. The ADDR_OPC_MATCH.FILT event counts the requests that match this filter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event lists (BSD-3-Clause) for the Xeon E5-2600 uncores: Jaketown_uncore.json version 24, haswellx_uncore.json version 29, broadwellx_uncore.json version 23: event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_BOX_ADDRMATCH0", "HA", 0, (0x3C46, 14, 1, 0x040), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[5]],
+    addresses: Addresses::Known(&HA_ADDR_MATCH0_INFO_ADDRESSES),
     fields: HaAddrMatch0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Intel's event list; the guide's table was not read", text: "The guide describes the filter on p. 48 (a pair of address match registers and an opcode match register, with the ADDR_OPC_MATCH.FILT event) and gives the tables of ADDRMATCH1 and OPCODEMATCH there (Tables 2-38 and 2-37); the ADDRMATCH0 table itself was not in the public copies read. Intel's public event list for this uncore (Jaketown_uncore.json v24) names the filter of UNC_H_ADDR_OPC_MATCH.FILT as HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0], which places the low address at bits 31:6 (ADDRMATCH1 holds address bits 45:32, so this register holds 31:6 of a 64-byte-aligned address). Bits 5:0 lie below the cache-line size and are taken as reserved. The sibling tables give the fields the attribute RWS (sticky read/write), modelled as rw. Offset: Linux uncore_snbep.c SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 and likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 agree." },
     ],
 };
 
-/// High half of the physical-address match of the Home Agent's filter: address bits 45:32.
-///
-/// `HA_PCI_PMON_BOX_ADDRMATCH1`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks
-/// and sources: [`HaAddrMatch1Layout`].
-///
-/// **RWS modelled as rw; offset** (info): Table 2-38 (p. 48) gives rsv 31:14 ("Reserved (?)") and
-/// hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset),
-/// modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid
-/// PCI_UNC_HA_PMON_ADDRMATCH1 agree.
-pub type HaAddrMatch1 = Reg32<HaAddrMatch1Layout>;
+noted! {
+    HA_ADDR_MATCH1_INFO_NOTES = [
+        ("info", "RWS modelled as rw; offset", "Table 2-38 (p. 48) gives rsv 31:14 (\"Reserved (?)\") and hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset), modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid PCI_UNC_HA_PMON_ADDRMATCH1 agree."),
+    ];
+    /// High half of the physical-address match of the Home Agent's filter: address bits 45:32.
+    ///
+    /// `HA_PCI_PMON_BOX_ADDRMATCH1`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`HaAddrMatch1Layout`].
+    pub type HaAddrMatch1 = Reg32<HaAddrMatch1Layout>;
+}
 
 /// The layout of [`HaAddrMatch1`] (`HA_PCI_PMON_BOX_ADDRMATCH1`): its fields, masks and metadata.
 ///
@@ -466,10 +443,10 @@ impl Layout for HaAddrMatch1Layout {
     const INFO: &'static RegisterInfo = &HA_ADDR_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "hi_addr", ident: "hi_addr", lsb: 0, msb: 13, access: Access::Rw,
-            description: "Bits 45:32 of the cache-line-aligned system address to match.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 14, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("hi_addr", 0, 13, Access::Rw,
+            "Bits 45:32 of the cache-line-aligned system address to match."),
     ];
 }
 
@@ -490,33 +467,31 @@ impl HaAddrMatch1 {
 pub const HA_PCI_PMON_BOX_ADDRMATCH1: PciRegister<HaAddrMatch1> = PciRegister::new(0x3C46, 14, 1, 0x044, "HA_PCI_PMON_BOX_ADDRMATCH1");
 
 #[cfg(feature = "metadata")]
+static HA_ADDR_MATCH1_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[HA_PCI_PMON_BOX_ADDRMATCH1], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaAddrMatch1Layout::NAME, type_name: "HaAddrMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaAddrMatch1Layout::RESET, reserved_mask: HaAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaAddrMatch1Layout::IGNORED_MASK, writable_mask: HaAddrMatch1Layout::WRITABLE_MASK,
     description: "High half of the physical-address match of the Home Agent's filter: address bits 45:32.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-38, p. 48"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_BOX_ADDRMATCH1", "HA", 0, (0x3C46, 14, 1, 0x044), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&HA_ADDR_MATCH1_INFO_ADDRESSES),
     fields: HaAddrMatch1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "RWS modelled as rw; offset", text: "Table 2-38 (p. 48) gives rsv 31:14 (\"Reserved (?)\") and hi_addr 13:0 with the attribute RWS (sticky read/write: the value survives a warm reset), modelled as rw. Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 and likwid PCI_UNC_HA_PMON_ADDRMATCH1 agree." },
-    ],
+    notes: HA_ADDR_MATCH1_INFO_NOTES,
 };
 
-/// Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH
-/// events count.
-///
-/// `HA_PCI_PMON_BOX_OPCODEMATCH`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks
-/// and sources: [`HaOpcodeMatchLayout`].
-///
-/// **Table 2-37 leaves the polarity of opc open** (erratum): Table 2-37 (p. 48) describes opc 5:0
-/// (RWS) as "Match to this incoming (? which polarity?) opcode"; the question mark is the guide's
-/// own. We model the field as the opcode to match, the only reading consistent with the filter text
-/// on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid
-/// PCI_UNC_HA_PMON_OPCODEMATCH agree.
-pub type HaOpcodeMatch = Reg32<HaOpcodeMatchLayout>;
+noted! {
+    HA_OPCODE_MATCH_INFO_NOTES = [
+        ("erratum", "Table 2-37 leaves the polarity of opc open", "Table 2-37 (p. 48) describes opc 5:0 (RWS) as \"Match to this incoming (? which polarity?) opcode\"; the question mark is the guide's own. We model the field as the opcode to match, the only reading consistent with the filter text on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid PCI_UNC_HA_PMON_OPCODEMATCH agree."),
+    ];
+    /// Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH
+    /// events count.
+    ///
+    /// `HA_PCI_PMON_BOX_OPCODEMATCH`: 32-bit PCI register of the HA unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`HaOpcodeMatchLayout`].
+    pub type HaOpcodeMatch = Reg32<HaOpcodeMatchLayout>;
+}
 
 /// The layout of [`HaOpcodeMatch`] (`HA_PCI_PMON_BOX_OPCODEMATCH`): its fields, masks and metadata.
 ///
@@ -535,10 +510,10 @@ impl Layout for HaOpcodeMatchLayout {
     const INFO: &'static RegisterInfo = &HA_OPCODE_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 0, msb: 5, access: Access::Rw,
-            description: "Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("opc", 0, 5, Access::Rw,
+            "Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143)."),
     ];
 }
 
@@ -559,19 +534,18 @@ impl HaOpcodeMatch {
 pub const HA_PCI_PMON_BOX_OPCODEMATCH: PciRegister<HaOpcodeMatch> = PciRegister::new(0x3C46, 14, 1, 0x048, "HA_PCI_PMON_BOX_OPCODEMATCH");
 
 #[cfg(feature = "metadata")]
+static HA_OPCODE_MATCH_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[HA_PCI_PMON_BOX_OPCODEMATCH], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "HA", name: HaOpcodeMatchLayout::NAME, type_name: "HaOpcodeMatch",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaOpcodeMatchLayout::RESET, reserved_mask: HaOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaOpcodeMatchLayout::WRITABLE_MASK,
     description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-37, p. 48"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA_PCI_PMON_BOX_OPCODEMATCH", "HA", 0, (0x3C46, 14, 1, 0x048), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[7]],
+    addresses: Addresses::Known(&HA_OPCODE_MATCH_INFO_ADDRESSES),
     fields: HaOpcodeMatchLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "erratum", title: "Table 2-37 leaves the polarity of opc open", text: "Table 2-37 (p. 48) describes opc 5:0 (RWS) as \"Match to this incoming (? which polarity?) opcode\"; the question mark is the guide's own. We model the field as the opcode to match, the only reading consistent with the filter text on the same page, and RWS as rw. Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH and likwid PCI_UNC_HA_PMON_OPCODEMATCH agree." },
-    ],
+    notes: HA_OPCODE_MATCH_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

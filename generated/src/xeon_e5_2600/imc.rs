@@ -15,38 +15,35 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether
-/// the channel honours a freeze signal, and clears the counters or their control registers in a
-/// single write.
-///
-/// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks
-/// and sources: [`ImcBoxCtlLayout`].
-///
-/// **Table 2-60 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)** (erratum): Guide
-/// 327043-001 Table 2-60 (sheet 1 on p. 60, sheet 2 on p. 61, as read from public copies of the
-/// guide) lists bits 1:0 of MC_CHy_PCI_PMON_BOX_CTL as one reserved field that software must write
-/// as zero, exactly as the Home Agent's Table 2-34 does; the guide's own lead-in to the table
-/// (section 2.5.4.1) mentions only .frz_en and .frz. We define bit 1 as rst_ctrs and bit 0 as
-/// rst_ctrl, both write-only, reset 0, for the reasons given for HA_PCI_PMON_BOX_CTL: (a) the QPI
-/// box control (Table 2-85), identical in bits 31:2, defines these two reset bits; (b) Linux
-/// uncore_snbep.c initialises every SNB-EP PCI box, the iMC channels included (snbep_uncore_imc
-/// uses SNBEP_UNCORE_PCI_COMMON_INIT, hence snbep_uncore_pci_ops), by writing
-/// SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to offset 0xF4; (c) an
-/// early Intel PCM release's Jaketown header (jkt.h) defines MC_CH_PCI_PMON_BOX_CTL_RST_CONTROL as
-/// bit 0 and MC_CH_PCI_PMON_BOX_CTL_RST_COUNTERS as bit 1 for this very register; (d) the E5-2600
-/// v2 guide (329468-002, Table 2-72) gives the iMC box control rst_ctrs at 1 and rst_ctrl at 0
-/// (WO); (e) the Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 16
-/// functions 0, 1, 4 and 5 offset F4h among the units it describes. The reserved marking is treated
-/// as a documentation error.
-///
-/// **Channel functions and device ids** (info): Channels 0 to 3 are functions 0, 1, 4 and 5 of
-/// device 16 on the socket's uncore bus, with device ids 0x3CB0, 0x3CB1, 0x3CB4 and 0x3CB5. The
-/// guide's Table 2-59 (p. 60) gives D16:F0, F1, F4 and F5; likwid's Sandy Bridge-EP PCI device
-/// table gives paths 10.0, 10.1, 10.4 and 10.5 (device 0x10 = 16) with those ids; Linux pci_ids.h
-/// (PCI_DEVICE_ID_INTEL_UNC_IMC0..3 = 0x3cb0, 0x3cb1, 0x3cb4, 0x3cb5) binds the same ids to
-/// snbep_uncore_imc boxes 0 to 3; the early Intel PCM jkt.h gives MC_CH0..3_REGISTER_DEV 16 and
-/// FUNC 0, 1, 4, 5. All agree.
-pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["CH0", "CH1", "CH2", "CH3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 6] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 60",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 61",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-61, p. 61",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-62, p. 62",
+];
+
+noted! {
+    IMC_BOX_CTL_INFO_NOTES = [
+        ("erratum", "Table 2-60 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)", "Guide 327043-001 Table 2-60 (sheet 1 on p. 60, sheet 2 on p. 61, as read from public copies of the guide) lists bits 1:0 of MC_CHy_PCI_PMON_BOX_CTL as one reserved field that software must write as zero, exactly as the Home Agent's Table 2-34 does; the guide's own lead-in to the table (section 2.5.4.1) mentions only .frz_en and .frz. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0, for the reasons given for HA_PCI_PMON_BOX_CTL: (a) the QPI box control (Table 2-85), identical in bits 31:2, defines these two reset bits; (b) Linux uncore_snbep.c initialises every SNB-EP PCI box, the iMC channels included (snbep_uncore_imc uses SNBEP_UNCORE_PCI_COMMON_INIT, hence snbep_uncore_pci_ops), by writing SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to offset 0xF4; (c) an early Intel PCM release's Jaketown header (jkt.h) defines MC_CH_PCI_PMON_BOX_CTL_RST_CONTROL as bit 0 and MC_CH_PCI_PMON_BOX_CTL_RST_COUNTERS as bit 1 for this very register; (d) the E5-2600 v2 guide (329468-002, Table 2-72) gives the iMC box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) the Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 16 functions 0, 1, 4 and 5 offset F4h among the units it describes. The reserved marking is treated as a documentation error."),
+        ("info", "Channel functions and device ids", "Channels 0 to 3 are functions 0, 1, 4 and 5 of device 16 on the socket's uncore bus, with device ids 0x3CB0, 0x3CB1, 0x3CB4 and 0x3CB5. The guide's Table 2-59 (p. 60) gives D16:F0, F1, F4 and F5; likwid's Sandy Bridge-EP PCI device table gives paths 10.0, 10.1, 10.4 and 10.5 (device 0x10 = 16) with those ids; Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_IMC0..3 = 0x3cb0, 0x3cb1, 0x3cb4, 0x3cb5) binds the same ids to snbep_uncore_imc boxes 0 to 3; the early Intel PCM jkt.h gives MC_CH0..3_REGISTER_DEV 16 and FUNC 0, 1, 4, 5. All agree."),
+    ];
+    /// Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether
+    /// the channel honours a freeze signal, and clears the counters or their control registers in a
+    /// single write.
+    ///
+    /// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`ImcBoxCtlLayout`].
+    pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+}
 
 /// The layout of [`ImcBoxCtl`] (`MC_CH{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -68,18 +65,18 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: while set, a freeze signal stops this channel's counters; while clear, the channel ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the channel until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the channel to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -115,23 +112,18 @@ pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&MC_CH_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one memory channel's counters: freezes all of them at once, chooses whether the channel honours a freeze signal, and clears the counters or their control registers in a single write.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 60", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-60, p. 61", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_CTL", "CH0", 0, (0x3CB0, 16, 0, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_CTL", "CH1", 0, (0x3CB1, 16, 1, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_CTL", "CH2", 0, (0x3CB4, 16, 4, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_CTL", "CH3", 0, (0x3CB5, 16, 5, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "erratum", title: "Table 2-60 marks bits 1:0 reserved; they are rst_ctrs (1) and rst_ctrl (0)", text: "Guide 327043-001 Table 2-60 (sheet 1 on p. 60, sheet 2 on p. 61, as read from public copies of the guide) lists bits 1:0 of MC_CHy_PCI_PMON_BOX_CTL as one reserved field that software must write as zero, exactly as the Home Agent's Table 2-34 does; the guide's own lead-in to the table (section 2.5.4.1) mentions only .frz_en and .frz. We define bit 1 as rst_ctrs and bit 0 as rst_ctrl, both write-only, reset 0, for the reasons given for HA_PCI_PMON_BOX_CTL: (a) the QPI box control (Table 2-85), identical in bits 31:2, defines these two reset bits; (b) Linux uncore_snbep.c initialises every SNB-EP PCI box, the iMC channels included (snbep_uncore_imc uses SNBEP_UNCORE_PCI_COMMON_INIT, hence snbep_uncore_pci_ops), by writing SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to offset 0xF4; (c) an early Intel PCM release's Jaketown header (jkt.h) defines MC_CH_PCI_PMON_BOX_CTL_RST_CONTROL as bit 0 and MC_CH_PCI_PMON_BOX_CTL_RST_COUNTERS as bit 1 for this very register; (d) the E5-2600 v2 guide (329468-002, Table 2-72) gives the iMC box control rst_ctrs at 1 and rst_ctrl at 0 (WO); (e) the Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 16 functions 0, 1, 4 and 5 offset F4h among the units it describes. The reserved marking is treated as a documentation error." },
-        NoteInfo { kind: "info", title: "Channel functions and device ids", text: "Channels 0 to 3 are functions 0, 1, 4 and 5 of device 16 on the socket's uncore bus, with device ids 0x3CB0, 0x3CB1, 0x3CB4 and 0x3CB5. The guide's Table 2-59 (p. 60) gives D16:F0, F1, F4 and F5; likwid's Sandy Bridge-EP PCI device table gives paths 10.0, 10.1, 10.4 and 10.5 (device 0x10 = 16) with those ids; Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_IMC0..3 = 0x3cb0, 0x3cb1, 0x3cb4, 0x3cb5) binds the same ids to snbep_uncore_imc boxes 0 to 3; the early Intel PCM jkt.h gives MC_CH0..3_REGISTER_DEV 16 and FUNC 0, 1, 4, 5. All agree." },
-    ],
+    notes: IMC_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `MC_CH{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -224,14 +216,14 @@ impl Layout for ImcCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -295,30 +287,16 @@ pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&MC_CH_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "IMC", name: ImcCtlLayout::NAME, type_name: "ImcCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Per-counter control for general counter n of one memory channel: selects the event and its sub-events, enables the counter, and filters each cycle's increment through a threshold comparison, its inversion and edge detection before it is added.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-61, p. 61", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL0", "CH0", 0, (0x3CB0, 16, 0, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL1", "CH0", 1, (0x3CB0, 16, 0, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL2", "CH0", 2, (0x3CB0, 16, 0, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL3", "CH0", 3, (0x3CB0, 16, 0, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL0", "CH1", 0, (0x3CB1, 16, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL1", "CH1", 1, (0x3CB1, 16, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL2", "CH1", 2, (0x3CB1, 16, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL3", "CH1", 3, (0x3CB1, 16, 1, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL0", "CH2", 0, (0x3CB4, 16, 4, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL1", "CH2", 1, (0x3CB4, 16, 4, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL2", "CH2", 2, (0x3CB4, 16, 4, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL3", "CH2", 3, (0x3CB4, 16, 4, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL0", "CH3", 0, (0x3CB5, 16, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL1", "CH3", 1, (0x3CB5, 16, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL2", "CH3", 2, (0x3CB5, 16, 5, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL3", "CH3", 3, (0x3CB5, 16, 5, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[2]],
+    addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bit 17: reserved in Table 2-61, rst in Intel PCM", text: "Table 2-61 (p. 61, read from public copies of the guide) gives thresh 31:24, invert 23, en 22 (all RW-V), bits 21:20 reserved with software writing 0, bit 19 reserved (\"Reserved (?)\"), edge_det 18 (RW-V) and bits 17:16 reserved with software writing 0; its lead-in (section 2.5.4.2) names only ev_sel, umask, invert, edge_det and thresh, with no .rst. The early Intel PCM Jaketown header jkt.h, however, defines MC_CH_PCI_PMON_CTL_RST as bit 17 for this register (PCM itself never sets it: it writes en alone, then en with the event). Linux uncore_snbep.c never sets bit 17 and leaves it out of the event mask it applies to the iMC (SNBEP_PMON_RAW_EVENT_MASK). As for HA_PCI_PMON_CTL{n}, whose table has the same shape, we follow the guide: bits 17:16 are one reserved field and no rst field exists. To clear a general counter, use MC_CH{i}_PCI_PMON_BOX_CTL.rst_ctrs or write the counter directly." },
@@ -328,23 +306,18 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit
-/// register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps
-/// counting, and may be read while counting is enabled.
-///
-/// `MC_CH{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (xeon-e5-2600), 4 per instance.
-/// Fields, masks and sources: [`ImcCtrLayout`].
-///
-/// **48-bit counter read as two dwords** (info): Table 2-63 (p. 62) covers both the fixed and the
-/// general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V;
-/// the text on the same page states that all MC data registers are 48 bits wide and wrap on
-/// overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register
-/// occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59:
-/// CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 +
-/// 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two
-/// halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first
-/// if an exact value is needed.
-pub type ImcCtr = Reg64<ImcCtrLayout>;
+noted! {
+    IMC_CTR_INFO_NOTES = [
+        ("info", "48-bit counter read as two dwords", "Table 2-63 (p. 62) covers both the fixed and the general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V; the text on the same page states that all MC data registers are 48 bits wide and wrap on overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59: CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first if an exact value is needed."),
+    ];
+    /// General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit
+    /// register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps
+    /// counting, and may be read while counting is enabled.
+    ///
+    /// `MC_CH{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (xeon-e5-2600), 4 per instance.
+    /// Fields, masks and sources: [`ImcCtrLayout`].
+    pub type ImcCtr = Reg64<ImcCtrLayout>;
+}
 
 /// The layout of [`ImcCtr`] (`MC_CH{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -363,8 +336,8 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -392,51 +365,31 @@ pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&MC_CH_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "IMC", name: ImcCtrLayout::NAME, type_name: "ImcCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "General data counter n of one memory channel: a 48-bit event count in the low bits of a 64-bit register that spans two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR0", "CH0", 0, (0x3CB0, 16, 0, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR1", "CH0", 1, (0x3CB0, 16, 0, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR2", "CH0", 2, (0x3CB0, 16, 0, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR3", "CH0", 3, (0x3CB0, 16, 0, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR0", "CH1", 0, (0x3CB1, 16, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR1", "CH1", 1, (0x3CB1, 16, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR2", "CH1", 2, (0x3CB1, 16, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR3", "CH1", 3, (0x3CB1, 16, 1, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR0", "CH2", 0, (0x3CB4, 16, 4, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR1", "CH2", 1, (0x3CB4, 16, 4, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR2", "CH2", 2, (0x3CB4, 16, 4, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR3", "CH2", 3, (0x3CB4, 16, 4, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR0", "CH3", 0, (0x3CB5, 16, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR1", "CH3", 1, (0x3CB5, 16, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR2", "CH3", 2, (0x3CB5, 16, 5, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR3", "CH3", 3, (0x3CB5, 16, 5, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "Table 2-63 (p. 62) covers both the fixed and the general counters (MC_CHy_PCI_PMON_CTR{FIXED,3-0}): bits 63:48 reserved, event_count 47:0 RW-V; the text on the same page states that all MC data registers are 48 bits wide and wrap on overflow, and Linux uncore_snbep.c gives snbep_uncore_imc perf_ctr_bits = 48. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (guide Table 2-59: CTR0 at A4+A0 up to CTR3 at BC+B8; likwid PCI_UNC_MC_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux snbep_uncore_pci_read_counter reads the two halves separately). A read of the two halves while the counter runs can tear; freeze the channel (MC_CH{i}_PCI_PMON_BOX_CTL.frz) first if an exact value is needed." },
-    ],
+    notes: IMC_CTR_INFO_NOTES,
 };
 
-/// Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it
-/// and can clear it. There is no event select; the event is fixed.
-///
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks
-/// and sources: [`ImcFixedCtlLayout`].
-///
-/// **Layout confirmed by Linux and Intel PCM** (info): Table 2-62 (p. 62, read from public copies
-/// of the guide) gives bits 31:24 reserved ("Reserved (?)"), bit 23 reserved with software writing
-/// 0, en 22 (RW-V), bits 21:20 reserved with software writing 0, rst 19 (WO) and bits 18:0 reserved
-/// ("Reserved (?)"). Linux uncore_snbep.c places the register at SNBEP_MC_CHy_PCI_PMON_FIXED_CTL =
-/// 0xf0 and enables the fixed counter through the generic SNB-EP PCI enable path, which writes
-/// SNBEP_PMON_CTL_EN (bit 22) there; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN as bit 22 and
-/// MC_CH_PCI_PMON_FIXED_CTL_RST as bit 19 and programs the counter by writing en, then en | rst.
-/// likwid registers.h has PCI_UNC_MC_PMON_FIXED_CTL = 0xF0; the guide's Table 2-59 lists it at F0.
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+noted! {
+    IMC_FIXED_CTL_INFO_NOTES = [
+        ("info", "Layout confirmed by Linux and Intel PCM", "Table 2-62 (p. 62, read from public copies of the guide) gives bits 31:24 reserved (\"Reserved (?)\"), bit 23 reserved with software writing 0, en 22 (RW-V), bits 21:20 reserved with software writing 0, rst 19 (WO) and bits 18:0 reserved (\"Reserved (?)\"). Linux uncore_snbep.c places the register at SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 and enables the fixed counter through the generic SNB-EP PCI enable path, which writes SNBEP_PMON_CTL_EN (bit 22) there; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN as bit 22 and MC_CH_PCI_PMON_FIXED_CTL_RST as bit 19 and programs the counter by writing en, then en | rst. likwid registers.h has PCI_UNC_MC_PMON_FIXED_CTL = 0xF0; the guide's Table 2-59 lists it at F0."),
+    ];
+    /// Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it
+    /// and can clear it. There is no event select; the event is fixed.
+    ///
+    /// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`ImcFixedCtlLayout`].
+    pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+}
 
 /// The layout of [`ImcFixedCtl`] (`MC_CH{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -455,18 +408,18 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables the fixed DRAM-clock counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the fixed counter (MC_CH{i}_PCI_PMON_FIXED_CTR) to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 18, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 18, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -493,39 +446,33 @@ pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&MC_CH_PCI_PMON_FIXED_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "IMC", name: ImcFixedCtlLayout::NAME, type_name: "ImcFixedCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of one channel's fixed counter, which always counts DRAM clock cycles (dclk): enables it and can clear it. There is no event select; the event is fixed.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-62, p. 62"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTL", "CH0", 0, (0x3CB0, 16, 0, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTL", "CH1", 0, (0x3CB1, 16, 1, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTL", "CH2", 0, (0x3CB4, 16, 4, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTL", "CH3", 0, (0x3CB5, 16, 5, 0x0F0), "likwid"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout confirmed by Linux and Intel PCM", text: "Table 2-62 (p. 62, read from public copies of the guide) gives bits 31:24 reserved (\"Reserved (?)\"), bit 23 reserved with software writing 0, en 22 (RW-V), bits 21:20 reserved with software writing 0, rst 19 (WO) and bits 18:0 reserved (\"Reserved (?)\"). Linux uncore_snbep.c places the register at SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 and enables the fixed counter through the generic SNB-EP PCI enable path, which writes SNBEP_PMON_CTL_EN (bit 22) there; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN as bit 22 and MC_CH_PCI_PMON_FIXED_CTL_RST as bit 19 and programs the counter by writing en, then en | rst. likwid registers.h has PCI_UNC_MC_PMON_FIXED_CTL = 0xF0; the guide's Table 2-59 lists it at F0." },
-    ],
+    notes: IMC_FIXED_CTL_INFO_NOTES,
 };
 
-/// One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer
-/// rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk
-/// frequency does not change on a running system, which makes this counter a steady time base for
-/// the channel's other events.
-///
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks
-/// and sources: [`ImcFixedCtrLayout`].
-///
-/// **Offset and width** (info): The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits
-/// 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c
-/// (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h
-/// (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h
-/// (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data
-/// counters: bits 63:48 reserved, event_count 47:0 RW-V.
-pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+noted! {
+    IMC_FIXED_CTR_INFO_NOTES = [
+        ("info", "Offset and width", "The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data counters: bits 63:48 reserved, event_count 47:0 RW-V."),
+    ];
+    /// One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer
+    /// rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk
+    /// frequency does not change on a running system, which makes this counter a steady time base for
+    /// the channel's other events.
+    ///
+    /// `MC_CH{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`ImcFixedCtrLayout`].
+    pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+}
 
 /// The layout of [`ImcFixedCtr`] (`MC_CH{i}_PCI_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -544,8 +491,8 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of DRAM clock cycles since the counter was last cleared.", ..FieldInfo::EMPTY },
     ];
@@ -573,22 +520,18 @@ pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&MC_CH_PCI_PMON_FIXED_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "IMC", name: ImcFixedCtrLayout::NAME, type_name: "ImcFixedCtr",
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "One channel's fixed counter: a 48-bit count of DRAM clock cycles (dclk, half the DDR transfer rate) in the low bits of a 64-bit register spanning two configuration-space dwords. The dclk frequency does not change on a running system, which makes this counter a steady time base for the channel's other events.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-63, p. 62"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTR", "CH0", 0, (0x3CB0, 16, 0, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTR", "CH1", 0, (0x3CB1, 16, 1, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTR", "CH2", 0, (0x3CB4, 16, 4, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTR", "CH3", 0, (0x3CB5, 16, 5, 0x0D0), "likwid"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "The fixed counter occupies offsets 0xD0 (bits 31:0) and 0xD4 (bits 63:32): guide Table 2-59 (MC_CHy_PCI_PMON_FIXED_CTR at D4+D0, 32x2), Linux uncore_snbep.c (SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48), likwid registers.h (PCI_UNC_MC_PMON_FIXED_CTR_B = 0xD0, _A = 0xD4) and the early Intel PCM jkt.h (MC_CH_PCI_PMON_FIXED_CTR = 0x0D0) agree. Its layout is the one Table 2-63 gives for all MC data counters: bits 63:48 reserved, event_count 47:0 RW-V." },
-    ],
+    notes: IMC_FIXED_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -17,16 +17,34 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a
-/// freeze signal, and clear the counters or their control registers in a single write.
-///
-/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
-/// sources: [`PcuBoxCtlLayout`].
-///
-/// **Address** (info): 0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL =
-/// 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR =
-/// 0x0C24 agree.
-pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PCU"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 7] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76",
+];
+
+noted! {
+    PCU_BOX_CTL_INFO_NOTES = [
+        ("info", "Address", "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree."),
+    ];
+    /// Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a
+    /// freeze signal, and clear the counters or their control registers in a single write.
+    ///
+    /// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`PcuBoxCtlLayout`].
+    pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+}
 
 /// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -45,18 +63,18 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops the PCU counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all PCU counters until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every PCU data counter to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -87,19 +105,18 @@ impl PcuBoxCtl {
 pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0xC24, "PCU_MSR_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-74, p. 73"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0xC24, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address", text: "0xC24: the guide's Table 2-73 (p. 73), Linux SNBEP_PCU_MSR_PMON_BOX_CTL = 0xc24, likwid MSR_UNC_PCU_PMON_BOX_CTL = 0xC24 and Intel PCM JKTIVT_PCU_MSR_PMON_BOX_CTL_ADDR = 0x0C24 agree." },
-    ],
+    notes: PCU_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
@@ -227,12 +244,12 @@ impl Layout for PcuCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::RwV,
-            description: "Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh.", ..FieldInfo::EMPTY },
+        FieldInfo::row("occ_edge_det", 31, 31, Access::RwV,
+            "Edge detect for occupancy events (ev_sel bit 7 set): when 1, the counter advances on each 0-to-1 transition of the thresholded occupancy condition rather than in every cycle it holds; needs a non-zero thresh."),
         FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, values: PcuCtlOccInvert::VALUES,
             description: "Sense of the threshold comparison for occupancy events (ev_sel bit 7 set).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 29, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert (or occ_invert for occupancy events); use 1 for events that increment by at most one per cycle.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
@@ -241,18 +258,18 @@ impl Layout for PcuCtlLayout {
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: an extra event-select bit needed by some PCU events (for example the frequency and core transition-cycle events).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 20, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect for ordinary events: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, values: PCU_CTL_OCC_SEL_VALUES,
             description: "Occupancy select: for occupancy events (ev_sel bit 7 set), which of the PCU's core-state occupancy counters the event samples.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 13, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
             description: "Event select: the code of the PCU event to count. Bit 7 set marks an occupancy event, which uses occ_sel, occ_invert and occ_edge_det.", ..FieldInfo::EMPTY },
     ];
@@ -341,18 +358,16 @@ impl PcuCtl {
 pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0xC30, "PCU_MSR_PMON_CTL0"), Msr::new(0xC31, "PCU_MSR_PMON_CTL1"), Msr::new(0xC32, "PCU_MSR_PMON_CTL2"), Msr::new(0xC33, "PCU_MSR_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: selects the event (with a ninth event-select bit) and, for occupancy events, which core-state occupancy counter to sample; enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold with separate inversion and edge-detect bits for ordinary and occupancy events.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-75, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0xC30, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0xC31, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0xC32, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0xC33, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2]],
+    addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Only bit 31 read from Table 2-75; the rest from Linux, Intel PCM and Intel's event list", text: "The public copy of the guide shows Table 2-75 (p. 74) only down to occ_edge_det (bit 31, RW-V); the text above it describes occ_invert and occ_edge_det as applying to occupancy events (ev_sel bit 7 set). The other rows were not readable. Bit positions are from Linux uncore_snbep.c (SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14 = 0xc000, edge_det 18, invert 23, 5-bit threshold 24-28 = 0x1f000000, occ_invert 30, occ_edge_det 31; plus SNBEP_PMON_CTL_EN at 22 used for every box) and Intel PCM (PCU_MSR_PMON_CTL_EVENT 0, OCC_SEL 14, RST 17, EDGE_DET 18, EXTRA_SEL 21, EN 22, INVERT 23, THRESH 24, OCC_INVERT 30, OCC_EDGE_DET 31). The occ_sel encodings are confirmed by Intel's public event list (Jaketown_uncore.json v24): POWER_STATE_OCCUPANCY.CORES_C0/C3/C6 are event 0x80 with umask 0x40/0x80/0xC0, i.e. control bits 15:14 = 1, 2, 3. RW-V is assumed for all programmable fields as in bit 31 and the other E5 control tables; rst is taken as WO like the per-counter reset bits elsewhere in the guide. Bits 29, 20:19, 16 and 13:8 appear in no source for this processor and are taken as reserved (must write 0). The E5-2600 v2 guide (329468-002, Table 2-121) has the same occ_* positions, thresh 28:24, ev_sel_ext 21, occ_sel 15:14 and reserved 29 and 13:8." },
@@ -362,20 +377,17 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and
-/// keeps counting, and may be read while counting.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600), 4 per instance.
-/// Fields, masks and sources: [`PcuCtrLayout`].
-///
-/// **Width from Linux and the v2 guide; the E5-2600 table was not read** (info): The field table
-/// for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits
-/// = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2
-/// guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers.
-/// Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux
-/// SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM
-/// JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39).
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Width from Linux and the v2 guide; the E5-2600 table was not read", "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39)."),
+    ];
+    /// PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and
+    /// keeps counting, and may be read while counting.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -395,8 +407,8 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -419,22 +431,18 @@ impl PcuCtr {
 pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0xC36, "PCU_MSR_PMON_CTR0"), Msr::new(0xC37, "PCU_MSR_PMON_CTR1"), Msr::new(0xC38, "PCU_MSR_PMON_CTR2"), Msr::new(0xC39, "PCU_MSR_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.6.3.2, p. 74", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0xC36, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0xC37, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0xC38, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0xC39, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[2]],
+    addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width from Linux and the v2 guide; the E5-2600 table was not read", text: "The field table for these counters (Table 2-76, p. 75) was not in the public copy read. Linux sets perf_ctr_bits = 48 for the SNB-EP PCU, the guide's MSR list gives the registers as 64 bits, and the E5-2600 v2 guide (Table 2-122) gives rsv 63:48 (RV) and event_count 47:0 (RW-V) for the same registers. Addresses: counter n is MSR 0xC36 + n (guide Table 2-73 shows PCU_MSR_PMON_CTR0 = 0x0C36; Linux SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39; Intel PCM JKTIVT_PCU_MSR_PMON_CTR0..3_ADDR = 0x0C36..0x0C39)." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
 /// Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one
@@ -477,14 +485,14 @@ impl Layout for PcuBoxFilterLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "filt31_24", ident: "filt31_24", lsb: 24, msb: 31, access: Access::RwV,
-            description: "Band 3 threshold, for the band-3 frequency/voltage event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt23_16", ident: "filt23_16", lsb: 16, msb: 23, access: Access::RwV,
-            description: "Band 2 threshold, for the band-2 frequency/voltage event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt15_8", ident: "filt15_8", lsb: 8, msb: 15, access: Access::RwV,
-            description: "Band 1 threshold, for the band-1 frequency/voltage event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt7_0", ident: "filt7_0", lsb: 0, msb: 7, access: Access::RwV,
-            description: "Band 0 threshold, for the band-0 frequency/voltage event.", ..FieldInfo::EMPTY },
+        FieldInfo::row("filt31_24", 24, 31, Access::RwV,
+            "Band 3 threshold, for the band-3 frequency/voltage event."),
+        FieldInfo::row("filt23_16", 16, 23, Access::RwV,
+            "Band 2 threshold, for the band-2 frequency/voltage event."),
+        FieldInfo::row("filt15_8", 8, 15, Access::RwV,
+            "Band 1 threshold, for the band-1 frequency/voltage event."),
+        FieldInfo::row("filt7_0", 0, 7, Access::RwV,
+            "Band 0 threshold, for the band-0 frequency/voltage event."),
     ];
 }
 
@@ -523,15 +531,16 @@ impl PcuBoxFilter {
 pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0xC34, "PCU_MSR_PMON_BOX_FILTER");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Four frequency/voltage bands used by the PCU's band events. Each byte is a threshold for one band; for frequency bands the unit is 100 MHz (0x20 = 3.2 GHz). The four band events can each track their own band, so four bands can be measured at once, but because the register is shared it limits which other filtered PCU events can run in the same measurement.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-77, p. 76"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0xC34, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "erratum", title: "Table 2-77 lists a reserved field 63:48 for a 32-bit register", text: "Table 2-77 (p. 76) lists rsv 63:48 (RV) and the four band fields in 31:0, leaving bits 47:32 undescribed. The guide's own MSR list (Table 2-73, p. 73) gives PCU_MSR_PMON_BOX_FILTER as 32 bits wide, and Linux masks the value written to it with SNBEP_PCU_MSR_PMON_BOX_FILTER_MASK = 0xffffffff. We model a 32-bit register holding the four bands and drop the 63:48 row as a copy from a 64-bit table." },
@@ -539,20 +548,19 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It
-/// is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it.
-/// It does not count how many cores are in C6; the PCU occupancy events do that.
-///
-/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
-/// sources: [`PcuCoreC6CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): 0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux
-/// SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.
-pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+noted! {
+    PCU_CORE_C6_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree."),
+    ];
+    /// Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It
+    /// is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it.
+    /// It does not count how many cores are in C6; the PCU occupancy events do that.
+    ///
+    /// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`PcuCoreC6CtrLayout`].
+    pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
 ///
@@ -587,40 +595,33 @@ impl PcuCoreC6Ctr {
 pub const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = Msr::new(0x3FD, "PCU_MSR_CORE_C6_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C6_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C6_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuCoreC6CtrLayout::NAME, type_name: "PcuCoreC6Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C6. It is not part of the PMON infrastructure, so the PCU box control can neither freeze nor reset it. It does not count how many cores are in C6; the PCU occupancy events do that.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-78, p. 76"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[5]],
+    addresses: Addresses::Known(&PCU_CORE_C6_CTR_INFO_ADDRESSES),
     fields: PcuCoreC6CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree." },
-    ],
+    notes: PCU_CORE_C6_CTR_INFO_NOTES,
 };
 
-/// Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like
-/// PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset
-/// through the PCU box control.
-///
-/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
-/// sources: [`PcuCoreC3CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Table 2-79 body not read; layout taken from Table 2-78** (info): The public copy of p. 76 is
-/// cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives
-/// PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section
-/// 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is
-/// therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR =
-/// 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree.
-pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+noted! {
+    PCU_CORE_C3_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Table 2-79 body not read; layout taken from Table 2-78", "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree."),
+    ];
+    /// Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like
+    /// PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset
+    /// through the PCU box control.
+    ///
+    /// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`PcuCoreC3CtrLayout`].
+    pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
 ///
@@ -655,20 +656,18 @@ impl PcuCoreC3Ctr {
 pub const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = Msr::new(0x3FC, "PCU_MSR_CORE_C3_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C3_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C3_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "PCU", name: PcuCoreC3CtrLayout::NAME, type_name: "PcuCoreC3Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
     description: "Fixed C-state residency counter: the number of cycles in which at least one core was in C3. Like PCU_MSR_CORE_C6_CTR it lies outside the PMON infrastructure and cannot be frozen or reset through the PCU box control.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-79, p. 76"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[6]],
+    addresses: Addresses::Known(&PCU_CORE_C3_CTR_INFO_ADDRESSES),
     fields: PcuCoreC3CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Table 2-79 body not read; layout taken from Table 2-78", text: "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree." },
-    ],
+    notes: PCU_CORE_C3_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

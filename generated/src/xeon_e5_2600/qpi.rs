@@ -16,23 +16,37 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box
-/// obeys a freeze signal, and clear the counters or their control registers in a single write.
-///
-/// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and
-/// sources: [`QpiBoxCtlLayout`].
-///
-/// **Table 2-85 taken from a public copy of the guide** (info): Table 2-85 (p. 89) is not in the
-/// project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux
-/// uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box
-/// control at SNBEP_PCI_PMON_BOX_CTL = 0xf4).
-///
-/// **frz_en and frz are documented write-only but read back in practice** (info): The guide marks
-/// frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then
-/// reads it back, treating any value other than those two bits as a sign that uncore monitoring is
-/// not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz.
-/// This suggests both bits read back as written. We keep the guide's wo access.
-pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["P0", "P1"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 9] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92",
+];
+
+noted! {
+    QPI_BOX_CTL_INFO_NOTES = [
+        ("info", "Table 2-85 taken from a public copy of the guide", "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4)."),
+        ("info", "frz_en and frz are documented write-only but read back in practice", "The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access."),
+    ];
+    /// Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box
+    /// obeys a freeze signal, and clear the counters or their control registers in a single write.
+    ///
+    /// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`QpiBoxCtlLayout`].
+    pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+}
 
 /// The layout of [`QpiBoxCtl`] (`Q_P{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -51,18 +65,18 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -96,21 +110,18 @@ pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiBoxCtlLayout::NAME, type_name: "QpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one QPI port's counters: freeze all four counters, choose whether the box obeys a freeze signal, and clear the counters or their control registers in a single write.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-85, p. 89"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_BOX_CTL", "P0", 0, (0x3C41, 8, 2, 0x0F4), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_BOX_CTL", "P1", 0, (0x3C42, 9, 2, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&QPI_BOX_CTL_INFO_ADDRESSES),
     fields: QpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Table 2-85 taken from a public copy of the guide", text: "Table 2-85 (p. 89) is not in the project's excerpts; it was read from a public copy of 327043-001. Its layout matches Linux uncore_snbep.c (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; box control at SNBEP_PCI_PMON_BOX_CTL = 0xf4)." },
-        NoteInfo { kind: "info", title: "frz_en and frz are documented write-only but read back in practice", text: "The guide marks frz_en and frz WO. Intel PCM (cpucounters.cpp) writes frz_en and frz to this register and then reads it back, treating any value other than those two bits as a sign that uncore monitoring is not exposed by the BIOS; Linux likewise read-modify-writes the register to set and clear frz. This suggests both bits read back as written. We keep the guide's wo access." },
-    ],
+    notes: QPI_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -194,16 +205,16 @@ impl Layout for QpiCtlLayout {
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -277,22 +288,16 @@ pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&Q_P_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiCtlLayout::NAME, type_name: "QpiCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
     description: "Per-counter control for QPI counter n of one port: selects the event (with a ninth event-select bit that the Home Agent lacks) and sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 89", "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-86, p. 90", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL0", "P0", 0, (0x3C41, 8, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL1", "P0", 1, (0x3C41, 8, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL2", "P0", 2, (0x3C41, 8, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL3", "P0", 3, (0x3C41, 8, 2, 0x0E4), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL0", "P1", 0, (0x3C42, 9, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL1", "P1", 1, (0x3C42, 9, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL2", "P1", 2, (0x3C42, 9, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL3", "P1", 3, (0x3C42, 9, 2, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[2], SOURCES[3]],
+    addresses: Addresses::Known(&QPI_CTL_INFO_ADDRESSES),
     fields: QpiCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Sheet 1 from a public copy and from Linux/PCM; bits 20:19 inferred", text: "Sheet 2 (bits 18:0, p. 90) is in the project's excerpt. Sheet 1 (p. 89) is not; a public copy of the guide gives thresh 31:24, invert 23 and en 22 (all RW-V, reset 0) and names ev_sel_ext at bit 21, but the copy is cut off there. Bit 21 as the event-select extension is confirmed by Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_EXT = 1 << 21, included in SNBEP_QPI_PCI_PMON_RAW_EVENT_MASK and in the \"event\" format config:0-7,21) and Intel PCM (Q_P_PCI_PMON_CTL_EVENT_EXT = 1 << 21). Its attribute (RW-V) is assumed like the neighbouring fields. No public source seen states bits 20:19; they are taken as reserved, split like the Home Agent's sheet 1 (Table 2-35: bits 21:20 reserved with software writing 0, bit 19 reserved without that sentence), i.e. bit 20 rsv and bit 19 rv. Both are reserved either way, so no safe API writes them." },
@@ -300,19 +305,18 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register
-/// spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting,
-/// and may be read while counting is enabled.
-///
-/// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600), 4 per instance.
-/// Fields, masks and sources: [`QpiCtrLayout`].
-///
-/// **48-bit counter read as two dwords** (info): The register is 64 bits wide in configuration
-/// space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration
-/// space is accessed a dword at a time, so the halves are read separately (Linux
-/// snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n;
-/// Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count.
-pub type QpiCtr = Reg64<QpiCtrLayout>;
+noted! {
+    QPI_CTR_INFO_NOTES = [
+        ("info", "48-bit counter read as two dwords", "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count."),
+    ];
+    /// QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register
+    /// spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting,
+    /// and may be read while counting is enabled.
+    ///
+    /// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600), 4 per instance.
+    /// Fields, masks and sources: [`QpiCtrLayout`].
+    pub type QpiCtr = Reg64<QpiCtrLayout>;
+}
 
 /// The layout of [`QpiCtr`] (`Q_P{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -331,8 +335,8 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -358,56 +362,33 @@ pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&Q_P_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiCtrLayout::NAME, type_name: "QpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
     description: "QPI data counter n of one port: a 48-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow and keeps counting, and may be read while counting is enabled.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-87, p. 90"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR0", "P0", 0, (0x3C41, 8, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR1", "P0", 1, (0x3C41, 8, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR2", "P0", 2, (0x3C41, 8, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR3", "P0", 3, (0x3C41, 8, 2, 0x0B8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR0", "P1", 0, (0x3C42, 9, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR1", "P1", 1, (0x3C42, 9, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR2", "P1", 2, (0x3C42, 9, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR3", "P1", 3, (0x3C42, 9, 2, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&QPI_CTR_INFO_ADDRESSES),
     fields: QpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "48-bit counter read as two dwords", text: "The register is 64 bits wide in configuration space: bits 31:0 at the listed offset (0xA0 + 8n) and bits 63:32 at offset + 4. Configuration space is accessed a dword at a time, so the halves are read separately (Linux snbep_uncore_pci_read_counter; likwid PCI_UNC_QPI_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Intel PCM Q_P_PCI_PMON_CTR0..3 at 0xA0, 0xA8, 0xB0, 0xB8). Only bits 47:0 count." },
-    ],
+    notes: QPI_CTR_INFO_NOTES,
 };
 
-/// Low half of the packet-match value for one QPI port: the values that the message class, opcode,
-/// virtual network, destination node id and the top bit of the remote node id of a packet are
-/// compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.
-///
-/// `Q_P{i}_PCI_PMON_PKT_MATCH0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`QpiPktMatch0Layout`].
-///
-/// **Lives in the port's filter function, not the counter function** (info): The match/mask
-/// registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate
-/// function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9
-/// function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux
-/// uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for
-/// 0x3c96 is commented "QPI Port 0 filter" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes
-/// MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees
-/// (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and
-/// set a counter's ev_sel to 0x38 (CTO_COUNT).
-///
-/// **Layout confirmed without the guide page that holds Table 2-89** (info): Table 2-89 itself
-/// (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page
-/// was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes
-/// place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and
-/// match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table
-/// (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide
-/// (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute
-/// column; the non-reserved fields are software-programmed configuration and are given rw. Reserved
-/// fields carry the "must write to 0" sentence and are rsv. Reset values are taken as 0, as in
-/// Tables 2-90/2-91 and the v2 guide's MATCH tables.
-pub type QpiPktMatch0 = Reg32<QpiPktMatch0Layout>;
+noted! {
+    QPI_PKT_MATCH0_INFO_NOTES = [
+        ("info", "Lives in the port's filter function, not the counter function", "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT)."),
+        ("info", "Layout confirmed without the guide page that holds Table 2-89", "Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the \"must write to 0\" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables."),
+    ];
+    /// Low half of the packet-match value for one QPI port: the values that the message class, opcode,
+    /// virtual network, destination node id and the top bit of the remote node id of a packet are
+    /// compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.
+    ///
+    /// `Q_P{i}_PCI_PMON_PKT_MATCH0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`QpiPktMatch0Layout`].
+    pub type QpiPktMatch0 = Reg32<QpiPktMatch0Layout>;
+}
 
 /// The layout of [`QpiPktMatch0`] (`Q_P{i}_PCI_PMON_PKT_MATCH0`): its fields, masks and metadata.
 ///
@@ -427,20 +408,20 @@ impl Layout for QpiPktMatch0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Destination node id to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Message class to match (encodings in the guide's packet-matching reference, section 2.10).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Opcode to match; which opcodes exist depends on the message class (guide section 2.10).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Virtual network to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Destination node id to match."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Message class to match (encodings in the guide's packet-matching reference, section 2.10)."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Opcode to match; which opcodes exist depends on the message class (guide section 2.10)."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Virtual network to match."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -499,21 +480,18 @@ pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MATCH0_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MATCH0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiPktMatch0Layout::NAME, type_name: "QpiPktMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match value for one QPI port: the values that the message class, opcode, virtual network, destination node id and the top bit of the remote node id of a packet are compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK0.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-89", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH0", "P0", 0, (0x3C86, 8, 6, 0x228), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH0", "P1", 0, (0x3C96, 9, 6, 0x228), "likwid"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[3]],
+    addresses: Addresses::Known(&QPI_PKT_MATCH0_INFO_ADDRESSES),
     fields: QpiPktMatch0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Lives in the port's filter function, not the counter function", text: "The match/mask registers are not in the link-layer PMON function (device 8/9 function 2) but in a separate function of the same device: device 8 function 6 (device id 0x3C86) for port 0 and device 9 function 6 (0x3C96) for port 1, both per likwid's Sandy Bridge-EP PCI device table. Linux uncore_snbep.c binds the same device ids as QPI port 0/1 filter devices (the table entry for 0x3c96 is commented \"QPI Port 0 filter\" but registered as SNBEP_PCI_QPI_PORT1_FILTER) and writes MATCH0 at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 = 0x228 there, MATCH1 at +4; likwid registers.h agrees (PCI_UNC_QPI_PMON_MATCH_0 = 0x228). To count matching packets, program the match/mask pairs and set a counter's ev_sel to 0x38 (CTO_COUNT)." },
-        NoteInfo { kind: "info", title: "Layout confirmed without the guide page that holds Table 2-89", text: "Table 2-89 itself (presumably p. 91) was not available: the excerpt only names it, and no public copy of that page was found. The field layout is taken from (a) Linux uncore_snbep.c, whose QPI format attributes place match_rnid4 at config1 bit 31, match_dnid at 13-17, match_mc at 9-12, match_opc at 5-8 and match_vnw at 3-4, config1 bits 31:0 being written to MATCH0; (b) the same guide's MASK0 table (Table 2-91, p. 92), which has this exact layout and these names; (c) the E5-2600 v2 guide (329468-002, Table 2-134), whose MATCH0 has the same layout. The tables have no attribute column; the non-reserved fields are software-programmed configuration and are given rw. Reserved fields carry the \"must write to 0\" sentence and are rsv. Reset values are taken as 0, as in Tables 2-90/2-91 and the v2 guide's MATCH tables." },
-    ],
+    notes: QPI_PKT_MATCH0_INFO_NOTES,
 };
 
 /// Named values of `Q_P{i}_PCI_PMON_PKT_MATCH1.rds`.
@@ -526,23 +504,18 @@ const QPI_PKT_MATCH1_RDS_VALUES: &[ValueInfo] = &[
         ValueInfo { value: 0, name: "invalid", description: "no coherent state (non-coherent data)" },
 ];
 
-/// High half of the packet-match value for one QPI port: the response data state and the low four
-/// bits of the remote node id that a packet is compared against, in the bit positions selected by
-/// Q_P{i}_PCI_PMON_PKT_MASK1.
-///
-/// `Q_P{i}_PCI_PMON_PKT_MATCH1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`QpiPktMatch1Layout`].
-///
-/// **Layout confirmed without the guide page that holds Table 2-88** (info): Table 2-88 itself
-/// (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a)
-/// Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and
-/// match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c,
-/// SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92),
-/// identical in layout, which also lists the RDS encodings used for the enumerated values here; (c)
-/// the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column:
-/// non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the
-/// device/function.
-pub type QpiPktMatch1 = Reg32<QpiPktMatch1Layout>;
+noted! {
+    QPI_PKT_MATCH1_INFO_NOTES = [
+        ("info", "Layout confirmed without the guide page that holds Table 2-88", "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function."),
+    ];
+    /// High half of the packet-match value for one QPI port: the response data state and the low four
+    /// bits of the remote node id that a packet is compared against, in the bit positions selected by
+    /// Q_P{i}_PCI_PMON_PKT_MASK1.
+    ///
+    /// `Q_P{i}_PCI_PMON_PKT_MATCH1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`QpiPktMatch1Layout`].
+    pub type QpiPktMatch1 = Reg32<QpiPktMatch1Layout>;
+}
 
 /// The layout of [`QpiPktMatch1`] (`Q_P{i}_PCI_PMON_PKT_MATCH1`): its fields, masks and metadata.
 ///
@@ -562,14 +535,14 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw, values: QPI_PKT_MATCH1_RDS_VALUES,
             description: "Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4."),
     ];
 }
 
@@ -604,36 +577,31 @@ pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MATCH1_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MATCH1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiPktMatch1Layout::NAME, type_name: "QpiPktMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
     description: "High half of the packet-match value for one QPI port: the response data state and the low four bits of the remote node id that a packet is compared against, in the bit positions selected by Q_P{i}_PCI_PMON_PKT_MASK1.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-88", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH1", "P0", 0, (0x3C86, 8, 6, 0x22C), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH1", "P1", 0, (0x3C96, 9, 6, 0x22C), "likwid"),
-    ]),
+    sources: &[SOURCES[6], SOURCES[3]],
+    addresses: Addresses::Known(&QPI_PKT_MATCH1_INFO_ADDRESSES),
     fields: QpiPktMatch1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout confirmed without the guide page that holds Table 2-88", text: "Table 2-88 itself (presumably p. 91) was not available: the excerpt only names it. The layout is taken from (a) Linux uncore_snbep.c, whose format attributes put match_rds at config1 bits 48-51 and match_rnid30 at 32-35, config1 bits 63:32 being written to MATCH1 (offset 0x22c, SNBEP_Q_Py_PCI_PMON_PKT_MATCH0 + 4); (b) the same guide's MASK1 table (Table 2-90, p. 92), identical in layout, which also lists the RDS encodings used for the enumerated values here; (c) the E5-2600 v2 guide (329468-002, Table 2-133), whose MATCH1 is the same. No attribute column: non-reserved fields are given rw, reserved ones (must write 0) rsv. See MATCH0's note for the device/function." },
-    ],
+    notes: QPI_PKT_MATCH1_INFO_NOTES,
 };
 
-/// Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding
-/// bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.
-///
-/// `Q_P{i}_PCI_PMON_PKT_MASK0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`QpiPktMask0Layout`].
-///
-/// **No attribute column; offset and function** (info): Table 2-91 gives fields, bits and reset
-/// values but no access attribute; the non-reserved fields are software-programmed and given rw,
-/// and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at
-/// SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4
-/// config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table);
-/// likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the
-/// device/function.
-pub type QpiPktMask0 = Reg32<QpiPktMask0Layout>;
+noted! {
+    QPI_PKT_MASK0_INFO_NOTES = [
+        ("info", "No attribute column; offset and function", "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function."),
+    ];
+    /// Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding
+    /// bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.
+    ///
+    /// `Q_P{i}_PCI_PMON_PKT_MASK0`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`QpiPktMask0Layout`].
+    pub type QpiPktMask0 = Reg32<QpiPktMask0Layout>;
+}
 
 /// The layout of [`QpiPktMask0`] (`Q_P{i}_PCI_PMON_PKT_MASK0`): its fields, masks and metadata.
 ///
@@ -652,20 +620,20 @@ impl Layout for QpiPktMask0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Mask for bit 4 of the remote node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Mask for the destination node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Mask for the message class.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Mask for the opcode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Mask for the virtual network.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Mask for bit 4 of the remote node id."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Mask for the destination node id."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Mask for the message class."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Mask for the opcode."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Mask for the virtual network."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -721,34 +689,31 @@ pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MASK0_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MASK0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiPktMask0Layout::NAME, type_name: "QpiPktMask0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match mask for one QPI port: a 1 in a field bit makes the corresponding bit of Q_P{i}_PCI_PMON_PKT_MATCH0 take part in the comparison; 0 makes it a don't-care.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-91, p. 92"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK0", "P0", 0, (0x3C86, 8, 6, 0x238), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK0", "P1", 0, (0x3C96, 9, 6, 0x238), "likwid"),
-    ]),
+    sources: &[SOURCES[7]],
+    addresses: Addresses::Known(&QPI_PKT_MASK0_INFO_ADDRESSES),
     fields: QpiPktMask0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "No attribute column; offset and function", text: "Table 2-91 gives fields, bits and reset values but no access attribute; the non-reserved fields are software-programmed and given rw, and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK0 at SNBEP_Q_Py_PCI_PMON_PKT_MASK0 = 0x238 of the port's filter device (format attributes mask_rnid4 config2:31, mask_dnid 13-17, mask_mc 9-12, mask_opc 5-8, mask_vnw 3-4 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_0 = 0x238). See MATCH0's note for the device/function." },
-    ],
+    notes: QPI_PKT_MASK0_INFO_NOTES,
 };
 
-/// High half of the packet-match mask for one QPI port: selects which bits of the response data
-/// state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.
-///
-/// `Q_P{i}_PCI_PMON_PKT_MASK1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`QpiPktMask1Layout`].
-///
-/// **No attribute column; offset and function** (info): Table 2-90 gives fields, bits and reset
-/// values but no access attribute; the non-reserved fields are given rw and the reserved ones (must
-/// write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format
-/// attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid
-/// registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function.
-pub type QpiPktMask1 = Reg32<QpiPktMask1Layout>;
+noted! {
+    QPI_PKT_MASK1_INFO_NOTES = [
+        ("info", "No attribute column; offset and function", "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function."),
+    ];
+    /// High half of the packet-match mask for one QPI port: selects which bits of the response data
+    /// state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.
+    ///
+    /// `Q_P{i}_PCI_PMON_PKT_MASK1`: 32-bit PCI register of the QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`QpiPktMask1Layout`].
+    pub type QpiPktMask1 = Reg32<QpiPktMask1Layout>;
+}
 
 /// The layout of [`QpiPktMask1`] (`Q_P{i}_PCI_PMON_PKT_MASK1`): its fields, masks and metadata.
 ///
@@ -767,14 +732,14 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw,
-            description: "Mask for the response data state (see MATCH1.rds for the state encodings).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Mask for bits 3:0 of the remote node id.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rds", 16, 19, Access::Rw,
+            "Mask for the response data state (see MATCH1.rds for the state encodings)."),
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Mask for bits 3:0 of the remote node id."),
     ];
 }
 
@@ -807,20 +772,18 @@ pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MASK1_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MASK1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "QPI", name: QpiPktMask1Layout::NAME, type_name: "QpiPktMask1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
     description: "High half of the packet-match mask for one QPI port: selects which bits of the response data state and of the low remote-node-id bits in Q_P{i}_PCI_PMON_PKT_MATCH1 are compared.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-90, p. 92"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK1", "P0", 0, (0x3C86, 8, 6, 0x23C), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK1", "P1", 0, (0x3C96, 9, 6, 0x23C), "likwid"),
-    ]),
+    sources: &[SOURCES[8]],
+    addresses: Addresses::Known(&QPI_PKT_MASK1_INFO_ADDRESSES),
     fields: QpiPktMask1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "No attribute column; offset and function", text: "Table 2-90 gives fields, bits and reset values but no access attribute; the non-reserved fields are given rw and the reserved ones (must write 0) rsv. Linux uncore_snbep.c writes MASK1 at 0x23c (SNBEP_Q_Py_PCI_PMON_PKT_MASK1; format attributes mask_rds config2:48-51 and mask_rnid30 config2:32-35 agree with the table); likwid registers.h agrees (PCI_UNC_QPI_PMON_MASK_1 = 0x23C). See MATCH0's note for the device/function." },
-    ],
+    notes: QPI_PKT_MASK1_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -16,32 +16,33 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of the R2PCIe counters: freezes all four counters at once, chooses whether the
-/// box honours a freeze signal, and clears the counters or their control registers in a single
-/// write.
-///
-/// `R2_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600). Fields, masks and
-/// sources: [`R2pcieBoxCtlLayout`].
-///
-/// **Guide table not available; layout from Linux, PCM and the E5 box-control pattern** (info): The
-/// guide's field table for R2_PCI_PMON_BOX_CTL (section 2.8.3.1, presumably p. 112) could not be
-/// read: no public copy of that page was found. The four functional bits are confirmed by Linux
-/// uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP PCI operations: box
-/// initialisation writes SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16)
-/// to SNBEP_PCI_PMON_BOX_CTL = 0xf4, and enabling/disabling the box clears/sets
-/// SNBEP_PMON_BOX_CTL_FRZ (bit 8) there by read-modify-write. Intel PCM's generic unit control uses
-/// the same bits (UNC_PMON_UNIT_CTL_RST_CONTROL 0, RST_COUNTERS 1, FRZ 8, FRZ_EN 16). The
-/// attributes (all four WO, reset 0) and the reserved split (31:18 and 15:9 and 7:2 "Reserved (?)",
-/// 17 reserved with software writing 0) are taken from the other E5-2600 box-control tables that
-/// were read, which are identical to one another (HA Table 2-34, iMC Table 2-60, QPI Table 2-85,
-/// CBo Table 2-9, PCU Table 2-74). The Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl,
-/// lists bus 1 device 19 function 1 offset F4h among the unit controls it describes, which confirms
-/// the address.
-///
-/// **Device and function** (info): R2PCIe is function 1 of device 19 (0x13) with device id 0x3C43:
-/// likwid's Sandy Bridge-EP PCI device table (path 13.1, id 0x3c43, PBOX0) and Linux pci_ids.h
-/// (PCI_DEVICE_ID_INTEL_UNC_R2PCIE = 0x3c43, bound to snbep_uncore_r2pcie) agree.
-pub type R2pcieBoxCtl = Reg32<R2pcieBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["R2PCIE"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-106, p. 113",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.8.3.2, p. 113",
+];
+
+noted! {
+    R2PCIE_BOX_CTL_INFO_NOTES = [
+        ("info", "Guide table not available; layout from Linux, PCM and the E5 box-control pattern", "The guide's field table for R2_PCI_PMON_BOX_CTL (section 2.8.3.1, presumably p. 112) could not be read: no public copy of that page was found. The four functional bits are confirmed by Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP PCI operations: box initialisation writes SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to SNBEP_PCI_PMON_BOX_CTL = 0xf4, and enabling/disabling the box clears/sets SNBEP_PMON_BOX_CTL_FRZ (bit 8) there by read-modify-write. Intel PCM's generic unit control uses the same bits (UNC_PMON_UNIT_CTL_RST_CONTROL 0, RST_COUNTERS 1, FRZ 8, FRZ_EN 16). The attributes (all four WO, reset 0) and the reserved split (31:18 and 15:9 and 7:2 \"Reserved (?)\", 17 reserved with software writing 0) are taken from the other E5-2600 box-control tables that were read, which are identical to one another (HA Table 2-34, iMC Table 2-60, QPI Table 2-85, CBo Table 2-9, PCU Table 2-74). The Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 19 function 1 offset F4h among the unit controls it describes, which confirms the address."),
+        ("info", "Device and function", "R2PCIe is function 1 of device 19 (0x13) with device id 0x3C43: likwid's Sandy Bridge-EP PCI device table (path 13.1, id 0x3c43, PBOX0) and Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_R2PCIE = 0x3c43, bound to snbep_uncore_r2pcie) agree."),
+    ];
+    /// Box-wide control of the R2PCIe counters: freezes all four counters at once, chooses whether the
+    /// box honours a freeze signal, and clears the counters or their control registers in a single
+    /// write.
+    ///
+    /// `R2_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600). Fields, masks and
+    /// sources: [`R2pcieBoxCtlLayout`].
+    pub type R2pcieBoxCtl = Reg32<R2pcieBoxCtlLayout>;
+}
 
 /// The layout of [`R2pcieBoxCtl`] (`R2_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -60,18 +61,18 @@ impl Layout for R2pcieBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -102,20 +103,18 @@ impl R2pcieBoxCtl {
 pub const R2_PCI_PMON_BOX_CTL: PciRegister<R2pcieBoxCtl> = PciRegister::new(0x3C43, 19, 1, 0x0F4, "R2_PCI_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static R2PCIE_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[R2_PCI_PMON_BOX_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "R2PCIE", name: R2pcieBoxCtlLayout::NAME, type_name: "R2pcieBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R2pcieBoxCtlLayout::RESET, reserved_mask: R2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: R2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: R2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the R2PCIe counters: freezes all four counters at once, chooses whether the box honours a freeze signal, and clears the counters or their control registers in a single write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R2_PCI_PMON_BOX_CTL", "R2PCIE", 0, (0x3C43, 19, 1, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&R2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: R2pcieBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Guide table not available; layout from Linux, PCM and the E5 box-control pattern", text: "The guide's field table for R2_PCI_PMON_BOX_CTL (section 2.8.3.1, presumably p. 112) could not be read: no public copy of that page was found. The four functional bits are confirmed by Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP PCI operations: box initialisation writes SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to SNBEP_PCI_PMON_BOX_CTL = 0xf4, and enabling/disabling the box clears/sets SNBEP_PMON_BOX_CTL_FRZ (bit 8) there by read-modify-write. Intel PCM's generic unit control uses the same bits (UNC_PMON_UNIT_CTL_RST_CONTROL 0, RST_COUNTERS 1, FRZ 8, FRZ_EN 16). The attributes (all four WO, reset 0) and the reserved split (31:18 and 15:9 and 7:2 \"Reserved (?)\", 17 reserved with software writing 0) are taken from the other E5-2600 box-control tables that were read, which are identical to one another (HA Table 2-34, iMC Table 2-60, QPI Table 2-85, CBo Table 2-9, PCU Table 2-74). The Xeon E5 datasheet volume 2, section 4.6.2.5 PmonUnitCtrl, lists bus 1 device 19 function 1 offset F4h among the unit controls it describes, which confirms the address." },
-        NoteInfo { kind: "info", title: "Device and function", text: "R2PCIe is function 1 of device 19 (0x13) with device id 0x3C43: likwid's Sandy Bridge-EP PCI device table (path 13.1, id 0x3c43, PBOX0) and Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_R2PCIE = 0x3c43, bound to snbep_uncore_r2pcie) agree." },
-    ],
+    notes: R2PCIE_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `R2_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -147,39 +146,21 @@ impl R2pcieCtlInvert {
     }
 }
 
-/// Per-counter control for R2PCIe counter n: selects the event and its sub-events, enables the
-/// counter, can clear it, and filters each cycle's increment through a threshold comparison, its
-/// inversion and edge detection.
-///
-/// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600), 4 per instance.
-/// Fields, masks and sources: [`R2pcieCtlLayout`].
-///
-/// **Bits 31:18 from Table 2-106; bits 17:0 inferred** (info): Table 2-106 (p. 113, read from a
-/// public copy of the guide) gives thresh 31:24, invert 23 and en 22 (RW-V, reset 0), bits 21:20
-/// reserved ("SW must write to 0 for proper operation"), bit 19 reserved ("Reserved (?)") and
-/// edge_det 18 (RW-V); the rest of the table (bits 17:0, presumably on p. 114) was not available.
-/// Bits 15:0 are taken from Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common
-/// SNB-EP format (event = config:0-7, umask = config:8-15, edge 18, inv 23, thresh 24-31, matching
-/// the bits seen in the table), with RW-V and reset 0 as in every other E5-2600 control table read.
-/// Bit 17 is given as rst (WO) because the guide's own lead-in to Table 2-106 (section 2.8.3.2)
-/// says the R2PCIe control registers offer .rst, as the QPI lead-in does (and unlike the HA and iMC
-/// lead-ins, whose tables reserve bit 17), the QPI table places rst at 17 (WO) with bit 16
-/// reserved, and Linux defines SNBEP_PMON_CTL_RST as bit 17 for all SNB-EP boxes. Bit 16 is taken
-/// as reserved with software writing 0, as in QPI Table 2-86. If the missing sheet ever shows
-/// otherwise, rst and bit 16 are the fields to revisit.
-///
-/// **thresh is eight bits here** (info): Unlike the UBox and PCU controls (five-bit thresholds),
-/// Table 2-106 gives the R2PCIe threshold the full bits 31:24, and Linux uses its eight-bit thresh
-/// format (config:24-31) for this box.
-///
-/// **invert has enumerated values** (info): The guide describes both senses of invert; they are
-/// enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is
-/// below thresh).
-///
-/// **Offsets** (info): Control n is at 0xD8 + 4n: Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8,
-/// four counters) and likwid registers.h (PCI_UNC_R2PCIE_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4)
-/// agree.
-pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+noted! {
+    R2PCIE_CTL_INFO_NOTES = [
+        ("info", "Bits 31:18 from Table 2-106; bits 17:0 inferred", "Table 2-106 (p. 113, read from a public copy of the guide) gives thresh 31:24, invert 23 and en 22 (RW-V, reset 0), bits 21:20 reserved (\"SW must write to 0 for proper operation\"), bit 19 reserved (\"Reserved (?)\") and edge_det 18 (RW-V); the rest of the table (bits 17:0, presumably on p. 114) was not available. Bits 15:0 are taken from Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP format (event = config:0-7, umask = config:8-15, edge 18, inv 23, thresh 24-31, matching the bits seen in the table), with RW-V and reset 0 as in every other E5-2600 control table read. Bit 17 is given as rst (WO) because the guide's own lead-in to Table 2-106 (section 2.8.3.2) says the R2PCIe control registers offer .rst, as the QPI lead-in does (and unlike the HA and iMC lead-ins, whose tables reserve bit 17), the QPI table places rst at 17 (WO) with bit 16 reserved, and Linux defines SNBEP_PMON_CTL_RST as bit 17 for all SNB-EP boxes. Bit 16 is taken as reserved with software writing 0, as in QPI Table 2-86. If the missing sheet ever shows otherwise, rst and bit 16 are the fields to revisit."),
+        ("info", "thresh is eight bits here", "Unlike the UBox and PCU controls (five-bit thresholds), Table 2-106 gives the R2PCIe threshold the full bits 31:24, and Linux uses its eight-bit thresh format (config:24-31) for this box."),
+        ("info", "invert has enumerated values", "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)."),
+        ("info", "Offsets", "Control n is at 0xD8 + 4n: Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_R2PCIE_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree."),
+    ];
+    /// Per-counter control for R2PCIe counter n: selects the event and its sub-events, enables the
+    /// counter, can clear it, and filters each cycle's increment through a threshold comparison, its
+    /// inversion and edge detection.
+    ///
+    /// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600), 4 per instance.
+    /// Fields, masks and sources: [`R2pcieCtlLayout`].
+    pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+}
 
 /// The layout of [`R2pcieCtl`] (`R2_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -205,16 +186,16 @@ impl Layout for R2pcieCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -276,43 +257,32 @@ impl R2pcieCtl {
 pub const R2_PCI_PMON_CTL: [PciRegister<R2pcieCtl>; 4] = [PciRegister::new(0x3C43, 19, 1, 0x0D8, "R2_PCI_PMON_CTL0"), PciRegister::new(0x3C43, 19, 1, 0x0DC, "R2_PCI_PMON_CTL1"), PciRegister::new(0x3C43, 19, 1, 0x0E0, "R2_PCI_PMON_CTL2"), PciRegister::new(0x3C43, 19, 1, 0x0E4, "R2_PCI_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static R2PCIE_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[R2_PCI_PMON_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "R2PCIE", name: R2pcieCtlLayout::NAME, type_name: "R2pcieCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: R2pcieCtlLayout::RESET, reserved_mask: R2pcieCtlLayout::RESERVED_MASK, ignored_mask: R2pcieCtlLayout::IGNORED_MASK, writable_mask: R2pcieCtlLayout::WRITABLE_MASK,
     description: "Per-counter control for R2PCIe counter n: selects the event and its sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-106, p. 113", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R2_PCI_PMON_CTL0", "R2PCIE", 0, (0x3C43, 19, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTL1", "R2PCIE", 1, (0x3C43, 19, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTL2", "R2PCIE", 2, (0x3C43, 19, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTL3", "R2PCIE", 3, (0x3C43, 19, 1, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[0]],
+    addresses: Addresses::Known(&R2PCIE_CTL_INFO_ADDRESSES),
     fields: R2pcieCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 31:18 from Table 2-106; bits 17:0 inferred", text: "Table 2-106 (p. 113, read from a public copy of the guide) gives thresh 31:24, invert 23 and en 22 (RW-V, reset 0), bits 21:20 reserved (\"SW must write to 0 for proper operation\"), bit 19 reserved (\"Reserved (?)\") and edge_det 18 (RW-V); the rest of the table (bits 17:0, presumably on p. 114) was not available. Bits 15:0 are taken from Linux uncore_snbep.c, whose snbep_uncore_r2pcie type uses the common SNB-EP format (event = config:0-7, umask = config:8-15, edge 18, inv 23, thresh 24-31, matching the bits seen in the table), with RW-V and reset 0 as in every other E5-2600 control table read. Bit 17 is given as rst (WO) because the guide's own lead-in to Table 2-106 (section 2.8.3.2) says the R2PCIe control registers offer .rst, as the QPI lead-in does (and unlike the HA and iMC lead-ins, whose tables reserve bit 17), the QPI table places rst at 17 (WO) with bit 16 reserved, and Linux defines SNBEP_PMON_CTL_RST as bit 17 for all SNB-EP boxes. Bit 16 is taken as reserved with software writing 0, as in QPI Table 2-86. If the missing sheet ever shows otherwise, rst and bit 16 are the fields to revisit." },
-        NoteInfo { kind: "info", title: "thresh is eight bits here", text: "Unlike the UBox and PCU controls (five-bit thresholds), Table 2-106 gives the R2PCIe threshold the full bits 31:24, and Linux uses its eight-bit thresh format (config:24-31) for this box." },
-        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)." },
-        NoteInfo { kind: "info", title: "Offsets", text: "Control n is at 0xD8 + 4n: Linux uncore_snbep.c (SNBEP_PCI_PMON_CTL0 = 0xd8, four counters) and likwid registers.h (PCI_UNC_R2PCIE_PMON_CTL_0..3 = 0xD8, 0xDC, 0xE0, 0xE4) agree." },
-    ],
+    notes: R2PCIE_CTL_INFO_NOTES,
 };
 
-/// R2PCIe data counter n: a 44-bit event count in the low bits of a 64-bit register spanning two
-/// consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps
-/// counting, and may be read while counting is enabled.
-///
-/// `R2_PCI_PMON_CTR{n}`: 64-bit PCI register of the R2PCIE unit (xeon-e5-2600), 4 per instance.
-/// Fields, masks and sources: [`R2pcieCtrLayout`].
-///
-/// **Width from the guide's text and Linux; field table not seen** (info): The text of section
-/// 2.8.3.2 (p. 113) states that the R2PCIe data registers are 44 bits wide and wrap on a carry out
-/// of bit 43; Linux uncore_snbep.c gives snbep_uncore_r2pcie perf_ctr_bits = 44. The counter's own
-/// field table (presumably Table 2-107, p. 114) was not available; its layout is taken as the
-/// guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count
-/// reserved "(?)"), with the width from the text. The register occupies two dwords: bits 31:0 at
-/// 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R2PCIE_PMON_CTR_n_B at 0xA0 + 8n and
-/// _A at 0xA4 + 8n; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately).
-pub type R2pcieCtr = Reg64<R2pcieCtrLayout>;
+noted! {
+    R2PCIE_CTR_INFO_NOTES = [
+        ("info", "Width from the guide's text and Linux; field table not seen", "The text of section 2.8.3.2 (p. 113) states that the R2PCIe data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r2pcie perf_ctr_bits = 44. The counter's own field table (presumably Table 2-107, p. 114) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R2PCIE_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately)."),
+    ];
+    /// R2PCIe data counter n: a 44-bit event count in the low bits of a 64-bit register spanning two
+    /// consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps
+    /// counting, and may be read while counting is enabled.
+    ///
+    /// `R2_PCI_PMON_CTR{n}`: 64-bit PCI register of the R2PCIE unit (xeon-e5-2600), 4 per instance.
+    /// Fields, masks and sources: [`R2pcieCtrLayout`].
+    pub type R2pcieCtr = Reg64<R2pcieCtrLayout>;
+}
 
 /// The layout of [`R2pcieCtr`] (`R2_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -332,8 +302,8 @@ impl Layout for R2pcieCtrLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 44, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by R2_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -356,22 +326,18 @@ impl R2pcieCtr {
 pub const R2_PCI_PMON_CTR: [PciRegister<R2pcieCtr>; 4] = [PciRegister::new(0x3C43, 19, 1, 0x0A0, "R2_PCI_PMON_CTR0"), PciRegister::new(0x3C43, 19, 1, 0x0A8, "R2_PCI_PMON_CTR1"), PciRegister::new(0x3C43, 19, 1, 0x0B0, "R2_PCI_PMON_CTR2"), PciRegister::new(0x3C43, 19, 1, 0x0B8, "R2_PCI_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static R2PCIE_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[R2_PCI_PMON_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "R2PCIE", name: R2pcieCtrLayout::NAME, type_name: "R2pcieCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: R2pcieCtrLayout::RESET, reserved_mask: R2pcieCtrLayout::RESERVED_MASK, ignored_mask: R2pcieCtrLayout::IGNORED_MASK, writable_mask: R2pcieCtrLayout::WRITABLE_MASK,
     description: "R2PCIe data counter n: a 44-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps counting, and may be read while counting is enabled.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.8.3.2, p. 113", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R2_PCI_PMON_CTR0", "R2PCIE", 0, (0x3C43, 19, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTR1", "R2PCIE", 1, (0x3C43, 19, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTR2", "R2PCIE", 2, (0x3C43, 19, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTR3", "R2PCIE", 3, (0x3C43, 19, 1, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[0]],
+    addresses: Addresses::Known(&R2PCIE_CTR_INFO_ADDRESSES),
     fields: R2pcieCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width from the guide's text and Linux; field table not seen", text: "The text of section 2.8.3.2 (p. 113) states that the R2PCIe data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r2pcie perf_ctr_bits = 44. The counter's own field table (presumably Table 2-107, p. 114) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R2PCIE_PMON_CTR_n_B at 0xA0 + 8n and _A at 0xA4 + 8n; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately)." },
-    ],
+    notes: R2PCIE_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

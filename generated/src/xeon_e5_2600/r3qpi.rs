@@ -15,31 +15,33 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one R3QPI link's counters: freezes all three counters at once, chooses
-/// whether the box honours a freeze signal, and clears the counters or their control registers in a
-/// single write.
-///
-/// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600). Fields, masks
-/// and sources: [`R3qpiBoxCtlLayout`].
-///
-/// **Guide table not available; layout from Linux, PCM and the E5 box-control pattern** (info): The
-/// guide's field table for R3_Ly_PCI_PMON_BOX_CTL (section 2.9.3.1, presumably p. 120) could not be
-/// read: no public copy of that page was found. The four functional bits are confirmed by Linux
-/// uncore_snbep.c, whose snbep_uncore_r3qpi type uses the common SNB-EP PCI operations: box
-/// initialisation writes SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16)
-/// to SNBEP_PCI_PMON_BOX_CTL = 0xf4, and enabling/disabling the box clears/sets
-/// SNBEP_PMON_BOX_CTL_FRZ (bit 8) there by read-modify-write. Intel PCM's generic unit control uses
-/// the same bits (UNC_PMON_UNIT_CTL_RST_CONTROL 0, RST_COUNTERS 1, FRZ 8, FRZ_EN 16). The
-/// attributes (all four WO, reset 0) and the reserved split are taken from the other E5-2600
-/// box-control tables that were read, which are identical to one another (HA Table 2-34, iMC Table
-/// 2-60, QPI Table 2-85, CBo Table 2-9, PCU Table 2-74).
-///
-/// **Devices and functions** (info): Link 0 is function 5 and link 1 function 6 of device 19
-/// (0x13), with device ids 0x3C44 and 0x3C45: likwid's Sandy Bridge-EP PCI device table (paths 13.5
-/// and 13.6, ids 0x3c44 and 0x3c45, RBOX0 and RBOX1) and Linux pci_ids.h
-/// (PCI_DEVICE_ID_INTEL_UNC_R3QPI0 = 0x3c44 and R3QPI1 = 0x3c45, bound to snbep_uncore_r3qpi boxes
-/// 0 and 1) agree.
-pub type R3qpiBoxCtl = Reg32<R3qpiBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["L0", "L1"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-120, p. 121",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.9.3.2, p. 121",
+];
+
+noted! {
+    R3QPI_BOX_CTL_INFO_NOTES = [
+        ("info", "Guide table not available; layout from Linux, PCM and the E5 box-control pattern", "The guide's field table for R3_Ly_PCI_PMON_BOX_CTL (section 2.9.3.1, presumably p. 120) could not be read: no public copy of that page was found. The four functional bits are confirmed by Linux uncore_snbep.c, whose snbep_uncore_r3qpi type uses the common SNB-EP PCI operations: box initialisation writes SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to SNBEP_PCI_PMON_BOX_CTL = 0xf4, and enabling/disabling the box clears/sets SNBEP_PMON_BOX_CTL_FRZ (bit 8) there by read-modify-write. Intel PCM's generic unit control uses the same bits (UNC_PMON_UNIT_CTL_RST_CONTROL 0, RST_COUNTERS 1, FRZ 8, FRZ_EN 16). The attributes (all four WO, reset 0) and the reserved split are taken from the other E5-2600 box-control tables that were read, which are identical to one another (HA Table 2-34, iMC Table 2-60, QPI Table 2-85, CBo Table 2-9, PCU Table 2-74)."),
+        ("info", "Devices and functions", "Link 0 is function 5 and link 1 function 6 of device 19 (0x13), with device ids 0x3C44 and 0x3C45: likwid's Sandy Bridge-EP PCI device table (paths 13.5 and 13.6, ids 0x3c44 and 0x3c45, RBOX0 and RBOX1) and Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_R3QPI0 = 0x3c44 and R3QPI1 = 0x3c45, bound to snbep_uncore_r3qpi boxes 0 and 1) agree."),
+    ];
+    /// Box-wide control of one R3QPI link's counters: freezes all three counters at once, chooses
+    /// whether the box honours a freeze signal, and clears the counters or their control registers in a
+    /// single write.
+    ///
+    /// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`R3qpiBoxCtlLayout`].
+    pub type R3qpiBoxCtl = Reg32<R3qpiBoxCtlLayout>;
+}
 
 /// The layout of [`R3qpiBoxCtl`] (`R3_L{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -58,18 +60,18 @@ impl Layout for R3qpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R3QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: while set, a freeze signal stops this box's counters; while clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -103,21 +105,18 @@ pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&R3_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "R3QPI", name: R3qpiBoxCtlLayout::NAME, type_name: "R3qpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxCtlLayout::RESET, reserved_mask: R3qpiBoxCtlLayout::RESERVED_MASK, ignored_mask: R3qpiBoxCtlLayout::IGNORED_MASK, writable_mask: R3qpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one R3QPI link's counters: freezes all three counters at once, chooses whether the box honours a freeze signal, and clears the counters or their control registers in a single write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_BOX_CTL", "L0", 0, (0x3C44, 19, 5, 0x0F4), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_BOX_CTL", "L1", 0, (0x3C45, 19, 6, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&R3QPI_BOX_CTL_INFO_ADDRESSES),
     fields: R3qpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Guide table not available; layout from Linux, PCM and the E5 box-control pattern", text: "The guide's field table for R3_Ly_PCI_PMON_BOX_CTL (section 2.9.3.1, presumably p. 120) could not be read: no public copy of that page was found. The four functional bits are confirmed by Linux uncore_snbep.c, whose snbep_uncore_r3qpi type uses the common SNB-EP PCI operations: box initialisation writes SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) | RST_CTRS (bit 1) | FRZ_EN (bit 16) to SNBEP_PCI_PMON_BOX_CTL = 0xf4, and enabling/disabling the box clears/sets SNBEP_PMON_BOX_CTL_FRZ (bit 8) there by read-modify-write. Intel PCM's generic unit control uses the same bits (UNC_PMON_UNIT_CTL_RST_CONTROL 0, RST_COUNTERS 1, FRZ 8, FRZ_EN 16). The attributes (all four WO, reset 0) and the reserved split are taken from the other E5-2600 box-control tables that were read, which are identical to one another (HA Table 2-34, iMC Table 2-60, QPI Table 2-85, CBo Table 2-9, PCU Table 2-74)." },
-        NoteInfo { kind: "info", title: "Devices and functions", text: "Link 0 is function 5 and link 1 function 6 of device 19 (0x13), with device ids 0x3C44 and 0x3C45: likwid's Sandy Bridge-EP PCI device table (paths 13.5 and 13.6, ids 0x3c44 and 0x3c45, RBOX0 and RBOX1) and Linux pci_ids.h (PCI_DEVICE_ID_INTEL_UNC_R3QPI0 = 0x3c44 and R3QPI1 = 0x3c45, bound to snbep_uncore_r3qpi boxes 0 and 1) agree." },
-    ],
+    notes: R3QPI_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `R3_L{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -149,40 +148,21 @@ impl R3qpiCtlInvert {
     }
 }
 
-/// Per-counter control for counter n of one R3QPI link: selects the event and its sub-events,
-/// enables the counter, can clear it, and filters each cycle's increment through a threshold
-/// comparison, its inversion and edge detection.
-///
-/// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600), 3 per instance.
-/// Fields, masks and sources: [`R3qpiCtlLayout`].
-///
-/// **Bits 31:18 from Table 2-120; bits 17:0 inferred** (info): Table 2-120 (p. 121, read from a
-/// public copy of the guide) gives thresh 31:24, invert 23 and en 22 (RW-V, reset 0), bits 21:20
-/// reserved ("SW must write to 0 for proper operation"), bit 19 reserved ("Reserved (?)") and a row
-/// for edge_det at 18; the copy is cut off there, so bits 17:0 were not seen. Bits 15:0 are taken
-/// from Linux uncore_snbep.c, whose snbep_uncore_r3qpi type uses the common SNB-EP format (event =
-/// config:0-7, umask = config:8-15, edge 18, inv 23, thresh 24-31, matching the bits seen in the
-/// table), with RW-V and reset 0 as in every other E5-2600 control table read; edge_det is given
-/// RW-V like its neighbours. Bit 17 is given as rst (WO) because the guide's lead-in to Table 2-120
-/// (section 2.9.3.2) says the R3QPI control registers offer .rst, as the QPI lead-in does (and
-/// unlike the HA and iMC lead-ins, whose tables reserve bit 17), the QPI table places rst at 17
-/// (WO) with bit 16 reserved, and Linux defines SNBEP_PMON_CTL_RST as bit 17 for all SNB-EP boxes.
-/// Bit 16 is taken as reserved with software writing 0, as in QPI Table 2-86. If the missing rows
-/// ever show otherwise, rst and bit 16 are the fields to revisit.
-///
-/// **thresh is eight bits here** (info): Table 2-120 gives the R3QPI threshold the full bits 31:24
-/// (the UBox and PCU controls have five-bit thresholds), and Linux uses its eight-bit thresh format
-/// (config:24-31) for this box.
-///
-/// **Three counters** (info): Each R3QPI link has three counters, not four: the guide names the
-/// registers CTL{2-0}/CTR{2-0}, Linux gives snbep_uncore_r3qpi num_counters = 3, and likwid
-/// registers.h lists only PCI_UNC_R3QPI_PMON_CTL_0..2 (0xD8, 0xDC, 0xE0). Offset 0xE4, where a
-/// fourth control would sit, is not described.
-///
-/// **invert has enumerated values** (info): The guide describes both senses of invert; they are
-/// enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is
-/// below thresh).
-pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+noted! {
+    R3QPI_CTL_INFO_NOTES = [
+        ("info", "Bits 31:18 from Table 2-120; bits 17:0 inferred", "Table 2-120 (p. 121, read from a public copy of the guide) gives thresh 31:24, invert 23 and en 22 (RW-V, reset 0), bits 21:20 reserved (\"SW must write to 0 for proper operation\"), bit 19 reserved (\"Reserved (?)\") and a row for edge_det at 18; the copy is cut off there, so bits 17:0 were not seen. Bits 15:0 are taken from Linux uncore_snbep.c, whose snbep_uncore_r3qpi type uses the common SNB-EP format (event = config:0-7, umask = config:8-15, edge 18, inv 23, thresh 24-31, matching the bits seen in the table), with RW-V and reset 0 as in every other E5-2600 control table read; edge_det is given RW-V like its neighbours. Bit 17 is given as rst (WO) because the guide's lead-in to Table 2-120 (section 2.9.3.2) says the R3QPI control registers offer .rst, as the QPI lead-in does (and unlike the HA and iMC lead-ins, whose tables reserve bit 17), the QPI table places rst at 17 (WO) with bit 16 reserved, and Linux defines SNBEP_PMON_CTL_RST as bit 17 for all SNB-EP boxes. Bit 16 is taken as reserved with software writing 0, as in QPI Table 2-86. If the missing rows ever show otherwise, rst and bit 16 are the fields to revisit."),
+        ("info", "thresh is eight bits here", "Table 2-120 gives the R3QPI threshold the full bits 31:24 (the UBox and PCU controls have five-bit thresholds), and Linux uses its eight-bit thresh format (config:24-31) for this box."),
+        ("info", "Three counters", "Each R3QPI link has three counters, not four: the guide names the registers CTL{2-0}/CTR{2-0}, Linux gives snbep_uncore_r3qpi num_counters = 3, and likwid registers.h lists only PCI_UNC_R3QPI_PMON_CTL_0..2 (0xD8, 0xDC, 0xE0). Offset 0xE4, where a fourth control would sit, is not described."),
+        ("info", "invert has enumerated values", "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)."),
+    ];
+    /// Per-counter control for counter n of one R3QPI link: selects the event and its sub-events,
+    /// enables the counter, can clear it, and filters each cycle's increment through a threshold
+    /// comparison, its inversion and edge detection.
+    ///
+    /// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600), 3 per instance.
+    /// Fields, masks and sources: [`R3qpiCtlLayout`].
+    pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+}
 
 /// The layout of [`R3qpiCtl`] (`R3_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -208,16 +188,16 @@ impl Layout for R3qpiCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -282,46 +262,32 @@ pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pci_arrays(&R3_L_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "R3QPI", name: R3qpiCtlLayout::NAME, type_name: "R3qpiCtl",
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtlLayout::RESET, reserved_mask: R3qpiCtlLayout::RESERVED_MASK, ignored_mask: R3qpiCtlLayout::IGNORED_MASK, writable_mask: R3qpiCtlLayout::WRITABLE_MASK,
     description: "Per-counter control for counter n of one R3QPI link: selects the event and its sub-events, enables the counter, can clear it, and filters each cycle's increment through a threshold comparison, its inversion and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-120, p. 121", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL0", "L0", 0, (0x3C44, 19, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL1", "L0", 1, (0x3C44, 19, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL2", "L0", 2, (0x3C44, 19, 5, 0x0E0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL0", "L1", 0, (0x3C45, 19, 6, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL1", "L1", 1, (0x3C45, 19, 6, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL2", "L1", 2, (0x3C45, 19, 6, 0x0E0), "likwid"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[0]],
+    addresses: Addresses::Known(&R3QPI_CTL_INFO_ADDRESSES),
     fields: R3qpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 31:18 from Table 2-120; bits 17:0 inferred", text: "Table 2-120 (p. 121, read from a public copy of the guide) gives thresh 31:24, invert 23 and en 22 (RW-V, reset 0), bits 21:20 reserved (\"SW must write to 0 for proper operation\"), bit 19 reserved (\"Reserved (?)\") and a row for edge_det at 18; the copy is cut off there, so bits 17:0 were not seen. Bits 15:0 are taken from Linux uncore_snbep.c, whose snbep_uncore_r3qpi type uses the common SNB-EP format (event = config:0-7, umask = config:8-15, edge 18, inv 23, thresh 24-31, matching the bits seen in the table), with RW-V and reset 0 as in every other E5-2600 control table read; edge_det is given RW-V like its neighbours. Bit 17 is given as rst (WO) because the guide's lead-in to Table 2-120 (section 2.9.3.2) says the R3QPI control registers offer .rst, as the QPI lead-in does (and unlike the HA and iMC lead-ins, whose tables reserve bit 17), the QPI table places rst at 17 (WO) with bit 16 reserved, and Linux defines SNBEP_PMON_CTL_RST as bit 17 for all SNB-EP boxes. Bit 16 is taken as reserved with software writing 0, as in QPI Table 2-86. If the missing rows ever show otherwise, rst and bit 16 are the fields to revisit." },
-        NoteInfo { kind: "info", title: "thresh is eight bits here", text: "Table 2-120 gives the R3QPI threshold the full bits 31:24 (the UBox and PCU controls have five-bit thresholds), and Linux uses its eight-bit thresh format (config:24-31) for this box." },
-        NoteInfo { kind: "info", title: "Three counters", text: "Each R3QPI link has three counters, not four: the guide names the registers CTL{2-0}/CTR{2-0}, Linux gives snbep_uncore_r3qpi num_counters = 3, and likwid registers.h lists only PCI_UNC_R3QPI_PMON_CTL_0..2 (0xD8, 0xDC, 0xE0). Offset 0xE4, where a fourth control would sit, is not described." },
-        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0: count when the increment is at least thresh) and lt (1: count when it is below thresh)." },
-    ],
+    notes: R3QPI_CTL_INFO_NOTES,
 };
 
-/// Data counter n of one R3QPI link: a 44-bit event count in the low bits of a 64-bit register
-/// spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of
-/// bit 43) and keeps counting, and may be read while counting is enabled.
-///
-/// `R3_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the R3QPI unit (xeon-e5-2600), 3 per instance.
-/// Fields, masks and sources: [`R3qpiCtrLayout`].
-///
-/// **Width from the guide's text and Linux; field table not seen** (info): The text of section
-/// 2.9.3.2 (p. 121) states that the R3QPI data registers are 44 bits wide and wrap on a carry out
-/// of bit 43; Linux uncore_snbep.c gives snbep_uncore_r3qpi perf_ctr_bits = 44. The counter's own
-/// field table (presumably Table 2-121 on the same page) was not available; its layout is taken as
-/// the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count
-/// reserved "(?)"), with the width from the text. The register occupies two dwords: bits 31:0 at
-/// 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R3QPI_PMON_CTR_n_B at 0xA0, 0xA8,
-/// 0xB0 and _A at 0xA4, 0xAC, 0xB4; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read
-/// separately).
-pub type R3qpiCtr = Reg64<R3qpiCtrLayout>;
+noted! {
+    R3QPI_CTR_INFO_NOTES = [
+        ("info", "Width from the guide's text and Linux; field table not seen", "The text of section 2.9.3.2 (p. 121) states that the R3QPI data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r3qpi perf_ctr_bits = 44. The counter's own field table (presumably Table 2-121 on the same page) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R3QPI_PMON_CTR_n_B at 0xA0, 0xA8, 0xB0 and _A at 0xA4, 0xAC, 0xB4; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately)."),
+    ];
+    /// Data counter n of one R3QPI link: a 44-bit event count in the low bits of a 64-bit register
+    /// spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of
+    /// bit 43) and keeps counting, and may be read while counting is enabled.
+    ///
+    /// `R3_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the R3QPI unit (xeon-e5-2600), 3 per instance.
+    /// Fields, masks and sources: [`R3qpiCtrLayout`].
+    pub type R3qpiCtr = Reg64<R3qpiCtrLayout>;
+}
 
 /// The layout of [`R3qpiCtr`] (`R3_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -341,8 +307,8 @@ impl Layout for R3qpiCtrLayout {
     const INFO: &'static RegisterInfo = &R3QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 44, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by R3_L{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -368,24 +334,18 @@ pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pci_arrays(&R3_L_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "R3QPI", name: R3qpiCtrLayout::NAME, type_name: "R3qpiCtr",
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtrLayout::RESET, reserved_mask: R3qpiCtrLayout::RESERVED_MASK, ignored_mask: R3qpiCtrLayout::IGNORED_MASK, writable_mask: R3qpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one R3QPI link: a 44-bit event count in the low bits of a 64-bit register spanning two consecutive configuration-space dwords. It wraps on overflow (a carry out of bit 43) and keeps counting, and may be read while counting is enabled.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.9.3.2, p. 121", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR0", "L0", 0, (0x3C44, 19, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR1", "L0", 1, (0x3C44, 19, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR2", "L0", 2, (0x3C44, 19, 5, 0x0B0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR0", "L1", 0, (0x3C45, 19, 6, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR1", "L1", 1, (0x3C45, 19, 6, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR2", "L1", 2, (0x3C45, 19, 6, 0x0B0), "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[0]],
+    addresses: Addresses::Known(&R3QPI_CTR_INFO_ADDRESSES),
     fields: R3qpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width from the guide's text and Linux; field table not seen", text: "The text of section 2.9.3.2 (p. 121) states that the R3QPI data registers are 44 bits wide and wrap on a carry out of bit 43; Linux uncore_snbep.c gives snbep_uncore_r3qpi perf_ctr_bits = 44. The counter's own field table (presumably Table 2-121 on the same page) was not available; its layout is taken as the guide's other counter tables give it (event_count RW-V, reset 0, the bits above the count reserved \"(?)\"), with the width from the text. The register occupies two dwords: bits 31:0 at 0xA0 + 8n and bits 63:32 at that offset + 4 (likwid PCI_UNC_R3QPI_PMON_CTR_n_B at 0xA0, 0xA8, 0xB0 and _A at 0xA4, 0xAC, 0xB4; Linux SNBEP_PCI_PMON_CTR0 = 0xa0 with the halves read separately)." },
-    ],
+    notes: R3QPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -15,6 +15,21 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 5] = [
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-2, p. 20",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.2.3.2, p. 20",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21",
+    "Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-5, p. 21",
+];
+
 /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -44,44 +59,21 @@ impl UCtlInvert {
     }
 }
 
-/// Control for U-box counter n: selects the event and sub-events, enables the counter, can clear
-/// it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge
-/// detection.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600), 2 per instance.
-/// Fields, masks and sources: [`UCtlLayout`].
-///
-/// **Bits 31:18 from Table 2-2; bits 17:0 from other sources** (info): The public copy of the guide
-/// read for this file shows Table 2-2 (p. 20) only down to edge_det (bit 18): rsv 31:29 (RV,
-/// "Reserved (?)"), thresh 28:24 (RW), invert 23 (RW), en 22 (RW), rsv 21:20 (RV, software must
-/// write 0), rsv 19 (RV, "Reserved (?)"), edge_det 18 (RW). The rest of the table was not readable.
-/// Bits 17:0 are taken from: Linux uncore_snbep.c, whose U-box event mask
-/// (SNBEP_U_MSR_PMON_RAW_EVENT_MASK) and format attributes place ev_sel at 7:0 and umask at 15:8
-/// and use a 5-bit threshold at 24-28; the guide's own introduction to this table (section
-/// 2.2.3.2), which names a .rst bit among the U-box control bits; and likwid, whose Sandy Bridge-EP
-/// uncore setup writes bit 17 ("reset") together with bit 22 to U_MSR_PMON_CTL0/1. The later
-/// E5-2600 v2 guide (329468-002) ends its U-box control table with umask 15:8 (RW) and ev_sel 7:0
-/// (RW). No source states bit 16; it is taken as reserved (must write 0), the safe choice, as in
-/// the other E5 control tables. Access of umask and ev_sel follows the RW attribute of the rest of
-/// Table 2-2; rst is taken as WO like the per-counter reset bits of the other E5 boxes (e.g. Table
-/// 2-86).
-///
-/// **Intel's event list marks some U-box events with an extra select bit** (source-conflict):
-/// Intel's public event list for this uncore (Jaketown_uncore.json, v24) gives five U-box events
-/// ExtSel=1, which on the QPI and PCU boxes corresponds to an event-select extension bit at 21.
-/// Table 2-2 marks bits 21:20 reserved (software must write 0), and Linux neither defines nor
-/// allows such a bit for the SNB-EP U-box. We follow Table 2-2: no ev_sel_ext field, bits 21:20
-/// reserved. Those five events therefore cannot be programmed through the safe API.
-///
-/// **Addresses; Table 2-1 size column** (info): Control n is MSR 0xC10 + n: Linux
-/// SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11,
-/// Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19)
-/// agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2
-/// defines only bits 31:0 for both, so both are modelled as 32-bit registers.
-///
-/// **invert has enumerated values** (info): The guide describes both senses of invert; they are
-/// enumerated as ge (0) and lt (1).
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Bits 31:18 from Table 2-2; bits 17:0 from other sources", "The public copy of the guide read for this file shows Table 2-2 (p. 20) only down to edge_det (bit 18): rsv 31:29 (RV, \"Reserved (?)\"), thresh 28:24 (RW), invert 23 (RW), en 22 (RW), rsv 21:20 (RV, software must write 0), rsv 19 (RV, \"Reserved (?)\"), edge_det 18 (RW). The rest of the table was not readable. Bits 17:0 are taken from: Linux uncore_snbep.c, whose U-box event mask (SNBEP_U_MSR_PMON_RAW_EVENT_MASK) and format attributes place ev_sel at 7:0 and umask at 15:8 and use a 5-bit threshold at 24-28; the guide's own introduction to this table (section 2.2.3.2), which names a .rst bit among the U-box control bits; and likwid, whose Sandy Bridge-EP uncore setup writes bit 17 (\"reset\") together with bit 22 to U_MSR_PMON_CTL0/1. The later E5-2600 v2 guide (329468-002) ends its U-box control table with umask 15:8 (RW) and ev_sel 7:0 (RW). No source states bit 16; it is taken as reserved (must write 0), the safe choice, as in the other E5 control tables. Access of umask and ev_sel follows the RW attribute of the rest of Table 2-2; rst is taken as WO like the per-counter reset bits of the other E5 boxes (e.g. Table 2-86)."),
+        ("source-conflict", "Intel's event list marks some U-box events with an extra select bit", "Intel's public event list for this uncore (Jaketown_uncore.json, v24) gives five U-box events ExtSel=1, which on the QPI and PCU boxes corresponds to an event-select extension bit at 21. Table 2-2 marks bits 21:20 reserved (software must write 0), and Linux neither defines nor allows such a bit for the SNB-EP U-box. We follow Table 2-2: no ev_sel_ext field, bits 21:20 reserved. Those five events therefore cannot be programmed through the safe API."),
+        ("info", "Addresses; Table 2-1 size column", "Control n is MSR 0xC10 + n: Linux SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11, Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19) agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2 defines only bits 31:0 for both, so both are modelled as 32-bit registers."),
+        ("info", "invert has enumerated values", "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1)."),
+    ];
+    /// Control for U-box counter n: selects the event and sub-events, enables the counter, can clear
+    /// it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge
+    /// detection.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600), 2 per instance.
+    /// Fields, masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -101,24 +93,24 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -184,40 +176,31 @@ impl UCtl {
 pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0xC10, "U_MSR_PMON_CTL0"), Msr::new(0xC11, "U_MSR_PMON_CTL1")];
 
 #[cfg(feature = "metadata")]
+static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: selects the event and sub-events, enables the counter, can clear it, and filters each cycle's increment through a 5-bit threshold, its inversion and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-2, p. 20", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0xC10, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0xC11, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 31:18 from Table 2-2; bits 17:0 from other sources", text: "The public copy of the guide read for this file shows Table 2-2 (p. 20) only down to edge_det (bit 18): rsv 31:29 (RV, \"Reserved (?)\"), thresh 28:24 (RW), invert 23 (RW), en 22 (RW), rsv 21:20 (RV, software must write 0), rsv 19 (RV, \"Reserved (?)\"), edge_det 18 (RW). The rest of the table was not readable. Bits 17:0 are taken from: Linux uncore_snbep.c, whose U-box event mask (SNBEP_U_MSR_PMON_RAW_EVENT_MASK) and format attributes place ev_sel at 7:0 and umask at 15:8 and use a 5-bit threshold at 24-28; the guide's own introduction to this table (section 2.2.3.2), which names a .rst bit among the U-box control bits; and likwid, whose Sandy Bridge-EP uncore setup writes bit 17 (\"reset\") together with bit 22 to U_MSR_PMON_CTL0/1. The later E5-2600 v2 guide (329468-002) ends its U-box control table with umask 15:8 (RW) and ev_sel 7:0 (RW). No source states bit 16; it is taken as reserved (must write 0), the safe choice, as in the other E5 control tables. Access of umask and ev_sel follows the RW attribute of the rest of Table 2-2; rst is taken as WO like the per-counter reset bits of the other E5 boxes (e.g. Table 2-86)." },
-        NoteInfo { kind: "source-conflict", title: "Intel's event list marks some U-box events with an extra select bit", text: "Intel's public event list for this uncore (Jaketown_uncore.json, v24) gives five U-box events ExtSel=1, which on the QPI and PCU boxes corresponds to an event-select extension bit at 21. Table 2-2 marks bits 21:20 reserved (software must write 0), and Linux neither defines nor allows such a bit for the SNB-EP U-box. We follow Table 2-2: no ev_sel_ext field, bits 21:20 reserved. Those five events therefore cannot be programmed through the safe API." },
-        NoteInfo { kind: "info", title: "Addresses; Table 2-1 size column", text: "Control n is MSR 0xC10 + n: Linux SNBEP_U_MSR_PMON_CTL0 = 0xc10 with two counters, likwid MSR_UNC_U_PMON_CTL0/1 = 0xC10/0xC11, Intel PCM JKTIVT_UBOX_MSR_PMON_CTL0/1_ADDR = 0x0C10/0x0C11, and the guide's Table 2-1 (p. 19) agree. Table 2-1 lists U_MSR_PMON_CTL0 as 32 bits but U_MSR_PMON_CTL1 as 64 bits; Table 2-2 defines only bits 31:0 for both, so both are modelled as 32-bit registers." },
-        NoteInfo { kind: "info", title: "invert has enumerated values", text: "The guide describes both senses of invert; they are enumerated as ge (0) and lt (1)." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
-/// U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and
-/// keeps counting, and may be read while counting.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600), 2 per instance.
-/// Fields, masks and sources: [`UCtrLayout`].
-///
-/// **Width from the guide's text and Linux; the table itself was not read** (info): Section 2.2.2
-/// (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that
-/// a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The
-/// field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read;
-/// the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and
-/// the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0
-/// = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1
-/// agree.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Width from the guide's text and Linux; the table itself was not read", "Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree."),
+    ];
+    /// U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and
+    /// keeps counting, and may be read while counting.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600), 2 per instance.
+    /// Fields, masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -237,8 +220,8 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 44, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -261,34 +244,31 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0xC16, "U_MSR_PMON_CTR0"), Msr::new(0xC17, "U_MSR_PMON_CTR1")];
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 44-bit event count in the low bits of the MSR. It wraps on overflow and keeps counting, and may be read while counting.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), section 2.2.3.2, p. 20", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0xC16, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0xC17, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[1]],
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width from the guide's text and Linux; the table itself was not read", text: "Section 2.2.2 (p. 19) and section 2.2.3.2 (p. 20) state that the U-box data counters are 44 bits wide and that a carry out of bit 43 wraps the counter; Linux sets perf_ctr_bits = 44 for the SNB-EP U-box. The field table for these counters (presumably Table 2-3, p. 20) was not in the public copy read; the layout (rsv 63:44 RV, event_count 43:0 RW-V) follows the guide's other counter tables and the E5-2600 v2 guide's Table 2-7 for the same registers. Addresses: Linux SNBEP_U_MSR_PMON_CTR0 = 0xc16, likwid MSR_UNC_U_PMON_CTR0/1 = 0xC16/0xC17, Intel PCM 0x0C16/0x0C17 and Table 2-1 agree." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function
-/// is to enable that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600). Fields, masks
-/// and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Name and address** (info): Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR
-/// list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use
-/// the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL =
-/// 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08
-/// agree (the line of Table 2-1 that gives it was cut off in the public copy).
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Name and address", "Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy)."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function
+    /// is to enable that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -307,14 +287,14 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 0, 19, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -332,40 +312,32 @@ impl UUclkFixedCtl {
 pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0xC08, "U_MSR_PMON_UCLK_FIXED_CTL");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: its only function is to enable that counter.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-4, p. 21"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0xC08, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[3]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Name and address", text: "Table 2-4 names this register U_MSR_PMON_FIXED_CTL; the guide's MSR list (Table 2-1, p. 19) and Linux, likwid and Intel PCM call the pair UCLK_FIXED_CTL/CTR. We use the list's name, U_MSR_PMON_UCLK_FIXED_CTL. Address: Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08, likwid MSR_UNC_U_UCLK_FIXED_CTL = 0xC08 and Intel PCM JKTIVT_UCLK_FIXED_CTL_ADDR = 0x0C08 agree (the line of Table 2-1 that gives it was cut off in the public copy)." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: it advances by one every uncore clock cycle while
-/// U_MSR_PMON_UCLK_FIXED_CTL.en is set.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600). Fields, masks
-/// and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Table 2-5 gives bits 43:0 for a counter it calls 48-bit** (source-conflict): Table 2-5 (p. 21)
-/// lists rsv 63:44 and event_count 43:0, but its own description of event_count reads "48-bit
-/// performance event counter", and section 2.2.2 (p. 19) describes "a 48-bit fixed counter which
-/// increments each u-clock". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box.
-/// The E5-2600 v2 guide repeats the same 43:0 / "48-bit" mismatch (Table 2-9) while its overview
-/// also says 48-bit. Three statements against one bit range: we model the counter as 48 bits
-/// (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter
-/// table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero.
-///
-/// **Address** (info): Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid
-/// MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's
-/// Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("source-conflict", "Table 2-5 gives bits 43:0 for a counter it calls 48-bit", "Table 2-5 (p. 21) lists rsv 63:44 and event_count 43:0, but its own description of event_count reads \"48-bit performance event counter\", and section 2.2.2 (p. 19) describes \"a 48-bit fixed counter which increments each u-clock\". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box. The E5-2600 v2 guide repeats the same 43:0 / \"48-bit\" mismatch (Table 2-9) while its overview also says 48-bit. Three statements against one bit range: we model the counter as 48 bits (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero."),
+        ("info", "Address", "Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree."),
+    ];
+    /// The U-box fixed counter: it advances by one every uncore clock cycle while
+    /// U_MSR_PMON_UCLK_FIXED_CTL.en is set.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600). Fields, masks
+    /// and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -385,8 +357,8 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The number of UCLK cycles counted, 48 bits.", ..FieldInfo::EMPTY },
     ];
@@ -408,20 +380,18 @@ impl UUclkFixedCtr {
 pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0xC09, "U_MSR_PMON_UCLK_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: it advances by one every uncore clock cycle while U_MSR_PMON_UCLK_FIXED_CTL.en is set.",
-    sources: &["Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide (327043-001), Table 2-5, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0xC09, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[4], SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "Table 2-5 gives bits 43:0 for a counter it calls 48-bit", text: "Table 2-5 (p. 21) lists rsv 63:44 and event_count 43:0, but its own description of event_count reads \"48-bit performance event counter\", and section 2.2.2 (p. 19) describes \"a 48-bit fixed counter which increments each u-clock\". Linux uncore_snbep.c sets fixed_ctr_bits = 48 for the SNB-EP U-box. The E5-2600 v2 guide repeats the same 43:0 / \"48-bit\" mismatch (Table 2-9) while its overview also says 48-bit. Three statements against one bit range: we model the counter as 48 bits (event_count 47:0, rsv 63:48) and treat the 43:0 range as a copy of the 44-bit general counter table. If the hardware counter were only 44 bits wide, bits 47:44 would simply read as zero." },
-        NoteInfo { kind: "info", title: "Address", text: "Linux SNBEP_U_MSR_PMON_UCLK_FIXED_CTR = 0xc09, likwid MSR_UNC_U_UCLK_FIXED_CTR = 0xC09, Intel PCM JKTIVT_UCLK_FIXED_CTR_ADDR = 0x0C09 and the guide's Table 2-1 (U_MSR_PMON_UCLK_FIXED_CTR, 0x0C09, 64 bits) agree." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Node ID configuration of this socket, in the configuration space of the U-box PCI device (device
@@ -466,10 +436,10 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node ID of this socket (local node ID), as configured by firmware.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 3, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("local_node_id", 0, 2, Access::Ro,
+            "Node ID of this socket (local node ID), as configured by firmware."),
     ];
 }
 
@@ -485,15 +455,16 @@ impl UCpuNodeId {
 pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x3CE0, 11, 0, 0x040, "U_PCI_CPUNODEID");
 
 #[cfg(feature = "metadata")]
+static U_CPU_NODE_ID_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_CPUNODEID], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node ID configuration of this socket, in the configuration space of the U-box PCI device (device ID 0x3CE0) on the socket's uncore bus. Its low three bits give the socket's own node ID; system software matches that ID against U_PCI_GIDNIDMAP to learn which physical package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x3CE0, 11, 0, 0x040), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Device and function from public lspci/dmesg listings, not from Linux", text: "Linux uncore_snbep.c (SNBEP_CPUNODEID 0x40, snbep_pci2phy_map_init(0x3ce0, SNBEP_CPUNODEID, SNBEP_GIDNIDMAP, true)) gives the device ID and the offset but finds the device with pci_get_device() by ID, so it states no device or function number. Several public boot logs and lspci listings of Sandy Bridge-EP systems show [8086:3ce0] ('Xeon E5/Core i7 Interrupt Control Registers') at device 0x0b (11), function 0 on every socket's uncore bus (buses 0x1f, 0x3f, 0x7f, 0xff in different systems); 11/0 is taken from them. processors.xml has no source entry for such listings, so the address cites linux-snbep, which supplies the device ID and offset." },
@@ -538,24 +509,24 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro,
-            description: "Node ID of the socket whose group ID is 7.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro,
-            description: "Node ID of the socket whose group ID is 6.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro,
-            description: "Node ID of the socket whose group ID is 5.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro,
-            description: "Node ID of the socket whose group ID is 4.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro,
-            description: "Node ID of the socket whose group ID is 3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro,
-            description: "Node ID of the socket whose group ID is 2.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro,
-            description: "Node ID of the socket whose group ID is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node ID of the socket whose group ID is 0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("node_id7", 21, 23, Access::Ro,
+            "Node ID of the socket whose group ID is 7."),
+        FieldInfo::row("node_id6", 18, 20, Access::Ro,
+            "Node ID of the socket whose group ID is 6."),
+        FieldInfo::row("node_id5", 15, 17, Access::Ro,
+            "Node ID of the socket whose group ID is 5."),
+        FieldInfo::row("node_id4", 12, 14, Access::Ro,
+            "Node ID of the socket whose group ID is 4."),
+        FieldInfo::row("node_id3", 9, 11, Access::Ro,
+            "Node ID of the socket whose group ID is 3."),
+        FieldInfo::row("node_id2", 6, 8, Access::Ro,
+            "Node ID of the socket whose group ID is 2."),
+        FieldInfo::row("node_id1", 3, 5, Access::Ro,
+            "Node ID of the socket whose group ID is 1."),
+        FieldInfo::row("node_id0", 0, 2, Access::Ro,
+            "Node ID of the socket whose group ID is 0."),
     ];
 }
 
@@ -598,15 +569,16 @@ impl UGidNidMap {
 pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x3CE0, 11, 0, 0x054, "U_PCI_GIDNIDMAP");
 
 #[cfg(feature = "metadata")]
+static U_GID_NID_MAP_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_GIDNIDMAP], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-ID to node-ID map, in the configuration space of the U-box PCI device (device ID 0x3CE0). Eight 3-bit slots: slot n holds the node ID of the socket with group ID n. Linux finds the slot that equals U_PCI_CPUNODEID.local_node_id, and the slot number is the physical package ID of the socket that owns this uncore bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x3CE0, 11, 0, 0x054), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Device and function from public lspci/dmesg listings, not from Linux", text: "Linux gives SNBEP_GIDNIDMAP 0x54 and the device ID 0x3CE0 but no device or function number; device 11, function 0 come from public Sandy Bridge-EP boot logs and lspci listings, as for U_PCI_CPUNODEID." },

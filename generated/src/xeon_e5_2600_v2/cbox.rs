@@ -13,6 +13,21 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 15] = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 5] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-13, p. 33",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-14, p. 33",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.3.3.2, p. 33",
+    "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters",
+];
+
 /// Box-wide control of one CBo: freezes its four counters and clears the counters or their controls
 /// in one write; bits 17:16 let the box take part in uncore-wide freeze and overflow handling.
 ///
@@ -57,18 +72,18 @@ impl Layout for CboBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw,
-            description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_en", 17, 17, Access::Rw,
+            "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -125,29 +140,16 @@ pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 15] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 15] = AddressInfo::msrs(&C_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "CBO", name: CboBoxCtlLayout::NAME, type_name: "CboBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxCtlLayout::RESET, reserved_mask: CboBoxCtlLayout::RESERVED_MASK, ignored_mask: CboBoxCtlLayout::IGNORED_MASK, writable_mask: CboBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CBo: freezes its four counters and clears the counters or their controls in one write; bits 17:16 let the box take part in uncore-wide freeze and overflow handling.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-13, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "C0", 0, 0xD04, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "C1", 0, 0xD24, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "C2", 0, 0xD44, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "C3", 0, 0xD64, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "C4", 0, 0xD84, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "C5", 0, 0xDA4, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "C6", 0, 0xDC4, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "C7", 0, 0xDE4, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_CTL", "C8", 0, 0xE04, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_CTL", "C9", 0, 0xE24, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_CTL", "C10", 0, 0xE44, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_CTL", "C11", 0, 0xE64, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_CTL", "C12", 0, 0xE84, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_CTL", "C13", 0, 0xEA4, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_CTL", "C14", 0, 0xEC4, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&CBO_BOX_CTL_INFO_ADDRESSES),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
@@ -155,29 +157,18 @@ static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for counter n of one CBo: event and sub-event select, enable, reset, thread filter
-/// enable, and threshold/edge filtering of each cycle's increment.
-///
-/// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`CboCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-///
-/// **No ov_en in Table 2-14** (source-conflict): Table 2-14 (p. 33) marks bits 21:20 of the CBo
-/// control as reserved (software must write 0), while the text under it speaks of setting the
-/// control register to send an overflow message, and the other boxes of this generation have ov_en
-/// at bit 20. Linux never sets bit 20 on any IvyTown box. We follow the table: no ov_en field in
-/// the CBo control; a CBo counter's overflow then only wraps. Rows below bit 18 of the public copy
-/// were not read: rst 17 (WO, named in the table's lead-in), umask 15:8 and ev_sel 7:0 are from
-/// Linux's CBo format (event config:0-7, umask config:8-15); bit 16 is taken as reserved as on the
-/// E5-2600.
-pub type CboCtl = Reg32<CboCtlLayout>;
+noted! {
+    CBO_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+        ("source-conflict", "No ov_en in Table 2-14", "Table 2-14 (p. 33) marks bits 21:20 of the CBo control as reserved (software must write 0), while the text under it speaks of setting the control register to send an overflow message, and the other boxes of this generation have ov_en at bit 20. Linux never sets bit 20 on any IvyTown box. We follow the table: no ov_en field in the CBo control; a CBo counter's overflow then only wraps. Rows below bit 18 of the public copy were not read: rst 17 (WO, named in the table's lead-in), umask 15:8 and ev_sel 7:0 are from Linux's CBo format (event config:0-7, umask config:8-15); bit 16 is taken as reserved as on the E5-2600."),
+    ];
+    /// Control for counter n of one CBo: event and sub-event select, enable, reset, thread filter
+    /// enable, and threshold/edge filtering of each cycle's increment.
+    ///
+    /// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`CboCtlLayout`].
+    pub type CboCtl = Reg32<CboCtlLayout>;
+}
 
 /// The layout of [`CboCtl`] (`C{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -199,20 +190,20 @@ impl Layout for CboCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid_en", ident: "tid_en", lsb: 19, msb: 19, access: Access::RwV,
-            description: "Thread-id filter enable: when 1, the counter counts only occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("tid_en", 19, 19, Access::RwV,
+            "Thread-id filter enable: when 1, the counter counts only occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER0."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -290,79 +281,18 @@ pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 15] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_CTL_INFO_ADDRESSES: [AddressInfo; 60] = AddressInfo::msr_arrays(&C_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "CBO", name: CboCtlLayout::NAME, type_name: "CboCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtlLayout::RESET, reserved_mask: CboCtlLayout::RESERVED_MASK, ignored_mask: CboCtlLayout::IGNORED_MASK, writable_mask: CboCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one CBo: event and sub-event select, enable, reset, thread filter enable, and threshold/edge filtering of each cycle's increment.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-14, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTL0", "C0", 0, 0xD10, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL1", "C0", 1, 0xD11, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL2", "C0", 2, 0xD12, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL3", "C0", 3, 0xD13, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL0", "C1", 0, 0xD30, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL1", "C1", 1, 0xD31, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL2", "C1", 2, 0xD32, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL3", "C1", 3, 0xD33, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL0", "C2", 0, 0xD50, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL1", "C2", 1, 0xD51, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL2", "C2", 2, 0xD52, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL3", "C2", 3, 0xD53, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL0", "C3", 0, 0xD70, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL1", "C3", 1, 0xD71, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL2", "C3", 2, 0xD72, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL3", "C3", 3, 0xD73, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL0", "C4", 0, 0xD90, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL1", "C4", 1, 0xD91, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL2", "C4", 2, 0xD92, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL3", "C4", 3, 0xD93, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL0", "C5", 0, 0xDB0, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL1", "C5", 1, 0xDB1, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL2", "C5", 2, 0xDB2, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL3", "C5", 3, 0xDB3, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL0", "C6", 0, 0xDD0, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL1", "C6", 1, 0xDD1, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL2", "C6", 2, 0xDD2, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL3", "C6", 3, 0xDD3, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL0", "C7", 0, 0xDF0, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL1", "C7", 1, 0xDF1, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL2", "C7", 2, 0xDF2, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL3", "C7", 3, 0xDF3, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL0", "C8", 0, 0xE10, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL1", "C8", 1, 0xE11, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL2", "C8", 2, 0xE12, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL3", "C8", 3, 0xE13, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL0", "C9", 0, 0xE30, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL1", "C9", 1, 0xE31, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL2", "C9", 2, 0xE32, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL3", "C9", 3, 0xE33, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL0", "C10", 0, 0xE50, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL1", "C10", 1, 0xE51, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL2", "C10", 2, 0xE52, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL3", "C10", 3, 0xE53, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL0", "C11", 0, 0xE70, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL1", "C11", 1, 0xE71, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL2", "C11", 2, 0xE72, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL3", "C11", 3, 0xE73, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL0", "C12", 0, 0xE90, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL1", "C12", 1, 0xE91, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL2", "C12", 2, 0xE92, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL3", "C12", 3, 0xE93, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL0", "C13", 0, 0xEB0, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL1", "C13", 1, 0xEB1, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL2", "C13", 2, 0xEB2, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL3", "C13", 3, 0xEB3, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL0", "C14", 0, 0xED0, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL1", "C14", 1, 0xED1, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL2", "C14", 2, 0xED2, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL3", "C14", 3, 0xED3, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[1]],
+    addresses: Addresses::Known(&CBO_CTL_INFO_ADDRESSES),
     fields: CboCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-        NoteInfo { kind: "source-conflict", title: "No ov_en in Table 2-14", text: "Table 2-14 (p. 33) marks bits 21:20 of the CBo control as reserved (software must write 0), while the text under it speaks of setting the control register to send an overflow message, and the other boxes of this generation have ov_en at bit 20. Linux never sets bit 20 on any IvyTown box. We follow the table: no ov_en field in the CBo control; a CBo counter's overflow then only wraps. Rows below bit 18 of the public copy were not read: rst 17 (WO, named in the table's lead-in), umask 15:8 and ev_sel 7:0 are from Linux's CBo format (event config:0-7, umask config:8-15); bit 16 is taken as reserved as on the E5-2600." },
-    ],
+    notes: CBO_CTL_INFO_NOTES,
 };
 
 /// Data counter n of one CBo: a 44-bit event count that wraps on overflow.
@@ -393,8 +323,8 @@ impl Layout for CboCtrLayout {
     const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 44, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -433,74 +363,16 @@ pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 15] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_CTR_INFO_ADDRESSES: [AddressInfo; 60] = AddressInfo::msr_arrays(&C_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "CBO", name: CboCtrLayout::NAME, type_name: "CboCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtrLayout::RESET, reserved_mask: CboCtrLayout::RESERVED_MASK, ignored_mask: CboCtrLayout::IGNORED_MASK, writable_mask: CboCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one CBo: a 44-bit event count that wraps on overflow.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.3.3.2, p. 33", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTR0", "C0", 0, 0xD16, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR1", "C0", 1, 0xD17, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR2", "C0", 2, 0xD18, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR3", "C0", 3, 0xD19, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR0", "C1", 0, 0xD36, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR1", "C1", 1, 0xD37, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR2", "C1", 2, 0xD38, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR3", "C1", 3, 0xD39, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR0", "C2", 0, 0xD56, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR1", "C2", 1, 0xD57, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR2", "C2", 2, 0xD58, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR3", "C2", 3, 0xD59, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR0", "C3", 0, 0xD76, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR1", "C3", 1, 0xD77, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR2", "C3", 2, 0xD78, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR3", "C3", 3, 0xD79, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR0", "C4", 0, 0xD96, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR1", "C4", 1, 0xD97, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR2", "C4", 2, 0xD98, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR3", "C4", 3, 0xD99, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR0", "C5", 0, 0xDB6, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR1", "C5", 1, 0xDB7, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR2", "C5", 2, 0xDB8, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR3", "C5", 3, 0xDB9, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR0", "C6", 0, 0xDD6, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR1", "C6", 1, 0xDD7, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR2", "C6", 2, 0xDD8, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR3", "C6", 3, 0xDD9, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR0", "C7", 0, 0xDF6, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR1", "C7", 1, 0xDF7, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR2", "C7", 2, 0xDF8, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR3", "C7", 3, 0xDF9, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR0", "C8", 0, 0xE16, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR1", "C8", 1, 0xE17, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR2", "C8", 2, 0xE18, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR3", "C8", 3, 0xE19, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR0", "C9", 0, 0xE36, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR1", "C9", 1, 0xE37, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR2", "C9", 2, 0xE38, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR3", "C9", 3, 0xE39, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR0", "C10", 0, 0xE56, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR1", "C10", 1, 0xE57, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR2", "C10", 2, 0xE58, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR3", "C10", 3, 0xE59, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR0", "C11", 0, 0xE76, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR1", "C11", 1, 0xE77, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR2", "C11", 2, 0xE78, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR3", "C11", 3, 0xE79, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR0", "C12", 0, 0xE96, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR1", "C12", 1, 0xE97, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR2", "C12", 2, 0xE98, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR3", "C12", 3, 0xE99, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR0", "C13", 0, 0xEB6, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR1", "C13", 1, 0xEB7, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR2", "C13", 2, 0xEB8, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR3", "C13", 3, 0xEB9, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR0", "C14", 0, 0xED6, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR1", "C14", 1, 0xED7, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR2", "C14", 2, 0xED8, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR3", "C14", 3, 0xED9, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[1]],
+    addresses: Addresses::Known(&CBO_CTR_INFO_ADDRESSES),
     fields: CboCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "The guide's text under Table 2-14 (p. 33) gives 44 bits (carry out of bit 43); Linux perf_ctr_bits = 44 and likwid's box map (44) agree. Addresses: 0xD16 + 0x20*i + n (Linux SNBEP_C0_MSR_PMON_CTR0; likwid MSR_UNC_C14_PMON_CTR0 = 0xED6)." },
@@ -544,16 +416,16 @@ impl Layout for CboBoxFilter0Layout {
     const INFO: &'static RegisterInfo = &CBO_BOX_FILTER0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "state", ident: "state", lsb: 17, msb: 22, access: Access::Rw,
-            description: "Cache-line states to match, one bit per state, for LLC lookup/victim events.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "link", ident: "link", lsb: 5, msb: 8, access: Access::Rw,
-            description: "QPI link to match, for events that filter by link.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 4, access: Access::Rw,
-            description: "Thread id to match when a control's tid_en is set.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("state", 17, 22, Access::Rw,
+            "Cache-line states to match, one bit per state, for LLC lookup/victim events."),
+        FieldInfo::row("rsv", 9, 16, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("link", 5, 8, Access::Rw,
+            "QPI link to match, for events that filter by link."),
+        FieldInfo::row("tid", 0, 4, Access::Rw,
+            "Thread id to match when a control's tid_en is set."),
     ];
 }
 
@@ -608,29 +480,16 @@ pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 15] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_FILTER0_INFO_ADDRESSES: [AddressInfo; 15] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER0, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "CBO", name: CboBoxFilter0Layout::NAME, type_name: "CboBoxFilter0",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilter0Layout::RESET, reserved_mask: CboBoxFilter0Layout::RESERVED_MASK, ignored_mask: CboBoxFilter0Layout::IGNORED_MASK, writable_mask: CboBoxFilter0Layout::WRITABLE_MASK,
     description: "First filter register of one CBo, shared by its four counters: the thread id (used when a control's tid_en is set), the QPI link, and the cache-line states that LLC_LOOKUP and LLC_VICTIMS events match.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER0", "C0", 0, 0xD14, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER0", "C1", 0, 0xD34, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER0", "C2", 0, 0xD54, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER0", "C3", 0, 0xD74, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER0", "C4", 0, 0xD94, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER0", "C5", 0, 0xDB4, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER0", "C6", 0, 0xDD4, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER0", "C7", 0, 0xDF4, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER0", "C8", 0, 0xE14, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER0", "C9", 0, 0xE34, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER0", "C10", 0, 0xE54, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER0", "C11", 0, 0xE74, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER0", "C12", 0, 0xE94, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER0", "C13", 0, 0xEB4, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER0", "C14", 0, 0xED4, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[4]],
+    addresses: Addresses::Known(&CBO_BOX_FILTER0_INFO_ADDRESSES),
     fields: CboBoxFilter0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "state is 22:17 in Linux, 23:17 in Intel's event list", text: "Linux uncore_snbep.c gives IVBEP_CB0_MSR_PMON_BOX_FILTER_TID = 0x1f << 0, _LINK = 0xf << 5 and _STATE = 0x3f << 17 (bits 22:17), and writes the low 32 bits of its 64-bit filter value to this MSR. Intel's event list for this uncore (ivytown_uncore.json) names the state filter CBoFilter0[23:17], one bit wider. The guide's table for the register was not read. We follow Linux, the driver in use on these machines, and keep bit 23 reserved, so no safe write can set a bit that may not exist; events that list CBoFilter0[23:17] still import (the filter name is kept as Intel writes it)." },
@@ -671,18 +530,18 @@ impl Layout for CboBoxFilter1Layout {
     const INFO: &'static RegisterInfo = &CBO_BOX_FILTER1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "isoc", ident: "isoc", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Match isochronous requests.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nc", ident: "nc", lsb: 30, msb: 30, access: Access::Rw,
-            description: "Match non-coherent requests.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c6", ident: "c6", lsb: 29, msb: 29, access: Access::Rw,
-            description: "Match requests related to C6 entry/exit.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 20, msb: 28, access: Access::Rw,
-            description: "Opcode of the queued request to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 19, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nid", ident: "nid", lsb: 0, msb: 15, access: Access::Rw,
-            description: "Node id mask to match, one bit per node.", ..FieldInfo::EMPTY },
+        FieldInfo::row("isoc", 31, 31, Access::Rw,
+            "Match isochronous requests."),
+        FieldInfo::row("nc", 30, 30, Access::Rw,
+            "Match non-coherent requests."),
+        FieldInfo::row("c6", 29, 29, Access::Rw,
+            "Match requests related to C6 entry/exit."),
+        FieldInfo::row("opc", 20, 28, Access::Rw,
+            "Opcode of the queued request to match."),
+        FieldInfo::row("rsv", 16, 19, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("nid", 0, 15, Access::Rw,
+            "Node id mask to match, one bit per node."),
     ];
 }
 
@@ -742,29 +601,16 @@ pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 15] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_FILTER1_INFO_ADDRESSES: [AddressInfo; 15] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER1, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "CBO", name: CboBoxFilter1Layout::NAME, type_name: "CboBoxFilter1",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilter1Layout::RESET, reserved_mask: CboBoxFilter1Layout::RESERVED_MASK, ignored_mask: CboBoxFilter1Layout::IGNORED_MASK, writable_mask: CboBoxFilter1Layout::WRITABLE_MASK,
     description: "Second filter register of one CBo: the node id and request opcode that TOR_INSERTS / TOR_OCCUPANCY events match, and qualifiers for non-coherent, C6 and isochronous requests.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER1", "C0", 0, 0xD1A, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER1", "C1", 0, 0xD3A, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER1", "C2", 0, 0xD5A, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER1", "C3", 0, 0xD7A, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER1", "C4", 0, 0xD9A, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER1", "C5", 0, 0xDBA, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER1", "C6", 0, 0xDDA, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER1", "C7", 0, 0xDFA, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER1", "C8", 0, 0xE1A, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER1", "C9", 0, 0xE3A, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER1", "C10", 0, 0xE5A, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER1", "C11", 0, 0xE7A, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER1", "C12", 0, 0xE9A, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER1", "C13", 0, 0xEBA, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER1", "C14", 0, 0xEDA, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[4]],
+    addresses: Addresses::Known(&CBO_BOX_FILTER1_INFO_ADDRESSES),
     fields: CboBoxFilter1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout and address from Linux, confirmed by Intel's event list", text: "Linux ivbep_cbox_enable_event writes the high 32 bits of its 64-bit filter value to the filter MSR + 6, i.e. 0xD1A + 0x20*i (likwid MSR_UNC_C0_PMON_BOX_FILTER1 = 0xD1A .. C14 0xEDA). The IvyTown masks place NID at 47:32 (0xffff << 32), OPC at 60:52 (0x1ff << 52), C6 at 61, NC at 62 and ISOC at 63 of that value, i.e. bits 15:0, 28:20, 29, 30 and 31 of this register. Intel's event list names CBoFilter1[15:0] and CBoFilter1[28:20], which agree. Bits 19:16 are covered by no source and are taken as reserved." },

@@ -15,6 +15,22 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["HA0", "HA1"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 6] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-38, p. 56",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-40, p. 57",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57",
+    "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -60,18 +76,18 @@ impl Layout for HaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw,
-            description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_en", 17, 17, Access::Rw,
+            "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -115,16 +131,16 @@ pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "HA", name: HaBoxCtlLayout::NAME, type_name: "HaBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-38, p. 56", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_CTL", "HA0", 0, (0x0E30, 14, 1, 0x0F4), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_CTL", "HA1", 0, (0x0E38, 28, 1, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&HA_BOX_CTL_INFO_ADDRESSES),
     fields: HaBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
@@ -132,16 +148,17 @@ static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Box status: one overflow bit per counter, set by hardware when that counter overflows with its
-/// ov_en set, cleared by writing 1.
-///
-/// `HA{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks
-/// and sources: [`HaBoxStatusLayout`].
-///
-/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits,
-/// and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier
-/// transcription, made before the format had that access kind, recorded it as rw-v.
-pub type HaBoxStatus = Reg32<HaBoxStatusLayout>;
+noted! {
+    HA_BOX_STATUS_INFO_NOTES = [
+        ("info", "RW1C", "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v."),
+    ];
+    /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its
+    /// ov_en set, cleared by writing 1.
+    ///
+    /// `HA{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2). Fields, masks
+    /// and sources: [`HaBoxStatusLayout`].
+    pub type HaBoxStatus = Reg32<HaBoxStatusLayout>;
+}
 
 /// The layout of [`HaBoxStatus`] (`HA{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
 ///
@@ -160,10 +177,10 @@ impl Layout for HaBoxStatusLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 4, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 5, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 4, 4, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -190,43 +207,33 @@ pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "HA", name: HaBoxStatusLayout::NAME, type_name: "HaBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxStatusLayout::RESET, reserved_mask: HaBoxStatusLayout::RESERVED_MASK, ignored_mask: HaBoxStatusLayout::IGNORED_MASK, writable_mask: HaBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-39, p. 56"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_STATUS", "HA0", 0, (0x0E30, 14, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_STATUS", "HA1", 0, (0x0E38, 28, 1, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[2]],
+    addresses: Addresses::Known(&HA_BOX_STATUS_INFO_ADDRESSES),
     fields: HaBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
-    ],
+    notes: HA_BOX_STATUS_INFO_NOTES,
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`HaCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-///
-/// **Bit 16: q_occ_rst from Linux** (source-conflict): The public copy of Table 2-40 was read down
-/// to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the
-/// Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as
-/// a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other
-/// PCI boxes keep bit 16 reserved.
-pub type HaCtl = Reg32<HaCtlLayout>;
+noted! {
+    HA_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+        ("source-conflict", "Bit 16: q_occ_rst from Linux", "The public copy of Table 2-40 was read down to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other PCI boxes keep bit 16 reserved."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`HaCtlLayout`].
+    pub type HaCtl = Reg32<HaCtlLayout>;
+}
 
 /// The layout of [`HaCtl`] (`HA{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -248,22 +255,22 @@ impl Layout for HaCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "q_occ_rst", ident: "q_occ_rst", lsb: 16, msb: 16, access: Access::Wo,
-            description: "Queue occupancy reset: writing 1 clears the queue-occupancy accumulator that feeds this counter's occupancy events.", ..FieldInfo::EMPTY },
+        FieldInfo::row("q_occ_rst", 16, 16, Access::Wo,
+            "Queue occupancy reset: writing 1 clears the queue-occupancy accumulator that feeds this counter's occupancy events."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -333,27 +340,18 @@ pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&HA_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "HA", name: HaCtlLayout::NAME, type_name: "HaCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-40, p. 57", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_CTL0", "HA0", 0, (0x0E30, 14, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL1", "HA0", 1, (0x0E30, 14, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL2", "HA0", 2, (0x0E30, 14, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL3", "HA0", 3, (0x0E30, 14, 1, 0x0E4), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL0", "HA1", 0, (0x0E38, 28, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL1", "HA1", 1, (0x0E38, 28, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL2", "HA1", 2, (0x0E38, 28, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL3", "HA1", 3, (0x0E38, 28, 1, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[3], SOURCES[1]],
+    addresses: Addresses::Known(&HA_CTL_INFO_ADDRESSES),
     fields: HaCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-        NoteInfo { kind: "source-conflict", title: "Bit 16: q_occ_rst from Linux", text: "The public copy of Table 2-40 was read down to bit 17 (rst, WO). Linux uncore_snbep.c adds IVBEP_HA_PCI_PMON_CTL_Q_OCC_RST (bit 16) to the Home Agent's event mask, and the Xeon E5 datasheet's PerfMon control description gives bit 16 as a write-only queue-occupancy reset. We define q_occ_rst at 16 (WO) for the HA only; the other PCI boxes keep bit 16 reserved." },
-    ],
+    notes: HA_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -385,8 +383,8 @@ impl Layout for HaCtrLayout {
     const INFO: &'static RegisterInfo = &HA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by HA{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -412,22 +410,16 @@ pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&HA_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "HA", name: HaCtrLayout::NAME, type_name: "HaCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-41, p. 57"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_CTR0", "HA0", 0, (0x0E30, 14, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR1", "HA0", 1, (0x0E30, 14, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR2", "HA0", 2, (0x0E30, 14, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR3", "HA0", 3, (0x0E30, 14, 1, 0x0B8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR0", "HA1", 0, (0x0E38, 28, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR1", "HA1", 1, (0x0E38, 28, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR2", "HA1", 2, (0x0E38, 28, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR3", "HA1", 3, (0x0E38, 28, 1, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[4]],
+    addresses: Addresses::Known(&HA_CTR_INFO_ADDRESSES),
     fields: HaCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },
@@ -470,10 +462,10 @@ impl Layout for HaAddrMatch0Layout {
     const INFO: &'static RegisterInfo = &HA_ADDR_MATCH0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "lo_addr", ident: "lo_addr", lsb: 6, msb: 31, access: Access::Rw,
-            description: "Bits 31:6 of the cache-line-aligned system address to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 5, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("lo_addr", 6, 31, Access::Rw,
+            "Bits 31:6 of the cache-line-aligned system address to match."),
+        FieldInfo::row("rsv", 0, 5, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -497,16 +489,16 @@ pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaAddrMatch0>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_ADDR_MATCH0_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_ADDRMATCH0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "HA", name: HaAddrMatch0Layout::NAME, type_name: "HaAddrMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaAddrMatch0Layout::RESET, reserved_mask: HaAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaAddrMatch0Layout::IGNORED_MASK, writable_mask: HaAddrMatch0Layout::WRITABLE_MASK,
     description: "Low half of the physical-address match of the Home Agent's address/opcode filter: bits 31:6 of the cache-line address that incoming requests are compared against (the ADDR_OPC_MATCH events count matches).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH0", "HA0", 0, (0x0E30, 14, 1, 0x040), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH0", "HA1", 0, (0x0E38, 28, 1, 0x040), "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[5]],
+    addresses: Addresses::Known(&HA_ADDR_MATCH0_INFO_ADDRESSES),
     fields: HaAddrMatch0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Intel's event list; offset from Linux and likwid", text: "Linux uncore_snbep.c defines SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40 (used by the IvyTown HA too, which shares the SNB-EP PCI layout), likwid registers.h PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40. Intel's event list for this uncore (ivytown_uncore.json) names the filter HA_AddrMatch0[31:6] for UNC_H_ADDR_OPC_MATCH events, which gives the field position. The guide's table for this register was not read; bits 5:0 (below the cache-line size) are taken as reserved and the field as software-written configuration (rw; the v1 guide gives the sibling registers RWS, sticky read/write)." },
@@ -543,10 +535,10 @@ impl Layout for HaAddrMatch1Layout {
     const INFO: &'static RegisterInfo = &HA_ADDR_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "hi_addr", ident: "hi_addr", lsb: 0, msb: 13, access: Access::Rw,
-            description: "Bits 45:32 of the cache-line-aligned system address to match.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 14, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("hi_addr", 0, 13, Access::Rw,
+            "Bits 45:32 of the cache-line-aligned system address to match."),
     ];
 }
 
@@ -570,16 +562,16 @@ pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaAddrMatch1>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_ADDR_MATCH1_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_ADDRMATCH1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "HA", name: HaAddrMatch1Layout::NAME, type_name: "HaAddrMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaAddrMatch1Layout::RESET, reserved_mask: HaAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaAddrMatch1Layout::IGNORED_MASK, writable_mask: HaAddrMatch1Layout::WRITABLE_MASK,
     description: "High half of the physical-address match: address bits 45:32.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH1", "HA0", 0, (0x0E30, 14, 1, 0x044), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH1", "HA1", 0, (0x0E38, 28, 1, 0x044), "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[5]],
+    addresses: Addresses::Known(&HA_ADDR_MATCH1_INFO_ADDRESSES),
     fields: HaAddrMatch1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout", text: "Offset 0x44: Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1, likwid PCI_UNC_HA_PMON_ADDRMATCH1. Field: Intel's event list (HA_AddrMatch1[13:0]) and the E5-2600 (v1) guide's Table 2-38 (hi_addr 13:0, RWS, address bits 45:32; bits 31:14 reserved). RWS is modelled as rw." },
@@ -616,10 +608,10 @@ impl Layout for HaOpcodeMatchLayout {
     const INFO: &'static RegisterInfo = &HA_OPCODE_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 0, msb: 5, access: Access::Rw,
-            description: "Opcode (with message class) of incoming requests to match; encodings in the guide's packet-matching reference.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("opc", 0, 5, Access::Rw,
+            "Opcode (with message class) of incoming requests to match; encodings in the guide's packet-matching reference."),
     ];
 }
 
@@ -643,16 +635,16 @@ pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaOpcodeMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_OPCODE_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_OPCODEMATCH, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "HA", name: HaOpcodeMatchLayout::NAME, type_name: "HaOpcodeMatch",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaOpcodeMatchLayout::RESET, reserved_mask: HaOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaOpcodeMatchLayout::WRITABLE_MASK,
     description: "Opcode match of the Home Agent's filter: the incoming request opcode that the ADDR_OPC_MATCH events count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_OPCODEMATCH", "HA0", 0, (0x0E30, 14, 1, 0x048), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_OPCODEMATCH", "HA1", 0, (0x0E38, 28, 1, 0x048), "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[5]],
+    addresses: Addresses::Known(&HA_OPCODE_MATCH_INFO_ADDRESSES),
     fields: HaOpcodeMatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout", text: "Offset 0x48: Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH, likwid PCI_UNC_HA_PMON_OPCODEMATCH. Field: Intel's event list (HA_OpcodeMatch[5:0]) and the v1 guide's Table 2-37 (opc 5:0, RWS; 31:6 reserved). RWS is modelled as rw." },

@@ -13,6 +13,20 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 4] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-72, p. 79",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79",
+    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -60,18 +74,18 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw,
-            description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_en", 17, 17, Access::Rw,
+            "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -121,22 +135,16 @@ pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-72, p. 79", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_CTL", "CH0", 0, (0x0EB4, 16, 4, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_CTL", "CH1", 0, (0x0EB5, 16, 5, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_CTL", "CH2", 0, (0x0EB0, 16, 0, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_CTL", "CH3", 0, (0x0EB1, 16, 1, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_BOX_CTL", "CH4", 0, (0x0EF4, 30, 4, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_BOX_CTL", "CH5", 0, (0x0EF5, 30, 5, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_BOX_CTL", "CH6", 0, (0x0EF0, 30, 0, 0x0F4), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_BOX_CTL", "CH7", 0, (0x0EF1, 30, 1, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
@@ -144,16 +152,17 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Box status: one overflow bit per counter, set by hardware when that counter overflows with its
-/// ov_en set, cleared by writing 1.
-///
-/// `MC_CH{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields,
-/// masks and sources: [`ImcBoxStatusLayout`].
-///
-/// **RW1C** (info): The guide gives the ov field the attribute RW1C: it reads the overflow bits,
-/// and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier
-/// transcription, made before the format had that access kind, recorded it as rw-v.
-pub type ImcBoxStatus = Reg32<ImcBoxStatusLayout>;
+noted! {
+    IMC_BOX_STATUS_INFO_NOTES = [
+        ("info", "RW1C", "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v."),
+    ];
+    /// Box status: one overflow bit per counter, set by hardware when that counter overflows with its
+    /// ov_en set, cleared by writing 1.
+    ///
+    /// `MC_CH{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields,
+    /// masks and sources: [`ImcBoxStatusLayout`].
+    pub type ImcBoxStatus = Reg32<ImcBoxStatusLayout>;
+}
 
 /// The layout of [`ImcBoxStatus`] (`MC_CH{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
 ///
@@ -172,10 +181,10 @@ impl Layout for ImcBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 5, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 5, 5, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 4, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -208,43 +217,32 @@ pub const MC_CH_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IMC", name: ImcBoxStatusLayout::NAME, type_name: "ImcBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-73, p. 79"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_STATUS", "CH0", 0, (0x0EB4, 16, 4, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_STATUS", "CH1", 0, (0x0EB5, 16, 5, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_STATUS", "CH2", 0, (0x0EB0, 16, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_STATUS", "CH3", 0, (0x0EB1, 16, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_BOX_STATUS", "CH4", 0, (0x0EF4, 30, 4, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_BOX_STATUS", "CH5", 0, (0x0EF5, 30, 5, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_BOX_STATUS", "CH6", 0, (0x0EF0, 30, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_BOX_STATUS", "CH7", 0, (0x0EF1, 30, 1, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[2]],
+    addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
     fields: ImcBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
-    ],
+    notes: IMC_BOX_STATUS_INFO_NOTES,
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2), 4 per
-/// instance. Fields, masks and sources: [`ImcCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type ImcCtl = Reg32<ImcCtlLayout>;
+noted! {
+    IMC_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2), 4 per
+    /// instance. Fields, masks and sources: [`ImcCtlLayout`].
+    pub type ImcCtl = Reg32<ImcCtlLayout>;
+}
 
 /// The layout of [`ImcCtl`] (`MC_CH{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -264,22 +262,22 @@ impl Layout for ImcCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -351,50 +349,18 @@ pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_CTL_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::pci_arrays(&MC_CH_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IMC", name: ImcCtlLayout::NAME, type_name: "ImcCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL0", "CH0", 0, (0x0EB4, 16, 4, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL1", "CH0", 1, (0x0EB4, 16, 4, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL2", "CH0", 2, (0x0EB4, 16, 4, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL3", "CH0", 3, (0x0EB4, 16, 4, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL0", "CH1", 0, (0x0EB5, 16, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL1", "CH1", 1, (0x0EB5, 16, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL2", "CH1", 2, (0x0EB5, 16, 5, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL3", "CH1", 3, (0x0EB5, 16, 5, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL0", "CH2", 0, (0x0EB0, 16, 0, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL1", "CH2", 1, (0x0EB0, 16, 0, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL2", "CH2", 2, (0x0EB0, 16, 0, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL3", "CH2", 3, (0x0EB0, 16, 0, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL0", "CH3", 0, (0x0EB1, 16, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL1", "CH3", 1, (0x0EB1, 16, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL2", "CH3", 2, (0x0EB1, 16, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL3", "CH3", 3, (0x0EB1, 16, 1, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL0", "CH4", 0, (0x0EF4, 30, 4, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL1", "CH4", 1, (0x0EF4, 30, 4, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL2", "CH4", 2, (0x0EF4, 30, 4, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL3", "CH4", 3, (0x0EF4, 30, 4, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL0", "CH5", 0, (0x0EF5, 30, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL1", "CH5", 1, (0x0EF5, 30, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL2", "CH5", 2, (0x0EF5, 30, 5, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL3", "CH5", 3, (0x0EF5, 30, 5, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL0", "CH6", 0, (0x0EF0, 30, 0, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL1", "CH6", 1, (0x0EF0, 30, 0, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL2", "CH6", 2, (0x0EF0, 30, 0, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL3", "CH6", 3, (0x0EF0, 30, 0, 0x0E4), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL0", "CH7", 0, (0x0EF1, 30, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL1", "CH7", 1, (0x0EF1, 30, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL2", "CH7", 2, (0x0EF1, 30, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL3", "CH7", 3, (0x0EF1, 30, 1, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: IMC_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -425,8 +391,8 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -458,65 +424,33 @@ pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_CTR_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::pci_arrays(&MC_CH_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IMC", name: ImcCtrLayout::NAME, type_name: "ImcCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR0", "CH0", 0, (0x0EB4, 16, 4, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR1", "CH0", 1, (0x0EB4, 16, 4, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR2", "CH0", 2, (0x0EB4, 16, 4, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR3", "CH0", 3, (0x0EB4, 16, 4, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR0", "CH1", 0, (0x0EB5, 16, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR1", "CH1", 1, (0x0EB5, 16, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR2", "CH1", 2, (0x0EB5, 16, 5, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR3", "CH1", 3, (0x0EB5, 16, 5, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR0", "CH2", 0, (0x0EB0, 16, 0, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR1", "CH2", 1, (0x0EB0, 16, 0, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR2", "CH2", 2, (0x0EB0, 16, 0, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR3", "CH2", 3, (0x0EB0, 16, 0, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR0", "CH3", 0, (0x0EB1, 16, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR1", "CH3", 1, (0x0EB1, 16, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR2", "CH3", 2, (0x0EB1, 16, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR3", "CH3", 3, (0x0EB1, 16, 1, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR0", "CH4", 0, (0x0EF4, 30, 4, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR1", "CH4", 1, (0x0EF4, 30, 4, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR2", "CH4", 2, (0x0EF4, 30, 4, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR3", "CH4", 3, (0x0EF4, 30, 4, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR0", "CH5", 0, (0x0EF5, 30, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR1", "CH5", 1, (0x0EF5, 30, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR2", "CH5", 2, (0x0EF5, 30, 5, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR3", "CH5", 3, (0x0EF5, 30, 5, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR0", "CH6", 0, (0x0EF0, 30, 0, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR1", "CH6", 1, (0x0EF0, 30, 0, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR2", "CH6", 2, (0x0EF0, 30, 0, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR3", "CH6", 3, (0x0EF0, 30, 0, 0x0B8), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR0", "CH7", 0, (0x0EF1, 30, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR1", "CH7", 1, (0x0EF1, 30, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR2", "CH7", 2, (0x0EF1, 30, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR3", "CH7", 3, (0x0EF1, 30, 1, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Read as two dwords", text: "The 64-bit counter spans two configuration-space dwords (low half at the listed offset, high half at offset + 4). Linux snbep_uncore_pci_read_counter and likwid (PCI_UNC_*_PMON_CTR_n_B/_A) read the halves separately; freeze the box first if an exact value is needed, because a read of a running counter can tear." },
     ],
 };
 
-/// Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear
-/// it.
-///
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields,
-/// masks and sources: [`ImcFixedCtlLayout`].
-///
-/// **Layout from the v1 guide, Linux and PCM; ov_en inferred** (info): Linux uncore_snbep.c uses
-/// SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the
-/// counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2
-/// table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as
-/// ov_en like the general controls of this generation (the fixed counter has its own overflow bit,
-/// bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it).
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+noted! {
+    IMC_FIXED_CTL_INFO_NOTES = [
+        ("info", "Layout from the v1 guide, Linux and PCM; ov_en inferred", "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it)."),
+    ];
+    /// Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear
+    /// it.
+    ///
+    /// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v2). Fields,
+    /// masks and sources: [`ImcFixedCtlLayout`].
+    pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+}
 
 /// The layout of [`ImcFixedCtl`] (`MC_CH{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -535,20 +469,20 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables the fixed DRAM-clock counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 18, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 18, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -586,26 +520,18 @@ pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_FIXED_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IMC", name: ImcFixedCtlLayout::NAME, type_name: "ImcFixedCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enables it and can clear it.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTL", "CH0", 0, (0x0EB4, 16, 4, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTL", "CH1", 0, (0x0EB5, 16, 5, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTL", "CH2", 0, (0x0EB0, 16, 0, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTL", "CH3", 0, (0x0EB1, 16, 1, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_FIXED_CTL", "CH4", 0, (0x0EF4, 30, 4, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_FIXED_CTL", "CH5", 0, (0x0EF5, 30, 5, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_FIXED_CTL", "CH6", 0, (0x0EF0, 30, 0, 0x0F0), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_FIXED_CTL", "CH7", 0, (0x0EF1, 30, 1, 0x0F0), "likwid"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[3]],
+    addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from the v1 guide, Linux and PCM; ov_en inferred", text: "Linux uncore_snbep.c uses SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 for IvyTown as for Sandy Bridge-EP and enables the counter with bit 22; Intel PCM defines MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19). The v2 table was not read: the rest follows the v1 guide's Table 2-62, except bit 20, which is taken as ov_en like the general controls of this generation (the fixed counter has its own overflow bit, bit 0 of MC_CH{i}_PCI_PMON_BOX_STATUS, and only a counter with an overflow enable can set it)." },
-    ],
+    notes: IMC_FIXED_CTL_INFO_NOTES,
 };
 
 /// The channel's fixed counter: a 48-bit count of DRAM clock cycles.
@@ -638,8 +564,8 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by MC_CH{i}_PCI_PMON_FIXED_CTL.", ..FieldInfo::EMPTY },
     ];
@@ -671,22 +597,16 @@ pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_FIXED_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "IMC", name: ImcFixedCtrLayout::NAME, type_name: "ImcFixedCtr",
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: a 48-bit count of DRAM clock cycles.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTR", "CH0", 0, (0x0EB4, 16, 4, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTR", "CH1", 0, (0x0EB5, 16, 5, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTR", "CH2", 0, (0x0EB0, 16, 0, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTR", "CH3", 0, (0x0EB1, 16, 1, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_FIXED_CTR", "CH4", 0, (0x0EF4, 30, 4, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_FIXED_CTR", "CH5", 0, (0x0EF5, 30, 5, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_FIXED_CTR", "CH6", 0, (0x0EF0, 30, 0, 0x0D0), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_FIXED_CTR", "CH7", 0, (0x0EF1, 30, 1, 0x0D0), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and offset", text: "Linux: SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48 for ivbep_uncore_imc; likwid: PCI_UNC_MC_PMON_FIXED_CTR_B/A at 0xD0/0xD4." },

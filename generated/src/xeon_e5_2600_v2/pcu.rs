@@ -13,6 +13,22 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PCU"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 6] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112",
+    "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters",
+];
+
 /// Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one
 /// write.
 ///
@@ -55,18 +71,18 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw,
-            description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_en", 17, 17, Access::Rw,
+            "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -107,15 +123,16 @@ impl PcuBoxCtl {
 pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0xC24, "PCU_MSR_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU counters: freeze, and clear the counters or their controls in one write.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-119, p. 111", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0xC24, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Bits 17:16: reserved-write-1 in the guide, enables in the datasheet, 0 in Linux", text: "The E5-2600 v2 guide (329468-002; CBo Table 2-13 p. 33, HA Table 2-38 p. 56, iMC Table 2-72 p. 79) marks bits 17:16 of every box control as reserved that software must write as 1, and drops the v1 frz_en field. The public Xeon E5 datasheet volume 2 (section 4.6.2.5 PmonUnitCtrl) names the same bits in the same unit-control layout: 17 overflow enable (RW: without it the box's counters just wrap, and overflow handling needs it set in every unit control) and 16 freeze enable (RW). Intel PCM writes both bits (UNC_PMON_UNIT_CTL_RSV = 1 << 16 | 1 << 17) when it programs these boxes; Linux uncore_snbep.c writes only rst_ctrl | rst_ctrs at init (IVBEP_PMON_BOX_CTL_INT) and leaves them 0. Our format has no 'reserved, write as 1' access kind, and a reserved field is always written as 0 by the safe API, which would contradict the guide. We therefore model the two bits as the named read/write fields the datasheet describes (ov_en 17, frz_en 16), so software that follows the guide (or PCM) can set them and software that follows Linux can leave them clear." },
@@ -157,10 +174,10 @@ impl Layout for PcuBoxStatusLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 4, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 5, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 4, 4, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -184,15 +201,16 @@ impl PcuBoxStatus {
 pub const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = Msr::new(0xC35, "PCU_MSR_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuBoxStatusLayout::NAME, type_name: "PcuBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "PCU box status: one overflow bit per counter, cleared by writing 1.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-120, p. 111", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0xC35, "likwid"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[3]],
+    addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "RW1C", text: "The guide gives the ov field the attribute RW1C: it reads the overflow bits, and a write of 1 clears a bit (a write of 0 leaves it). It is rw1c here; an earlier transcription, made before the format had that access kind, recorded it as rw-v." },
@@ -200,26 +218,18 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and
-/// threshold, invert and edge filtering for both plain and occupancy events.
-///
-/// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`PcuCtlLayout`].
-///
-/// **Bits 31:20 from Table 2-121, the rest from Linux** (info): The public copy of Table 2-121
-/// (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext
-/// 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0,
-/// occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike
-/// the E5-2600, bit 23 (invert) is reserved.
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type PcuCtl = Reg32<PcuCtlLayout>;
+noted! {
+    PCU_CTL_INFO_NOTES = [
+        ("info", "Bits 31:20 from Table 2-121, the rest from Linux", "The public copy of Table 2-121 (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0, occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike the E5-2600, bit 23 (invert) is reserved."),
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and
+    /// threshold, invert and edge filtering for both plain and occupancy events.
+    ///
+    /// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtlLayout`].
+    pub type PcuCtl = Reg32<PcuCtlLayout>;
+}
 
 /// The layout of [`PcuCtl`] (`PCU_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -239,34 +249,34 @@ impl Layout for PcuCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::RwV,
-            description: "Edge detect for occupancy events (ev_sel bit 7 set): count 0-to-1 transitions of the thresholded occupancy.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV,
-            description: "Invert the threshold comparison for occupancy events (count cycles below thresh).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("occ_edge_det", 31, 31, Access::RwV,
+            "Edge detect for occupancy events (ev_sel bit 7 set): count 0-to-1 transitions of the thresholded occupancy."),
+        FieldInfo::row("occ_invert", 30, 30, Access::RwV,
+            "Invert the threshold comparison for occupancy events (count cycles below thresh)."),
+        FieldInfo::row("rsv", 29, 29, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension bit.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV,
-            description: "Occupancy select: which core C-state occupancy counter feeds occupancy events.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("occ_sel", 14, 15, Access::RwV,
+            "Occupancy select: which core C-state occupancy counter feeds occupancy events."),
+        FieldInfo::row("rsv", 8, 13, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
             description: "Event select; bit 7 set selects an occupancy event.", ..FieldInfo::EMPTY },
     ];
@@ -353,33 +363,30 @@ impl PcuCtl {
 pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0xC30, "PCU_MSR_PMON_CTL0"), Msr::new(0xC31, "PCU_MSR_PMON_CTL1"), Msr::new(0xC32, "PCU_MSR_PMON_CTL2"), Msr::new(0xC33, "PCU_MSR_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event select (with occupancy selection), enable, overflow enable, and threshold, invert and edge filtering for both plain and occupancy events.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-121, p. 112", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0xC30, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0xC31, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0xC32, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0xC33, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[4], SOURCES[1]],
+    addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits 31:20 from Table 2-121, the rest from Linux", text: "The public copy of Table 2-121 (p. 112) gives occ_edge_det 31, occ_invert 30, rsv 29, thresh 28:24, rsv 23, en 22, ev_sel_ext 21 and ov_en 20 (RW-V). The lower rows were not read; Linux's IvyTown PCU mask gives ev_sel 7:0, occ_sel 15:14 and edge 18, and rst 17 / the reserved bits follow the E5-2600 PCU control. Unlike the E5-2600, bit 23 (invert) is reserved." },
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: PCU_CTL_INFO_NOTES,
 };
 
-/// PCU data counter n: a 48-bit event count.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`PcuCtrLayout`].
-///
-/// **Width and address** (info): Linux ivbep_uncore_pcu: perf_ctr_bits = 48,
-/// SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39.
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Width and address", "Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39."),
+    ];
+    /// PCU data counter n: a 48-bit event count.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -397,8 +404,8 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by PCU_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -421,22 +428,18 @@ impl PcuCtr {
 pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0xC36, "PCU_MSR_PMON_CTR0"), Msr::new(0xC37, "PCU_MSR_PMON_CTR1"), Msr::new(0xC38, "PCU_MSR_PMON_CTR2"), Msr::new(0xC39, "PCU_MSR_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0xC36, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0xC37, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0xC38, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0xC39, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and address", text: "Linux ivbep_uncore_pcu: perf_ctr_bits = 48, SNBEP_PCU_MSR_PMON_CTR0 = 0xc36; likwid MSR_UNC_PCU_PMON_CTR0..3 = 0xC36..0xC39." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
 /// PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.
@@ -467,14 +470,14 @@ impl Layout for PcuBoxFilterLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "band3", ident: "band3", lsb: 24, msb: 31, access: Access::Rw,
-            description: "Frequency threshold for band 3 (in 100 MHz units).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "band2", ident: "band2", lsb: 16, msb: 23, access: Access::Rw,
-            description: "Frequency threshold for band 2.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "band1", ident: "band1", lsb: 8, msb: 15, access: Access::Rw,
-            description: "Frequency threshold for band 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "band0", ident: "band0", lsb: 0, msb: 7, access: Access::Rw,
-            description: "Frequency threshold for band 0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("band3", 24, 31, Access::Rw,
+            "Frequency threshold for band 3 (in 100 MHz units)."),
+        FieldInfo::row("band2", 16, 23, Access::Rw,
+            "Frequency threshold for band 2."),
+        FieldInfo::row("band1", 8, 15, Access::Rw,
+            "Frequency threshold for band 1."),
+        FieldInfo::row("band0", 0, 7, Access::Rw,
+            "Frequency threshold for band 0."),
     ];
 }
 
@@ -509,35 +512,34 @@ impl PcuBoxFilter {
 pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0xC34, "PCU_MSR_PMON_BOX_FILTER");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "PCU filter: four frequency bands, one byte each, for the FREQ_BAND0..3_CYCLES events.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c", "Intel perfmon event list for the Xeon E5-2600 v2 uncore (ivytown_uncore.json, version 24, BSD-3-Clause): event names, codes, umasks, counters and filters"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0xC34, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1], SOURCES[5]],
+    addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout", text: "Linux's IvyTown PCU format attributes filter_band0..3 = config1:0-7, 8-15, 16-23, 24-31, written to SNBEP_PCU_MSR_PMON_BOX_FILTER = 0xc34; Intel's event list names PCUFilter[7:0], [15:8], [23:16] and [31:24]." },
     ],
 };
 
-/// Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or
-/// reset).
-///
-/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and
-/// sources: [`PcuCoreC6CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed
-/// counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v,
-/// as for the E5-2600's same counters (software normally only reads them).
-pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+noted! {
+    PCU_CORE_C6_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)."),
+    ];
+    /// Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or
+    /// reset).
+    ///
+    /// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and
+    /// sources: [`PcuCoreC6CtrLayout`].
+    pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
 ///
@@ -571,36 +573,32 @@ impl PcuCoreC6Ctr {
 pub const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = Msr::new(0x3FD, "PCU_MSR_CORE_C6_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C6_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C6_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuCoreC6CtrLayout::NAME, type_name: "PcuCoreC6Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
     description: "Free-running count of core C6 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "likwid"),
-    ]),
+    sources: &[SOURCES[3]],
+    addresses: Addresses::Known(&PCU_CORE_C6_CTR_INFO_ADDRESSES),
     fields: PcuCoreC6CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)." },
-    ],
+    notes: PCU_CORE_C6_CTR_INFO_NOTES,
 };
 
-/// Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or
-/// reset).
-///
-/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and
-/// sources: [`PcuCoreC3CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed
-/// counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v,
-/// as for the E5-2600's same counters (software normally only reads them).
-pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+noted! {
+    PCU_CORE_C3_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)."),
+    ];
+    /// Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or
+    /// reset).
+    ///
+    /// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v2). Fields, masks and
+    /// sources: [`PcuCoreC3CtrLayout`].
+    pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
 ///
@@ -634,20 +632,18 @@ impl PcuCoreC3Ctr {
 pub const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = Msr::new(0x3FC, "PCU_MSR_CORE_C3_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C3_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C3_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "PCU", name: PcuCoreC3CtrLayout::NAME, type_name: "PcuCoreC3Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
     description: "Free-running count of core C3 residency, outside the PMON infrastructure (it cannot be frozen or reset).",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "likwid"),
-    ]),
+    sources: &[SOURCES[3]],
+    addresses: Addresses::Known(&PCU_CORE_C3_CTR_INFO_ADDRESSES),
     fields: PcuCoreC3CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "likwid uses MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC as the IvyTown PCU's fixed counters (WBOX0FIX/WBOX1FIX); Linux defines SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc. Access is rw-v, as for the E5-2600's same counters (software normally only reads them)." },
-    ],
+    notes: PCU_CORE_C3_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -13,6 +13,19 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["P0", "P1", "P2"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 3] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)",
+];
+
 /// Box-wide control: freezes all counters of the box at once and clears the counters or their
 /// control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and
 /// overflow handling.
@@ -70,18 +83,18 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 17, msb: 17, access: Access::Rw,
-            description: "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_en", 17, 17, Access::Rw,
+            "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -131,7 +144,7 @@ static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control: freezes all counters of the box at once and clears the counters or their control registers in one write; bits 17:16 let the box take part in the uncore-wide freeze and overflow handling.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_BOX_CTL", "P0", 0, (0x0E32, 8, 2, 0x0F4), "likwid"),
         AddressInfo::pci("Q_P1_PCI_PMON_BOX_CTL", "P1", 0, (0x0E33, 9, 2, 0x0F4), "likwid"),
@@ -181,10 +194,10 @@ impl Layout for QpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 4, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 5, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 4, 4, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -217,7 +230,7 @@ static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxStatusLayout::RESET, reserved_mask: QpiBoxStatusLayout::RESERVED_MASK, ignored_mask: QpiBoxStatusLayout::IGNORED_MASK, writable_mask: QpiBoxStatusLayout::WRITABLE_MASK,
     description: "Box status: one overflow bit per counter, set by hardware when that counter overflows with its ov_en set, cleared by writing 1.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c", "Intel Xeon Processor E5-1600/E5-2600/E5-4600 Product Families Datasheet, Volume 2, section 4.6.2.5 PmonUnitCtrl and 4.6.2.6 PmonUnitStatus (public copy)"],
+    sources: &[SOURCES[1], SOURCES[2]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_BOX_STATUS", "P0", 0, (0x0E32, 8, 2, 0x0F8), "likwid"),
         AddressInfo::pci("Q_P1_PCI_PMON_BOX_STATUS", "P1", 0, (0x0E33, 9, 2, 0x0F8), "likwid"),
@@ -230,21 +243,18 @@ static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
-/// routes its overflow to the box status and the U-box, and filters each cycle's increment through
-/// a threshold and edge detection.
-///
-/// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v2), 4 per instance.
-/// Fields, masks and sources: [`QpiCtlLayout`].
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type QpiCtl = Reg32<QpiCtlLayout>;
+noted! {
+    QPI_CTL_INFO_NOTES = [
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for counter n: selects the event and sub-events, enables the counter, can clear it,
+    /// routes its overflow to the box status and the U-box, and filters each cycle's increment through
+    /// a threshold and edge detection.
+    ///
+    /// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v2), 4 per instance.
+    /// Fields, masks and sources: [`QpiCtlLayout`].
+    pub type QpiCtl = Reg32<QpiCtlLayout>;
+}
 
 /// The layout of [`QpiCtl`] (`Q_P{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -264,22 +274,22 @@ impl Layout for QpiCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the ninth bit of the event code, for QPI events numbered 0x100 and above.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -358,7 +368,7 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n: selects the event and sub-events, enables the counter, can clear it, routes its overflow to the box status and the U-box, and filters each cycle's increment through a threshold and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_CTL0", "P0", 0, (0x0E32, 8, 2, 0x0D8), "likwid"),
         AddressInfo::pci("Q_P0_PCI_PMON_CTL1", "P0", 1, (0x0E32, 8, 2, 0x0DC), "likwid"),
@@ -374,9 +384,7 @@ static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
         AddressInfo::pci("Q_P2_PCI_PMON_CTL3", "P2", 3, (0x0E3A, 24, 2, 0x0E4), "intel-pcm"),
     ]),
     fields: QpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: QPI_CTL_INFO_NOTES,
 };
 
 /// Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow
@@ -407,8 +415,8 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -440,7 +448,7 @@ static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n: a 48-bit event count in the low bits of a 64-bit register. It wraps on overflow and keeps counting.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_CTR0", "P0", 0, (0x0E32, 8, 2, 0x0A0), "likwid"),
         AddressInfo::pci("Q_P0_PCI_PMON_CTR1", "P0", 1, (0x0E32, 8, 2, 0x0A8), "likwid"),
@@ -498,20 +506,20 @@ impl Layout for QpiPktMatch0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Bit 4 of the remote node id to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Destination node id to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Message class to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Opcode to match (per message class).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Virtual network to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Bit 4 of the remote node id to match."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Destination node id to match."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Message class to match."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Opcode to match (per message class)."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Virtual network to match."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -573,7 +581,7 @@ static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match value: message class, opcode, virtual network, destination node id and remote-node-id bit 4 to compare packets against, in the bits selected by Q_P{i}_PCI_PMON_PKT_MASK0.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH0", "P0", 0, (0x0E86, 8, 6, 0x228), "linux-snbep"),
         AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH0", "P1", 0, (0x0E96, 9, 6, 0x228), "linux-snbep"),
@@ -619,14 +627,14 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw,
-            description: "Response data state to match (DRS packets).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Bits 3:0 of the remote node id to match.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rds", 16, 19, Access::Rw,
+            "Response data state to match (DRS packets)."),
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Bits 3:0 of the remote node id to match."),
     ];
 }
 
@@ -664,7 +672,7 @@ static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
     description: "High half of the packet-match value: response data state and remote node id bits 3:0.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH1", "P0", 0, (0x0E86, 8, 6, 0x22C), "linux-snbep"),
         AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH1", "P1", 0, (0x0E96, 9, 6, 0x22C), "linux-snbep"),
@@ -711,20 +719,20 @@ impl Layout for QpiPktMask0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Mask for remote node id bit 4.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Mask for the destination node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Mask for the message class.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Mask for the opcode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Mask for the virtual network.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Mask for remote node id bit 4."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Mask for the destination node id."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Mask for the message class."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Mask for the opcode."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Mask for the virtual network."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -786,7 +794,7 @@ static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
     description: "Low half of the packet-match mask: a 1 makes the corresponding bit of MATCH0 take part in the comparison.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK0", "P0", 0, (0x0E86, 8, 6, 0x238), "linux-snbep"),
         AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK0", "P1", 0, (0x0E96, 9, 6, 0x238), "linux-snbep"),
@@ -832,14 +840,14 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw,
-            description: "Mask for the response data state.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Mask for remote node id bits 3:0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rds", 16, 19, Access::Rw,
+            "Mask for the response data state."),
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Mask for remote node id bits 3:0."),
     ];
 }
 
@@ -877,7 +885,7 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
     description: "High half of the packet-match mask: response data state and remote node id bits 3:0.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    sources: &[SOURCES[0]],
     addresses: Addresses::Known(&[
         AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK1", "P0", 0, (0x0E86, 8, 6, 0x23C), "linux-snbep"),
         AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK1", "P1", 0, (0x0E96, 9, 6, 0x23C), "linux-snbep"),

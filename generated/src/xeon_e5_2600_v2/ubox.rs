@@ -13,6 +13,22 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 6] = [
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21",
+    "Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21",
+];
+
 /// Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores
 /// receive the PMI that an uncore overflow raises.
 ///
@@ -53,14 +69,14 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Wo, role: Some(Role::GlobalFreeze),
             description: "Freeze all: writing 1 stops every uncore counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "wk_on_pmi", ident: "wk_on_pmi", lsb: 30, msb: 30, access: Access::Rw,
-            description: "Wake on PMI: 1 wakes sleeping cores in pmi_core_sel before sending them the PMI; 0 sends it only to awake cores.", ..FieldInfo::EMPTY },
+        FieldInfo::row("wk_on_pmi", 30, 30, Access::Rw,
+            "Wake on PMI: 1 wakes sleeping cores in pmi_core_sel before sending them the PMI; 0 sends it only to awake cores."),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 29, msb: 29, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets every uncore counter count again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 28, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 15, msb: 26, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 27, 28, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 15, 26, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "pmi_core_sel", ident: "pmi_core_sel", lsb: 0, msb: 14, access: Access::Rw, role: Some(Role::PmiSelect),
             description: "One bit per core: the cores that receive a PMI when an uncore counter overflows (all zero: no PMI).", ..FieldInfo::EMPTY },
     ];
@@ -98,15 +114,16 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0xC00, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Uncore-wide control: freezes and unfreezes every uncore counter at once, and chooses which cores receive the PMI that an uncore overflow raises.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), Table 2-2, p. 19", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0xC00, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0], SOURCES[1]],
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and bits", text: "Table 2-2 (p. 19) gives the fields; Linux uncore_snbep.c uses IVBEP_U_MSR_PMON_GLOBAL_CTL = 0xc00 with IVBEP_U_PMON_GLOBAL_FRZ_ALL = bit 31 and UNFRZ_ALL = bit 29, and likwid MSR_UNC_U_PMON_GLOBAL_CTL = 0xC00. Table 2-2 reserves 28:27 with software writing 0 and 26:15 without that sentence (rv)." },
@@ -151,62 +168,62 @@ impl Layout for UGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r2pcie", ident: "ov_r2pcie", lsb: 26, msb: 26, access: Access::Rw1c,
-            description: "Set when a counter of the R2PCIe box overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r3qpi1", ident: "ov_r3qpi1", lsb: 25, msb: 25, access: Access::Rw1c,
-            description: "Set when a counter of R3QPI link 1 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r3qpi0", ident: "ov_r3qpi0", lsb: 24, msb: 24, access: Access::Rw1c,
-            description: "Set when a counter of R3QPI link 0 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_qpi1", ident: "ov_qpi1", lsb: 23, msb: 23, access: Access::Rw1c,
-            description: "Set when a counter of QPI port 1 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_qpi0", ident: "ov_qpi0", lsb: 22, msb: 22, access: Access::Rw1c,
-            description: "Set when a counter of QPI port 0 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc1", ident: "ov_imc1", lsb: 21, msb: 21, access: Access::Rw1c,
-            description: "Set when a counter of a channel of memory controller 1 (CH4-CH7) overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc0", ident: "ov_imc0", lsb: 20, msb: 20, access: Access::Rw1c,
-            description: "Set when a counter of a channel of memory controller 0 (CH0-CH3) overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_ha1", ident: "ov_ha1", lsb: 19, msb: 19, access: Access::Rw1c,
-            description: "Set when a counter of home agent 1 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_ha0", ident: "ov_ha0", lsb: 18, msb: 18, access: Access::Rw1c,
-            description: "Set when a counter of home agent 0 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c14", ident: "ov_c14", lsb: 17, msb: 17, access: Access::Rw1c,
-            description: "Set when a counter of CBo 14 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c13", ident: "ov_c13", lsb: 16, msb: 16, access: Access::Rw1c,
-            description: "Set when a counter of CBo 13 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c12", ident: "ov_c12", lsb: 15, msb: 15, access: Access::Rw1c,
-            description: "Set when a counter of CBo 12 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c11", ident: "ov_c11", lsb: 14, msb: 14, access: Access::Rw1c,
-            description: "Set when a counter of CBo 11 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c10", ident: "ov_c10", lsb: 13, msb: 13, access: Access::Rw1c,
-            description: "Set when a counter of CBo 10 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c9", ident: "ov_c9", lsb: 12, msb: 12, access: Access::Rw1c,
-            description: "Set when a counter of CBo 9 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c8", ident: "ov_c8", lsb: 11, msb: 11, access: Access::Rw1c,
-            description: "Set when a counter of CBo 8 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c7", ident: "ov_c7", lsb: 10, msb: 10, access: Access::Rw1c,
-            description: "Set when a counter of CBo 7 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c6", ident: "ov_c6", lsb: 9, msb: 9, access: Access::Rw1c,
-            description: "Set when a counter of CBo 6 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c5", ident: "ov_c5", lsb: 8, msb: 8, access: Access::Rw1c,
-            description: "Set when a counter of CBo 5 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c4", ident: "ov_c4", lsb: 7, msb: 7, access: Access::Rw1c,
-            description: "Set when a counter of CBo 4 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c3", ident: "ov_c3", lsb: 6, msb: 6, access: Access::Rw1c,
-            description: "Set when a counter of CBo 3 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c2", ident: "ov_c2", lsb: 5, msb: 5, access: Access::Rw1c,
-            description: "Set when a counter of CBo 2 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c1", ident: "ov_c1", lsb: 4, msb: 4, access: Access::Rw1c,
-            description: "Set when a counter of CBo 1 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_c0", ident: "ov_c0", lsb: 3, msb: 3, access: Access::Rw1c,
-            description: "Set when a counter of CBo 0 overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_pcu", ident: "ov_pcu", lsb: 2, msb: 2, access: Access::Rw1c,
-            description: "Set when a counter of the PCU overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 1, msb: 1, access: Access::Rw1c,
-            description: "Set when a counter of a general U-box counter overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u_fixed", ident: "ov_u_fixed", lsb: 0, msb: 0, access: Access::Rw1c,
-            description: "Set when a counter of the U-box UCLK fixed counter overflows with its overflow enable set; write 1 to clear.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 27, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_r2pcie", 26, 26, Access::Rw1c,
+            "Set when a counter of the R2PCIe box overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_r3qpi1", 25, 25, Access::Rw1c,
+            "Set when a counter of R3QPI link 1 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_r3qpi0", 24, 24, Access::Rw1c,
+            "Set when a counter of R3QPI link 0 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_qpi1", 23, 23, Access::Rw1c,
+            "Set when a counter of QPI port 1 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_qpi0", 22, 22, Access::Rw1c,
+            "Set when a counter of QPI port 0 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_imc1", 21, 21, Access::Rw1c,
+            "Set when a counter of a channel of memory controller 1 (CH4-CH7) overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_imc0", 20, 20, Access::Rw1c,
+            "Set when a counter of a channel of memory controller 0 (CH0-CH3) overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_ha1", 19, 19, Access::Rw1c,
+            "Set when a counter of home agent 1 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_ha0", 18, 18, Access::Rw1c,
+            "Set when a counter of home agent 0 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c14", 17, 17, Access::Rw1c,
+            "Set when a counter of CBo 14 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c13", 16, 16, Access::Rw1c,
+            "Set when a counter of CBo 13 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c12", 15, 15, Access::Rw1c,
+            "Set when a counter of CBo 12 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c11", 14, 14, Access::Rw1c,
+            "Set when a counter of CBo 11 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c10", 13, 13, Access::Rw1c,
+            "Set when a counter of CBo 10 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c9", 12, 12, Access::Rw1c,
+            "Set when a counter of CBo 9 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c8", 11, 11, Access::Rw1c,
+            "Set when a counter of CBo 8 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c7", 10, 10, Access::Rw1c,
+            "Set when a counter of CBo 7 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c6", 9, 9, Access::Rw1c,
+            "Set when a counter of CBo 6 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c5", 8, 8, Access::Rw1c,
+            "Set when a counter of CBo 5 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c4", 7, 7, Access::Rw1c,
+            "Set when a counter of CBo 4 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c3", 6, 6, Access::Rw1c,
+            "Set when a counter of CBo 3 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c2", 5, 5, Access::Rw1c,
+            "Set when a counter of CBo 2 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c1", 4, 4, Access::Rw1c,
+            "Set when a counter of CBo 1 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_c0", 3, 3, Access::Rw1c,
+            "Set when a counter of CBo 0 overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_pcu", 2, 2, Access::Rw1c,
+            "Set when a counter of the PCU overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_u", 1, 1, Access::Rw1c,
+            "Set when a counter of a general U-box counter overflows with its overflow enable set; write 1 to clear."),
+        FieldInfo::row("ov_u_fixed", 0, 0, Access::Rw1c,
+            "Set when a counter of the U-box UCLK fixed counter overflows with its overflow enable set; write 1 to clear."),
     ];
 }
 
@@ -406,41 +423,34 @@ impl UGlobalStatus {
 pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0xC01, "U_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Uncore-wide overflow summary: each box that reports a counter overflow to the U-box sets its bit here; writing 1 to a bit clears it.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.1.5.1, p. 18", "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0xC01, "likwid"),
-    ]),
+    sources: &[SOURCES[2], SOURCES[3]],
+    addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and access from the guide, bits from likwid", text: "The guide's Table 2-1 (p. 18) lists U_MSR_PMON_GLOBAL_STATUS at 0xC01, 32 bits, and section 2.1.5.1 says it accumulates the overflows the other boxes send and that writing 1 to a bit clears it (rw1c); section 2.2.2.1 (p. 21) and the text under Table 2-8 (p. 23) name its ov_u and ov_u_fixed bits. Its field table (Table 2-3) was not in any public copy reachable here. The bit of each box is likwid's (ovflOffset in perfmon_ivybridgeEP_counters.h, which likwid tests and clears by writing 1 << bit to 0xC01): U-box fixed counter 0, U-box 1, PCU 2, CBo i 3 + i (i = 0..14), HA0 18, HA1 19, iMC channels 0-3 20, channels 4-7 21, QPI port 0 22, port 1 23, R3QPI link 0 24, link 1 25, R2PCIe 26. likwid gives no bit (-1) for QPI port 2, R3QPI link 2 and the IRP, so those boxes have no route; bits 31:27 are covered by no source read and recorded as reserved. Field names other than ov_u and ov_u_fixed are ours." },
     ],
 };
 
-/// Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and
-/// threshold/edge filtering.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance.
-/// Fields, masks and sources: [`UCtlLayout`].
-///
-/// **Layout from Linux and the guide's text** (info): The U-box control table was not read. Linux's
-/// IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24
-/// (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names
-/// U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the
-/// E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read.
-///
-/// **No invert bit on this generation** (source-conflict): Every v2 control table read (CBo Table
-/// 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must
-/// write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event
-/// masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out
-/// SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes
-/// still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23
-/// is reserved.
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the guide's text", "The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read."),
+        ("source-conflict", "No invert bit on this generation", "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved."),
+    ];
+    /// Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and
+    /// threshold/edge filtering.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance.
+    /// Fields, masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -460,26 +470,26 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -545,31 +555,30 @@ impl UCtl {
 pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0xC10, "U_MSR_PMON_CTL0"), Msr::new(0xC11, "U_MSR_PMON_CTL1")];
 
 #[cfg(feature = "metadata")]
+static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event and sub-event select, enable, overflow enable, reset, and threshold/edge filtering.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2.1, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0xC10, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0xC11, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[4], SOURCES[1]],
+    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the guide's text", text: "The U-box control table was not read. Linux's IvyTown U-box mask gives ev_sel 7:0, umask 15:8, edge 18 and a five-bit threshold 28:24 (SNBEP_U_MSR_PMON_CTL_TRESH_MASK); the guide's section 2.2.2.1 (p. 21) names U_MSR_PMON_CTLx.ov_en, placed at bit 20 as in the other v2 controls; en 22 and rst 17 as on the E5-2600 U-box. Bit 23 (invert on the E5-2600) is reserved, as in every v2 control table read." },
-        NoteInfo { kind: "source-conflict", title: "No invert bit on this generation", text: "Every v2 control table read (CBo Table 2-14 p. 33, HA Table 2-40 p. 57, PCU Table 2-121 p. 112) marks bit 23 as reserved (software must write 0), where the E5-2600 (v1) tables had invert. Linux uncore_snbep.c agrees in the event masks it applies to every IvyTown box (IVBEP_PMON_RAW_EVENT_MASK and its relatives leave out SNBEP_PMON_CTL_INVERT), although its sysfs format groups for the generic, U-box and PCI boxes still list an inv attribute that the mask then strips. We follow the guide and the masks: bit 23 is reserved." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
-/// U-box data counter n: a 44-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance.
-/// Fields, masks and sources: [`UCtrLayout`].
-///
-/// **Width** (info): Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44.
-/// Addresses 0xC16/0xC17 (Linux, likwid).
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("info", "Width", "Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid)."),
+    ];
+    /// U-box data counter n: a 44-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2), 2 per instance.
+    /// Fields, masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -589,8 +598,8 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 44, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -613,33 +622,30 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0xC16, "U_MSR_PMON_CTR0"), Msr::new(0xC17, "U_MSR_PMON_CTR1")];
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 44-bit event count.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0xC16, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0xC17, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[1]],
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Section 2.2.2 (p. 21) describes two 44-bit counters; Linux perf_ctr_bits = 44. Addresses 0xC16/0xC17 (Linux, likwid)." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock cycles.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields,
-/// masks and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Layout from the E5-2600 table; ov_en inferred** (info): Linux ivbep_uncore_ubox uses fixed_ctl
-/// SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose
-/// Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as
-/// ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to
-/// all U-box counters.
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Layout from the E5-2600 table; ov_en inferred", "Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock cycles.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields,
+    /// masks and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -657,16 +663,16 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the uncore-clock fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 19, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -691,29 +697,30 @@ impl UUclkFixedCtl {
 pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0xC08, "U_MSR_PMON_UCLK_FIXED_CTL");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock cycles.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0xC08, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from the E5-2600 table; ov_en inferred", text: "Linux ivbep_uncore_ubox uses fixed_ctl SNBEP_U_MSR_PMON_UCLK_FIXED_CTL = 0xc08 and enables it with bit 22, as on the E5-2600 (whose Table 2-4 gives en 22 and bits 21:20 reserved). The v2 table was not read; bit 20 is taken as ov_en as in every other v2 control, since the guide's overflow text (section 2.2.2.1) applies to all U-box counters." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: a 48-bit count of uncore clock cycles.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields,
-/// masks and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Width** (info): Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each
-/// u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid).
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Width", "Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid)."),
+    ];
+    /// The U-box fixed counter: a 48-bit count of uncore clock cycles.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v2). Fields,
+    /// masks and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -733,8 +740,8 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by U_MSR_PMON_UCLK_FIXED_CTL.", ..FieldInfo::EMPTY },
     ];
@@ -757,19 +764,18 @@ impl UUclkFixedCtr {
 pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0xC09, "U_MSR_PMON_UCLK_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: a 48-bit count of uncore clock cycles.",
-    sources: &["Intel Xeon Processor E5-2600 v2 Product Family Uncore Performance Monitoring Reference Manual (329468-002), section 2.2.2, p. 21", "Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0xC09, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[5], SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Section 2.2.2 (p. 21) describes 'a 48-bit fixed counter which increments each u-clock'; Linux fixed_ctr_bits = 48. Address 0xC09 (Linux, likwid)." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Node id of this socket, in the U-box PCI function (device 0x0E1E) on the socket's uncore bus;
@@ -803,10 +809,10 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of this socket, set by firmware.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 3, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("local_node_id", 0, 2, Access::Ro,
+            "Node id of this socket, set by firmware."),
     ];
 }
 
@@ -821,15 +827,16 @@ impl UCpuNodeId {
 pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x0E1E, 11, 0, 0x040, "U_PCI_CPUNODEID");
 
 #[cfg(feature = "metadata")]
+static U_CPU_NODE_ID_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_CPUNODEID], &INSTANCE_NAMES, "lspci-ivt");
+
+#[cfg(feature = "metadata")]
 static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x0E1E) on the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x0E1E, 11, 0, 0x040), "lspci-ivt"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux ivbep_uncore_pci_init calls snbep_pci2phy_map_init(0x0e1e, SNBEP_CPUNODEID = 0x40, SNBEP_GIDNIDMAP = 0x54) and masks the node id with NODE_ID_MASK (bits 2:0). It finds the device by id, so it states no device or function: device 11 (0x0b), function 0 comes from the public boot logs cited (lspci-ivt), which show [8086:0e1e] at 0b.0 on the uncore buses 1f, 3f, 7f and ff of different systems. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
@@ -865,24 +872,24 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 7.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 6.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 5.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 4.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 2.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of the socket whose group (package) id is 0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("node_id7", 21, 23, Access::Ro,
+            "Node id of the socket whose group (package) id is 7."),
+        FieldInfo::row("node_id6", 18, 20, Access::Ro,
+            "Node id of the socket whose group (package) id is 6."),
+        FieldInfo::row("node_id5", 15, 17, Access::Ro,
+            "Node id of the socket whose group (package) id is 5."),
+        FieldInfo::row("node_id4", 12, 14, Access::Ro,
+            "Node id of the socket whose group (package) id is 4."),
+        FieldInfo::row("node_id3", 9, 11, Access::Ro,
+            "Node id of the socket whose group (package) id is 3."),
+        FieldInfo::row("node_id2", 6, 8, Access::Ro,
+            "Node id of the socket whose group (package) id is 2."),
+        FieldInfo::row("node_id1", 3, 5, Access::Ro,
+            "Node id of the socket whose group (package) id is 1."),
+        FieldInfo::row("node_id0", 0, 2, Access::Ro,
+            "Node id of the socket whose group (package) id is 0."),
     ];
 }
 
@@ -925,15 +932,16 @@ impl UGidNidMap {
 pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x0E1E, 11, 0, 0x054, "U_PCI_GIDNIDMAP");
 
 #[cfg(feature = "metadata")]
+static U_GID_NID_MAP_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_GIDNIDMAP], &INSTANCE_NAMES, "lspci-ivt");
+
+#[cfg(feature = "metadata")]
 static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v2", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x0E1E, 11, 0, 0x054), "lspci-ivt"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source read and are recorded as reserved. Offset 0x54 and the device id are Linux's; device and function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset value is a placeholder." },

@@ -14,23 +14,29 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one Home Agent: freeze, freeze enable, resets.
-///
-/// `HA{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3). Fields, masks
-/// and sources: [`HaBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 2] = ["HA0", "HA1"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    HA_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Box-wide control of one Home Agent: freeze, freeze enable, resets.
+    ///
+    /// `HA{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3). Fields, masks
+    /// and sources: [`HaBoxCtlLayout`].
+    pub type HaBoxCtl = Reg32<HaBoxCtlLayout>;
+}
 
 /// The layout of [`HaBoxCtl`] (`HA{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -48,18 +54,18 @@ impl Layout for HaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -93,21 +99,18 @@ pub const HA_PCI_PMON_BOX_CTL: [PciRegister<HaBoxCtl>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "HA", name: HaBoxCtlLayout::NAME, type_name: "HaBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxCtlLayout::RESET, reserved_mask: HaBoxCtlLayout::RESERVED_MASK, ignored_mask: HaBoxCtlLayout::IGNORED_MASK, writable_mask: HaBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one Home Agent: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_CTL", "HA0", 0, (0x2F30, 18, 1, 0x0F4), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_CTL", "HA1", 0, (0x2F38, 18, 5, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&HA_BOX_CTL_INFO_ADDRESSES),
     fields: HaBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: HA_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `HA{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -139,26 +142,17 @@ impl HaCtlInvert {
     }
 }
 
-/// Control for counter n of one Home Agent.
-///
-/// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`HaCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type HaCtl = Reg32<HaCtlLayout>;
+noted! {
+    HA_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control for counter n of one Home Agent.
+    ///
+    /// `HA{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the HA unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`HaCtlLayout`].
+    pub type HaCtl = Reg32<HaCtlLayout>;
+}
 
 /// The layout of [`HaCtl`] (`HA{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -182,18 +176,18 @@ impl Layout for HaCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -257,27 +251,18 @@ pub const HA_PCI_PMON_CTL: [[PciRegister<HaCtl>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&HA_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "HA", name: HaCtlLayout::NAME, type_name: "HaCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtlLayout::RESET, reserved_mask: HaCtlLayout::RESERVED_MASK, ignored_mask: HaCtlLayout::IGNORED_MASK, writable_mask: HaCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one Home Agent.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_CTL0", "HA0", 0, (0x2F30, 18, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL1", "HA0", 1, (0x2F30, 18, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL2", "HA0", 2, (0x2F30, 18, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTL3", "HA0", 3, (0x2F30, 18, 1, 0x0E4), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL0", "HA1", 0, (0x2F38, 18, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL1", "HA1", 1, (0x2F38, 18, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL2", "HA1", 2, (0x2F38, 18, 5, 0x0E0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTL3", "HA1", 3, (0x2F38, 18, 5, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&HA_CTL_INFO_ADDRESSES),
     fields: HaCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: HA_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one Home Agent.
@@ -314,8 +299,8 @@ impl Layout for HaBoxStatusLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -341,16 +326,16 @@ pub const HA_PCI_PMON_BOX_STATUS: [PciRegister<HaBoxStatus>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "HA", name: HaBoxStatusLayout::NAME, type_name: "HaBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxStatusLayout::RESET, reserved_mask: HaBoxStatusLayout::RESERVED_MASK, ignored_mask: HaBoxStatusLayout::IGNORED_MASK, writable_mask: HaBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one Home Agent.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_STATUS", "HA0", 0, (0x2F30, 18, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_STATUS", "HA1", 0, (0x2F38, 18, 5, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&HA_BOX_STATUS_INFO_ADDRESSES),
     fields: HaBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -358,19 +343,18 @@ static HA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the
-/// lower offset).
-///
-/// `HA{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`HaCtrLayout`].
-///
-/// **Width** (info): Linux hswep_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type HaCtr = Reg64<HaCtrLayout>;
+noted! {
+    HA_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux hswep_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the
+    /// lower offset).
+    ///
+    /// `HA{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the HA unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`HaCtrLayout`].
+    pub type HaCtr = Reg64<HaCtrLayout>;
+}
 
 /// The layout of [`HaCtr`] (`HA{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -388,8 +372,8 @@ impl Layout for HaCtrLayout {
     const INFO: &'static RegisterInfo = &HA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -415,27 +399,18 @@ pub const HA_PCI_PMON_CTR: [[PciRegister<HaCtr>; 4]; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&HA_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "HA", name: HaCtrLayout::NAME, type_name: "HaCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: HaCtrLayout::RESET, reserved_mask: HaCtrLayout::RESERVED_MASK, ignored_mask: HaCtrLayout::IGNORED_MASK, writable_mask: HaCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one Home Agent: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_CTR0", "HA0", 0, (0x2F30, 18, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR1", "HA0", 1, (0x2F30, 18, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR2", "HA0", 2, (0x2F30, 18, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("HA0_PCI_PMON_CTR3", "HA0", 3, (0x2F30, 18, 1, 0x0B8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR0", "HA1", 0, (0x2F38, 18, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR1", "HA1", 1, (0x2F38, 18, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR2", "HA1", 2, (0x2F38, 18, 5, 0x0B0), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_CTR3", "HA1", 3, (0x2F38, 18, 5, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&HA_CTR_INFO_ADDRESSES),
     fields: HaCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_ha: perf_ctr_bits = 48, two boxes; likwid 48." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: HA_CTR_INFO_NOTES,
 };
 
 /// Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line
@@ -471,10 +446,10 @@ impl Layout for HaBoxAddrMatch0Layout {
     const INFO: &'static RegisterInfo = &HA_BOX_ADDR_MATCH0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "lo_addr", ident: "lo_addr", lsb: 6, msb: 31, access: Access::Rw,
-            description: "Address bits 31:6 to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 5, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("lo_addr", 6, 31, Access::Rw,
+            "Address bits 31:6 to match."),
+        FieldInfo::row("rsv", 0, 5, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -497,16 +472,16 @@ pub const HA_PCI_PMON_BOX_ADDRMATCH0: [PciRegister<HaBoxAddrMatch0>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_ADDR_MATCH0_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_ADDRMATCH0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_ADDR_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "HA", name: HaBoxAddrMatch0Layout::NAME, type_name: "HaBoxAddrMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxAddrMatch0Layout::RESET, reserved_mask: HaBoxAddrMatch0Layout::RESERVED_MASK, ignored_mask: HaBoxAddrMatch0Layout::IGNORED_MASK, writable_mask: HaBoxAddrMatch0Layout::WRITABLE_MASK,
     description: "Low part of the address to match for the ADDR_OPC_MATCH events: bits 31:6 of the cache-line address.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH0", "HA0", 0, (0x2F30, 18, 1, 0x040), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH0", "HA1", 0, (0x2F38, 18, 5, 0x040), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&HA_BOX_ADDR_MATCH0_INFO_ADDRESSES),
     fields: HaBoxAddrMatch0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_ADDRMATCH0 = 0x40 (written for the address-match option of the Haswell-EP HA), Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH0 = 0x40; Intel's event list names HA_AddrMatch0[31:6] for UNC_H_ADDR_OPC_MATCH events." },
@@ -546,10 +521,10 @@ impl Layout for HaBoxAddrMatch1Layout {
     const INFO: &'static RegisterInfo = &HA_BOX_ADDR_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 14, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "hi_addr", ident: "hi_addr", lsb: 0, msb: 13, access: Access::Rw,
-            description: "Address bits 45:32 to match.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 14, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("hi_addr", 0, 13, Access::Rw,
+            "Address bits 45:32 to match."),
     ];
 }
 
@@ -572,16 +547,16 @@ pub const HA_PCI_PMON_BOX_ADDRMATCH1: [PciRegister<HaBoxAddrMatch1>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_ADDR_MATCH1_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_ADDRMATCH1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_ADDR_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "HA", name: HaBoxAddrMatch1Layout::NAME, type_name: "HaBoxAddrMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxAddrMatch1Layout::RESET, reserved_mask: HaBoxAddrMatch1Layout::RESERVED_MASK, ignored_mask: HaBoxAddrMatch1Layout::IGNORED_MASK, writable_mask: HaBoxAddrMatch1Layout::WRITABLE_MASK,
     description: "High part of the address to match: address bits 45:32.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_ADDRMATCH1", "HA0", 0, (0x2F30, 18, 1, 0x044), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_ADDRMATCH1", "HA1", 0, (0x2F38, 18, 5, 0x044), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&HA_BOX_ADDR_MATCH1_INFO_ADDRESSES),
     fields: HaBoxAddrMatch1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_ADDRMATCH1 = 0x44, Linux SNBEP_HA_PCI_PMON_BOX_ADDRMATCH1 = 0x44; Intel's event list names HA_AddrMatch1[13:0]; the E5-2600 guide's Table 2-38 gives the same field for the same register." },
@@ -621,10 +596,10 @@ impl Layout for HaBoxOpcodeMatchLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_OPCODE_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 0, msb: 5, access: Access::Rw,
-            description: "Incoming request opcode to match.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("opc", 0, 5, Access::Rw,
+            "Incoming request opcode to match."),
     ];
 }
 
@@ -647,16 +622,16 @@ pub const HA_PCI_PMON_BOX_OPCODEMATCH: [PciRegister<HaBoxOpcodeMatch>; 2] = [
 ];
 
 #[cfg(feature = "metadata")]
+static HA_BOX_OPCODE_MATCH_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&HA_PCI_PMON_BOX_OPCODEMATCH, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "HA", name: HaBoxOpcodeMatchLayout::NAME, type_name: "HaBoxOpcodeMatch",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: HaBoxOpcodeMatchLayout::RESET, reserved_mask: HaBoxOpcodeMatchLayout::RESERVED_MASK, ignored_mask: HaBoxOpcodeMatchLayout::IGNORED_MASK, writable_mask: HaBoxOpcodeMatchLayout::WRITABLE_MASK,
     description: "Opcode to match for the ADDR_OPC_MATCH events.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("HA0_PCI_PMON_BOX_OPCODEMATCH", "HA0", 0, (0x2F30, 18, 1, 0x048), "likwid"),
-        AddressInfo::pci("HA1_PCI_PMON_BOX_OPCODEMATCH", "HA1", 0, (0x2F38, 18, 5, 0x048), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&HA_BOX_OPCODE_MATCH_INFO_ADDRESSES),
     fields: HaBoxOpcodeMatchLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "likwid PCI_UNC_HA_PMON_OPCODEMATCH = 0x48, Linux SNBEP_HA_PCI_PMON_BOX_OPCODEMATCH = 0x48; Intel's event list names HA_OpcodeMatch[5:0]; the E5-2600 guide's Table 2-37 has the same field." },

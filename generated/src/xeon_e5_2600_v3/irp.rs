@@ -13,24 +13,29 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one IRP box: freeze, freeze enable, resets.
-///
-/// `IRP_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v3). Fields, masks and
-/// sources: [`IrpBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device, function and counter offsets** (info): Device id 0x2F39: Linux hswep_uncore_pci_ids
-/// (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP
-/// sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux
-/// ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4
-/// (SNBEP_PCI_PMON_BOX_CTL).
-pub type IrpBoxCtl = Reg32<IrpBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["IRP"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    IRP_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device, function and counter offsets", "Device id 0x2F39: Linux hswep_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)."),
+    ];
+    /// Box-wide control of one IRP box: freeze, freeze enable, resets.
+    ///
+    /// `IRP_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v3). Fields, masks and
+    /// sources: [`IrpBoxCtlLayout`].
+    pub type IrpBoxCtl = Reg32<IrpBoxCtlLayout>;
+}
 
 /// The layout of [`IrpBoxCtl`] (`IRP_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -48,18 +53,18 @@ impl Layout for IrpBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -90,20 +95,18 @@ impl IrpBoxCtl {
 pub const IRP_PCI_PMON_BOX_CTL: PciRegister<IrpBoxCtl> = PciRegister::new(0x2F39, 5, 6, 0x0F4, "IRP_PCI_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[IRP_PCI_PMON_BOX_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one IRP box: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_BOX_CTL", "IRP", 0, (0x2F39, 5, 6, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
     fields: IrpBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x2F39: Linux hswep_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
-    ],
+    notes: IRP_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `IRP_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -135,27 +138,17 @@ impl IrpCtlInvert {
     }
 }
 
-/// Control for counter n of one IRP box.
-///
-/// `IRP_PCI_PMON_CTL{n}`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`IrpCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device, function and counter offsets** (info): Device id 0x2F39: Linux hswep_uncore_pci_ids
-/// (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP
-/// sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux
-/// ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4
-/// (SNBEP_PCI_PMON_BOX_CTL).
-pub type IrpCtl = Reg32<IrpCtlLayout>;
+noted! {
+    IRP_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device, function and counter offsets", "Device id 0x2F39: Linux hswep_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)."),
+    ];
+    /// Control for counter n of one IRP box.
+    ///
+    /// `IRP_PCI_PMON_CTL{n}`: 32-bit PCI register of the IRP unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`IrpCtlLayout`].
+    pub type IrpCtl = Reg32<IrpCtlLayout>;
+}
 
 /// The layout of [`IrpCtl`] (`IRP_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -179,18 +172,18 @@ impl Layout for IrpCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -251,23 +244,18 @@ impl IrpCtl {
 pub const IRP_PCI_PMON_CTL: [PciRegister<IrpCtl>; 4] = [PciRegister::new(0x2F39, 5, 6, 0x0D8, "IRP_PCI_PMON_CTL0"), PciRegister::new(0x2F39, 5, 6, 0x0DC, "IRP_PCI_PMON_CTL1"), PciRegister::new(0x2F39, 5, 6, 0x0E0, "IRP_PCI_PMON_CTL2"), PciRegister::new(0x2F39, 5, 6, 0x0E4, "IRP_PCI_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[IRP_PCI_PMON_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one IRP box.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_CTL0", "IRP", 0, (0x2F39, 5, 6, 0x0D8), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL1", "IRP", 1, (0x2F39, 5, 6, 0x0DC), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL2", "IRP", 2, (0x2F39, 5, 6, 0x0E0), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTL3", "IRP", 3, (0x2F39, 5, 6, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
     fields: IrpCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x2F39: Linux hswep_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
-    ],
+    notes: IRP_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one IRP box.
@@ -305,8 +293,8 @@ impl Layout for IrpBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IRP_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -329,15 +317,16 @@ impl IrpBoxStatus {
 pub const IRP_PCI_PMON_BOX_STATUS: PciRegister<IrpBoxStatus> = PciRegister::new(0x2F39, 5, 6, 0x0F8, "IRP_PCI_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static IRP_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[IRP_PCI_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "IRP", name: IrpBoxStatusLayout::NAME, type_name: "IrpBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one IRP box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_BOX_STATUS", "IRP", 0, (0x2F39, 5, 6, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
     fields: IrpBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -345,26 +334,19 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower
-/// offset).
-///
-/// `IRP_PCI_PMON_CTR{n}`: 64-bit PCI register of the IRP unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`IrpCtrLayout`].
-///
-/// **Width** (info): Linux hswep_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48.
-///
-/// **Device, function and counter offsets** (info): Device id 0x2F39: Linux hswep_uncore_pci_ids
-/// (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE "05.6"). Unlike the other PCI boxes the IRP
-/// sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux
-/// ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4
-/// (SNBEP_PCI_PMON_BOX_CTL).
-///
-/// **Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0** (source-conflict): Linux
-/// reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0,
-/// 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1
-/// 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table
-/// for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n).
-pub type IrpCtr = Reg64<IrpCtrLayout>;
+noted! {
+    IRP_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux hswep_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48."),
+        ("info", "Device, function and counter offsets", "Device id 0x2F39: Linux hswep_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)."),
+        ("source-conflict", "Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0", "Linux reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0, 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n)."),
+    ];
+    /// Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower
+    /// offset).
+    ///
+    /// `IRP_PCI_PMON_CTR{n}`: 64-bit PCI register of the IRP unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`IrpCtrLayout`].
+    pub type IrpCtr = Reg64<IrpCtrLayout>;
+}
 
 /// The layout of [`IrpCtr`] (`IRP_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -382,8 +364,8 @@ impl Layout for IrpCtrLayout {
     const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -406,24 +388,18 @@ impl IrpCtr {
 pub const IRP_PCI_PMON_CTR: [PciRegister<IrpCtr>; 4] = [PciRegister::new(0x2F39, 5, 6, 0x0A0, "IRP_PCI_PMON_CTR0"), PciRegister::new(0x2F39, 5, 6, 0x0A8, "IRP_PCI_PMON_CTR1"), PciRegister::new(0x2F39, 5, 6, 0x0B0, "IRP_PCI_PMON_CTR2"), PciRegister::new(0x2F39, 5, 6, 0x0B8, "IRP_PCI_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[IRP_PCI_PMON_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one IRP box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("IRP_PCI_PMON_CTR0", "IRP", 0, (0x2F39, 5, 6, 0x0A0), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR1", "IRP", 1, (0x2F39, 5, 6, 0x0A8), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR2", "IRP", 2, (0x2F39, 5, 6, 0x0B0), "likwid"),
-        AddressInfo::pci("IRP_PCI_PMON_CTR3", "IRP", 3, (0x2F39, 5, 6, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
     fields: IrpCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_irp: four counters, perf_ctr_bits = 48; likwid 48." },
-        NoteInfo { kind: "info", title: "Device, function and counter offsets", text: "Device id 0x2F39: Linux hswep_uncore_pci_ids (IRP). Device 5, function 6: likwid (PCI_IRP_DEVICE \"05.6\"). Unlike the other PCI boxes the IRP sits on the socket's first (IIO) bus, not the uncore bus. Controls at 0xD8 + 4n: Linux ivbep_uncore_irp_ctls {0xd8, 0xdc, 0xe0, 0xe4} (used by hswep_uncore_irp_ops); box control 0xf4 (SNBEP_PCI_PMON_BOX_CTL)." },
-        NoteInfo { kind: "source-conflict", title: "Counter offsets: Linux 0xA0 + 8n, likwid 0xA0, 0xB0, 0xB8, 0xC0", text: "Linux reads the Haswell-EP and Broadwell-EP IRP counters at hswep_uncore_irp_ctrs = {0xa0, 0xa8, 0xb0, 0xb8} as two 32-bit halves each; likwid uses PCI_UNC_IRP0_PMON_CTR_0/1 = 0xA0/0xB0 and IRP1 0xB8/0xC0, the Ivy Bridge-EP offsets (Linux ivbep_uncore_irp_ctrs). Linux keeps a separate table for Haswell-EP, so the change is deliberate: we follow Linux (0xA0 + 8n)." },
-    ],
+    notes: IRP_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -13,21 +13,29 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of the PCU counters.
-///
-/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v3). Fields, masks and
-/// sources: [`PcuBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Address** (info): Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid
-/// MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710.
-pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["PCU"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    PCU_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Address", "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710."),
+    ];
+    /// Box-wide control of the PCU counters.
+    ///
+    /// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (xeon-e5-2600-v3). Fields, masks and
+    /// sources: [`PcuBoxCtlLayout`].
+    pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
+}
 
 /// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -45,18 +53,18 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -87,20 +95,18 @@ impl PcuBoxCtl {
 pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0x710, "PCU_MSR_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of the PCU counters.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_CTL", "PCU", 0, 0x710, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
     fields: PcuBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Address", text: "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (also BDX); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL = 0x710." },
-    ],
+    notes: PCU_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `PCU_MSR_PMON_CTL{n}.occ_invert` (bit 30).
@@ -220,30 +226,30 @@ impl Layout for PcuCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::RwV,
-            description: "Edge detect on the occupancy counter selected by occ_sel.", ..FieldInfo::EMPTY },
+        FieldInfo::row("occ_edge_det", 31, 31, Access::RwV,
+            "Edge detect on the occupancy counter selected by occ_sel."),
         FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, values: PcuCtlOccInvert::VALUES,
             description: "Inverts the occupancy threshold comparison.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 29, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits) for the increment or occupancy comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 19, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, values: PCU_CTL_OCC_SEL_VALUES,
             description: "Occupancy counter to use for occupancy events.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 13, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
             description: "Event select.", ..FieldInfo::EMPTY },
     ];
@@ -316,18 +322,16 @@ impl PcuCtl {
 pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0x711, "PCU_MSR_PMON_CTL0"), Msr::new(0x712, "PCU_MSR_PMON_CTL1"), Msr::new(0x713, "PCU_MSR_PMON_CTL2"), Msr::new(0x714, "PCU_MSR_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
     description: "Control for PCU counter n: event, occupancy select, enable, reset, threshold with inversion and edge detection, for the increment and for the occupancy.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTL0", "PCU", 0, 0x711, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL1", "PCU", 1, 0x712, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL2", "PCU", 2, 0x713, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTL3", "PCU", 3, 0x714, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
     fields: PcuCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux; the v3/v4 guide was not read", text: "Linux uses SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK for this PCU (hswep_uncore_pcu, also on BDX): ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31, enable 22, and reset 17 from the shared snbep control bits. Bits 21:19 are covered by no source for this PCU and are reserved (the E5-2600 PCU's ev_sel_ext at bit 21 is not used: every PCU event in Intel's lists for these processors has ExtSel 0). Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field." },
@@ -365,14 +369,14 @@ impl Layout for PcuBoxFilterLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "filt31_24", ident: "filt31_24", lsb: 24, msb: 31, access: Access::Rw,
-            description: "Band 3 (event 0xE) frequency, in 100 MHz units.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt23_16", ident: "filt23_16", lsb: 16, msb: 23, access: Access::Rw,
-            description: "Band 2 (event 0xD) frequency.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt15_8", ident: "filt15_8", lsb: 8, msb: 15, access: Access::Rw,
-            description: "Band 1 (event 0xC) frequency.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt7_0", ident: "filt7_0", lsb: 0, msb: 7, access: Access::Rw,
-            description: "Band 0 (event 0xB) frequency.", ..FieldInfo::EMPTY },
+        FieldInfo::row("filt31_24", 24, 31, Access::Rw,
+            "Band 3 (event 0xE) frequency, in 100 MHz units."),
+        FieldInfo::row("filt23_16", 16, 23, Access::Rw,
+            "Band 2 (event 0xD) frequency."),
+        FieldInfo::row("filt15_8", 8, 15, Access::Rw,
+            "Band 1 (event 0xC) frequency."),
+        FieldInfo::row("filt7_0", 0, 7, Access::Rw,
+            "Band 0 (event 0xB) frequency."),
     ];
 }
 
@@ -407,15 +411,16 @@ impl PcuBoxFilter {
 pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0x715, "PCU_MSR_PMON_BOX_FILTER");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
     description: "Frequency bands for the PCU's band events (event codes 0xB-0xE): band i is the byte at bits 8i+7:8i.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_FILTER", "PCU", 0, 0x715, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
     fields: PcuBoxFilterLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and Intel's event list", text: "Linux hswep_pcu_hw_config takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; Intel's Haswell-EP event list names PCUFilter[7:0], [15:8], [23:16] and [31:24] for the four band events. The 100 MHz unit is the E5-2600 guide's (section 2.6.3.3); no source read restates it for this processor." },
@@ -451,8 +456,8 @@ impl Layout for PcuBoxStatusLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -475,29 +480,32 @@ impl PcuBoxStatus {
 pub const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = Msr::new(0x716, "PCU_MSR_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static PCU_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "PCU", name: PcuBoxStatusLayout::NAME, type_name: "PcuBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four PCU counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_BOX_STATUS", "PCU", 0, 0x716, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
     fields: PcuBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
     ],
 };
 
-/// PCU data counter n: a 48-bit count.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`PcuCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid
-/// 0x717..0x71A, 48 bits.
-pub type PcuCtr = Reg64<PcuCtrLayout>;
+noted! {
+    PCU_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid 0x717..0x71A, 48 bits."),
+    ];
+    /// PCU data counter n: a 48-bit count.
+    ///
+    /// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`PcuCtrLayout`].
+    pub type PcuCtr = Reg64<PcuCtrLayout>;
+}
 
 /// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -515,8 +523,8 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -539,37 +547,31 @@ impl PcuCtr {
 pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0x717, "PCU_MSR_PMON_CTR0"), Msr::new(0x718, "PCU_MSR_PMON_CTR1"), Msr::new(0x719, "PCU_MSR_PMON_CTR2"), Msr::new(0x71A, "PCU_MSR_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static PCU_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
     description: "PCU data counter n: a 48-bit count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_PMON_CTR0", "PCU", 0, 0x717, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR1", "PCU", 1, 0x718, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR2", "PCU", 2, 0x719, "linux-snbep"),
-        AddressInfo::msr("PCU_MSR_PMON_CTR3", "PCU", 3, 0x71A, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
     fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48; likwid 0x717..0x71A, 48 bits." },
-    ],
+    notes: PCU_CTR_INFO_NOTES,
 };
 
-/// Free-running count of the time cores of this socket spend in C6; no control.
-///
-/// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v3). Fields, masks and
-/// sources: [`PcuCoreC6CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h /
-/// perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the
-/// E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR).
-pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+noted! {
+    PCU_CORE_C6_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR)."),
+    ];
+    /// Free-running count of the time cores of this socket spend in C6; no control.
+    ///
+    /// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v3). Fields, masks and
+    /// sources: [`PcuCoreC6CtrLayout`].
+    pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC6Ctr`] (`PCU_MSR_CORE_C6_CTR`): its fields, masks and metadata.
 ///
@@ -603,35 +605,31 @@ impl PcuCoreC6Ctr {
 pub const PCU_MSR_CORE_C6_CTR: Msr<PcuCoreC6Ctr> = Msr::new(0x3FD, "PCU_MSR_CORE_C6_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C6_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C6_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "PCU", name: PcuCoreC6CtrLayout::NAME, type_name: "PcuCoreC6Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC6CtrLayout::RESET, reserved_mask: PcuCoreC6CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC6CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC6CtrLayout::WRITABLE_MASK,
     description: "Free-running count of the time cores of this socket spend in C6; no control.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C6_CTR", "PCU", 0, 0x3FD, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&PCU_CORE_C6_CTR_INFO_ADDRESSES),
     fields: PcuCoreC6CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR)." },
-    ],
+    notes: PCU_CORE_C6_CTR_INFO_NOTES,
 };
 
-/// Free-running count of the time cores of this socket spend in C3; no control.
-///
-/// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v3). Fields, masks and
-/// sources: [`PcuCoreC3CtrLayout`].
-///
-/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
-/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
-/// residency counters as R/O), so the count field is ro-v.
-///
-/// **Address** (info): likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h /
-/// perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the
-/// E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR).
-pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+noted! {
+    PCU_CORE_C3_CTR_INFO_NOTES = [
+        ("info", "Read-only", "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v."),
+        ("info", "Address", "likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR)."),
+    ];
+    /// Free-running count of the time cores of this socket spend in C3; no control.
+    ///
+    /// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v3). Fields, masks and
+    /// sources: [`PcuCoreC3CtrLayout`].
+    pub type PcuCoreC3Ctr = Reg64<PcuCoreC3CtrLayout>;
+}
 
 /// The layout of [`PcuCoreC3Ctr`] (`PCU_MSR_CORE_C3_CTR`): its fields, masks and metadata.
 ///
@@ -665,34 +663,31 @@ impl PcuCoreC3Ctr {
 pub const PCU_MSR_CORE_C3_CTR: Msr<PcuCoreC3Ctr> = Msr::new(0x3FC, "PCU_MSR_CORE_C3_CTR");
 
 #[cfg(feature = "metadata")]
+static PCU_CORE_C3_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_CORE_C3_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "PCU", name: PcuCoreC3CtrLayout::NAME, type_name: "PcuCoreC3Ctr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuCoreC3CtrLayout::RESET, reserved_mask: PcuCoreC3CtrLayout::RESERVED_MASK, ignored_mask: PcuCoreC3CtrLayout::IGNORED_MASK, writable_mask: PcuCoreC3CtrLayout::WRITABLE_MASK,
     description: "Free-running count of the time cores of this socket spend in C3; no control.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("PCU_MSR_CORE_C3_CTR", "PCU", 0, 0x3FC, "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&PCU_CORE_C3_CTR_INFO_ADDRESSES),
     fields: PcuCoreC3CtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
-        NoteInfo { kind: "info", title: "Address", text: "likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR)." },
-    ],
+    notes: PCU_CORE_C3_CTR_INFO_NOTES,
 };
 
-/// Capability register 4 of the PCU's configuration function: its chop field tells the die the part
-/// is cut from; the smallest die has fewer S-boxes.
-///
-/// `PCU_CAPID4`: 32-bit PCI register of the PCU unit (xeon-e5-2600-v3). Fields, masks and sources:
-/// [`PcuCapid4Layout`].
-///
-/// **From Linux** (info): Linux hswep_has_limit_sbox finds the Intel device 0x2FC0 (PCU function
-/// 3), reads the dword at offset 0x94 (HSWEP_PCU_CAPID4_OFFET) and takes bits 7:6 (hswep_get_chop);
-/// 0 means the limited die. No source read describes the other bits; they are recorded as reserved.
-/// The reset value depends on the part; 0 is written here as a placeholder, as for every read-only
-/// capability.
-pub type PcuCapid4 = Reg32<PcuCapid4Layout>;
+noted! {
+    PCU_CAPID4_INFO_NOTES = [
+        ("info", "From Linux", "Linux hswep_has_limit_sbox finds the Intel device 0x2FC0 (PCU function 3), reads the dword at offset 0x94 (HSWEP_PCU_CAPID4_OFFET) and takes bits 7:6 (hswep_get_chop); 0 means the limited die. No source read describes the other bits; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability."),
+    ];
+    /// Capability register 4 of the PCU's configuration function: its chop field tells the die the part
+    /// is cut from; the smallest die has fewer S-boxes.
+    ///
+    /// `PCU_CAPID4`: 32-bit PCI register of the PCU unit (xeon-e5-2600-v3). Fields, masks and sources:
+    /// [`PcuCapid4Layout`].
+    pub type PcuCapid4 = Reg32<PcuCapid4Layout>;
+}
 
 /// The layout of [`PcuCapid4`] (`PCU_CAPID4`): its fields, masks and metadata.
 ///
@@ -710,12 +705,12 @@ impl Layout for PcuCapid4Layout {
     const INFO: &'static RegisterInfo = &PCU_CAPID4_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "chop", ident: "chop", lsb: 6, msb: 7, access: Access::Ro,
-            description: "The die the part is cut from; 0 on the 6-8 core die, which has two S-boxes instead of four (Linux: hswep_uncore_sbox with two boxes). Set by the part, not by software.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 5, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 8, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("chop", 6, 7, Access::Ro,
+            "The die the part is cut from; 0 on the 6-8 core die, which has two S-boxes instead of four (Linux: hswep_uncore_sbox with two boxes). Set by the part, not by software."),
+        FieldInfo::row("rsv", 0, 5, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -732,19 +727,18 @@ impl PcuCapid4 {
 pub const PCU_CAPID4: PciRegister<PcuCapid4> = PciRegister::new(0x2FC0, 30, 3, 0x094, "PCU_CAPID4");
 
 #[cfg(feature = "metadata")]
+static PCU_CAPID4_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[PCU_CAPID4], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static PCU_CAPID4_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "PCU", name: PcuCapid4Layout::NAME, type_name: "PcuCapid4",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: PcuCapid4Layout::RESET, reserved_mask: PcuCapid4Layout::RESERVED_MASK, ignored_mask: PcuCapid4Layout::IGNORED_MASK, writable_mask: PcuCapid4Layout::WRITABLE_MASK,
     description: "Capability register 4 of the PCU's configuration function: its chop field tells the die the part is cut from; the smallest die has fewer S-boxes.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("PCU_CAPID4", "PCU", 0, (0x2FC0, 30, 3, 0x094), "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&PCU_CAPID4_INFO_ADDRESSES),
     fields: PcuCapid4Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux hswep_has_limit_sbox finds the Intel device 0x2FC0 (PCU function 3), reads the dword at offset 0x94 (HSWEP_PCU_CAPID4_OFFET) and takes bits 7:6 (hswep_get_chop); 0 means the limited die. No source read describes the other bits; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
+    notes: PCU_CAPID4_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -12,23 +12,29 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one R2PCIe box: freeze, freeze enable, resets.
-///
-/// `R2_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3). Fields, masks
-/// and sources: [`R2pcieBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type R2pcieBoxCtl = Reg32<R2pcieBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["R2PCIE"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    R2PCIE_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Box-wide control of one R2PCIe box: freeze, freeze enable, resets.
+    ///
+    /// `R2_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3). Fields, masks
+    /// and sources: [`R2pcieBoxCtlLayout`].
+    pub type R2pcieBoxCtl = Reg32<R2pcieBoxCtlLayout>;
+}
 
 /// The layout of [`R2pcieBoxCtl`] (`R2_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -46,18 +52,18 @@ impl Layout for R2pcieBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -88,20 +94,18 @@ impl R2pcieBoxCtl {
 pub const R2_PCI_PMON_BOX_CTL: PciRegister<R2pcieBoxCtl> = PciRegister::new(0x2F34, 16, 1, 0x0F4, "R2_PCI_PMON_BOX_CTL");
 
 #[cfg(feature = "metadata")]
+static R2PCIE_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[R2_PCI_PMON_BOX_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "R2PCIE", name: R2pcieBoxCtlLayout::NAME, type_name: "R2pcieBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R2pcieBoxCtlLayout::RESET, reserved_mask: R2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: R2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: R2pcieBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one R2PCIe box: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R2_PCI_PMON_BOX_CTL", "R2PCIE", 0, (0x2F34, 16, 1, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&R2PCIE_BOX_CTL_INFO_ADDRESSES),
     fields: R2pcieBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R2PCIE_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `R2_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -133,26 +137,17 @@ impl R2pcieCtlInvert {
     }
 }
 
-/// Control for counter n of one R2PCIe box.
-///
-/// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`R2pcieCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+noted! {
+    R2PCIE_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control for counter n of one R2PCIe box.
+    ///
+    /// `R2_PCI_PMON_CTL{n}`: 32-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`R2pcieCtlLayout`].
+    pub type R2pcieCtl = Reg32<R2pcieCtlLayout>;
+}
 
 /// The layout of [`R2pcieCtl`] (`R2_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -176,18 +171,18 @@ impl Layout for R2pcieCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -248,23 +243,18 @@ impl R2pcieCtl {
 pub const R2_PCI_PMON_CTL: [PciRegister<R2pcieCtl>; 4] = [PciRegister::new(0x2F34, 16, 1, 0x0D8, "R2_PCI_PMON_CTL0"), PciRegister::new(0x2F34, 16, 1, 0x0DC, "R2_PCI_PMON_CTL1"), PciRegister::new(0x2F34, 16, 1, 0x0E0, "R2_PCI_PMON_CTL2"), PciRegister::new(0x2F34, 16, 1, 0x0E4, "R2_PCI_PMON_CTL3")];
 
 #[cfg(feature = "metadata")]
+static R2PCIE_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[R2_PCI_PMON_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "R2PCIE", name: R2pcieCtlLayout::NAME, type_name: "R2pcieCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: R2pcieCtlLayout::RESET, reserved_mask: R2pcieCtlLayout::RESERVED_MASK, ignored_mask: R2pcieCtlLayout::IGNORED_MASK, writable_mask: R2pcieCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one R2PCIe box.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R2_PCI_PMON_CTL0", "R2PCIE", 0, (0x2F34, 16, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTL1", "R2PCIE", 1, (0x2F34, 16, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTL2", "R2PCIE", 2, (0x2F34, 16, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTL3", "R2PCIE", 3, (0x2F34, 16, 1, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&R2PCIE_CTL_INFO_ADDRESSES),
     fields: R2pcieCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R2PCIE_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one R2PCIe box.
@@ -301,8 +291,8 @@ impl Layout for R2pcieBoxStatusLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -325,15 +315,16 @@ impl R2pcieBoxStatus {
 pub const R2_PCI_PMON_BOX_STATUS: PciRegister<R2pcieBoxStatus> = PciRegister::new(0x2F34, 16, 1, 0x0F8, "R2_PCI_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static R2PCIE_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[R2_PCI_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "R2PCIE", name: R2pcieBoxStatusLayout::NAME, type_name: "R2pcieBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R2pcieBoxStatusLayout::RESET, reserved_mask: R2pcieBoxStatusLayout::RESERVED_MASK, ignored_mask: R2pcieBoxStatusLayout::IGNORED_MASK, writable_mask: R2pcieBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one R2PCIe box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R2_PCI_PMON_BOX_STATUS", "R2PCIE", 0, (0x2F34, 16, 1, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&R2PCIE_BOX_STATUS_INFO_ADDRESSES),
     fields: R2pcieBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -341,20 +332,18 @@ static R2PCIE_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the
-/// lower offset).
-///
-/// `R2_PCI_PMON_CTR{n}`: 64-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`R2pcieCtrLayout`].
-///
-/// **Width** (info): Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the
-/// E5-2600's were 44).
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux hswep_uncore_pci_ids. Device and
-/// function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against
-/// the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux
-/// SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type R2pcieCtr = Reg64<R2pcieCtrLayout>;
+noted! {
+    R2PCIE_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the E5-2600's were 44)."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the
+    /// lower offset).
+    ///
+    /// `R2_PCI_PMON_CTR{n}`: 64-bit PCI register of the R2PCIE unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`R2pcieCtrLayout`].
+    pub type R2pcieCtr = Reg64<R2pcieCtrLayout>;
+}
 
 /// The layout of [`R2pcieCtr`] (`R2_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -372,8 +361,8 @@ impl Layout for R2pcieCtrLayout {
     const INFO: &'static RegisterInfo = &R2PCIE_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -396,23 +385,18 @@ impl R2pcieCtr {
 pub const R2_PCI_PMON_CTR: [PciRegister<R2pcieCtr>; 4] = [PciRegister::new(0x2F34, 16, 1, 0x0A0, "R2_PCI_PMON_CTR0"), PciRegister::new(0x2F34, 16, 1, 0x0A8, "R2_PCI_PMON_CTR1"), PciRegister::new(0x2F34, 16, 1, 0x0B0, "R2_PCI_PMON_CTR2"), PciRegister::new(0x2F34, 16, 1, 0x0B8, "R2_PCI_PMON_CTR3")];
 
 #[cfg(feature = "metadata")]
+static R2PCIE_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pci_arrays(&[R2_PCI_PMON_CTR], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "R2PCIE", name: R2pcieCtrLayout::NAME, type_name: "R2pcieCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: R2pcieCtrLayout::RESET, reserved_mask: R2pcieCtrLayout::RESERVED_MASK, ignored_mask: R2pcieCtrLayout::IGNORED_MASK, writable_mask: R2pcieCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one R2PCIe box: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R2_PCI_PMON_CTR0", "R2PCIE", 0, (0x2F34, 16, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTR1", "R2PCIE", 1, (0x2F34, 16, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTR2", "R2PCIE", 2, (0x2F34, 16, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("R2_PCI_PMON_CTR3", "R2PCIE", 3, (0x2F34, 16, 1, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&R2PCIE_CTR_INFO_ADDRESSES),
     fields: R2pcieCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux hswep_uncore_r2pcie: four counters, perf_ctr_bits = 48; likwid 48 (the E5-2600's were 44)." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux hswep_uncore_pci_ids. Device and function: likwid's haswellEP_pci_devices table (perfmon_haswellEP_counters.h), checked against the public device listing cited (lspci-hsx). Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R2PCIE_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

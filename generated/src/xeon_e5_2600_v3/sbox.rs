@@ -14,6 +14,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 4] = ["S0", "S1", "S2", "S3"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one S-box: freeze, freeze enable and resets.
 ///
 /// `S{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v3). Fields, masks
@@ -51,18 +63,18 @@ impl Layout for SboxBoxCtlLayout {
     const INFO: &'static RegisterInfo = &SBOX_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -98,18 +110,16 @@ pub const S_MSR_PMON_BOX_CTL: [Msr<SboxBoxCtl>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static SBOX_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msrs(&S_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static SBOX_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "SBOX", name: SboxBoxCtlLayout::NAME, type_name: "SboxBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SboxBoxCtlLayout::RESET, reserved_mask: SboxBoxCtlLayout::RESERVED_MASK, ignored_mask: SboxBoxCtlLayout::IGNORED_MASK, writable_mask: SboxBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one S-box: freeze, freeze enable and resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_BOX_CTL", "S0", 0, 0x720, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_BOX_CTL", "S1", 0, 0x72A, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_BOX_CTL", "S2", 0, 0x734, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_BOX_CTL", "S3", 0, 0x73E, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&SBOX_BOX_CTL_INFO_ADDRESSES),
     fields: SboxBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
@@ -147,23 +157,16 @@ impl SboxCtlInvert {
     }
 }
 
-/// Control for counter n of one S-box.
-///
-/// `S{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v3), 4 per instance.
-/// Fields, masks and sources: [`SboxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses
-/// HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box
-/// formats, though no S-box filter register is known.
-pub type SboxCtl = Reg32<SboxCtlLayout>;
+noted! {
+    SBOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box formats, though no S-box filter register is known."),
+    ];
+    /// Control for counter n of one S-box.
+    ///
+    /// `S{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the SBOX unit (xeon-e5-2600-v3), 4 per instance.
+    /// Fields, masks and sources: [`SboxCtlLayout`].
+    pub type SboxCtl = Reg32<SboxCtlLayout>;
+}
 
 /// The layout of [`SboxCtl`] (`S{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -187,18 +190,18 @@ impl Layout for SboxCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid_en", ident: "tid_en", lsb: 19, msb: 19, access: Access::RwV,
-            description: "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("tid_en", 19, 19, Access::RwV,
+            "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -271,34 +274,18 @@ pub const S_MSR_PMON_CTL: [[Msr<SboxCtl>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static SBOX_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msr_arrays(&S_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static SBOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "SBOX", name: SboxCtlLayout::NAME, type_name: "SboxCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SboxCtlLayout::RESET, reserved_mask: SboxCtlLayout::RESERVED_MASK, ignored_mask: SboxCtlLayout::IGNORED_MASK, writable_mask: SboxCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one S-box.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_CTL0", "S0", 0, 0x721, "linux-snbep"),
-        AddressInfo::msr("S0_MSR_PMON_CTL1", "S0", 1, 0x722, "linux-snbep"),
-        AddressInfo::msr("S0_MSR_PMON_CTL2", "S0", 2, 0x723, "linux-snbep"),
-        AddressInfo::msr("S0_MSR_PMON_CTL3", "S0", 3, 0x724, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_CTL0", "S1", 0, 0x72B, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_CTL1", "S1", 1, 0x72C, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_CTL2", "S1", 2, 0x72D, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_CTL3", "S1", 3, 0x72E, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_CTL0", "S2", 0, 0x735, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_CTL1", "S2", 1, 0x736, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_CTL2", "S2", 2, 0x737, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_CTL3", "S2", 3, 0x738, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_CTL0", "S3", 0, 0x73F, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_CTL1", "S3", 1, 0x740, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_CTL2", "S3", 2, 0x741, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_CTL3", "S3", 3, 0x742, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&SBOX_CTL_INFO_ADDRESSES),
     fields: SboxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses HSWEP_S_MSR_PMON_RAW_EVENT_MASK (the common mask plus tid_en) and exports tid_en among the S-box formats, though no S-box filter register is known." },
-    ],
+    notes: SBOX_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the four counters of one S-box.
@@ -334,8 +321,8 @@ impl Layout for SboxBoxStatusLayout {
     const INFO: &'static RegisterInfo = &SBOX_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -363,18 +350,16 @@ pub const S_MSR_PMON_BOX_STATUS: [Msr<SboxBoxStatus>; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static SBOX_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msrs(&S_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static SBOX_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "SBOX", name: SboxBoxStatusLayout::NAME, type_name: "SboxBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: SboxBoxStatusLayout::RESET, reserved_mask: SboxBoxStatusLayout::RESERVED_MASK, ignored_mask: SboxBoxStatusLayout::IGNORED_MASK, writable_mask: SboxBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one S-box.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_BOX_STATUS", "S0", 0, 0x725, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_BOX_STATUS", "S1", 0, 0x72F, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_BOX_STATUS", "S2", 0, 0x739, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_BOX_STATUS", "S3", 0, 0x743, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&SBOX_BOX_STATUS_INFO_ADDRESSES),
     fields: SboxBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -412,8 +397,8 @@ impl Layout for SboxCtrLayout {
     const INFO: &'static RegisterInfo = &SBOX_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 44, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -441,30 +426,16 @@ pub const S_MSR_PMON_CTR: [[Msr<SboxCtr>; 4]; 4] = [
 ];
 
 #[cfg(feature = "metadata")]
+static SBOX_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msr_arrays(&S_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static SBOX_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "SBOX", name: SboxCtrLayout::NAME, type_name: "SboxCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: SboxCtrLayout::RESET, reserved_mask: SboxCtrLayout::RESERVED_MASK, ignored_mask: SboxCtrLayout::IGNORED_MASK, writable_mask: SboxCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one S-box: a 44-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("S0_MSR_PMON_CTR0", "S0", 0, 0x726, "linux-snbep"),
-        AddressInfo::msr("S0_MSR_PMON_CTR1", "S0", 1, 0x727, "linux-snbep"),
-        AddressInfo::msr("S0_MSR_PMON_CTR2", "S0", 2, 0x728, "linux-snbep"),
-        AddressInfo::msr("S0_MSR_PMON_CTR3", "S0", 3, 0x729, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_CTR0", "S1", 0, 0x730, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_CTR1", "S1", 1, 0x731, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_CTR2", "S1", 2, 0x732, "linux-snbep"),
-        AddressInfo::msr("S1_MSR_PMON_CTR3", "S1", 3, 0x733, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_CTR0", "S2", 0, 0x73A, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_CTR1", "S2", 1, 0x73B, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_CTR2", "S2", 2, 0x73C, "linux-snbep"),
-        AddressInfo::msr("S2_MSR_PMON_CTR3", "S2", 3, 0x73D, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_CTR0", "S3", 0, 0x744, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_CTR1", "S3", 1, 0x745, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_CTR2", "S3", 2, 0x746, "linux-snbep"),
-        AddressInfo::msr("S3_MSR_PMON_CTR3", "S3", 3, 0x747, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&SBOX_CTR_INFO_ADDRESSES),
     fields: SboxCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Linux says 44 bits, likwid 48", text: "Linux hswep_uncore_sbox sets perf_ctr_bits = 44; likwid gives the S-boxes 48 bits. We follow Linux for Haswell-EP (the kernel sets 48 for the same registers on Broadwell-EP, bdx_uncore_sbox, so the value is deliberate per model)." },

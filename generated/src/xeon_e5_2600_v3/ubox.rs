@@ -15,6 +15,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+];
+
 /// Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has
 /// frz_en set, in one write.
 ///
@@ -56,12 +68,12 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Wo, role: Some(Role::GlobalFreeze),
             description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 30, msb: 30, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 30, 30, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 29, msb: 29, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets the frozen boxes count again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 28, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 28, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -80,15 +92,16 @@ impl UGlobalCtl {
 pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0x700, "U_MSR_PMON_GLOBAL_CTL");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
     description: "Socket-wide uncore control: freezes or unfreezes the counters of every box whose box control has frz_en set, in one write.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_CTL", "UBOX", 0, 0x700, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
     fields: UGlobalCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Address and the two bits from likwid; the rest unknown", text: "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and freezes the uncore of these processors by writing 1 << 31 to it and unfreezes it by writing 1 << 29 (perfmon_haswell.h, used for Haswell-EP and Broadwell-EP). Linux uses the same bits on the E5-2600 v2 at 0xC00 (IVBEP_U_PMON_GLOBAL_FRZ_ALL / UNFRZ_ALL) and does not use this register on v3/v4. The E5-2600 v2 guide (329468-002, Table 2-2) also lists wk_on_pmi (bit 30) and a pmi_core_sel core mask in the low bits, but its width differs with the core count and no source read gives it for this processor, so bits 30 and 28:0 are recorded as reserved: safe code never sets them." },
@@ -130,34 +143,34 @@ impl Layout for UGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 30, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r2pcie", ident: "ov_r2pcie", lsb: 29, msb: 29, access: Access::Rw1c,
-            description: "Set when a counter of the R2PCIe box overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r3qpi1", ident: "ov_r3qpi1", lsb: 28, msb: 28, access: Access::Rw1c,
-            description: "Set when a counter of R3QPI link 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_r3qpi0", ident: "ov_r3qpi0", lsb: 27, msb: 27, access: Access::Rw1c,
-            description: "Set when a counter of R3QPI link 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_qpi1", ident: "ov_qpi1", lsb: 26, msb: 26, access: Access::Rw1c,
-            description: "Set when a counter of QPI port 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_qpi0", ident: "ov_qpi0", lsb: 25, msb: 25, access: Access::Rw1c,
-            description: "Set when a counter of QPI port 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc1", ident: "ov_imc1", lsb: 24, msb: 24, access: Access::Rw1c,
-            description: "Set when a counter of the channels of memory controller 1 (CH4-CH7) overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc0", ident: "ov_imc0", lsb: 23, msb: 23, access: Access::Rw1c,
-            description: "Set when a counter of the channels of memory controller 0 (CH0-CH3) overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_ha1", ident: "ov_ha1", lsb: 22, msb: 22, access: Access::Rw1c,
-            description: "Set when a counter of home agent 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_ha0", ident: "ov_ha0", lsb: 21, msb: 21, access: Access::Rw1c,
-            description: "Set when a counter of home agent 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 20, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_pcu", ident: "ov_pcu", lsb: 2, msb: 2, access: Access::Rw1c,
-            description: "Set when a PCU counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 1, msb: 1, access: Access::Rw1c,
-            description: "Set when a general U-box counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u_fixed", ident: "ov_u_fixed", lsb: 0, msb: 0, access: Access::Rw1c,
-            description: "Set when the U-box UCLK fixed counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 30, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_r2pcie", 29, 29, Access::Rw1c,
+            "Set when a counter of the R2PCIe box overflows; write 1 to clear."),
+        FieldInfo::row("ov_r3qpi1", 28, 28, Access::Rw1c,
+            "Set when a counter of R3QPI link 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_r3qpi0", 27, 27, Access::Rw1c,
+            "Set when a counter of R3QPI link 0 overflows; write 1 to clear."),
+        FieldInfo::row("ov_qpi1", 26, 26, Access::Rw1c,
+            "Set when a counter of QPI port 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_qpi0", 25, 25, Access::Rw1c,
+            "Set when a counter of QPI port 0 overflows; write 1 to clear."),
+        FieldInfo::row("ov_imc1", 24, 24, Access::Rw1c,
+            "Set when a counter of the channels of memory controller 1 (CH4-CH7) overflows; write 1 to clear."),
+        FieldInfo::row("ov_imc0", 23, 23, Access::Rw1c,
+            "Set when a counter of the channels of memory controller 0 (CH0-CH3) overflows; write 1 to clear."),
+        FieldInfo::row("ov_ha1", 22, 22, Access::Rw1c,
+            "Set when a counter of home agent 1 overflows; write 1 to clear."),
+        FieldInfo::row("ov_ha0", 21, 21, Access::Rw1c,
+            "Set when a counter of home agent 0 overflows; write 1 to clear."),
+        FieldInfo::row("rsv", 3, 20, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov_pcu", 2, 2, Access::Rw1c,
+            "Set when a PCU counter overflows; write 1 to clear."),
+        FieldInfo::row("ov_u", 1, 1, Access::Rw1c,
+            "Set when a general U-box counter overflows; write 1 to clear."),
+        FieldInfo::row("ov_u_fixed", 0, 0, Access::Rw1c,
+            "Set when the U-box UCLK fixed counter overflows; write 1 to clear."),
     ];
 }
 
@@ -250,15 +263,16 @@ impl UGlobalStatus {
 pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0x701, "U_MSR_PMON_GLOBAL_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
     description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_GLOBAL_STATUS", "UBOX", 0, 0x701, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
     fields: UGlobalStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits from likwid's overflow handling; the rest unknown", text: "likwid defines MSR_UNC_V3_U_PMON_GLOBAL_STATUS = 0x701 and, for these processors, gives each box the bit it tests and clears here (writing 1 << bit) when a counter of the box wraps: U-box fixed counter 0, U-box 1, PCU 2, HA0 21, HA1 22, iMC channels 0-3 23, channels 4-7 24, QPI port 0 25, port 1 26, R3QPI link 0 27, link 1 28, R2PCIe 29 (ovflOffset in perfmon_haswellEP_counters.h and perfmon_broadwellEP_counters.h). It gives no bit for the C-boxes and S-boxes (-1) and 34, outside the register, for the IRP, and none for QPI port 2 or R3QPI link 2. Those boxes' bits are not known from the sources read; bits 20:3 and 31:30 are recorded as reserved." },
@@ -266,17 +280,17 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields,
-/// masks and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the
-/// BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter
-/// by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the
-/// E5-2600 guide's table for the same register (327043-001 Table 2-4).
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+noted! {
+    U_UCLK_FIXED_CTL_INFO_NOTES = [
+        ("info", "Address and layout", "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4)."),
+    ];
+    /// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
+    /// that counter.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields,
+    /// masks and sources: [`UUclkFixedCtlLayout`].
+    pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
+}
 
 /// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -294,14 +308,14 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 23, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 0, 19, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -318,29 +332,30 @@ impl UUclkFixedCtl {
 pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0x703, "U_MSR_PMON_UCLK_FIXED_CTL");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTL", "UBOX", 0, 0x703, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
     fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703, also used by the BDX U-box, and likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 agree. Linux enables the fixed counter by writing the shared enable bit 22 (SNBEP_PMON_CTL_EN); the rest of the layout follows the E5-2600 guide's table for the same register (327043-001 Table 2-4)." },
-    ],
+    notes: U_UCLK_FIXED_CTL_INFO_NOTES,
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields,
-/// masks and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits
-/// = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+noted! {
+    U_UCLK_FIXED_CTR_INFO_NOTES = [
+        ("info", "Address and width", "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width."),
+    ];
+    /// The U-box fixed counter: advances once per uncore clock while enabled.
+    ///
+    /// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v3). Fields,
+    /// masks and sources: [`UUclkFixedCtrLayout`].
+    pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
+}
 
 /// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -358,8 +373,8 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -382,19 +397,18 @@ impl UUclkFixedCtr {
 pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0x704, "U_MSR_PMON_UCLK_FIXED_CTR");
 
 #[cfg(feature = "metadata")]
+static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
     description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_UCLK_FIXED_CTR", "UBOX", 0, 0x704, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
     fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (hswep and bdx U-box), likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704 with a 48-bit box width." },
-    ],
+    notes: U_UCLK_FIXED_CTR_INFO_NOTES,
 };
 
 /// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
@@ -426,23 +440,17 @@ impl UCtlInvert {
     }
 }
 
-/// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
-/// inversion and edge detection.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3), 2 per instance.
-/// Fields, masks and sources: [`UCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux
-/// HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706.
-pub type UCtl = Reg32<UCtlLayout>;
+noted! {
+    U_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706."),
+    ];
+    /// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
+    /// inversion and edge detection.
+    ///
+    /// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (xeon-e5-2600-v3), 2 per instance.
+    /// Fields, masks and sources: [`UCtlLayout`].
+    pub type UCtl = Reg32<UCtlLayout>;
+}
 
 /// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -460,26 +468,26 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 29, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -542,20 +550,18 @@ impl UCtl {
 pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0x705, "U_MSR_PMON_CTL0"), Msr::new(0x706, "U_MSR_PMON_CTL1")];
 
 #[cfg(feature = "metadata")]
+static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
     description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTL0", "UBOX", 0, 0x705, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTL1", "UBOX", 1, 0x706, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
     fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Addresses: Linux HSWEP_U_MSR_PMON_CTL0 = 0x705 with two counters; likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706." },
-    ],
+    notes: U_CTL_INFO_NOTES,
 };
 
 /// Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which
@@ -588,12 +594,12 @@ impl Layout for UBoxFilterLayout {
     const INFO: &'static RegisterInfo = &U_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "cid", ident: "cid", lsb: 1, msb: 5, access: Access::Rw,
-            description: "Core id to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 0, access: Access::Rw,
-            description: "Thread id (within the core) to match.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 6, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("cid", 1, 5, Access::Rw,
+            "Core id to match."),
+        FieldInfo::row("tid", 0, 0, Access::Rw,
+            "Thread id (within the core) to match."),
     ];
 }
 
@@ -619,15 +625,16 @@ impl UBoxFilter {
 pub const U_MSR_PMON_BOX_FILTER: Msr<UBoxFilter> = Msr::new(0x707, "U_MSR_PMON_BOX_FILTER");
 
 #[cfg(feature = "metadata")]
+static U_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UBoxFilterLayout::NAME, type_name: "UBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxFilterLayout::RESET, reserved_mask: UBoxFilterLayout::RESERVED_MASK, ignored_mask: UBoxFilterLayout::IGNORED_MASK, writable_mask: UBoxFilterLayout::WRITABLE_MASK,
     description: "Filter of the U-box events that Intel's event list marks with UBoxFilter (FILTER_MATCH): which thread and core to match.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_BOX_FILTER", "UBOX", 0, 0x707, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_BOX_FILTER_INFO_ADDRESSES),
     fields: UBoxFilterLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "source-conflict", title: "Linux and Intel's event list disagree on the filter's bits", text: "Linux defines HSWEP_U_MSR_PMON_FILTER = 0x707 with a thread-id bit 0 (HSWEP_U_MSR_PMON_BOX_FILTER_TID) and a 5-bit core id at 5:1 (_CID), and writes only those bits; Intel's event list marks UNC_U_FILTER_MATCH.* with UBoxFilter[3:0]. We follow Linux, the only source that says what the bits mean: both readings cover the bits the events use, and the narrower Intel range is recorded here. Bits above 5 are covered by no source and recorded as reserved." },
@@ -663,10 +670,10 @@ impl Layout for UBoxStatusLayout {
     const INFO: &'static RegisterInfo = &U_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 1, access: Access::Rw1c,
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov", 0, 1, Access::Rw1c,
+            "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it."),
     ];
 }
 
@@ -687,35 +694,33 @@ impl UBoxStatus {
 pub const U_MSR_PMON_BOX_STATUS: Msr<UBoxStatus> = Msr::new(0x708, "U_MSR_PMON_BOX_STATUS");
 
 #[cfg(feature = "metadata")]
+static U_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UBoxStatusLayout::NAME, type_name: "UBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the two general U-box counters.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_BOX_STATUS", "UBOX", 0, 0x708, "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&U_BOX_STATUS_INFO_ADDRESSES),
     fields: UBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
     ],
 };
 
-/// U-box data counter n: a 44-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v3), 2 per instance.
-/// Fields, masks and sources: [`UCtrLayout`].
-///
-/// **Linux says 44 bits, likwid 48** (source-conflict): Linux hswep_uncore_ubox sets perf_ctr_bits
-/// = 44 for Haswell-EP (and 48 for Broadwell-EP's bdx_uncore_ubox); likwid gives the whole U-box a
-/// 48-bit width on both. We follow Linux for Haswell-EP: the kernel sets the width per processor
-/// model, and a 44-bit view of a 48-bit counter only loses bits that would read as zero in short
-/// runs, while the reverse would invent bits.
-///
-/// **Addresses** (info): Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid
-/// MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A.
-pub type UCtr = Reg64<UCtrLayout>;
+noted! {
+    U_CTR_INFO_NOTES = [
+        ("source-conflict", "Linux says 44 bits, likwid 48", "Linux hswep_uncore_ubox sets perf_ctr_bits = 44 for Haswell-EP (and 48 for Broadwell-EP's bdx_uncore_ubox); likwid gives the whole U-box a 48-bit width on both. We follow Linux for Haswell-EP: the kernel sets the width per processor model, and a 44-bit view of a 48-bit counter only loses bits that would read as zero in short runs, while the reverse would invent bits."),
+        ("info", "Addresses", "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A."),
+    ];
+    /// U-box data counter n: a 44-bit event count.
+    ///
+    /// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (xeon-e5-2600-v3), 2 per instance.
+    /// Fields, masks and sources: [`UCtrLayout`].
+    pub type UCtr = Reg64<UCtrLayout>;
+}
 
 /// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -733,8 +738,8 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 44, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -757,21 +762,18 @@ impl UCtr {
 pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0x709, "U_MSR_PMON_CTR0"), Msr::new(0x70A, "U_MSR_PMON_CTR1")];
 
 #[cfg(feature = "metadata")]
+static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
     description: "U-box data counter n: a 44-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("U_MSR_PMON_CTR0", "UBOX", 0, 0x709, "linux-snbep"),
-        AddressInfo::msr("U_MSR_PMON_CTR1", "UBOX", 1, 0x70A, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
     fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "Linux says 44 bits, likwid 48", text: "Linux hswep_uncore_ubox sets perf_ctr_bits = 44 for Haswell-EP (and 48 for Broadwell-EP's bdx_uncore_ubox); likwid gives the whole U-box a 48-bit width on both. We follow Linux for Haswell-EP: the kernel sets the width per processor model, and a 44-bit view of a 48-bit counter only loses bits that would read as zero in short runs, while the reverse would invent bits." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709 (also used for BDX); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A." },
-    ],
+    notes: U_CTR_INFO_NOTES,
 };
 
 /// Node id of this socket, in the U-box PCI function (device 0x2F1E) of the socket's uncore bus;
@@ -805,10 +807,10 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of this socket, set by firmware.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 3, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("local_node_id", 0, 2, Access::Ro,
+            "Node id of this socket, set by firmware."),
     ];
 }
 
@@ -823,15 +825,16 @@ impl UCpuNodeId {
 pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x2F1E, 16, 5, 0x040, "U_PCI_CPUNODEID");
 
 #[cfg(feature = "metadata")]
+static U_CPU_NODE_ID_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_CPUNODEID], &INSTANCE_NAMES, "lspci-hsx");
+
+#[cfg(feature = "metadata")]
 static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
     description: "Node id of this socket, in the U-box PCI function (device 0x2F1E) of the socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_CPUNODEID", "UBOX", 0, (0x2F1E, 16, 5, 0x040), "lspci-hsx"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
     fields: UCpuNodeIdLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux hswep_uncore_pci_init calls snbep_pci2phy_map_init(0x2f1e, SNBEP_CPUNODEID = 0x40, SNBEP_GIDNIDMAP = 0x54) and uses bits 2:0 as the local node id. It finds the device by id, so it states no device or function: device 16 (0x10), function 5 comes from the public device listing cited (lspci-hsx), which shows [8086:2f1e] at 10.5 on every socket's uncore bus. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
@@ -865,24 +868,24 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro,
-            description: "Node id of the socket whose group id is 7.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro,
-            description: "Node id of the socket whose group id is 6.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro,
-            description: "Node id of the socket whose group id is 5.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro,
-            description: "Node id of the socket whose group id is 4.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro,
-            description: "Node id of the socket whose group id is 3.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro,
-            description: "Node id of the socket whose group id is 2.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro,
-            description: "Node id of the socket whose group id is 1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro,
-            description: "Node id of the socket whose group id is 0.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("node_id7", 21, 23, Access::Ro,
+            "Node id of the socket whose group id is 7."),
+        FieldInfo::row("node_id6", 18, 20, Access::Ro,
+            "Node id of the socket whose group id is 6."),
+        FieldInfo::row("node_id5", 15, 17, Access::Ro,
+            "Node id of the socket whose group id is 5."),
+        FieldInfo::row("node_id4", 12, 14, Access::Ro,
+            "Node id of the socket whose group id is 4."),
+        FieldInfo::row("node_id3", 9, 11, Access::Ro,
+            "Node id of the socket whose group id is 3."),
+        FieldInfo::row("node_id2", 6, 8, Access::Ro,
+            "Node id of the socket whose group id is 2."),
+        FieldInfo::row("node_id1", 3, 5, Access::Ro,
+            "Node id of the socket whose group id is 1."),
+        FieldInfo::row("node_id0", 0, 2, Access::Ro,
+            "Node id of the socket whose group id is 0."),
     ];
 }
 
@@ -925,15 +928,16 @@ impl UGidNidMap {
 pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x2F1E, 16, 5, 0x054, "U_PCI_GIDNIDMAP");
 
 #[cfg(feature = "metadata")]
+static U_GID_NID_MAP_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_GIDNIDMAP], &INSTANCE_NAMES, "lspci-hsx");
+
+#[cfg(feature = "metadata")]
 static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v3", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
     description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("U_PCI_GIDNIDMAP", "UBOX", 0, (0x2F1E, 16, 5, 0x054), "lspci-hsx"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots. Offset 0x54 and the device id are Linux's; device and function as for U_PCI_CPUNODEID." },

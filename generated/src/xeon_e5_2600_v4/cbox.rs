@@ -16,6 +16,18 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 24] = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21", "C22", "C23"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
 /// Box-wide control of one CBo: freeze, freeze enable, and reset of all counters or all controls in
 /// one write.
 ///
@@ -52,18 +64,18 @@ impl Layout for CboBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -119,38 +131,16 @@ pub const C_MSR_PMON_BOX_CTL: [Msr<CboBoxCtl>; 24] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msrs(&C_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "CBO", name: CboBoxCtlLayout::NAME, type_name: "CboBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxCtlLayout::RESET, reserved_mask: CboBoxCtlLayout::RESERVED_MASK, ignored_mask: CboBoxCtlLayout::IGNORED_MASK, writable_mask: CboBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one CBo: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_CTL", "C0", 0, 0xE00, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_CTL", "C1", 0, 0xE10, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_CTL", "C2", 0, 0xE20, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_CTL", "C3", 0, 0xE30, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_CTL", "C4", 0, 0xE40, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_CTL", "C5", 0, 0xE50, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_CTL", "C6", 0, 0xE60, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_CTL", "C7", 0, 0xE70, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_CTL", "C8", 0, 0xE80, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_CTL", "C9", 0, 0xE90, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_CTL", "C10", 0, 0xEA0, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_CTL", "C11", 0, 0xEB0, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_CTL", "C12", 0, 0xEC0, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_CTL", "C13", 0, 0xED0, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_CTL", "C14", 0, 0xEE0, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_BOX_CTL", "C15", 0, 0xEF0, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_BOX_CTL", "C16", 0, 0xF00, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_BOX_CTL", "C17", 0, 0xF10, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_BOX_CTL", "C18", 0, 0xF20, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_BOX_CTL", "C19", 0, 0xF30, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_BOX_CTL", "C20", 0, 0xF40, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_BOX_CTL", "C21", 0, 0xF50, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_BOX_CTL", "C22", 0, 0xF60, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_BOX_CTL", "C23", 0, 0xF70, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CBO_BOX_CTL_INFO_ADDRESSES),
     fields: CboBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
@@ -187,23 +177,17 @@ impl CboCtlInvert {
     }
 }
 
-/// Control for counter n of one CBo: event, unit mask, enable, reset, thread filter enable,
-/// threshold, inversion and edge detection.
-///
-/// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`CboCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses
-/// SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK (with tid_en) for these CBos.
-pub type CboCtl = Reg32<CboCtlLayout>;
+noted! {
+    CBO_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK (with tid_en) for these CBos."),
+    ];
+    /// Control for counter n of one CBo: event, unit mask, enable, reset, thread filter enable,
+    /// threshold, inversion and edge detection.
+    ///
+    /// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CBO unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`CboCtlLayout`].
+    pub type CboCtl = Reg32<CboCtlLayout>;
+}
 
 /// The layout of [`CboCtl`] (`C{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -227,18 +211,18 @@ impl Layout for CboCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid_en", ident: "tid_en", lsb: 19, msb: 19, access: Access::RwV,
-            description: "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("tid_en", 19, 19, Access::RwV,
+            "Thread-id filter enable: when 1 the counter only counts occurrences that match the box filter's thread id."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -331,114 +315,18 @@ pub const C_MSR_PMON_CTL: [[Msr<CboCtl>; 4]; 24] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_CTL_INFO_ADDRESSES: [AddressInfo; 96] = AddressInfo::msr_arrays(&C_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "CBO", name: CboCtlLayout::NAME, type_name: "CboCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtlLayout::RESET, reserved_mask: CboCtlLayout::RESERVED_MASK, ignored_mask: CboCtlLayout::IGNORED_MASK, writable_mask: CboCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one CBo: event, unit mask, enable, reset, thread filter enable, threshold, inversion and edge detection.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTL0", "C0", 0, 0xE01, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL1", "C0", 1, 0xE02, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL2", "C0", 2, 0xE03, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTL3", "C0", 3, 0xE04, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL0", "C1", 0, 0xE11, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL1", "C1", 1, 0xE12, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL2", "C1", 2, 0xE13, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTL3", "C1", 3, 0xE14, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL0", "C2", 0, 0xE21, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL1", "C2", 1, 0xE22, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL2", "C2", 2, 0xE23, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTL3", "C2", 3, 0xE24, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL0", "C3", 0, 0xE31, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL1", "C3", 1, 0xE32, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL2", "C3", 2, 0xE33, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTL3", "C3", 3, 0xE34, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL0", "C4", 0, 0xE41, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL1", "C4", 1, 0xE42, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL2", "C4", 2, 0xE43, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTL3", "C4", 3, 0xE44, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL0", "C5", 0, 0xE51, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL1", "C5", 1, 0xE52, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL2", "C5", 2, 0xE53, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTL3", "C5", 3, 0xE54, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL0", "C6", 0, 0xE61, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL1", "C6", 1, 0xE62, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL2", "C6", 2, 0xE63, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTL3", "C6", 3, 0xE64, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL0", "C7", 0, 0xE71, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL1", "C7", 1, 0xE72, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL2", "C7", 2, 0xE73, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTL3", "C7", 3, 0xE74, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL0", "C8", 0, 0xE81, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL1", "C8", 1, 0xE82, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL2", "C8", 2, 0xE83, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTL3", "C8", 3, 0xE84, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL0", "C9", 0, 0xE91, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL1", "C9", 1, 0xE92, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL2", "C9", 2, 0xE93, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTL3", "C9", 3, 0xE94, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL0", "C10", 0, 0xEA1, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL1", "C10", 1, 0xEA2, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL2", "C10", 2, 0xEA3, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTL3", "C10", 3, 0xEA4, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL0", "C11", 0, 0xEB1, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL1", "C11", 1, 0xEB2, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL2", "C11", 2, 0xEB3, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTL3", "C11", 3, 0xEB4, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL0", "C12", 0, 0xEC1, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL1", "C12", 1, 0xEC2, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL2", "C12", 2, 0xEC3, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTL3", "C12", 3, 0xEC4, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL0", "C13", 0, 0xED1, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL1", "C13", 1, 0xED2, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL2", "C13", 2, 0xED3, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTL3", "C13", 3, 0xED4, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL0", "C14", 0, 0xEE1, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL1", "C14", 1, 0xEE2, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL2", "C14", 2, 0xEE3, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTL3", "C14", 3, 0xEE4, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTL0", "C15", 0, 0xEF1, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTL1", "C15", 1, 0xEF2, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTL2", "C15", 2, 0xEF3, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTL3", "C15", 3, 0xEF4, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTL0", "C16", 0, 0xF01, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTL1", "C16", 1, 0xF02, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTL2", "C16", 2, 0xF03, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTL3", "C16", 3, 0xF04, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTL0", "C17", 0, 0xF11, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTL1", "C17", 1, 0xF12, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTL2", "C17", 2, 0xF13, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTL3", "C17", 3, 0xF14, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTL0", "C18", 0, 0xF21, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTL1", "C18", 1, 0xF22, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTL2", "C18", 2, 0xF23, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTL3", "C18", 3, 0xF24, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTL0", "C19", 0, 0xF31, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTL1", "C19", 1, 0xF32, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTL2", "C19", 2, 0xF33, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTL3", "C19", 3, 0xF34, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTL0", "C20", 0, 0xF41, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTL1", "C20", 1, 0xF42, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTL2", "C20", 2, 0xF43, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTL3", "C20", 3, 0xF44, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTL0", "C21", 0, 0xF51, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTL1", "C21", 1, 0xF52, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTL2", "C21", 2, 0xF53, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTL3", "C21", 3, 0xF54, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTL0", "C22", 0, 0xF61, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTL1", "C22", 1, 0xF62, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTL2", "C22", 2, 0xF63, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTL3", "C22", 3, 0xF64, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTL0", "C23", 0, 0xF71, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTL1", "C23", 1, 0xF72, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTL2", "C23", 2, 0xF73, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTL3", "C23", 3, 0xF74, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CBO_CTL_INFO_ADDRESSES),
     fields: CboCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice. Linux uses SNBEP_CBO_MSR_PMON_RAW_EVENT_MASK (with tid_en) for these CBos." },
-    ],
+    notes: CBO_CTL_INFO_NOTES,
 };
 
 /// First filter of one CBo, shared by its four counters: the thread to match (for controls with
@@ -483,16 +371,16 @@ impl Layout for CboBoxFilter0Layout {
     const INFO: &'static RegisterInfo = &CBO_BOX_FILTER0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "state", ident: "state", lsb: 17, msb: 23, access: Access::Rw,
-            description: "Cache-line states to match, one bit per state; several bits match several states.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 16, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "link", ident: "link", lsb: 6, msb: 9, access: Access::Rw,
-            description: "Link to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 5, access: Access::Rw,
-            description: "Thread id to match (core id and thread bit), for counters whose control has tid_en set.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("state", 17, 23, Access::Rw,
+            "Cache-line states to match, one bit per state; several bits match several states."),
+        FieldInfo::row("rsv", 10, 16, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("link", 6, 9, Access::Rw,
+            "Link to match."),
+        FieldInfo::row("tid", 0, 5, Access::Rw,
+            "Thread id to match (core id and thread bit), for counters whose control has tid_en set."),
     ];
 }
 
@@ -557,38 +445,16 @@ pub const C_MSR_PMON_BOX_FILTER0: [Msr<CboBoxFilter0>; 24] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_FILTER0_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER0, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "CBO", name: CboBoxFilter0Layout::NAME, type_name: "CboBoxFilter0",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilter0Layout::RESET, reserved_mask: CboBoxFilter0Layout::RESERVED_MASK, ignored_mask: CboBoxFilter0Layout::IGNORED_MASK, writable_mask: CboBoxFilter0Layout::WRITABLE_MASK,
     description: "First filter of one CBo, shared by its four counters: the thread to match (for controls with tid_en), the link and the cache-line states to match (LLC_LOOKUP, LLC_VICTIMS).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER0", "C0", 0, 0xE05, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER0", "C1", 0, 0xE15, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER0", "C2", 0, 0xE25, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER0", "C3", 0, 0xE35, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER0", "C4", 0, 0xE45, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER0", "C5", 0, 0xE55, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER0", "C6", 0, 0xE65, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER0", "C7", 0, 0xE75, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER0", "C8", 0, 0xE85, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER0", "C9", 0, 0xE95, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER0", "C10", 0, 0xEA5, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER0", "C11", 0, 0xEB5, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER0", "C12", 0, 0xEC5, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER0", "C13", 0, 0xED5, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER0", "C14", 0, 0xEE5, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER0", "C15", 0, 0xEF5, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER0", "C16", 0, 0xF05, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER0", "C17", 0, 0xF15, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_BOX_FILTER0", "C18", 0, 0xF25, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_BOX_FILTER0", "C19", 0, 0xF35, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_BOX_FILTER0", "C20", 0, 0xF45, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_BOX_FILTER0", "C21", 0, 0xF55, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_BOX_FILTER0", "C22", 0, 0xF65, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_BOX_FILTER0", "C23", 0, 0xF75, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CBO_BOX_FILTER0_INFO_ADDRESSES),
     fields: CboBoxFilter0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux, confirmed by likwid and Intel's event list", text: "Linux gives the CBo filter as a 64-bit config1 value whose low half is written to FILTER0 and high half to FILTER1 (hswep_cbox_enable_event): HSWEP_CB0_MSR_PMON_BOX_FILTER_TID 0x3f (5:0), _LINK 0xf << 6 (9:6), _STATE 0x7f << 17 (23:17). likwid writes the thread id to bits 5:0 and the state to 23:17 of FILTER0; Intel's event list names CBoFilter0[23:17] for the LLC events. Bits not covered are recorded as reserved." },
@@ -638,18 +504,18 @@ impl Layout for CboBoxFilter1Layout {
     const INFO: &'static RegisterInfo = &CBO_BOX_FILTER1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "isoc", ident: "isoc", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Match isochronous requests only.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nc", ident: "nc", lsb: 30, msb: 30, access: Access::Rw,
-            description: "Match non-coherent requests only.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c6", ident: "c6", lsb: 29, msb: 29, access: Access::Rw,
-            description: "Match requests made while the core is in C6 (C6 opcode qualifier).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 20, msb: 28, access: Access::Rw,
-            description: "Request opcode to match (TOR_INSERTS, TOR_OCCUPANCY).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nid", ident: "nid", lsb: 0, msb: 15, access: Access::Rw,
-            description: "Node id mask to match, one bit per node.", ..FieldInfo::EMPTY },
+        FieldInfo::row("isoc", 31, 31, Access::Rw,
+            "Match isochronous requests only."),
+        FieldInfo::row("nc", 30, 30, Access::Rw,
+            "Match non-coherent requests only."),
+        FieldInfo::row("c6", 29, 29, Access::Rw,
+            "Match requests made while the core is in C6 (C6 opcode qualifier)."),
+        FieldInfo::row("opc", 20, 28, Access::Rw,
+            "Request opcode to match (TOR_INSERTS, TOR_OCCUPANCY)."),
+        FieldInfo::row("rsv", 16, 19, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("nid", 0, 15, Access::Rw,
+            "Node id mask to match, one bit per node."),
     ];
 }
 
@@ -718,38 +584,16 @@ pub const C_MSR_PMON_BOX_FILTER1: [Msr<CboBoxFilter1>; 24] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_FILTER1_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER1, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "CBO", name: CboBoxFilter1Layout::NAME, type_name: "CboBoxFilter1",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxFilter1Layout::RESET, reserved_mask: CboBoxFilter1Layout::RESERVED_MASK, ignored_mask: CboBoxFilter1Layout::IGNORED_MASK, writable_mask: CboBoxFilter1Layout::WRITABLE_MASK,
     description: "Second filter of one CBo: node id, request opcode and request attributes to match, for the TOR and LLC events that honour them.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_FILTER1", "C0", 0, 0xE06, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_FILTER1", "C1", 0, 0xE16, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_FILTER1", "C2", 0, 0xE26, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_FILTER1", "C3", 0, 0xE36, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_FILTER1", "C4", 0, 0xE46, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_FILTER1", "C5", 0, 0xE56, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_FILTER1", "C6", 0, 0xE66, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_FILTER1", "C7", 0, 0xE76, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_FILTER1", "C8", 0, 0xE86, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_FILTER1", "C9", 0, 0xE96, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_FILTER1", "C10", 0, 0xEA6, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_FILTER1", "C11", 0, 0xEB6, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_FILTER1", "C12", 0, 0xEC6, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_FILTER1", "C13", 0, 0xED6, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_FILTER1", "C14", 0, 0xEE6, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_BOX_FILTER1", "C15", 0, 0xEF6, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_BOX_FILTER1", "C16", 0, 0xF06, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_BOX_FILTER1", "C17", 0, 0xF16, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_BOX_FILTER1", "C18", 0, 0xF26, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_BOX_FILTER1", "C19", 0, 0xF36, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_BOX_FILTER1", "C20", 0, 0xF46, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_BOX_FILTER1", "C21", 0, 0xF56, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_BOX_FILTER1", "C22", 0, 0xF66, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_BOX_FILTER1", "C23", 0, 0xF76, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CBO_BOX_FILTER1_INFO_ADDRESSES),
     fields: CboBoxFilter1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux, confirmed by Intel's event list", text: "Linux HSWEP_CB0_MSR_PMON_BOX_FILTER_NID 0xffff << 32, _OPC 0x1ff << 52, _C6 1 << 61, _NC 1 << 62, _ISOC 1 << 63 of the 64-bit config1, whose high half is written to FILTER1: nid 15:0, opc 28:20, c6 29, nc 30, isoc 31 here. Intel's event list names CBoFilter1[15:0] and CBoFilter1[28:20]; likwid writes the node id to bits 15:0 and the opcode from bit 20 of FILTER1. Bits 19:16 are covered by no source." },
@@ -793,8 +637,8 @@ impl Layout for CboBoxStatusLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -842,38 +686,16 @@ pub const C_MSR_PMON_BOX_STATUS: [Msr<CboBoxStatus>; 24] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msrs(&C_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "CBO", name: CboBoxStatusLayout::NAME, type_name: "CboBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: CboBoxStatusLayout::RESET, reserved_mask: CboBoxStatusLayout::RESERVED_MASK, ignored_mask: CboBoxStatusLayout::IGNORED_MASK, writable_mask: CboBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the four counters of one CBo.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_BOX_STATUS", "C0", 0, 0xE07, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_BOX_STATUS", "C1", 0, 0xE17, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_BOX_STATUS", "C2", 0, 0xE27, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_BOX_STATUS", "C3", 0, 0xE37, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_BOX_STATUS", "C4", 0, 0xE47, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_BOX_STATUS", "C5", 0, 0xE57, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_BOX_STATUS", "C6", 0, 0xE67, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_BOX_STATUS", "C7", 0, 0xE77, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_BOX_STATUS", "C8", 0, 0xE87, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_BOX_STATUS", "C9", 0, 0xE97, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_BOX_STATUS", "C10", 0, 0xEA7, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_BOX_STATUS", "C11", 0, 0xEB7, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_BOX_STATUS", "C12", 0, 0xEC7, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_BOX_STATUS", "C13", 0, 0xED7, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_BOX_STATUS", "C14", 0, 0xEE7, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_BOX_STATUS", "C15", 0, 0xEF7, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_BOX_STATUS", "C16", 0, 0xF07, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_BOX_STATUS", "C17", 0, 0xF17, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_BOX_STATUS", "C18", 0, 0xF27, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_BOX_STATUS", "C19", 0, 0xF37, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_BOX_STATUS", "C20", 0, 0xF47, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_BOX_STATUS", "C21", 0, 0xF57, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_BOX_STATUS", "C22", 0, 0xF67, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_BOX_STATUS", "C23", 0, 0xF77, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&CBO_BOX_STATUS_INFO_ADDRESSES),
     fields: CboBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -912,8 +734,8 @@ impl Layout for CboCtrLayout {
     const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -961,110 +783,16 @@ pub const C_MSR_PMON_CTR: [[Msr<CboCtr>; 4]; 24] = [
 ];
 
 #[cfg(feature = "metadata")]
+static CBO_CTR_INFO_ADDRESSES: [AddressInfo; 96] = AddressInfo::msr_arrays(&C_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
+
+#[cfg(feature = "metadata")]
 static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "CBO", name: CboCtrLayout::NAME, type_name: "CboCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: CboCtrLayout::RESET, reserved_mask: CboCtrLayout::RESERVED_MASK, ignored_mask: CboCtrLayout::IGNORED_MASK, writable_mask: CboCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one CBo: a 48-bit event count.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::msr("C0_MSR_PMON_CTR0", "C0", 0, 0xE08, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR1", "C0", 1, 0xE09, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR2", "C0", 2, 0xE0A, "linux-snbep"),
-        AddressInfo::msr("C0_MSR_PMON_CTR3", "C0", 3, 0xE0B, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR0", "C1", 0, 0xE18, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR1", "C1", 1, 0xE19, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR2", "C1", 2, 0xE1A, "linux-snbep"),
-        AddressInfo::msr("C1_MSR_PMON_CTR3", "C1", 3, 0xE1B, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR0", "C2", 0, 0xE28, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR1", "C2", 1, 0xE29, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR2", "C2", 2, 0xE2A, "linux-snbep"),
-        AddressInfo::msr("C2_MSR_PMON_CTR3", "C2", 3, 0xE2B, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR0", "C3", 0, 0xE38, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR1", "C3", 1, 0xE39, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR2", "C3", 2, 0xE3A, "linux-snbep"),
-        AddressInfo::msr("C3_MSR_PMON_CTR3", "C3", 3, 0xE3B, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR0", "C4", 0, 0xE48, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR1", "C4", 1, 0xE49, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR2", "C4", 2, 0xE4A, "linux-snbep"),
-        AddressInfo::msr("C4_MSR_PMON_CTR3", "C4", 3, 0xE4B, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR0", "C5", 0, 0xE58, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR1", "C5", 1, 0xE59, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR2", "C5", 2, 0xE5A, "linux-snbep"),
-        AddressInfo::msr("C5_MSR_PMON_CTR3", "C5", 3, 0xE5B, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR0", "C6", 0, 0xE68, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR1", "C6", 1, 0xE69, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR2", "C6", 2, 0xE6A, "linux-snbep"),
-        AddressInfo::msr("C6_MSR_PMON_CTR3", "C6", 3, 0xE6B, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR0", "C7", 0, 0xE78, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR1", "C7", 1, 0xE79, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR2", "C7", 2, 0xE7A, "linux-snbep"),
-        AddressInfo::msr("C7_MSR_PMON_CTR3", "C7", 3, 0xE7B, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR0", "C8", 0, 0xE88, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR1", "C8", 1, 0xE89, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR2", "C8", 2, 0xE8A, "linux-snbep"),
-        AddressInfo::msr("C8_MSR_PMON_CTR3", "C8", 3, 0xE8B, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR0", "C9", 0, 0xE98, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR1", "C9", 1, 0xE99, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR2", "C9", 2, 0xE9A, "linux-snbep"),
-        AddressInfo::msr("C9_MSR_PMON_CTR3", "C9", 3, 0xE9B, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR0", "C10", 0, 0xEA8, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR1", "C10", 1, 0xEA9, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR2", "C10", 2, 0xEAA, "linux-snbep"),
-        AddressInfo::msr("C10_MSR_PMON_CTR3", "C10", 3, 0xEAB, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR0", "C11", 0, 0xEB8, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR1", "C11", 1, 0xEB9, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR2", "C11", 2, 0xEBA, "linux-snbep"),
-        AddressInfo::msr("C11_MSR_PMON_CTR3", "C11", 3, 0xEBB, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR0", "C12", 0, 0xEC8, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR1", "C12", 1, 0xEC9, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR2", "C12", 2, 0xECA, "linux-snbep"),
-        AddressInfo::msr("C12_MSR_PMON_CTR3", "C12", 3, 0xECB, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR0", "C13", 0, 0xED8, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR1", "C13", 1, 0xED9, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR2", "C13", 2, 0xEDA, "linux-snbep"),
-        AddressInfo::msr("C13_MSR_PMON_CTR3", "C13", 3, 0xEDB, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR0", "C14", 0, 0xEE8, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR1", "C14", 1, 0xEE9, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR2", "C14", 2, 0xEEA, "linux-snbep"),
-        AddressInfo::msr("C14_MSR_PMON_CTR3", "C14", 3, 0xEEB, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTR0", "C15", 0, 0xEF8, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTR1", "C15", 1, 0xEF9, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTR2", "C15", 2, 0xEFA, "linux-snbep"),
-        AddressInfo::msr("C15_MSR_PMON_CTR3", "C15", 3, 0xEFB, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTR0", "C16", 0, 0xF08, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTR1", "C16", 1, 0xF09, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTR2", "C16", 2, 0xF0A, "linux-snbep"),
-        AddressInfo::msr("C16_MSR_PMON_CTR3", "C16", 3, 0xF0B, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTR0", "C17", 0, 0xF18, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTR1", "C17", 1, 0xF19, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTR2", "C17", 2, 0xF1A, "linux-snbep"),
-        AddressInfo::msr("C17_MSR_PMON_CTR3", "C17", 3, 0xF1B, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTR0", "C18", 0, 0xF28, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTR1", "C18", 1, 0xF29, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTR2", "C18", 2, 0xF2A, "linux-snbep"),
-        AddressInfo::msr("C18_MSR_PMON_CTR3", "C18", 3, 0xF2B, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTR0", "C19", 0, 0xF38, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTR1", "C19", 1, 0xF39, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTR2", "C19", 2, 0xF3A, "linux-snbep"),
-        AddressInfo::msr("C19_MSR_PMON_CTR3", "C19", 3, 0xF3B, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTR0", "C20", 0, 0xF48, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTR1", "C20", 1, 0xF49, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTR2", "C20", 2, 0xF4A, "linux-snbep"),
-        AddressInfo::msr("C20_MSR_PMON_CTR3", "C20", 3, 0xF4B, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTR0", "C21", 0, 0xF58, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTR1", "C21", 1, 0xF59, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTR2", "C21", 2, 0xF5A, "linux-snbep"),
-        AddressInfo::msr("C21_MSR_PMON_CTR3", "C21", 3, 0xF5B, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTR0", "C22", 0, 0xF68, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTR1", "C22", 1, 0xF69, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTR2", "C22", 2, 0xF6A, "linux-snbep"),
-        AddressInfo::msr("C22_MSR_PMON_CTR3", "C22", 3, 0xF6B, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTR0", "C23", 0, 0xF78, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTR1", "C23", 1, 0xF79, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTR2", "C23", 2, 0xF7A, "linux-snbep"),
-        AddressInfo::msr("C23_MSR_PMON_CTR3", "C23", 3, 0xF7B, "linux-snbep"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&CBO_CTR_INFO_ADDRESSES),
     fields: CboCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_cbox sets perf_ctr_bits = 48 (Linux first had 44 for Haswell-EP and corrected it to 48); likwid also gives the CBos a 48-bit width." },

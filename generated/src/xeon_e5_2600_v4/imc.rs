@@ -14,33 +14,30 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one iMC channel: freeze, freeze enable, resets.
-///
-/// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v4). Fields,
-/// masks and sources: [`ImcBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the
-/// device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4
-/// at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON
-/// block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-///
-/// **likwid's Broadwell-EP table swaps the channel devices** (source-conflict): likwid's
-/// broadwellEP_pci_devices gives 0x6FB4 at 14.0, 0x6FB5 at 14.1, 0x6FB0 at 15.0, 0x6FB1 at 15.1
-/// (and 0x6FD4/0x6FD5 at 17.0/17.1). The public Broadwell-EP device listing cited (lspci-bdx) shows
-/// 0x6FB0 at 14.0, 0x6FB1 at 14.1, 0x6FB4 at 15.0 and 0x6FB5 at 15.1, and 0x6FD0 at 17.0, the same
-/// arrangement as Haswell-EP (likwid's Haswell-EP table and lspci-hsx), and Linux numbers 0x6FB0 as
-/// channel 0. We follow the listing and Linux; PCI discovery matches id, device and function
-/// together, so the likwid pairing would find no device.
-pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 8] = ["CH0", "CH1", "CH2", "CH3", "CH4", "CH5", "CH6", "CH7"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    IMC_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+        ("source-conflict", "likwid's Broadwell-EP table swaps the channel devices", "likwid's broadwellEP_pci_devices gives 0x6FB4 at 14.0, 0x6FB5 at 14.1, 0x6FB0 at 15.0, 0x6FB1 at 15.1 (and 0x6FD4/0x6FD5 at 17.0/17.1). The public Broadwell-EP device listing cited (lspci-bdx) shows 0x6FB0 at 14.0, 0x6FB1 at 14.1, 0x6FB4 at 15.0 and 0x6FB5 at 15.1, and 0x6FD0 at 17.0, the same arrangement as Haswell-EP (likwid's Haswell-EP table and lspci-hsx), and Linux numbers 0x6FB0 as channel 0. We follow the listing and Linux; PCI discovery matches id, device and function together, so the likwid pairing would find no device."),
+    ];
+    /// Box-wide control of one iMC channel: freeze, freeze enable, resets.
+    ///
+    /// `MC_CH{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v4). Fields,
+    /// masks and sources: [`ImcBoxCtlLayout`].
+    pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
+}
 
 /// The layout of [`ImcBoxCtl`] (`MC_CH{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -58,18 +55,18 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -109,28 +106,18 @@ pub const MC_CH_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one iMC channel: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_CTL", "CH0", 0, (0x6FB0, 20, 0, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_CTL", "CH1", 0, (0x6FB1, 20, 1, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_CTL", "CH2", 0, (0x6FB4, 21, 0, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_CTL", "CH3", 0, (0x6FB5, 21, 1, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_BOX_CTL", "CH4", 0, (0x6FD0, 23, 0, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_BOX_CTL", "CH5", 0, (0x6FD1, 23, 1, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_BOX_CTL", "CH6", 0, (0x6FD4, 24, 0, 0x0F4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_BOX_CTL", "CH7", 0, (0x6FD5, 24, 1, 0x0F4), "lspci-bdx"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
     fields: ImcBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-        NoteInfo { kind: "source-conflict", title: "likwid's Broadwell-EP table swaps the channel devices", text: "likwid's broadwellEP_pci_devices gives 0x6FB4 at 14.0, 0x6FB5 at 14.1, 0x6FB0 at 15.0, 0x6FB1 at 15.1 (and 0x6FD4/0x6FD5 at 17.0/17.1). The public Broadwell-EP device listing cited (lspci-bdx) shows 0x6FB0 at 14.0, 0x6FB1 at 14.1, 0x6FB4 at 15.0 and 0x6FB5 at 15.1, and 0x6FD0 at 17.0, the same arrangement as Haswell-EP (likwid's Haswell-EP table and lspci-hsx), and Linux numbers 0x6FB0 as channel 0. We follow the listing and Linux; PCI discovery matches id, device and function together, so the likwid pairing would find no device." },
-    ],
+    notes: IMC_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `MC_CH{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -162,28 +149,17 @@ impl ImcCtlInvert {
     }
 }
 
-/// Control for counter n of one iMC channel.
-///
-/// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v4), 4 per
-/// instance. Fields, masks and sources: [`ImcCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the
-/// device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4
-/// at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON
-/// block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcCtl = Reg32<ImcCtlLayout>;
+noted! {
+    IMC_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control for counter n of one iMC channel.
+    ///
+    /// `MC_CH{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v4), 4 per
+    /// instance. Fields, masks and sources: [`ImcCtlLayout`].
+    pub type ImcCtl = Reg32<ImcCtlLayout>;
+}
 
 /// The layout of [`ImcCtl`] (`MC_CH{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -207,18 +183,18 @@ impl Layout for ImcCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -288,51 +264,18 @@ pub const MC_CH_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_CTL_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::pci_arrays(&MC_CH_PCI_PMON_CTL, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcCtlLayout::NAME, type_name: "ImcCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one iMC channel.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL0", "CH0", 0, (0x6FB0, 20, 0, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL1", "CH0", 1, (0x6FB0, 20, 0, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL2", "CH0", 2, (0x6FB0, 20, 0, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTL3", "CH0", 3, (0x6FB0, 20, 0, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL0", "CH1", 0, (0x6FB1, 20, 1, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL1", "CH1", 1, (0x6FB1, 20, 1, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL2", "CH1", 2, (0x6FB1, 20, 1, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTL3", "CH1", 3, (0x6FB1, 20, 1, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL0", "CH2", 0, (0x6FB4, 21, 0, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL1", "CH2", 1, (0x6FB4, 21, 0, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL2", "CH2", 2, (0x6FB4, 21, 0, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTL3", "CH2", 3, (0x6FB4, 21, 0, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL0", "CH3", 0, (0x6FB5, 21, 1, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL1", "CH3", 1, (0x6FB5, 21, 1, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL2", "CH3", 2, (0x6FB5, 21, 1, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTL3", "CH3", 3, (0x6FB5, 21, 1, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL0", "CH4", 0, (0x6FD0, 23, 0, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL1", "CH4", 1, (0x6FD0, 23, 0, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL2", "CH4", 2, (0x6FD0, 23, 0, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTL3", "CH4", 3, (0x6FD0, 23, 0, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL0", "CH5", 0, (0x6FD1, 23, 1, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL1", "CH5", 1, (0x6FD1, 23, 1, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL2", "CH5", 2, (0x6FD1, 23, 1, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTL3", "CH5", 3, (0x6FD1, 23, 1, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL0", "CH6", 0, (0x6FD4, 24, 0, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL1", "CH6", 1, (0x6FD4, 24, 0, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL2", "CH6", 2, (0x6FD4, 24, 0, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTL3", "CH6", 3, (0x6FD4, 24, 0, 0x0E4), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL0", "CH7", 0, (0x6FD5, 24, 1, 0x0D8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL1", "CH7", 1, (0x6FD5, 24, 1, 0x0DC), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL2", "CH7", 2, (0x6FD5, 24, 1, 0x0E0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTL3", "CH7", 3, (0x6FD5, 24, 1, 0x0E4), "lspci-bdx"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
     fields: ImcCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one iMC channel.
@@ -371,10 +314,10 @@ impl Layout for ImcBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c,
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("ov", 0, 3, Access::Rw1c,
+            "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it."),
     ];
 }
 
@@ -404,22 +347,16 @@ pub const MC_CH_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcBoxStatusLayout::NAME, type_name: "ImcBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one iMC channel.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_BOX_STATUS", "CH0", 0, (0x6FB0, 20, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_BOX_STATUS", "CH1", 0, (0x6FB1, 20, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_BOX_STATUS", "CH2", 0, (0x6FB4, 21, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_BOX_STATUS", "CH3", 0, (0x6FB5, 21, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_BOX_STATUS", "CH4", 0, (0x6FD0, 23, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_BOX_STATUS", "CH5", 0, (0x6FD1, 23, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_BOX_STATUS", "CH6", 0, (0x6FD4, 24, 0, 0x0F8), "likwid"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_BOX_STATUS", "CH7", 0, (0x6FD5, 24, 1, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -427,21 +364,18 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one iMC channel: a 48-bit count, read as two 32-bit halves (low half at the
-/// lower offset).
-///
-/// `MC_CH{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v4), 4 per
-/// instance. Fields, masks and sources: [`ImcCtrLayout`].
-///
-/// **Width** (info): Linux bdx_uncore_imc: perf_ctr_bits = 48, eight boxes; likwid 48.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the
-/// device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4
-/// at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON
-/// block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcCtr = Reg64<ImcCtrLayout>;
+noted! {
+    IMC_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux bdx_uncore_imc: perf_ctr_bits = 48, eight boxes; likwid 48."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Data counter n of one iMC channel: a 48-bit count, read as two 32-bit halves (low half at the
+    /// lower offset).
+    ///
+    /// `MC_CH{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v4), 4 per
+    /// instance. Fields, masks and sources: [`ImcCtrLayout`].
+    pub type ImcCtr = Reg64<ImcCtrLayout>;
+}
 
 /// The layout of [`ImcCtr`] (`MC_CH{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -459,8 +393,8 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -492,69 +426,31 @@ pub const MC_CH_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_CTR_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::pci_arrays(&MC_CH_PCI_PMON_CTR, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcCtrLayout::NAME, type_name: "ImcCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one iMC channel: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR0", "CH0", 0, (0x6FB0, 20, 0, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR1", "CH0", 1, (0x6FB0, 20, 0, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR2", "CH0", 2, (0x6FB0, 20, 0, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH0_PCI_PMON_CTR3", "CH0", 3, (0x6FB0, 20, 0, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR0", "CH1", 0, (0x6FB1, 20, 1, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR1", "CH1", 1, (0x6FB1, 20, 1, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR2", "CH1", 2, (0x6FB1, 20, 1, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_CTR3", "CH1", 3, (0x6FB1, 20, 1, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR0", "CH2", 0, (0x6FB4, 21, 0, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR1", "CH2", 1, (0x6FB4, 21, 0, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR2", "CH2", 2, (0x6FB4, 21, 0, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_CTR3", "CH2", 3, (0x6FB4, 21, 0, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR0", "CH3", 0, (0x6FB5, 21, 1, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR1", "CH3", 1, (0x6FB5, 21, 1, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR2", "CH3", 2, (0x6FB5, 21, 1, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_CTR3", "CH3", 3, (0x6FB5, 21, 1, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR0", "CH4", 0, (0x6FD0, 23, 0, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR1", "CH4", 1, (0x6FD0, 23, 0, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR2", "CH4", 2, (0x6FD0, 23, 0, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_CTR3", "CH4", 3, (0x6FD0, 23, 0, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR0", "CH5", 0, (0x6FD1, 23, 1, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR1", "CH5", 1, (0x6FD1, 23, 1, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR2", "CH5", 2, (0x6FD1, 23, 1, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_CTR3", "CH5", 3, (0x6FD1, 23, 1, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR0", "CH6", 0, (0x6FD4, 24, 0, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR1", "CH6", 1, (0x6FD4, 24, 0, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR2", "CH6", 2, (0x6FD4, 24, 0, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_CTR3", "CH6", 3, (0x6FD4, 24, 0, 0x0B8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR0", "CH7", 0, (0x6FD5, 24, 1, 0x0A0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR1", "CH7", 1, (0x6FD5, 24, 1, 0x0A8), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR2", "CH7", 2, (0x6FD5, 24, 1, 0x0B0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_CTR3", "CH7", 3, (0x6FD5, 24, 1, 0x0B8), "lspci-bdx"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
     fields: ImcCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_imc: perf_ctr_bits = 48, eight boxes; likwid 48." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_CTR_INFO_NOTES,
 };
 
-/// Control of the channel's fixed counter of DRAM clocks: enable and reset.
-///
-/// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v4). Fields,
-/// masks and sources: [`ImcFixedCtlLayout`].
-///
-/// **Offset and layout** (info): Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 is the fixed control
-/// of bdx_uncore_imc, enabled with bit 22 (SNBEP_PMON_CTL_EN); likwid PCI_UNC_MC_PMON_FIXED_CTL =
-/// 0xF0. The reset bit and reserved ranges follow the E5-2600 guide's table for the same register.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the
-/// device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4
-/// at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON
-/// block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+noted! {
+    IMC_FIXED_CTL_INFO_NOTES = [
+        ("info", "Offset and layout", "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 is the fixed control of bdx_uncore_imc, enabled with bit 22 (SNBEP_PMON_CTL_EN); likwid PCI_UNC_MC_PMON_FIXED_CTL = 0xF0. The reset bit and reserved ranges follow the E5-2600 guide's table for the same register."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control of the channel's fixed counter of DRAM clocks: enable and reset.
+    ///
+    /// `MC_CH{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (xeon-e5-2600-v4). Fields,
+    /// masks and sources: [`ImcFixedCtlLayout`].
+    pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
+}
 
 /// The layout of [`ImcFixedCtl`] (`MC_CH{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
 ///
@@ -572,18 +468,18 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 24, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 23, 23, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables the fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 21, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 18, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 0, 18, Access::Rv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -613,44 +509,31 @@ pub const MC_CH_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_FIXED_CTL, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcFixedCtlLayout::NAME, type_name: "ImcFixedCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
     description: "Control of the channel's fixed counter of DRAM clocks: enable and reset.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTL", "CH0", 0, (0x6FB0, 20, 0, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTL", "CH1", 0, (0x6FB1, 20, 1, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTL", "CH2", 0, (0x6FB4, 21, 0, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTL", "CH3", 0, (0x6FB5, 21, 1, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_FIXED_CTL", "CH4", 0, (0x6FD0, 23, 0, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_FIXED_CTL", "CH5", 0, (0x6FD1, 23, 1, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_FIXED_CTL", "CH6", 0, (0x6FD4, 24, 0, 0x0F0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_FIXED_CTL", "CH7", 0, (0x6FD5, 24, 1, 0x0F0), "lspci-bdx"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
     fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and layout", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xf0 is the fixed control of bdx_uncore_imc, enabled with bit 22 (SNBEP_PMON_CTL_EN); likwid PCI_UNC_MC_PMON_FIXED_CTL = 0xF0. The reset bit and reserved ranges follow the E5-2600 guide's table for the same register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_FIXED_CTL_INFO_NOTES,
 };
 
-/// The channel's fixed counter: DRAM clock cycles, 48 bits.
-///
-/// `MC_CH{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v4). Fields,
-/// masks and sources: [`ImcFixedCtrLayout`].
-///
-/// **Offset and width** (info): Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48;
-/// likwid PCI_UNC_MC_PMON_FIXED_CTR_A/B = 0xD4/0xD0.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the
-/// device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4
-/// at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON
-/// block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8).
-pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+noted! {
+    IMC_FIXED_CTR_INFO_NOTES = [
+        ("info", "Offset and width", "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48; likwid PCI_UNC_MC_PMON_FIXED_CTR_A/B = 0xD4/0xD0."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// The channel's fixed counter: DRAM clock cycles, 48 bits.
+    ///
+    /// `MC_CH{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (xeon-e5-2600-v4). Fields,
+    /// masks and sources: [`ImcFixedCtrLayout`].
+    pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
+}
 
 /// The layout of [`ImcFixedCtr`] (`MC_CH{i}_PCI_PMON_FIXED_CTR`): its fields, masks and metadata.
 ///
@@ -668,8 +551,8 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -701,27 +584,18 @@ pub const MC_CH_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 8] = [
 ];
 
 #[cfg(feature = "metadata")]
+static IMC_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pcis(&MC_CH_PCI_PMON_FIXED_CTR, &INSTANCE_NAMES, "lspci-bdx");
+
+#[cfg(feature = "metadata")]
 static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "IMC", name: ImcFixedCtrLayout::NAME, type_name: "ImcFixedCtr",
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
     description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("MC_CH0_PCI_PMON_FIXED_CTR", "CH0", 0, (0x6FB0, 20, 0, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH1_PCI_PMON_FIXED_CTR", "CH1", 0, (0x6FB1, 20, 1, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH2_PCI_PMON_FIXED_CTR", "CH2", 0, (0x6FB4, 21, 0, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH3_PCI_PMON_FIXED_CTR", "CH3", 0, (0x6FB5, 21, 1, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH4_PCI_PMON_FIXED_CTR", "CH4", 0, (0x6FD0, 23, 0, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH5_PCI_PMON_FIXED_CTR", "CH5", 0, (0x6FD1, 23, 1, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH6_PCI_PMON_FIXED_CTR", "CH6", 0, (0x6FD4, 24, 0, 0x0D0), "lspci-bdx"),
-        AddressInfo::pci("MC_CH7_PCI_PMON_FIXED_CTR", "CH7", 0, (0x6FD5, 24, 1, 0x0D0), "lspci-bdx"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
     fields: ImcFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xd0, fixed_ctr_bits = 48; likwid PCI_UNC_MC_PMON_FIXED_CTR_A/B = 0xD4/0xD0." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). likwid's Broadwell-EP table swaps the device ids of each controller's two devices (it gives 0x6FB4 at 14.0 and 0x6FB0 at 15.0, 0x6FD4 at 17.0); see the source-conflict note of MC_CH{i}_PCI_PMON_BOX_CTL. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: IMC_FIXED_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -14,26 +14,30 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one QPI port: freeze, freeze enable, resets.
-///
-/// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4). Fields, masks
-/// and sources: [`QpiBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Link-layer functions: Linux bdx_uncore_pci_ids
-/// (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n
-/// filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where
-/// it lists them.
-///
-/// **Port 2** (info): Linux bdx_uncore_pci_ids (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6)
-/// agree. Parts with two QPI links do not have port 2.
-pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["P0", "P1", "P2"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    QPI_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them."),
+        ("info", "Port 2", "Linux bdx_uncore_pci_ids (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) agree. Parts with two QPI links do not have port 2."),
+    ];
+    /// Box-wide control of one QPI port: freeze, freeze enable, resets.
+    ///
+    /// `Q_P{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4). Fields, masks
+    /// and sources: [`QpiBoxCtlLayout`].
+    pub type QpiBoxCtl = Reg32<QpiBoxCtlLayout>;
+}
 
 /// The layout of [`QpiBoxCtl`] (`Q_P{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -51,18 +55,18 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -97,23 +101,18 @@ pub const Q_P_PCI_PMON_BOX_CTL: [PciRegister<QpiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiBoxCtlLayout::NAME, type_name: "QpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxCtlLayout::RESET, reserved_mask: QpiBoxCtlLayout::RESERVED_MASK, ignored_mask: QpiBoxCtlLayout::IGNORED_MASK, writable_mask: QpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one QPI port: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_BOX_CTL", "P0", 0, (0x6F32, 8, 2, 0x0F4), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_BOX_CTL", "P1", 0, (0x6F33, 9, 2, 0x0F4), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_BOX_CTL", "P2", 0, (0x6F3A, 10, 2, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&QPI_BOX_CTL_INFO_ADDRESSES),
     fields: QpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them." },
-        NoteInfo { kind: "info", title: "Port 2", text: "Linux bdx_uncore_pci_ids (0x6F3A, filter 0x6F46) and likwid (0a.2, 0a.6) agree. Parts with two QPI links do not have port 2." },
-    ],
+    notes: QPI_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `Q_P{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -145,26 +144,17 @@ impl QpiCtlInvert {
     }
 }
 
-/// Control for counter n of one QPI port.
-///
-/// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`QpiCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Link-layer functions: Linux bdx_uncore_pci_ids
-/// (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n
-/// filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where
-/// it lists them.
-pub type QpiCtl = Reg32<QpiCtlLayout>;
+noted! {
+    QPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them."),
+    ];
+    /// Control for counter n of one QPI port.
+    ///
+    /// `Q_P{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the QPI unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`QpiCtlLayout`].
+    pub type QpiCtl = Reg32<QpiCtlLayout>;
+}
 
 /// The layout of [`QpiCtl`] (`Q_P{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -190,16 +180,16 @@ impl Layout for QpiCtlLayout {
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the ninth bit of the event code, for events Intel lists with ExtSel=1.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -271,31 +261,18 @@ pub const Q_P_PCI_PMON_CTL: [[PciRegister<QpiCtl>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&Q_P_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiCtlLayout::NAME, type_name: "QpiCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtlLayout::RESET, reserved_mask: QpiCtlLayout::RESERVED_MASK, ignored_mask: QpiCtlLayout::IGNORED_MASK, writable_mask: QpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one QPI port.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL0", "P0", 0, (0x6F32, 8, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL1", "P0", 1, (0x6F32, 8, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL2", "P0", 2, (0x6F32, 8, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTL3", "P0", 3, (0x6F32, 8, 2, 0x0E4), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL0", "P1", 0, (0x6F33, 9, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL1", "P1", 1, (0x6F33, 9, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL2", "P1", 2, (0x6F33, 9, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTL3", "P1", 3, (0x6F33, 9, 2, 0x0E4), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTL0", "P2", 0, (0x6F3A, 10, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTL1", "P2", 1, (0x6F3A, 10, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTL2", "P2", 2, (0x6F3A, 10, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTL3", "P2", 3, (0x6F3A, 10, 2, 0x0E4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&QPI_CTL_INFO_ADDRESSES),
     fields: QpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them." },
-    ],
+    notes: QPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one QPI port.
@@ -332,8 +309,8 @@ impl Layout for QpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 4, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -360,17 +337,16 @@ pub const Q_P_PCI_PMON_BOX_STATUS: [PciRegister<QpiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiBoxStatusLayout::NAME, type_name: "QpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiBoxStatusLayout::RESET, reserved_mask: QpiBoxStatusLayout::RESERVED_MASK, ignored_mask: QpiBoxStatusLayout::IGNORED_MASK, writable_mask: QpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one QPI port.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_BOX_STATUS", "P0", 0, (0x6F32, 8, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_BOX_STATUS", "P1", 0, (0x6F33, 9, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_BOX_STATUS", "P2", 0, (0x6F3A, 10, 2, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&QPI_BOX_STATUS_INFO_ADDRESSES),
     fields: QpiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -378,19 +354,18 @@ static QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower
-/// offset).
-///
-/// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600-v4), 4 per instance.
-/// Fields, masks and sources: [`QpiCtrLayout`].
-///
-/// **Width** (info): Linux bdx_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48.
-///
-/// **Device ids, devices and functions** (info): Link-layer functions: Linux bdx_uncore_pci_ids
-/// (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux "QPI Port n
-/// filter" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where
-/// it lists them.
-pub type QpiCtr = Reg64<QpiCtrLayout>;
+noted! {
+    QPI_CTR_INFO_NOTES = [
+        ("info", "Width", "Linux bdx_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48."),
+        ("info", "Device ids, devices and functions", "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them."),
+    ];
+    /// Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower
+    /// offset).
+    ///
+    /// `Q_P{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the QPI unit (xeon-e5-2600-v4), 4 per instance.
+    /// Fields, masks and sources: [`QpiCtrLayout`].
+    pub type QpiCtr = Reg64<QpiCtrLayout>;
+}
 
 /// The layout of [`QpiCtr`] (`Q_P{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -408,8 +383,8 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -436,31 +411,18 @@ pub const Q_P_PCI_PMON_CTR: [[PciRegister<QpiCtr>; 4]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&Q_P_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiCtrLayout::NAME, type_name: "QpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: QpiCtrLayout::RESET, reserved_mask: QpiCtrLayout::RESERVED_MASK, ignored_mask: QpiCtrLayout::IGNORED_MASK, writable_mask: QpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one QPI port: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR0", "P0", 0, (0x6F32, 8, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR1", "P0", 1, (0x6F32, 8, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR2", "P0", 2, (0x6F32, 8, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P0_PCI_PMON_CTR3", "P0", 3, (0x6F32, 8, 2, 0x0B8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR0", "P1", 0, (0x6F33, 9, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR1", "P1", 1, (0x6F33, 9, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR2", "P1", 2, (0x6F33, 9, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_CTR3", "P1", 3, (0x6F33, 9, 2, 0x0B8), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTR0", "P2", 0, (0x6F3A, 10, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTR1", "P2", 1, (0x6F3A, 10, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTR2", "P2", 2, (0x6F3A, 10, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_CTR3", "P2", 3, (0x6F3A, 10, 2, 0x0B8), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&QPI_CTR_INFO_ADDRESSES),
     fields: QpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux bdx_uncore_qpi: perf_ctr_bits = 48, three boxes; likwid 48." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Link-layer functions: Linux bdx_uncore_pci_ids (QPI0 port 0, port 1, QPI1 port 2) and likwid (08.2, 09.2); filter functions: Linux \"QPI Port n filter\" ids and likwid PCI_QPI_MASK_DEVICE_PORT_n (08.6, 09.6), checked against lspci-bdx where it lists them." },
-    ],
+    notes: QPI_CTR_INFO_NOTES,
 };
 
 /// Packet match register of one port's receive match/mask facility, in the port's filter PCI
@@ -504,20 +466,20 @@ impl Layout for QpiPktMatch0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Bit 4 of the remote node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Destination node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Message class.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Opcode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Virtual network.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Bit 4 of the remote node id."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Destination node id."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Message class."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Opcode."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Virtual network."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -574,17 +536,16 @@ pub const Q_P_PCI_PMON_PKT_MATCH0: [PciRegister<QpiPktMatch0>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MATCH0_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MATCH0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MATCH0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiPktMatch0Layout::NAME, type_name: "QpiPktMatch0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch0Layout::RESET, reserved_mask: QpiPktMatch0Layout::RESERVED_MASK, ignored_mask: QpiPktMatch0Layout::IGNORED_MASK, writable_mask: QpiPktMatch0Layout::WRITABLE_MASK,
     description: "Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH0", "P0", 0, (0x6F86, 8, 6, 0x228), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH0", "P1", 0, (0x6F96, 9, 6, 0x228), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_PKT_MATCH0", "P2", 0, (0x6F46, 10, 6, 0x228), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&QPI_PKT_MATCH0_INFO_ADDRESSES),
     fields: QpiPktMatch0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
@@ -634,14 +595,14 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw,
-            description: "Response data state.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Bits 3:0 of the remote node id.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rds", 16, 19, Access::Rw,
+            "Response data state."),
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Bits 3:0 of the remote node id."),
     ];
 }
 
@@ -674,17 +635,16 @@ pub const Q_P_PCI_PMON_PKT_MATCH1: [PciRegister<QpiPktMatch1>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MATCH1_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MATCH1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MATCH1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiPktMatch1Layout::NAME, type_name: "QpiPktMatch1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMatch1Layout::RESET, reserved_mask: QpiPktMatch1Layout::RESERVED_MASK, ignored_mask: QpiPktMatch1Layout::IGNORED_MASK, writable_mask: QpiPktMatch1Layout::WRITABLE_MASK,
     description: "Packet match register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MATCH1", "P0", 0, (0x6F86, 8, 6, 0x22C), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MATCH1", "P1", 0, (0x6F96, 9, 6, 0x22C), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_PKT_MATCH1", "P2", 0, (0x6F46, 10, 6, 0x22C), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&QPI_PKT_MATCH1_INFO_ADDRESSES),
     fields: QpiPktMatch1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
@@ -734,20 +694,20 @@ impl Layout for QpiPktMask0Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rnid_4", ident: "rnid_4", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Bit 4 of the remote node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 30, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "dnid", ident: "dnid", lsb: 13, msb: 17, access: Access::Rw,
-            description: "Destination node id.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "mc", ident: "mc", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Message class.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc", ident: "opc", lsb: 5, msb: 8, access: Access::Rw,
-            description: "Opcode.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "vnw", ident: "vnw", lsb: 3, msb: 4, access: Access::Rw,
-            description: "Virtual network.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rnid_4", 31, 31, Access::Rw,
+            "Bit 4 of the remote node id."),
+        FieldInfo::row("rsv", 18, 30, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("dnid", 13, 17, Access::Rw,
+            "Destination node id."),
+        FieldInfo::row("mc", 9, 12, Access::Rw,
+            "Message class."),
+        FieldInfo::row("opc", 5, 8, Access::Rw,
+            "Opcode."),
+        FieldInfo::row("vnw", 3, 4, Access::Rw,
+            "Virtual network."),
+        FieldInfo::row("rsv", 0, 2, Access::Rsv,
+            "Reserved; write zero."),
     ];
 }
 
@@ -804,17 +764,16 @@ pub const Q_P_PCI_PMON_PKT_MASK0: [PciRegister<QpiPktMask0>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MASK0_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MASK0, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MASK0_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiPktMask0Layout::NAME, type_name: "QpiPktMask0",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask0Layout::RESET, reserved_mask: QpiPktMask0Layout::RESERVED_MASK, ignored_mask: QpiPktMask0Layout::IGNORED_MASK, writable_mask: QpiPktMask0Layout::WRITABLE_MASK,
     description: "Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK0", "P0", 0, (0x6F86, 8, 6, 0x238), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK0", "P1", 0, (0x6F96, 9, 6, 0x238), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_PKT_MASK0", "P2", 0, (0x6F46, 10, 6, 0x238), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&QPI_PKT_MASK0_INFO_ADDRESSES),
     fields: QpiPktMask0Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },
@@ -864,14 +823,14 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 31, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw,
-            description: "Response data state.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 15, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rnid_3_0", ident: "rnid_3_0", lsb: 0, msb: 3, access: Access::Rw,
-            description: "Bits 3:0 of the remote node id.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 20, 31, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rds", 16, 19, Access::Rw,
+            "Response data state."),
+        FieldInfo::row("rsv", 4, 15, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
+            "Bits 3:0 of the remote node id."),
     ];
 }
 
@@ -904,17 +863,16 @@ pub const Q_P_PCI_PMON_PKT_MASK1: [PciRegister<QpiPktMask1>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static QPI_PKT_MASK1_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&Q_P_PCI_PMON_PKT_MASK1, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "QPI", name: QpiPktMask1Layout::NAME, type_name: "QpiPktMask1",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: QpiPktMask1Layout::RESET, reserved_mask: QpiPktMask1Layout::RESERVED_MASK, ignored_mask: QpiPktMask1Layout::IGNORED_MASK, writable_mask: QpiPktMask1Layout::WRITABLE_MASK,
     description: "Packet mask register of one port's receive match/mask facility, in the port's filter PCI function: together with its pair it selects the packets that the CTO_COUNT event (0x38, ExtSel) counts.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("Q_P0_PCI_PMON_PKT_MASK1", "P0", 0, (0x6F86, 8, 6, 0x23C), "likwid"),
-        AddressInfo::pci("Q_P1_PCI_PMON_PKT_MASK1", "P1", 0, (0x6F96, 9, 6, 0x23C), "likwid"),
-        AddressInfo::pci("Q_P2_PCI_PMON_PKT_MASK1", "P2", 0, (0x6F46, 10, 6, 0x23C), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&QPI_PKT_MASK1_INFO_ADDRESSES),
     fields: QpiPktMask1Layout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offsets and layout", text: "Linux writes the packet match/mask pairs of these processors through the filter device at SNBEP_Q_Py_PCI_PMON_PKT_MATCH0/1 = 0x228/0x22c and PKT_MASK0/1 = 0x238/0x23c (snbep_qpi_enable_event, shared by hswep and bdx); likwid names them PCI_UNC_V3_QPI_PMON_RX_MATCH_0/1 and RX_MASK_0/1 at the same offsets. Intel's event list names QPIMatch0[17:0], QPIMask0[17:0], QPIMatch1[19:16] and QPIMask1[19:16] for CTO_COUNT. The field layout is the E5-2600 guide's for the same registers (327043-001 Tables 2-88 to 2-91), which those ranges fit. likwid also names transmit-side TX_MATCH/TX_MASK registers at 0x200/0x204/0x210/0x214 without a layout; they are not modelled." },

@@ -12,24 +12,29 @@ use crate::support::*;
 #[allow(unused_imports)]
 use crate::structure::Role;
 
-/// Box-wide control of one R3QPI link: freeze, freeze enable, resets.
-///
-/// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4). Fields,
-/// masks and sources: [`R3qpiBoxCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read** (info): Linux
-/// uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control
-/// bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16;
-/// hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved
-/// ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g.
-/// 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets
-/// are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid
-/// adds BOX_STATUS 0xf8).
-pub type R3qpiBoxCtl = Reg32<R3qpiBoxCtlLayout>;
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const INSTANCE_NAMES: [&str; 3] = ["L0", "L1", "L2"];
+
+/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
+#[cfg(feature = "metadata")]
+#[allow(dead_code)]
+const SOURCES: [&str; 2] = [
+    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
+];
+
+noted! {
+    R3QPI_BOX_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Box-wide control of one R3QPI link: freeze, freeze enable, resets.
+    ///
+    /// `R3_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4). Fields,
+    /// masks and sources: [`R3qpiBoxCtlLayout`].
+    pub type R3qpiBoxCtl = Reg32<R3qpiBoxCtlLayout>;
+}
 
 /// The layout of [`R3qpiBoxCtl`] (`R3_L{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
 ///
@@ -47,18 +52,18 @@ impl Layout for R3qpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R3QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 18, 31, Access::Rv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 17, 17, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 9, 15, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 2, 7, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -93,22 +98,18 @@ pub const R3_L_PCI_PMON_BOX_CTL: [PciRegister<R3qpiBoxCtl>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&R3_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "R3QPI", name: R3qpiBoxCtlLayout::NAME, type_name: "R3qpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxCtlLayout::RESET, reserved_mask: R3qpiBoxCtlLayout::RESERVED_MASK, ignored_mask: R3qpiBoxCtlLayout::IGNORED_MASK, writable_mask: R3qpiBoxCtlLayout::WRITABLE_MASK,
     description: "Box-wide control of one R3QPI link: freeze, freeze enable, resets.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_BOX_CTL", "L0", 0, (0x6F36, 11, 1, 0x0F4), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_BOX_CTL", "L1", 0, (0x6F37, 11, 2, 0x0F4), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_BOX_CTL", "L2", 0, (0x6F3E, 11, 5, 0x0F4), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&R3QPI_BOX_CTL_INFO_ADDRESSES),
     fields: R3qpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 guide; the v3/v4 guide was not read", text: "Linux uncore_snbep.c programs this register on these processors with the Sandy Bridge-EP box control bits (SNBEP_PMON_BOX_CTL_RST_CTRL bit 0, RST_CTRS bit 1, FRZ bit 8, FRZ_EN bit 16; hswep_uncore_sbox_msr_init_box and the shared snbep init/enable/disable functions). The reserved ranges and access kinds follow the E5-2600 guide's box control tables for the same layout (e.g. 327043-001 Table 2-85). The Intel v3/v4 uncore guides were not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R3QPI_BOX_CTL_INFO_NOTES,
 };
 
 /// Values of `R3_L{i}_PCI_PMON_CTL{n}.invert` (bit 23).
@@ -140,27 +141,17 @@ impl R3qpiCtlInvert {
     }
 }
 
-/// Control for counter n of one R3QPI link.
-///
-/// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4), 3 per
-/// instance. Fields, masks and sources: [`R3qpiCtlLayout`].
-///
-/// **Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read** (info): Bit
-/// positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST
-/// bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold
-/// 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this
-/// box uses on these processors, and the format attributes it exports. Reserved bits and access
-/// kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table
-/// 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en.
-/// likwid sets bit 20 as well when it programs most boxes of these processors; no source read says
-/// what bit 20 does here, so it stays reserved (write 0), the safe choice.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets
-/// are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid
-/// adds BOX_STATUS 0xf8).
-pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+noted! {
+    R3QPI_CTL_INFO_NOTES = [
+        ("info", "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Control for counter n of one R3QPI link.
+    ///
+    /// `R3_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the R3QPI unit (xeon-e5-2600-v4), 3 per
+    /// instance. Fields, masks and sources: [`R3qpiCtlLayout`].
+    pub type R3qpiCtl = Reg32<R3qpiCtlLayout>;
+}
 
 /// The layout of [`R3qpiCtl`] (`R3_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
 ///
@@ -184,18 +175,18 @@ impl Layout for R3qpiCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 21, 21, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 20, 20, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("rsv", 19, 19, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 16, 16, Access::Rsv,
+            "Reserved; write zero."),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -260,28 +251,18 @@ pub const R3_L_PCI_PMON_CTL: [[PciRegister<R3qpiCtl>; 3]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_CTL_INFO_ADDRESSES: [AddressInfo; 9] = AddressInfo::pci_arrays(&R3_L_PCI_PMON_CTL, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "R3QPI", name: R3qpiCtlLayout::NAME, type_name: "R3qpiCtl",
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtlLayout::RESET, reserved_mask: R3qpiCtlLayout::RESERVED_MASK, ignored_mask: R3qpiCtlLayout::IGNORED_MASK, writable_mask: R3qpiCtlLayout::WRITABLE_MASK,
     description: "Control for counter n of one R3QPI link.",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL0", "L0", 0, (0x6F36, 11, 1, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL1", "L0", 1, (0x6F36, 11, 1, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTL2", "L0", 2, (0x6F36, 11, 1, 0x0E0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL0", "L1", 0, (0x6F37, 11, 2, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL1", "L1", 1, (0x6F37, 11, 2, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTL2", "L1", 2, (0x6F37, 11, 2, 0x0E0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL0", "L2", 0, (0x6F3E, 11, 5, 0x0D8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL1", "L2", 1, (0x6F3E, 11, 5, 0x0DC), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTL2", "L2", 2, (0x6F3E, 11, 5, 0x0E0), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&R3QPI_CTL_INFO_ADDRESSES),
     fields: R3qpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and the E5-2600 tables; the v3/v4 guide was not read", text: "Bit positions: Linux uncore_snbep.c (SNBEP_PMON_CTL_EV_SEL_MASK 7:0, UMASK_MASK 15:8, PMON_CTL_RST bit 17, EDGE_DET 18, EV_SEL_EXT 21, EN 22 (set by the enable functions), INVERT 23, threshold 31:24 (5 bits, 28:24, for the U-box and PCU), CBO_PMON_CTL_TID_EN 19), the raw event mask this box uses on these processors, and the format attributes it exports. Reserved bits and access kinds follow the E5-2600 guide's control tables for the same layout (327043-001, e.g. Table 2-86): bits 21:20 and 16 must be written 0, bit 19 reads undefined where the box has no tid_en. likwid sets bit 20 as well when it programs most boxes of these processors; no source read says what bit 20 does here, so it stays reserved (write 0), the safe choice." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R3QPI_CTL_INFO_NOTES,
 };
 
 /// Overflow status of the counters of one R3QPI link.
@@ -320,8 +301,8 @@ impl Layout for R3qpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &R3QPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 3, 31, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 2, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -348,17 +329,16 @@ pub const R3_L_PCI_PMON_BOX_STATUS: [PciRegister<R3qpiBoxStatus>; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&R3_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "R3QPI", name: R3qpiBoxStatusLayout::NAME, type_name: "R3qpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: R3qpiBoxStatusLayout::RESET, reserved_mask: R3qpiBoxStatusLayout::RESERVED_MASK, ignored_mask: R3qpiBoxStatusLayout::IGNORED_MASK, writable_mask: R3qpiBoxStatusLayout::WRITABLE_MASK,
     description: "Overflow status of the counters of one R3QPI link.",
-    sources: &["likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_BOX_STATUS", "L0", 0, (0x6F36, 11, 1, 0x0F8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_BOX_STATUS", "L1", 0, (0x6F37, 11, 2, 0x0F8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_BOX_STATUS", "L2", 0, (0x6F3E, 11, 5, 0x0F8), "likwid"),
-    ]),
+    sources: &[SOURCES[1]],
+    addresses: Addresses::Known(&R3QPI_BOX_STATUS_INFO_ADDRESSES),
     fields: R3qpiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid; the v3/v4 guide was not read", text: "likwid names this register (MSR_UNC_V3_*_PMON_BOX_STATUS / PCI_UNC_*_PMON_BOX_STATUS, registers.h) and uses it as the box's overflow status: when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n (perfmon_haswell.h, the overflow handling shared by the Haswell-EP and Broadwell-EP code). The bits above the box's counters are not described by any source read and are recorded as reserved. Linux does not use this register." },
@@ -366,22 +346,18 @@ static R3QPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Data counter n of one R3QPI link: a 48-bit count, read as two 32-bit halves (low half at the
-/// lower offset).
-///
-/// `R3_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the R3QPI unit (xeon-e5-2600-v4), 3 per
-/// instance. Fields, masks and sources: [`R3qpiCtrLayout`].
-///
-/// **Linux says 48 bits, likwid 44** (source-conflict): Linux bdx_uncore_r3qpi sets perf_ctr_bits =
-/// 48 (44 for Haswell-EP); likwid's Broadwell-EP box map keeps 44 for the R3QPI boxes. We follow
-/// Linux, which sets the width per model and changed it for this one.
-///
-/// **Device ids, devices and functions** (info): Device ids: Linux bdx_uncore_pci_ids. Device and
-/// function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked
-/// against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets
-/// are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid
-/// adds BOX_STATUS 0xf8).
-pub type R3qpiCtr = Reg64<R3qpiCtrLayout>;
+noted! {
+    R3QPI_CTR_INFO_NOTES = [
+        ("source-conflict", "Linux says 48 bits, likwid 44", "Linux bdx_uncore_r3qpi sets perf_ctr_bits = 48 (44 for Haswell-EP); likwid's Broadwell-EP box map keeps 44 for the R3QPI boxes. We follow Linux, which sets the width per model and changed it for this one."),
+        ("info", "Device ids, devices and functions", "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)."),
+    ];
+    /// Data counter n of one R3QPI link: a 48-bit count, read as two 32-bit halves (low half at the
+    /// lower offset).
+    ///
+    /// `R3_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the R3QPI unit (xeon-e5-2600-v4), 3 per
+    /// instance. Fields, masks and sources: [`R3qpiCtrLayout`].
+    pub type R3qpiCtr = Reg64<R3qpiCtrLayout>;
+}
 
 /// The layout of [`R3qpiCtr`] (`R3_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
 ///
@@ -399,8 +375,8 @@ impl Layout for R3qpiCtrLayout {
     const INFO: &'static RegisterInfo = &R3QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo::row("rsv", 48, 63, Access::Rv,
+            "Reserved; write zero."),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -427,28 +403,18 @@ pub const R3_L_PCI_PMON_CTR: [[PciRegister<R3qpiCtr>; 3]; 3] = [
 ];
 
 #[cfg(feature = "metadata")]
+static R3QPI_CTR_INFO_ADDRESSES: [AddressInfo; 9] = AddressInfo::pci_arrays(&R3_L_PCI_PMON_CTR, &INSTANCE_NAMES, "likwid");
+
+#[cfg(feature = "metadata")]
 static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "xeon-e5-2600-v4", unit: "R3QPI", name: R3qpiCtrLayout::NAME, type_name: "R3qpiCtr",
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: R3qpiCtrLayout::RESET, reserved_mask: R3qpiCtrLayout::RESERVED_MASK, ignored_mask: R3qpiCtrLayout::IGNORED_MASK, writable_mask: R3qpiCtrLayout::WRITABLE_MASK,
     description: "Data counter n of one R3QPI link: a 48-bit count, read as two 32-bit halves (low half at the lower offset).",
-    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
-    addresses: Addresses::Known(&[
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR0", "L0", 0, (0x6F36, 11, 1, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR1", "L0", 1, (0x6F36, 11, 1, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L0_PCI_PMON_CTR2", "L0", 2, (0x6F36, 11, 1, 0x0B0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR0", "L1", 0, (0x6F37, 11, 2, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR1", "L1", 1, (0x6F37, 11, 2, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L1_PCI_PMON_CTR2", "L1", 2, (0x6F37, 11, 2, 0x0B0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR0", "L2", 0, (0x6F3E, 11, 5, 0x0A0), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR1", "L2", 1, (0x6F3E, 11, 5, 0x0A8), "likwid"),
-        AddressInfo::pci("R3_L2_PCI_PMON_CTR2", "L2", 2, (0x6F3E, 11, 5, 0x0B0), "likwid"),
-    ]),
+    sources: &[SOURCES[0]],
+    addresses: Addresses::Known(&R3QPI_CTR_INFO_ADDRESSES),
     fields: R3qpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "source-conflict", title: "Linux says 48 bits, likwid 44", text: "Linux bdx_uncore_r3qpi sets perf_ctr_bits = 48 (44 for Haswell-EP); likwid's Broadwell-EP box map keeps 44 for the R3QPI boxes. We follow Linux, which sets the width per model and changed it for this one." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Device ids: Linux bdx_uncore_pci_ids. Device and function: likwid's broadwellEP_pci_devices table (perfmon_broadwellEP_counters.h), checked against the public device listing cited (lspci-bdx). Link 2: Linux 0x6F3E, likwid 0b.5. Offsets are the E5 PCI PMON block's (Linux SNBEP_PCI_PMON_BOX_CTL 0xf4, CTL0 0xd8, CTR0 0xa0; likwid adds BOX_STATUS 0xf8)." },
-    ],
+    notes: R3QPI_CTR_INFO_NOTES,
 };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].

@@ -11,7 +11,6 @@
 //! (PMCNTENCLR_EL0) and puts back PMCR_EL0, the types and the counters as they were.
 
 use std::io;
-use std::time::{Duration, Instant};
 
 use pmu_regs::{Location, RegisterInfo, SysRegEncoding};
 
@@ -20,6 +19,8 @@ use crate::perf::encode::to_control;
 use crate::perf::layer::{EventAttr, GroupValues, OpenError, OpenGroup};
 use crate::perf::KernelPmu;
 use crate::sim::Sim;
+
+use super::{io_err, EnabledTime};
 
 /// PMEVTYPER{n}_EL0's U (exclude EL0) and P (exclude EL1) bits (Arm ARM; Linux's
 /// ARMV8_PMU_EXCLUDE_EL0 and ARMV8_PMU_EXCLUDE_EL1).
@@ -124,8 +125,7 @@ pub(crate) struct SysRegGroup<'s> {
     saved: Option<PutBack>,
     last: Vec<u64>,
     totals: Vec<u64>,
-    enabled_at: Option<Instant>,
-    enabled_for: Duration,
+    enabled: EnabledTime,
 }
 
 impl<'s> SysRegGroup<'s> {
@@ -160,8 +160,7 @@ impl<'s> SysRegGroup<'s> {
             saved: None,
             last: vec![0; n],
             totals: vec![0; n],
-            enabled_at: None,
-            enabled_for: Duration::ZERO,
+            enabled: EnabledTime::default(),
         })
     }
 
@@ -194,7 +193,7 @@ impl<'s> SysRegGroup<'s> {
     }
 
     fn accumulate(&mut self) -> io::Result<()> {
-        if self.enabled_at.is_none() {
+        if !self.enabled.is_running() {
             return Ok(());
         }
         for (k, s) in self.slots.iter().enumerate() {
@@ -226,13 +225,9 @@ impl<'s> SysRegGroup<'s> {
     }
 }
 
-fn io_err(e: crate::Error) -> io::Error {
-    io::Error::other(e.to_string())
-}
-
 impl OpenGroup for SysRegGroup<'_> {
     fn enable(&mut self) -> io::Result<()> {
-        if self.enabled_at.is_some() {
+        if self.enabled.is_running() {
             return Ok(());
         }
         if self.saved.is_none() {
@@ -253,26 +248,19 @@ impl OpenGroup for SysRegGroup<'_> {
             .map(|s| self.sim.read_sysreg(self.cpu, s.counter))
             .collect::<crate::Result<_>>()
             .map_err(io_err)?;
-        self.enabled_at = Some(Instant::now());
+        self.enabled.start();
         Ok(())
     }
 
     fn disable(&mut self) -> io::Result<()> {
         self.accumulate()?;
-        if let Some(at) = self.enabled_at.take() {
-            self.enabled_for += at.elapsed();
-        }
+        self.enabled.stop();
         Ok(())
     }
 
     fn read(&mut self) -> io::Result<GroupValues> {
         self.accumulate()?;
-        let t = self.enabled_for + self.enabled_at.map_or(Duration::ZERO, |a| a.elapsed());
-        Ok(GroupValues {
-            counts: self.totals.clone(),
-            time_enabled: t,
-            time_running: t,
-        })
+        Ok(self.enabled.values(self.totals.clone()))
     }
 }
 

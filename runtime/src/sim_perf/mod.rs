@@ -308,8 +308,7 @@ impl PerfLayer for SimPerf<'_> {
             programmed: false,
             last: Vec::new(),
             totals: vec![0; events.len()],
-            enabled_at: None,
-            enabled_for: Duration::ZERO,
+            enabled: EnabledTime::default(),
         }))
     }
 }
@@ -325,8 +324,41 @@ struct SimGroup<'s> {
     /// The counter values at the last read while enabled.
     last: Vec<u64>,
     totals: Vec<u64>,
-    enabled_at: Option<Instant>,
-    enabled_for: Duration,
+    enabled: EnabledTime,
+}
+
+/// How long a group has been enabled: the kernel's `time_enabled`, and its `time_running`
+/// too, since the simulated driver never multiplexes.
+#[derive(Default)]
+struct EnabledTime {
+    since: Option<Instant>,
+    before: Duration,
+}
+
+impl EnabledTime {
+    fn is_running(&self) -> bool {
+        self.since.is_some()
+    }
+
+    fn start(&mut self) {
+        self.since = Some(Instant::now());
+    }
+
+    fn stop(&mut self) {
+        if let Some(at) = self.since.take() {
+            self.before += at.elapsed();
+        }
+    }
+
+    /// `counts` read with the time enabled so far.
+    fn values(&self, counts: Vec<u64>) -> GroupValues {
+        let t = self.before + self.since.map_or(Duration::ZERO, |a| a.elapsed());
+        GroupValues {
+            counts,
+            time_enabled: t,
+            time_running: t,
+        }
+    }
 }
 
 fn io_err(e: crate::Error) -> io::Error {
@@ -336,7 +368,7 @@ fn io_err(e: crate::Error) -> io::Error {
 impl SimGroup<'_> {
     /// Adds each counter's increments since the last read to its total, across its wrap.
     fn accumulate(&mut self) -> io::Result<()> {
-        if self.enabled_at.is_none() {
+        if !self.enabled.is_running() {
             return Ok(());
         }
         for (k, &(n, _)) in self.controls.iter().enumerate() {
@@ -353,7 +385,7 @@ impl SimGroup<'_> {
 
 impl OpenGroup for SimGroup<'_> {
     fn enable(&mut self) -> io::Result<()> {
-        if self.enabled_at.is_some() {
+        if self.enabled.is_running() {
             return Ok(());
         }
         if !self.programmed {
@@ -377,27 +409,20 @@ impl OpenGroup for SimGroup<'_> {
             .map(|&(n, _)| self.counting.read_counter(n))
             .collect::<crate::Result<_>>()
             .map_err(io_err)?;
-        self.enabled_at = Some(Instant::now());
+        self.enabled.start();
         Ok(())
     }
 
     fn disable(&mut self) -> io::Result<()> {
         self.accumulate()?;
-        if let Some(at) = self.enabled_at.take() {
-            self.enabled_for += at.elapsed();
-        }
+        self.enabled.stop();
         // The counters run on; what they count while disabled is not added.
         Ok(())
     }
 
     fn read(&mut self) -> io::Result<GroupValues> {
         self.accumulate()?;
-        let t = self.enabled_for + self.enabled_at.map_or(Duration::ZERO, |a| a.elapsed());
-        Ok(GroupValues {
-            counts: self.totals.clone(),
-            time_enabled: t,
-            time_running: t,
-        })
+        Ok(self.enabled.values(self.totals.clone()))
     }
 }
 

@@ -15,7 +15,7 @@ use super::events::METADATA;
 use super::rust::{lit, prose, HEADER};
 use crate::model::*;
 use crate::naming::rust::{
-    accessor_type, enum_ident, field_bits_ident, field_ident, info_ident, int_type,
+    accessor_type, enum_ident, field_bits_ident, field_ident, info_ident, int_type, notes_ident,
     values_const_ident, variant_ident,
 };
 use crate::naming::wrap::{comment, doc, doc_item};
@@ -641,11 +641,6 @@ fn notes_in_macro(proc: &Processor, reg: &Register) -> bool {
             .notes
             .iter()
             .all(|n| plain(&n.title) && plain(&n.text) && plain(&n.kind))
-}
-
-/// The constant holding a register's notes when `noted!` writes them.
-fn notes_ident(reg: &Register) -> String {
-    format!("{}_NOTES", info_ident(reg))
 }
 
 /// The layout: the masks as literals, and with the `metadata` feature the field table.

@@ -160,6 +160,12 @@ pub fn info_ident(reg: &Register) -> String {
     format!("{}_INFO", screaming_snake_case(&reg.type_name))
 }
 
+/// The constant holding a register's notes when the `noted!` macro writes them
+/// (`CHA_BOX_FILTER0_INFO_NOTES`).
+pub fn notes_ident(reg: &Register) -> String {
+    format!("{}_NOTES", info_ident(reg))
+}
+
 /// The enum type of a field with exhaustive named values.
 pub fn enum_ident(reg: &Register, field: &Field) -> String {
     format!("{}{}", reg.type_name, camel_case(&field.name))

@@ -217,7 +217,7 @@ fn row(
     } else {
         format!("{}, as the registers", steady.expected)
     };
-    match deltas(backend, (boxes, b), steady, quirks) {
+    match steady_deltas(backend, (boxes, b), steady, quirks) {
         Ok(d) => {
             let measured = d.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
             let ok = d.iter().all(|&x| x == steady.per_interval());
@@ -233,8 +233,9 @@ fn row(
     }
 }
 
-/// Each interval's count of `event` on box `b` through a perf session.
-fn deltas(
+/// Each interval's count of `steady.event` on box `b` through a session on `backend` (the
+/// registers or perf), at the steady pace.
+pub(super) fn steady_deltas(
     backend: &SessionBackend<'_>,
     (boxes, b): (&'static Boxes, &'static PmuBox),
     steady: &Steady,

@@ -19,14 +19,14 @@ use std::time::Duration;
 use pmu_regs::{CounterKind, Scope};
 
 use super::outcome::{CheckReport, CheckRow};
-use super::raw_vs_perf::{PerfFault, Steady};
-use crate::boxes::{Boxes, EventSelect, PmuBox, Reg};
+use super::raw_vs_perf::{steady_deltas, PerfFault, Steady};
+use crate::boxes::{Boxes, PmuBox, Reg};
 use crate::discovery::Joined;
 use crate::error::{Result, UsageError};
 use crate::machine::{Machine, Resolved, Where};
 use crate::part::{joined_domains, joined_tables};
 use crate::quirks::{global_inits, saturation_bit, Quirks};
-use crate::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
+use crate::session::SessionBackend;
 
 /// Events a second, every event, while a box is counted.
 pub const RATE: u64 = 1_000_000;
@@ -190,13 +190,7 @@ pub fn on_simulator_with(
         rows.push(put_back(machine, &touched, before));
     }
     // After put-back: what the simulated kernel's driver leaves is its own state.
-    let steady = Steady {
-        rate: RATE,
-        step: STEP,
-        intervals: INTERVALS,
-        event: EVENT,
-        expected: expected_text(),
-    };
+    let steady = steady();
     // Boxes only perf reaches (Arm's system registers) are counted through it alone.
     let mut through_perf = counted.clone();
     through_perf.extend(perf_only_boxes(boxes));
@@ -366,6 +360,17 @@ fn reset_row(machine: &Machine, boxes: &'static Boxes, b: &'static PmuBox) -> Op
     })
 }
 
+/// The pace every box is counted at, through its registers and through perf.
+fn steady() -> Steady {
+    Steady {
+        rate: RATE,
+        step: STEP,
+        intervals: INTERVALS,
+        event: EVENT,
+        expected: expected_text(),
+    }
+}
+
 /// What each interval must count: [`RATE`] events a second for one [`STEP`].
 fn per_interval() -> u64 {
     RATE * STEP.as_millis() as u64 / 1000
@@ -415,31 +420,8 @@ fn session_deltas(
     b: &'static PmuBox,
     quirks: Quirks,
 ) -> Result<Vec<u64>> {
-    let selection = Selection::of_boxes(
-        &[(boxes, b)],
-        &[&format!("ev_sel={EVENT:#x}")],
-        &[EventSelect::event(EVENT)],
-    )?;
-    let options = Options {
-        clock: Clock::Steps(STEP),
-        pace: Pace::Steady(RATE),
-        quirks,
-        ..Options::default()
-    };
     let backend = SessionBackend::Registers(machine);
-    let mut session = Session::open(&backend, &selection, options)?;
-    let mut out = Vec::new();
-    for _ in 0..INTERVALS {
-        match session.interval() {
-            Ok(i) => out.push(i.counts[0].delta),
-            Err(e) => {
-                let _ = session.close();
-                return Err(e);
-            }
-        }
-    }
-    session.close()?;
-    Ok(out)
+    steady_deltas(&backend, (boxes, b), &steady(), quirks)
 }
 
 /// Where box `b`'s registers are on socket 0.

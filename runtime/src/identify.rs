@@ -38,17 +38,21 @@ impl CpuSignature {
     }
 }
 
+/// The `key: value` lines of the first CPU's block of `/proc/cpuinfo` text, trimmed. The
+/// first block is enough: a machine has one kind of processor.
+pub(crate) fn first_cpu_fields(text: &str) -> Vec<(&str, &str)> {
+    text.lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim(), v.trim()))
+        .collect()
+}
+
 /// The signature of the first CPU in `/proc/cpuinfo` text (its `vendor_id`, `cpu family`,
 /// `model` and `stepping` lines), or `None` if its block lacks the family or model. A text
 /// without `vendor_id` is taken as Intel's, as the spec's identities are by default.
 pub fn signature_from_cpuinfo(text: &str) -> Option<CpuSignature> {
-    // The first processor's block is enough: a machine has one kind of processor.
-    let first: Vec<(&str, &str)> = text
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim(), v.trim()))
-        .collect();
+    let first = first_cpu_fields(text);
     let value = |key: &str| first.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     let number = |key: &str| value(key).and_then(|v| v.parse::<u32>().ok());
     Some(CpuSignature {

@@ -95,12 +95,7 @@ impl Midr {
     /// 0xd4f`, `CPU revision\t: 1`), if it has the implementer and part lines. The kernel
     /// prints `CPU architecture: 8` for every AArch64 core, where the register holds 0xF.
     pub fn from_cpuinfo(text: &str) -> Option<Self> {
-        let first: Vec<(&str, &str)> = text
-            .lines()
-            .take_while(|l| !l.trim().is_empty())
-            .filter_map(|l| l.split_once(':'))
-            .map(|(k, v)| (k.trim(), v.trim()))
-            .collect();
+        let first = crate::identify::first_cpu_fields(text);
         let number = |key: &str| {
             let v = first.iter().find(|(k, _)| *k == key)?.1;
             match v.strip_prefix("0x") {

@@ -28,6 +28,27 @@ mod socket_bus;
 mod stack_bus;
 mod wiring;
 
+/// A register found by concrete name: unit, register, instance, index.
+type Found = (usize, usize, usize, u32);
+
+/// The register's readable fields but `skip`, in bit order, when they are fields of `width`
+/// bits packed from bit 0 up (field k at bits k*width..): their positions in the register.
+/// A socket's bus map (slots) and an IIO stack's bus register (a bus a byte) are such.
+fn packed_fields(reg: &Register, width: u32, skip: Option<usize>) -> Option<Vec<usize>> {
+    let mut fields: Vec<(u32, usize)> = reg
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|&(i, f)| Some(i) != skip && !f.access.is_placeholder() && f.access.is_readable())
+        .map(|(i, f)| (f.lsb, i))
+        .collect();
+    fields.sort_unstable();
+    let packed = fields.iter().enumerate().all(|(k, &(lsb, i))| {
+        reg.fields[i].split.is_none() && reg.fields[i].width() == width && lsb == k as u32 * width
+    });
+    (packed && !fields.is_empty()).then(|| fields.into_iter().map(|(_, i)| i).collect())
+}
+
 /// The unit whose `<pmu>` is being checked: its file, its validated registers and
 /// instances, and what processors.xml declares (sources, perf drivers).
 pub(in crate::validate) struct UnitScope<'a> {

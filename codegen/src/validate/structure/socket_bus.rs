@@ -4,7 +4,7 @@
 
 use super::super::Validator;
 use super::routes::concrete_names;
-use super::{diag, PendingRoutes, UnitScope};
+use super::{diag, packed_fields, Found, PendingRoutes, UnitScope};
 use crate::model::pmu::{BitRef, OtherBuses, SocketBus};
 use crate::model::{Addresses, Location, Position, Processor, Register};
 use crate::naming::normalize_text;
@@ -146,7 +146,7 @@ impl Validator {
             return None;
         };
         let width = node_reg.fields[nf].width();
-        let Some(slots) = slots(map_reg, width) else {
+        let Some(slots) = packed_fields(map_reg, width, None) else {
             self.push(fail(
                 format!(
                     "socket-bus map {} is not a row of {width}-bit slots from bit 0 (as wide as {}.{})",
@@ -171,26 +171,6 @@ impl Validator {
             description: ps.description.clone(),
         })
     }
-}
-
-/// A register found by concrete name: unit, register, instance, index.
-type Found = (usize, usize, usize, u32);
-
-/// The map's readable fields in bit order, when they are slots of `width` bits from bit 0
-/// up (slot n at bits n*width..): their positions in the register.
-fn slots(map: &Register, width: u32) -> Option<Vec<usize>> {
-    let mut slots: Vec<(u32, usize)> = map
-        .fields
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| !f.access.is_placeholder() && f.access.is_readable())
-        .map(|(i, f)| (f.lsb, i))
-        .collect();
-    slots.sort_unstable();
-    let packed = slots.iter().enumerate().all(|(n, &(lsb, i))| {
-        map.fields[i].split.is_none() && map.fields[i].width() == width && lsb == n as u32 * width
-    });
-    (packed && !slots.is_empty()).then(|| slots.into_iter().map(|(_, i)| i).collect())
 }
 
 /// The (device id, device, function) of a PCI register's address for one instance and

@@ -5,7 +5,7 @@
 
 use super::super::Validator;
 use super::routes::concrete_names;
-use super::{diag, PendingRoutes, UnitScope};
+use super::{diag, packed_fields, Found, PendingRoutes, UnitScope};
 use crate::model::pmu::{BitRef, StackBus};
 use crate::model::{Addresses, Location, Position, Processor, Register};
 use crate::naming::normalize_text;
@@ -116,7 +116,8 @@ impl Validator {
             ));
             return None;
         };
-        let Some(buses) = bus_fields(reg, valid).filter(|b| b.len() == ps.boxes) else {
+        let Some(buses) = packed_fields(reg, BUS_BITS, Some(valid)).filter(|b| b.len() == ps.boxes)
+        else {
             self.push(fail(
                 format!(
                     "stack-bus register {} does not hold one 8-bit bus per box from bit 0 (the unit has {} {})",
@@ -142,28 +143,6 @@ impl Validator {
             description: ps.description.clone(),
         })
     }
-}
-
-/// A register found by concrete name: unit, register, instance, index.
-type Found = (usize, usize, usize, u32);
-
-/// The register's readable fields but `valid`, in bit order, when they are 8-bit buses from
-/// bit 0 up (bus k at bits 8k+7:8k): their positions in the register.
-fn bus_fields(reg: &Register, valid: usize) -> Option<Vec<usize>> {
-    let mut fields: Vec<(u32, usize)> = reg
-        .fields
-        .iter()
-        .enumerate()
-        .filter(|&(i, f)| i != valid && !f.access.is_placeholder() && f.access.is_readable())
-        .map(|(i, f)| (f.lsb, i))
-        .collect();
-    fields.sort_unstable();
-    let packed = fields.iter().enumerate().all(|(k, &(lsb, i))| {
-        reg.fields[i].split.is_none()
-            && reg.fields[i].width() == BUS_BITS
-            && lsb == k as u32 * BUS_BITS
-    });
-    (packed && !fields.is_empty()).then(|| fields.into_iter().map(|(_, i)| i).collect())
 }
 
 /// Whether the register has a known MSR address for this instance and index.

@@ -73,18 +73,8 @@ impl Exposition {
         );
         for v in values {
             let Some(value) = v.value else { continue };
-            let (socket, cpu) = site_labels(v);
-            let mut labels = vec![
-                ("processor", v.processor),
-                ("metric", v.metric.name),
-                ("unit", v.metric.unit),
-                ("socket", &socket),
-            ];
-            if let Some(c) = &cpu {
-                labels.push(("cpu", c));
-            }
             let value = crate::metrics::without_float_noise(value);
-            self.sample("pmu_metric", &labels, value);
+            self.metric_sample("pmu_metric", v, true, value);
         }
         self.over_threshold(values);
         if values.iter().all(|v| v.running.is_none()) {
@@ -97,16 +87,7 @@ impl Exposition {
         );
         for v in values {
             let Some(running) = v.running else { continue };
-            let (socket, cpu) = site_labels(v);
-            let mut labels = vec![
-                ("processor", v.processor),
-                ("metric", v.metric.name),
-                ("socket", &socket),
-            ];
-            if let Some(c) = &cpu {
-                labels.push(("cpu", c));
-            }
-            self.sample("pmu_metric_running_ratio", &labels, running);
+            self.metric_sample("pmu_metric_running_ratio", v, false, running);
         }
     }
 
@@ -127,21 +108,25 @@ impl Exposition {
             "1 where the metric is over its threshold (Intel's metric lists: where to look next), 0 where under.",
         );
         for (v, over) in verdicts {
-            let (socket, cpu) = site_labels(v);
-            let mut labels = vec![
-                ("processor", v.processor),
-                ("metric", v.metric.name),
-                ("socket", &socket),
-            ];
-            if let Some(c) = &cpu {
-                labels.push(("cpu", c));
-            }
-            self.sample(
-                "pmu_metric_over_threshold",
-                &labels,
-                f64::from(u8::from(over)),
-            );
+            let value = f64::from(u8::from(over));
+            self.metric_sample("pmu_metric_over_threshold", v, false, value);
         }
+    }
+
+    /// One sample of a metric's family, labelled processor, metric, (unit,) socket, and CPU
+    /// for a value of one CPU: the one place the metric families' labels are built.
+    fn metric_sample(&mut self, family: &str, v: &MetricValue, with_unit: bool, value: f64) {
+        let socket = v.site.socket.to_string();
+        let cpu = v.site.cpu.map(|c| c.to_string());
+        let mut labels = vec![("processor", v.processor), ("metric", v.metric.name)];
+        if with_unit {
+            labels.push(("unit", v.metric.unit));
+        }
+        labels.push(("socket", &socket));
+        if let Some(c) = &cpu {
+            labels.push(("cpu", c));
+        }
+        self.sample(family, &labels, value);
     }
 
     /// The text so far, without the closing `# EOF` (to go on inside a larger exposition, or
@@ -155,11 +140,6 @@ impl Exposition {
         self.text.push_str("# EOF\n");
         self.text
     }
-}
-
-/// The socket label of a value, and its CPU's where it is one CPU's.
-fn site_labels(v: &MetricValue) -> (String, Option<String>) {
-    (v.site.socket.to_string(), v.site.cpu.map(|c| c.to_string()))
 }
 
 /// A label value as the text format quotes it: backslash, double quote and newline escaped.

@@ -3,7 +3,7 @@
 //! their CPUID signature. Two processors may not claim one (implementer, part): `pmu` could
 //! not tell which spec a core needs.
 
-use super::processors::Catalogue;
+use super::processors::{Catalogue, Recognition};
 use super::*;
 use crate::parse::RawMidr;
 
@@ -80,29 +80,18 @@ impl Validator {
                 "write MIDR_EL1 bits 15:4 as a number, e.g. part=\"0xD4F\" for Neoverse V2",
             ));
         }
-        if !catalogue.public.contains_key(&raw.source) {
-            self.push(ctx.error(
-                raw.at,
-                format!(
-                    "processor `{processor}`: MIDR source `{}` is not a <source> of processors.xml",
-                    raw.source
-                ),
-                "cite a declared public source for the part number",
-            ));
-        }
-        let codenames: Vec<String> = raw
-            .codenames
-            .split(',')
-            .map(|c| c.trim().to_string())
-            .filter(|c| !c.is_empty())
-            .collect();
-        if codenames.is_empty() {
-            self.push(ctx.error(
-                raw.at,
-                format!("processor `{processor}`: midr has no name"),
-                "name the core, comma-separated if it has several names (codenames=\"Neoverse V2\")",
-            ));
-        }
+        let codenames = self.recognition(
+            ctx,
+            catalogue,
+            Recognition {
+                processor,
+                at: raw.at,
+                what: "MIDR",
+                source: &raw.source,
+                codenames: &raw.codenames,
+                example: "codenames=\"Neoverse V2\"",
+            },
+        );
         Some(Midr {
             implementer: u8::try_from(implementer?).ok()?,
             part: u16::try_from(part?).ok()?,

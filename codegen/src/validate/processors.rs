@@ -16,6 +16,22 @@ pub(crate) struct Catalogue {
     pub(super) perf_drivers: HashMap<String, Arc<PerfDriver>>,
 }
 
+/// One way a processor is recognised, as [`Validator::recognition`] checks it.
+pub(super) struct Recognition<'a> {
+    /// The processor's id, for messages.
+    pub(super) processor: &'a str,
+    /// Where the element is.
+    pub(super) at: usize,
+    /// What the element is called in messages (`identity`, `MIDR`).
+    pub(super) what: &'a str,
+    /// Its `source=`.
+    pub(super) source: &'a str,
+    /// Its `codenames=`, comma-separated.
+    pub(super) codenames: &'a str,
+    /// An example of `codenames=` for the fix.
+    pub(super) example: &'a str,
+}
+
 impl Validator {
     /// processors.xml: the processors with their documents, the public sources and perf
     /// drivers, CPUID identities and core-PMU links.
@@ -472,29 +488,18 @@ impl Validator {
             ));
         }
         let models = self.identity_models(ctx, processor, raw);
-        if !catalogue.public.contains_key(&raw.source) {
-            self.push(ctx.error(
-                raw.at,
-                format!(
-                    "processor `{processor}`: identity source `{}` is not a <source> of processors.xml",
-                    raw.source
-                ),
-                "cite a declared public source for the CPUID signature",
-            ));
-        }
-        let codenames: Vec<String> = raw
-            .codenames
-            .split(',')
-            .map(|c| c.trim().to_string())
-            .filter(|c| !c.is_empty())
-            .collect();
-        if codenames.is_empty() {
-            self.push(ctx.error(
-                raw.at,
-                format!("processor `{processor}`: identity has no code name"),
-                "list Intel's code names, comma-separated (codenames=\"Ivy Bridge-EP, IvyTown\")",
-            ));
-        }
+        let codenames = self.recognition(
+            ctx,
+            catalogue,
+            Recognition {
+                processor,
+                at: raw.at,
+                what: "identity",
+                source: &raw.source,
+                codenames: &raw.codenames,
+                example: "codenames=\"Ivy Bridge-EP, IvyTown\"",
+            },
+        );
         let steppings = self.identity_steppings(ctx, processor, raw);
         Some(Identity {
             vendor: vendor?,
@@ -505,6 +510,43 @@ impl Validator {
             perfmon: raw.perfmon.clone(),
             source: raw.source.clone(),
         })
+    }
+
+    /// What every way of recognising a part (a CPUID `<identity>`, an Arm `<midr>`) carries:
+    /// a declared public source, and at least one name. Returns the names.
+    pub(super) fn recognition(
+        &mut self,
+        ctx: &Ctx,
+        catalogue: &Catalogue,
+        r: Recognition<'_>,
+    ) -> Vec<String> {
+        if !catalogue.public.contains_key(r.source) {
+            self.push(ctx.error(
+                r.at,
+                format!(
+                    "processor `{}`: {} source `{}` is not a <source> of processors.xml",
+                    r.processor, r.what, r.source
+                ),
+                "cite a declared public source for the part's identification",
+            ));
+        }
+        let codenames: Vec<String> = r
+            .codenames
+            .split(',')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect();
+        if codenames.is_empty() {
+            self.push(ctx.error(
+                r.at,
+                format!("processor `{}`: {} has no name", r.processor, r.what),
+                &format!(
+                    "name the part, comma-separated if it has several names ({})",
+                    r.example
+                ),
+            ));
+        }
+        codenames
     }
 
     /// Two processors may not claim one CPUID signature or one perfmon file name: `pmu` could

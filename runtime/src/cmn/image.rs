@@ -64,7 +64,7 @@ impl MeshImage {
         let start = address.checked_sub(self.base)?;
         let end = start.checked_add(n)?;
         let ok = (width == 32 || width == 64) && start % n == 0 && end <= len as u64;
-        ok.then(|| start as usize..end as usize)
+        ok.then_some(start as usize..end as usize)
     }
 }
 

@@ -10,7 +10,7 @@
 //!   of [`CmnNode`]s (type, node id, logical id, offset), as Linux's `arm_cmn_discover` walks
 //!   it;
 //! - [`MeshImage`]: a window held in memory (raw bytes, or built from a [`MeshLayout`]),
-//!   which tests corrupt and the simulator ([`crate::sim::cmn`]) counts in;
+//!   which tests corrupt and the simulator (`sim::cmn`) counts in;
 //! - [`count_cycles`]: the DTC's cycle counter around a piece of work, every register it
 //!   changes put back.
 //!

@@ -684,8 +684,9 @@ static inline uint64_t pmu_arm_cmn_700_dtm_pmu_config_pmevcnt1_input_sel_set(uin
 
 /*
  * pmevcnt0_input_sel (bits 37:32, rw): The counter's input: 0x00 to 0x03 watchpoint 0 to 3,
- * 0x04 to 0x07 the XP's event 0 to 3, 0x10 + 4 * port + n event n of a device on that port
- * (Linux: CMN__PMEVCNT0_INPUT_SEL_WP, _XP, _DEV).
+ * 0x04 to 0x07 the XP's event 0 to 3, 0x10 + (port << 4) + (device << 2) + n event n of a
+ * device node on that port (its PMU_EVENT_SEL slot n) (Linux: CMN__PMEVCNT0_INPUT_SEL_WP, _XP,
+ * _DEV).
  */
 #define PMU_ARM_CMN_700_DTM_PMU_CONFIG_PMEVCNT0_INPUT_SEL_SHIFT 32
 #define PMU_ARM_CMN_700_DTM_PMU_CONFIG_PMEVCNT0_INPUT_SEL_WIDTH 6

@@ -153,7 +153,7 @@ impl Layout for DtmPmuConfigLayout {
         FieldInfo::row("rsv", 38, 39, Access::Rsv,
             "Reserved; write zero."),
         FieldInfo::row("pmevcnt0_input_sel", 32, 37, Access::Rw,
-            "The counter's input: 0x00 to 0x03 watchpoint 0 to 3, 0x04 to 0x07 the XP's event 0 to 3, 0x10 + 4 * port + n event n of a device on that port (Linux: CMN__PMEVCNT0_INPUT_SEL_WP, _XP, _DEV)."),
+            "The counter's input: 0x00 to 0x03 watchpoint 0 to 3, 0x04 to 0x07 the XP's event 0 to 3, 0x10 + (port << 4) + (device << 2) + n event n of a device node on that port (its PMU_EVENT_SEL slot n) (Linux: CMN__PMEVCNT0_INPUT_SEL_WP, _XP, _DEV)."),
         FieldInfo::row("rsv", 31, 31, Access::Rsv,
             "Reserved; write zero."),
         FieldInfo::row("pmevcnt3_global_num", 28, 30, Access::Rw,
@@ -238,8 +238,9 @@ impl DtmPmuConfig {
     /// field.
     #[inline] pub const fn try_with_pmevcnt1_input_sel(self, v: u8) -> Result<Self, FieldTooWide> { self.try_with_raw64(Self::PMEVCNT1_INPUT_SEL_BITS.try_set(self.raw64(), v as u64, DtmPmuConfigLayout::NAME, "pmevcnt1_input_sel")) }
     /// `pmevcnt0_input_sel` ([`Self::PMEVCNT0_INPUT_SEL_BITS`]): The counter's input: 0x00 to 0x03
-    /// watchpoint 0 to 3, 0x04 to 0x07 the XP's event 0 to 3, 0x10 + 4 \* port + n event n of a
-    /// device on that port (Linux: CMN__PMEVCNT0_INPUT_SEL_WP, _XP, _DEV).
+    /// watchpoint 0 to 3, 0x04 to 0x07 the XP's event 0 to 3, 0x10 + (port \<\< 4) + (device
+    /// \<\< 2) + n event n of a device node on that port (its PMU_EVENT_SEL slot n) (Linux:
+    /// CMN__PMEVCNT0_INPUT_SEL_WP, _XP, _DEV).
     #[inline] pub const fn pmevcnt0_input_sel(self) -> u8 { Self::PMEVCNT0_INPUT_SEL_BITS.get(self.raw64()) as u8 }
     /// This value with `pmevcnt0_input_sel` set to `v`. Panics if `v` does not fit in the field (a
     /// compile error in const context); `try_with_pmevcnt0_input_sel` returns an error instead.

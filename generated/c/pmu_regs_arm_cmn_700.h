@@ -859,6 +859,106 @@ static inline uint64_t pmu_arm_cmn_700_dtm_pmevcnt_pmevcnt0_set(uint64_t reg, ui
 static inline uint64_t pmu_arm_cmn_700_dtm_unit_info_dtc_domain_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_DTM_UNIT_INFO_DTC_DOMAIN_MASK, PMU_ARM_CMN_700_DTM_UNIT_INFO_DTC_DOMAIN_SHIFT); }
 
 /*
+ * HNF (CMN-700 HN-F: event selection): A device node such as an HN-F offers four events at a
+ * time to the DTM of its crosspoint: slot n of PMU_EVENT_SEL names the event the DTM's local
+ * counter n sees when that counter's input_sel picks this node (0x10 + (port << 4) + (device
+ * << 2) + n). The upper bits filter the occupancy and class events.
+ *
+ * Instances: HNF.
+ */
+
+/*
+ * HNF_PMU_EVENT_SEL: The events the node offers its DTM, one per local counter, and their
+ * filters.
+ *
+ * 64-bit field group at a byte offset in a structure found at run time.
+ *
+ * Source: Linux kernel, drivers/perf/arm-cmn.c (the arm_cmn PMU, arm_cmn_N: CMN_NODE_INFO 0x0
+ * with node type 15:0, node id 31:16, logical id 47:32; CMN_CHILD_INFO 0x80 with child count
+ * 15:0 and child pointer offset 31:16; child pointers 8 bytes apart, address 29:0 and external
+ * bit 31; enum cmn_node_type; arm_cmn_discover's walk root, crosspoints, device nodes;
+ * CMN_CFGM_PERIPH_ID_01/23, CMN_CFGM_INFO_GLOBAL; the PMU page at 0x2000; CMN_DT_* for the DTC
+ * and CMN_DTM_* for the DTM; the format attributes type config:0-15, eventid config:16-26,
+ * occupid config:27-30, bynodeid config:31, nodeid config:32-47; the event tables
+ * arm_cmn_event_attrs).
+ */
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_WIDTH 64
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_COUNT 1
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_RESET 0x0000000000000000ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_RESERVED_MASK 0xFFFFE3E000000000ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_WRITABLE_MASK 0x00001C1FFFFFFFFFULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OFFSET 0x2000U
+
+/*
+ * cbusy_snthrottle_sel (bits 44:42, rw): Which requests the sn_throttle events count (all,
+ * group 0 or 1 reads or writes...; the kernel's occupid for them).
+ */
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CBUSY_SNTHROTTLE_SEL_SHIFT 42
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CBUSY_SNTHROTTLE_SEL_WIDTH 3
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CBUSY_SNTHROTTLE_SEL_MASK 0x00001C0000000000ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CBUSY_SNTHROTTLE_SEL_MAX 0x0000000000000007ULL
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_cbusy_snthrottle_sel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CBUSY_SNTHROTTLE_SEL_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CBUSY_SNTHROTTLE_SEL_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_cbusy_snthrottle_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CBUSY_SNTHROTTLE_SEL_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CBUSY_SNTHROTTLE_SEL_SHIFT, value); }
+
+/*
+ * class_occup_id (bits 36:35, rw): The class the pocq_class and class_ events count (0 to 3;
+ * the kernel's occupid for them).
+ */
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CLASS_OCCUP_ID_SHIFT 35
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CLASS_OCCUP_ID_WIDTH 2
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CLASS_OCCUP_ID_MASK 0x0000001800000000ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CLASS_OCCUP_ID_MAX 0x0000000000000003ULL
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_class_occup_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CLASS_OCCUP_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CLASS_OCCUP_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_class_occup_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CLASS_OCCUP_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_CLASS_OCCUP_ID_SHIFT, value); }
+
+/*
+ * occup1_id (bits 34:32, rw): What the qos_pocq_occupancy event counts (0 all, 1 reads, 2
+ * writes, 3 atomics, 4 stashes; the kernel's occupid for it).
+ */
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OCCUP1_ID_SHIFT 32
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OCCUP1_ID_WIDTH 3
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OCCUP1_ID_MASK 0x0000000700000000ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OCCUP1_ID_MAX 0x0000000000000007ULL
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_occup1_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OCCUP1_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OCCUP1_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_occup1_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OCCUP1_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_OCCUP1_ID_SHIFT, value); }
+
+/* event3_id (bits 31:24, rw): The event local counter 3 sees (the kernel's eventid; 0 none). */
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT3_ID_SHIFT 24
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT3_ID_WIDTH 8
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT3_ID_MASK 0x00000000FF000000ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT3_ID_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_event3_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT3_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT3_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_event3_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT3_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT3_ID_SHIFT, value); }
+
+/* event2_id (bits 23:16, rw): The event local counter 2 sees. */
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT2_ID_SHIFT 16
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT2_ID_WIDTH 8
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT2_ID_MASK 0x0000000000FF0000ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT2_ID_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_event2_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT2_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT2_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_event2_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT2_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT2_ID_SHIFT, value); }
+
+/* event1_id (bits 15:8, rw): The event local counter 1 sees. */
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT1_ID_SHIFT 8
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT1_ID_WIDTH 8
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT1_ID_MASK 0x000000000000FF00ULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT1_ID_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_event1_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT1_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT1_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_event1_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT1_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT1_ID_SHIFT, value); }
+
+/*
+ * event0_id (bits 7:0, rw): The event local counter 0 sees (HN-F: 0x01 cache_miss, 0x02
+ * slc_sf_cache_access, 0x03 cache_fill, ... as arm-cmn.c's hnf_ events).
+ */
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT0_ID_SHIFT 0
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT0_ID_WIDTH 8
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT0_ID_MASK 0x00000000000000FFULL
+#define PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT0_ID_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_event0_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT0_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT0_ID_SHIFT); }
+static inline uint64_t pmu_arm_cmn_700_hnf_pmu_event_sel_event0_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT0_ID_MASK, PMU_ARM_CMN_700_HNF_PMU_EVENT_SEL_EVENT0_ID_SHIFT, value); }
+
+/*
  * NODE (CMN-700 node: node info and child info (every node)): Every node of the mesh (the root
  * configuration node, each crosspoint, each device node) has a 16 KiB region in the
  * configuration window that starts with its node info (type, node id, logical id) and its

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pmu_runtime::access::{BackendResult, MmioAccess};
 use pmu_runtime::cmn::{
-    count_cycles, walk, CmnError, CmnMesh, ExternalChild, MeshImage, MeshLayout, NODE_REGION,
+    count_cycles, count_event, walk, CmnError, CmnMesh, ExternalChild, MeshImage, MeshLayout,
+    NODE_REGION,
 };
 use pmu_runtime::sim::cmn::SimCmn;
 use proptest::prelude::*;
@@ -332,4 +333,42 @@ fn the_simulated_cycle_counter_wraps_at_40_bits_into_the_overflow_status() {
     assert_eq!(sim.read_mmio(dtc + 0x2118, 64).unwrap(), 0);
     // The node info is read-only.
     assert!(sim.write_mmio(dtc, 64, u64::from(HNF)).is_err());
+}
+
+/// hnf_cache_miss is HN-F event 0x01 (arm-cmn.c's CMN_EVENT_HNF(CMN_ANY, cache_miss, 0x01)).
+/// 70,000 misses overflow the 16-bit local counter once: the local counter holds
+/// 70,000 - 65,536 = 4,464 and global counter A one carry, which the kernel reads back as
+/// 4,464 + (1 << 16) = 70,000.
+#[test]
+fn an_hnf_event_counts_through_the_dtm_and_a_global_counter_and_is_put_back() {
+    let sim = SimCmn::new(MeshLayout::small(), BASE);
+    let mesh = walk(&sim, sim.base(), sim.size(), 0).unwrap();
+    let hnf0 = *mesh.of_type(HNF).next().unwrap();
+    let before = sim.bytes();
+    let mut seen = None;
+    let n = count_event(&sim, sim.base(), &mesh, &hnf0, 0x01, || {
+        sim.inject(0, 0x01, 70_000).unwrap();
+        // Another event of the same node, and the same event on another HN-F (under XP 1):
+        // neither reaches XP 0's counter 0.
+        sim.inject(0, 0x03, 500).unwrap();
+        sim.inject(1, 0x01, 900).unwrap();
+        seen = Some((
+            sim.read_mmio(BASE + xp(0) + 0x2220, 64).unwrap() & 0xFFFF,
+            sim.read_mmio(BASE + device(4) + 0x2000, 32).unwrap(),
+        ));
+    })
+    .unwrap();
+    assert_eq!(seen, Some((4_464, 1)));
+    assert_eq!(n, 70_000);
+    assert_eq!(
+        sim.bytes(),
+        before,
+        "every register the count changed is put back"
+    );
+    // With nothing programmed, events count nowhere.
+    sim.inject(0, 0x01, 10).unwrap();
+    assert_eq!(sim.bytes(), before);
+    // Only an HN-F's events are counted this way.
+    let dtc = *mesh.of_type(DTC).next().unwrap();
+    assert!(count_event(&sim, sim.base(), &mesh, &dtc, 0x01, || ()).is_err());
 }

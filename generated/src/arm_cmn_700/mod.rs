@@ -13,6 +13,8 @@ pub mod dtc;
 #[rustfmt::skip]
 pub mod dtm;
 #[rustfmt::skip]
+pub mod hnf;
+#[rustfmt::skip]
 pub mod node;
 #[cfg(feature = "metadata")]
 pub mod pmu;
@@ -31,7 +33,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     identity: None,
     midr: None,
     code_names: &[],
-    units: &[&cfg::UNIT, &child::UNIT, &dtc::UNIT, &dtm::UNIT, &node::UNIT],
+    units: &[&cfg::UNIT, &child::UNIT, &dtc::UNIT, &dtm::UNIT, &hnf::UNIT, &node::UNIT],
     global: None,
     core_events: None,
     topdown_metrics: 0u8,

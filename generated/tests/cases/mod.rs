@@ -5611,6 +5611,29 @@ layouts! {
 }
 
 #[cfg(feature = "arm-cmn-700")]
+mod arm_cmn_700_hnf {
+use super::*;
+use pmu_regs::arm_cmn_700::hnf::*;
+
+layout! {
+    hnf_pmu_event_sel: HnfPmuEventSel;
+    rw(cbusy_snthrottle_sel, with_cbusy_snthrottle_sel, val u8, 42, 3);
+    checked(try_with_cbusy_snthrottle_sel, u8, 3);
+    rw(class_occup_id, with_class_occup_id, val u8, 35, 2);
+    checked(try_with_class_occup_id, u8, 2);
+    rw(occup1_id, with_occup1_id, val u8, 32, 3);
+    checked(try_with_occup1_id, u8, 3);
+    rw(event3_id, with_event3_id, val u8, 24, 8);
+    rw(event2_id, with_event2_id, val u8, 16, 8);
+    rw(event1_id, with_event1_id, val u8, 8, 8);
+    rw(event0_id, with_event0_id, val u8, 0, 8);
+}
+layouts! {
+    hnf_pmu_event_sel,
+}
+}
+
+#[cfg(feature = "arm-cmn-700")]
 mod arm_cmn_700_node {
 use super::*;
 use pmu_regs::arm_cmn_700::node::*;

@@ -28,7 +28,7 @@ mod error;
 mod image;
 mod walk;
 
-pub use count::{count_cycles, CycleCount};
+pub use count::{count_cycles, count_event, CycleCount};
 pub use error::CmnError;
 pub use image::{MeshImage, MeshLayout, PlacedDevice, NODE_REGION};
 pub use walk::{walk, MAX_CHILDREN_PER_XP, MAX_XPS};

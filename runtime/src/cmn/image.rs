@@ -124,9 +124,9 @@ pub struct PlacedDevice {
 /// that list an external child (an RN-SAM, which the walk must not read).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MeshLayout {
-    /// Crosspoints in X.
+    /// Crosspoints in X (at least 1; 0 is taken as 1 for node ids).
     pub mesh_x: u16,
-    /// Crosspoints in Y.
+    /// Crosspoints in Y (at least 1; 0 is taken as 1 for node ids).
     pub mesh_y: u16,
     /// The device nodes.
     pub devices: Vec<PlacedDevice>,
@@ -168,8 +168,9 @@ impl MeshLayout {
     /// The node id of crosspoint `index`: X above Y above 3 device bits, each coordinate as
     /// wide as Linux's `arm_cmn_xyidbits` (fls((mesh_x - 1) | (mesh_y - 1) | 2)).
     pub fn xp_node_id(&self, index: u16) -> u16 {
-        let bits = 16 - ((self.mesh_x - 1) | (self.mesh_y - 1) | 2).leading_zeros();
-        let (x, y) = (index % self.mesh_x, index / self.mesh_x);
+        let (mx, my) = (self.mesh_x.max(1), self.mesh_y.max(1));
+        let bits = 16 - ((mx - 1) | (my - 1) | 2).leading_zeros();
+        let (x, y) = (index % mx, index / mx);
         (x << (3 + bits)) | (y << 3)
     }
 

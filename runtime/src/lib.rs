@@ -73,6 +73,7 @@ pub mod access;
 pub mod bounded;
 pub mod boxes;
 pub mod check;
+pub mod cmn;
 pub mod codec;
 pub mod constants;
 pub mod counters;

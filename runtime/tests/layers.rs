@@ -761,6 +761,7 @@ const LAYERS: [&[&str]; 9] = [
         "ownership",
         "perfmon",
         "quirks",
+        "cmn",
     ],
     &["msr", "pci", "mmio", "sim", "fault"],
     &["counters", "discovery"],

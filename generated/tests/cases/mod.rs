@@ -5447,6 +5447,214 @@ layouts! {
 }
 }
 
+#[cfg(feature = "arm-cmn-700")]
+mod arm_cmn_700_cfg {
+use super::*;
+use pmu_regs::arm_cmn_700::cfg::*;
+
+layout! {
+    cfgm_periph_id01: CfgmPeriphId01;
+    ro(part_1, val u8, 32, 4);
+    ro(part_0, val u8, 0, 8);
+}
+layout! {
+    cfgm_periph_id23: CfgmPeriphId23;
+    ro(revision, val u8, 4, 4);
+}
+layout! {
+    cfgm_info_global: CfgmInfoGlobal;
+    ro(multiple_dtm_en, val bool, 63, 1);
+    ro(rsp_vc_num, val u8, 52, 2);
+    ro(dat_vc_num, val u8, 50, 2);
+    ro(other, val u64, 0, 50);
+}
+layouts! {
+    cfgm_periph_id01,
+    cfgm_periph_id23,
+    cfgm_info_global,
+}
+}
+
+#[cfg(feature = "arm-cmn-700")]
+mod arm_cmn_700_child {
+use super::*;
+use pmu_regs::arm_cmn_700::child::*;
+
+layout! {
+    child_pointer: ChildPointer;
+    ro(external, val bool, 31, 1);
+    ro(address_offset, val u32, 0, 30);
+}
+layouts! {
+    child_pointer,
+}
+}
+
+#[cfg(feature = "arm-cmn-700")]
+mod arm_cmn_700_dtc {
+use super::*;
+use pmu_regs::arm_cmn_700::dtc::*;
+
+layout! {
+    dt_dtc_ctl: DtDtcCtl;
+    rw(dt_en, with_dt_en, val bool, 0, 1);
+}
+layout! {
+    dt_pmevcnt_ab: DtPmevcntAb;
+    rw(counter_b, with_counter_b, val u32, 32, 32);
+    rw(counter_a, with_counter_a, val u32, 0, 32);
+}
+layout! {
+    dt_pmevcnt_cd: DtPmevcntCd;
+    rw(counter_d, with_counter_d, val u32, 32, 32);
+    rw(counter_c, with_counter_c, val u32, 0, 32);
+}
+layout! {
+    dt_pmevcnt_ef: DtPmevcntEf;
+    rw(counter_f, with_counter_f, val u32, 32, 32);
+    rw(counter_e, with_counter_e, val u32, 0, 32);
+}
+layout! {
+    dt_pmevcnt_gh: DtPmevcntGh;
+    rw(counter_h, with_counter_h, val u32, 32, 32);
+    rw(counter_g, with_counter_g, val u32, 0, 32);
+}
+layout! {
+    dt_pmccntr: DtPmccntr;
+    rw(count, with_count, val u64, 0, 40);
+    checked(try_with_count, u64, 40);
+}
+layout! {
+    dt_pmcr: DtPmcr;
+    rw(ovfl_intr_en, with_ovfl_intr_en, val bool, 6, 1);
+    rw(cntr_rst, with_cntr_rst, val bool, 5, 1);
+    rw(cntcfg, with_cntcfg, val u8, 1, 4);
+    checked(try_with_cntcfg, u8, 4);
+    rw(pmu_en, with_pmu_en, val bool, 0, 1);
+}
+layout! {
+    dt_pmovsr: DtPmovsr;
+    ro(cycle_counter, val bool, 8, 1);
+    ro(event_counters, val u8, 0, 8);
+}
+layout! {
+    dt_pmovsr_clr: DtPmovsrClr;
+    wo(with_cycle_counter, val bool, 8, 1);
+    wo(with_event_counters, val u8, 0, 8);
+}
+layouts! {
+    dt_dtc_ctl,
+    dt_pmevcnt_ab,
+    dt_pmevcnt_cd,
+    dt_pmevcnt_ef,
+    dt_pmevcnt_gh,
+    dt_pmccntr,
+    dt_pmcr,
+    dt_pmovsr,
+    dt_pmovsr_clr,
+}
+}
+
+#[cfg(feature = "arm-cmn-700")]
+mod arm_cmn_700_dtm {
+use super::*;
+use pmu_regs::arm_cmn_700::dtm::*;
+
+layout! {
+    dtm_control: DtmControl;
+    rw(trace_no_atb, with_trace_no_atb, val bool, 3, 1);
+    rw(sample_profile_enable, with_sample_profile_enable, val bool, 2, 1);
+    rw(trace_tag_enable, with_trace_tag_enable, val bool, 1, 1);
+    rw(dtm_enable, with_dtm_enable, val bool, 0, 1);
+}
+layout! {
+    dtm_pmu_config: DtmPmuConfig;
+    rw(pmevcnt3_input_sel, with_pmevcnt3_input_sel, val u8, 56, 6);
+    checked(try_with_pmevcnt3_input_sel, u8, 6);
+    rw(pmevcnt2_input_sel, with_pmevcnt2_input_sel, val u8, 48, 6);
+    checked(try_with_pmevcnt2_input_sel, u8, 6);
+    rw(pmevcnt1_input_sel, with_pmevcnt1_input_sel, val u8, 40, 6);
+    checked(try_with_pmevcnt1_input_sel, u8, 6);
+    rw(pmevcnt0_input_sel, with_pmevcnt0_input_sel, val u8, 32, 6);
+    checked(try_with_pmevcnt0_input_sel, u8, 6);
+    rw(pmevcnt3_global_num, with_pmevcnt3_global_num, val u8, 28, 3);
+    checked(try_with_pmevcnt3_global_num, u8, 3);
+    rw(pmevcnt2_global_num, with_pmevcnt2_global_num, val u8, 24, 3);
+    checked(try_with_pmevcnt2_global_num, u8, 3);
+    rw(pmevcnt1_global_num, with_pmevcnt1_global_num, val u8, 20, 3);
+    checked(try_with_pmevcnt1_global_num, u8, 3);
+    rw(pmevcnt0_global_num, with_pmevcnt0_global_num, val u8, 16, 3);
+    checked(try_with_pmevcnt0_global_num, u8, 3);
+    rw(pmevcnt_paired, with_pmevcnt_paired, val u8, 4, 4);
+    checked(try_with_pmevcnt_paired, u8, 4);
+    rw(pmevcnt23_combined, with_pmevcnt23_combined, val bool, 2, 1);
+    rw(pmevcnt01_combined, with_pmevcnt01_combined, val bool, 1, 1);
+    rw(pmu_en, with_pmu_en, val bool, 0, 1);
+}
+layout! {
+    dtm_pmevcnt: DtmPmevcnt;
+    rw(pmevcnt3, with_pmevcnt3, val u16, 48, 16);
+    rw(pmevcnt2, with_pmevcnt2, val u16, 32, 16);
+    rw(pmevcnt1, with_pmevcnt1, val u16, 16, 16);
+    rw(pmevcnt0, with_pmevcnt0, val u16, 0, 16);
+}
+layout! {
+    dtm_unit_info: DtmUnitInfo;
+    ro(dtc_domain, val u8, 0, 2);
+}
+layouts! {
+    dtm_control,
+    dtm_pmu_config,
+    dtm_pmevcnt,
+    dtm_unit_info,
+}
+}
+
+#[cfg(feature = "arm-cmn-700")]
+mod arm_cmn_700_hnf {
+use super::*;
+use pmu_regs::arm_cmn_700::hnf::*;
+
+layout! {
+    hnf_pmu_event_sel: HnfPmuEventSel;
+    rw(cbusy_snthrottle_sel, with_cbusy_snthrottle_sel, val u8, 42, 3);
+    checked(try_with_cbusy_snthrottle_sel, u8, 3);
+    rw(class_occup_id, with_class_occup_id, val u8, 35, 2);
+    checked(try_with_class_occup_id, u8, 2);
+    rw(occup1_id, with_occup1_id, val u8, 32, 3);
+    checked(try_with_occup1_id, u8, 3);
+    rw(event3_id, with_event3_id, val u8, 24, 8);
+    rw(event2_id, with_event2_id, val u8, 16, 8);
+    rw(event1_id, with_event1_id, val u8, 8, 8);
+    rw(event0_id, with_event0_id, val u8, 0, 8);
+}
+layouts! {
+    hnf_pmu_event_sel,
+}
+}
+
+#[cfg(feature = "arm-cmn-700")]
+mod arm_cmn_700_node {
+use super::*;
+use pmu_regs::arm_cmn_700::node::*;
+
+layout! {
+    node_info: NodeInfo;
+    ro(logical_id, val u16, 32, 16);
+    ro(node_id, val u16, 16, 16);
+    ro(node_type, val u16, 0, 16);
+}
+layout! {
+    child_info: ChildInfo;
+    ro(child_ptr_offset, val u16, 16, 16);
+    ro(child_count, val u16, 0, 16);
+}
+layouts! {
+    node_info,
+    child_info,
+}
+}
+
 #[cfg(feature = "discovery")]
 mod discovery_dvsec {
 use super::*;

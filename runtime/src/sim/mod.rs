@@ -31,6 +31,7 @@
 //! ```
 
 mod arch;
+pub mod cmn;
 pub mod counting;
 pub mod domains;
 mod mmio;

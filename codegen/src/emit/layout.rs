@@ -935,7 +935,7 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
     }
     out.push_str("#[allow(unused_imports)]\nuse crate::support::*;\n");
     let mut names = register_names(unit);
-    // A memory-mapped unit's window is shared too: the metadata below points at it.
+    // A memory-mapped unit's window is shared too (its typed addresses name it).
     if unit.mmio_window.is_some() {
         names.push("MMIO_WINDOW".to_string());
     }
@@ -944,19 +944,8 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
         "pub use {source}::{{\n    {},\n}};\n",
         names.join(",\n    ")
     );
-    instance_names_text(unit, &mut out);
     for reg in &unit.registers {
-        // The unit files are the other processor's too, so the re-exported typed addresses
-        // are this unit's.
-        let compact = compact_addresses(unit, reg, &mut out);
-        info_static_text(
-            proc,
-            unit,
-            reg,
-            &address_infos(unit, reg),
-            compact.as_deref(),
-            &mut out,
-        );
+        shared_info_static_text(proc, reg, &mut out);
     }
     let events = if unit.events.is_empty() {
         "&[]"
@@ -964,8 +953,52 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
         super::events::shared_unit_events_text(unit, &mut out);
         GATED_EVENTS
     };
-    unit_static_text(proc, unit, events, &mut out);
+    shared_unit_static_text(proc, from, unit, events, &mut out);
     out
+}
+
+/// The metadata static of a register a processor takes from another (`units-from`): the
+/// other's `RegisterInfo` (the shared layout's `INFO`) with this processor's id, so its
+/// description, sources, addresses and notes are written once, in the other's module.
+fn shared_info_static_text(proc: &Processor, reg: &Register, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "{METADATA}\npub(crate) static {}: RegisterInfo = RegisterInfo {{ processor: {}, ..*{}Layout::INFO }};\n",
+        info_ident(reg),
+        lit(&proc.id),
+        reg.type_name
+    );
+}
+
+/// The metadata static of a unit a processor takes from another (`units-from`): its own
+/// id, registers, events and PMU structure; its name, title, description, instances and
+/// window are the other's `UNIT`'s.
+fn shared_unit_static_text(
+    proc: &Processor,
+    from: &ProcessorRef,
+    unit: &Unit,
+    events: &str,
+    out: &mut String,
+) {
+    let infos: Vec<String> = unit
+        .registers
+        .iter()
+        .map(|r| format!("        &{},\n", info_ident(r)))
+        .collect();
+    let pmu = super::structure::unit_pmu_ref(unit);
+    let _ = write!(
+        out,
+        "/// Metadata of this unit and its registers.\n{METADATA}\npub static UNIT: UnitInfo = UnitInfo {{\n    processor: {},\n    registers: &[\n{}    ],\n    {}events: {events},\n    pmu: {pmu},\n    ..crate::{}::{}::UNIT\n}};\n",
+        lit(&proc.id),
+        infos.concat(),
+        if events == GATED_EVENTS {
+            "#[cfg(feature = \"events\")]\n    "
+        } else {
+            ""
+        },
+        from.module,
+        unit.module,
+    );
 }
 
 /// `UnitInfo::events` of a unit whose events are behind the `events` feature: its table with

@@ -24,52 +24,10 @@ pub use crate::amd_zen5::l3::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["L3"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
-    "Linux kernel, arch/x86/include/asm/perf_event.h",
-];
+pub(crate) static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*L3PerfCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static L3_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "L3", name: L3PerfCtlLayout::NAME, type_name: "L3PerfCtl",
-    width: 64, space: Space::Msr, count: 6, count_cpuid: None,
-    reset: L3PerfCtlLayout::RESET, reserved_mask: L3PerfCtlLayout::RESERVED_MASK, ignored_mask: L3PerfCtlLayout::IGNORED_MASK, writable_mask: L3PerfCtlLayout::WRITABLE_MASK,
-    description: "L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which slices and threads it observes, and its enable.",
-    sources: &[SOURCES[0], SOURCES[1]],
-    addresses: Addresses::Known(&L3_PERF_CTL_INFO_ADDRESSES),
-    fields: L3PerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_L3_F19H_THREAD_MASK = 0x3 << 56, AMD64_L3_SLICEID_MASK = 0x7 << 48, AMD64_L3_EN_ALL_CORES bit 47, AMD64_L3_EN_ALL_SLICES bit 46, AMD64_L3_COREID_MASK = 0x7 << 42; uncore.c publishes them (threadmask config:56-57, sliceid 48-50, enallcores 47, enallslices 46, coreid 42-44) with event config:0-7 and umask config:8-15 for family 19h and later, and enables a counter with bit 22. likwid (perfmon_zen4_counters.h) uses the same core-id, all-slices and all-cores bits." },
-        NoteInfo { kind: "info", title: "Masks while counting", text: "uncore.c's L3 event init, from family 19h, ORs the two-bit thread mask (AMD64_L3_F19H_THREAD_MASK), AMD64_L3_EN_ALL_SLICES and AMD64_L3_EN_ALL_CORES into the control when the event's thread mask is zero, and otherwise keeps the event's thread mask, slice and core ids and enable-all bits as given. Counting here gives each of these fields its default on its own (thread_mask all ones, en_all_cores 1, en_all_slices 1, slice_id and core_id 0: count-default makes them filters an event may set by name) unless the event sets that field, so an event that names only a thread mask counts every core and slice; the perf driver would count core 0 and slice 0 instead, but the perf backend is given the same control value, enable-all bits included, so both backends count alike." },
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F16H_L2I_PERF_CTL = 0xc0010230, MSR_F16H_L2I_PERF_CTR = 0xc0010231; uncore.c places counter n at base + 2n and counter register at base + 2n + 1, six of them (NUM_COUNTERS_L3) from family 17h." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static L3_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "L3", name: L3PerfCtrLayout::NAME, type_name: "L3PerfCtr",
-    width: 64, space: Space::Msr, count: 6, count_cpuid: None,
-    reset: L3PerfCtrLayout::RESET, reserved_mask: L3PerfCtrLayout::RESERVED_MASK, ignored_mask: L3PerfCtrLayout::IGNORED_MASK, writable_mask: L3PerfCtrLayout::WRITABLE_MASK,
-    description: "L3 performance counter n, 48 bits wide.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&L3_PERF_CTR_INFO_ADDRESSES),
-    fields: L3PerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter." },
-    ],
-};
+pub(crate) static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*L3PerfCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -189,11 +147,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "amd-zen6",
-    name: "L3",
-    module: "l3",
-    title: "L3 cache performance counters (per core complex)",
-    description: "Six counters in the L3 cache of each core complex (CCX), shared by the cores that share that L3. Each is a control register paired with a 48-bit counter, interleaved from 0xC0010230. Every CPU of a CCX reaches the same six counters through these MSR numbers; the box is one per L3 (pmu scope \"l3\"), counted on one CPU of each CCX. From family 19h an event is filtered by one slice or all slices, one core or all cores, and a mask of the two threads of a core.",
-    instances: &["L3"],
     registers: &[
         &L3_PERF_CTL_INFO,
         &L3_PERF_CTR_INFO,
@@ -203,5 +156,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::L3),
-    mmio_window: None,
+    ..crate::amd_zen5::l3::UNIT
 };

@@ -26,52 +26,10 @@ pub use crate::amd_zen5::umc::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 12] = ["UMC0", "UMC1", "UMC2", "UMC3", "UMC4", "UMC5", "UMC6", "UMC7", "UMC8", "UMC9", "UMC10", "UMC11"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
-    "Linux kernel, arch/x86/include/asm/perf_event.h",
-];
+pub(crate) static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*UmcPerfCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static UMC_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&UMC_PERF_CTL, &INSTANCE_NAMES, "linux-amd-uncore");
-
-#[cfg(feature = "metadata")]
-pub(crate) static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "UMC", name: UmcPerfCtlLayout::NAME, type_name: "UmcPerfCtl",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: UmcPerfCtlLayout::RESET, reserved_mask: UmcPerfCtlLayout::RESERVED_MASK, ignored_mask: UmcPerfCtlLayout::IGNORED_MASK, writable_mask: UmcPerfCtlLayout::WRITABLE_MASK,
-    description: "UMC performance event select n: the event counter UMC{i}_PERF_CTR{n} counts, whether reads, writes or both, and its enable.",
-    sources: &[SOURCES[0], SOURCES[1]],
-    addresses: Addresses::Known(&UMC_PERF_CTL_INFO_ADDRESSES),
-    fields: UmcPerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_PERFMON_V2_ENABLE_UMC = BIT_ULL(31), AMD64_PERFMON_V2_EVENTSEL_EVENT_UMC = GENMASK_ULL(7, 0), AMD64_PERFMON_V2_EVENTSEL_RDWRMASK_UMC = GENMASK_ULL(9, 8); uncore.c publishes event config:0-7 and rdwrmask config:8-9. The meaning of rd_wr_mask 3 is not given; the pmu-events list uses 1 and 2 for the read and write variants and leaves it 0 for both." },
-        NoteInfo { kind: "info", title: "Unit mask", text: "The UMC's control has no field named a unit mask: rd_wr_mask is its one sub-event selection (umc_cas_cmd.rd and .wr are event 0x0A with 1 and 2 in it), so it takes the umask role, and the importer reads the lists' RdWrMask as the event's umask (codegen/src/import.rs). Before, the read and write variants were reported as needing a setting the events format could not record." },
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F19H_UMC_PERF_CTL = 0xc0010800, MSR_F19H_UMC_PERF_CTR = 0xc0010801; uncore.c gives the l-th active controller of a group msr_base = MSR_F19H_UMC_PERF_CTL + l * num_counters * 2, with num_counters = EBX[21:16] / the number of active controllers: four on the parts whose boot logs we read (amd_uncore: 4 amd_umc_N counters detected), so 8 MSRs per controller." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static UMC_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&UMC_PERF_CTR, &INSTANCE_NAMES, "linux-amd-uncore");
-
-#[cfg(feature = "metadata")]
-pub(crate) static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "UMC", name: UmcPerfCtrLayout::NAME, type_name: "UmcPerfCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: UmcPerfCtrLayout::RESET, reserved_mask: UmcPerfCtrLayout::RESERVED_MASK, ignored_mask: UmcPerfCtrLayout::IGNORED_MASK, writable_mask: UmcPerfCtrLayout::WRITABLE_MASK,
-    description: "UMC performance counter n, 48 bits wide.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&UMC_PERF_CTR_INFO_ADDRESSES),
-    fields: UmcPerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "uncore.c's amd_uncore_umc_read treats bit 47 as the counter's top bit (it resets a counter whose bit 47 is set) and takes deltas over 48 bits." },
-    ],
-};
+pub(crate) static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*UmcPerfCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -221,11 +179,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "amd-zen6",
-    name: "UMC",
-    module: "umc",
-    title: "Unified memory controller performance counters (per channel)",
-    description: "PerfMonV2 counters of the unified memory controllers (UMC), one controller per DRAM channel: four counters each, a control register paired with a 48-bit counter, interleaved from 0xC0010800, controller l of a socket at 0xC0010800 + 8l. A socket enumerates its active controllers in CPUID 0x80000022 ECX (one bit each) and their counters in EBX[21:16]; the spec describes twelve (UMC0-UMC11), the DDR5 channels of an EPYC 9004 or 9005 socket, numbered as the kernel numbers the active ones; a part has as many as ECX has bits set (the unit's box-count).",
-    instances: &["UMC0", "UMC1", "UMC2", "UMC3", "UMC4", "UMC5", "UMC6", "UMC7", "UMC8", "UMC9", "UMC10", "UMC11"],
     registers: &[
         &UMC_PERF_CTL_INFO,
         &UMC_PERF_CTR_INFO,
@@ -235,5 +188,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::UMC),
-    mmio_window: None,
+    ..crate::amd_zen5::umc::UNIT
 };

@@ -32,86 +32,16 @@ pub use crate::skylake_sp::iio::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 6] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IioBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IIO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static IIO_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IioCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IIO", name: IioBoxCtlLayout::NAME, type_name: "IioBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one IIO box: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
-    fields: IioBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux skx_uncore_iio: box_ctl SKX_IIO0_MSR_PMON_BOX_CTL = 0xA40, counters SKX_IIO0_MSR_PMON_CTR0 = 0xA41, controls SKX_IIO0_MSR_PMON_CTL0 = 0xA48, msr_offset SKX_IIO_MSR_OFFSET = 0x20 per stack, six boxes; likwid MSR_UNC_SKX_II0_{CBDMA,PCIE0,PCIE1,PCIE2,MCP0,MCP1}_* at 0xA40, 0xA60, 0xA80, 0xAA0, 0xAC0, 0xAE0 (box status at +7) and PCM SKX_IIO_CBDMA_UNIT_CTL/CTR0/CTL0/UNIT_STATUS with SKX_IIO_PM_REG_STEP = 0x20 agree." },
-    ],
-};
+pub(crate) static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IioBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IIO_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IIO", name: IioCtlLayout::NAME, type_name: "IioCtl",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
-    description: "Control for IIO counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
-    fields: IioCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and PCM", text: "skx_uncore_iio: event mask SKX_IIO_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_IIO_PMON_RAW_EVENT_MASK_EXT for the upper half (threshold bits 35:32, ch_mask 43:36, fc_mask 46:44), the formats thresh = config:24-35, ch_mask = config:36-43, fc_mask = config:44-46; Linux writes the whole 64-bit value with the enable bit 22 (skx_iio_enable_event). PCM's IIO_MSR_PMON_CTL_* macros agree (CH_MASK << 36, FC_MASK << 44) and add OV_EN at bit 20. The threshold is one 12-bit field here, as the format has it. Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux skx_uncore_iio: box_ctl SKX_IIO0_MSR_PMON_BOX_CTL = 0xA40, counters SKX_IIO0_MSR_PMON_CTR0 = 0xA41, controls SKX_IIO0_MSR_PMON_CTL0 = 0xA48, msr_offset SKX_IIO_MSR_OFFSET = 0x20 per stack, six boxes; likwid MSR_UNC_SKX_II0_{CBDMA,PCIE0,PCIE1,PCIE2,MCP0,MCP1}_* at 0xA40, 0xA60, 0xA80, 0xAA0, 0xAC0, 0xAE0 (box status at +7) and PCM SKX_IIO_CBDMA_UNIT_CTL/CTR0/CTL0/UNIT_STATUS with SKX_IIO_PM_REG_STEP = 0x20 agree." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IIO_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IIO", name: IioBoxStatusLayout::NAME, type_name: "IioBoxStatus",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: IioBoxStatusLayout::RESET, reserved_mask: IioBoxStatusLayout::RESERVED_MASK, ignored_mask: IioBoxStatusLayout::IGNORED_MASK, writable_mask: IioBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the counters of one IIO box.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&IIO_BOX_STATUS_INFO_ADDRESSES),
-    fields: IioBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IIO_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IIO", name: IioCtrLayout::NAME, type_name: "IioCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
-    description: "IIO data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
-    fields: IioCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux skx_uncore_iio: perf_ctr_bits = 48; likwid gives these boxes 48 bits." },
-    ],
-};
+pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IioCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -894,11 +824,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "IIO",
-    module: "iio",
-    title: "IIO (integrated I/O stack) performance monitoring",
-    description: "Each of the six I/O stacks (stack 0: CBDMA and DMI; stacks 1-3: PCIe; stacks 4-5: MCP) has an IIO box counting the traffic between its ports and the mesh: four 48-bit counters whose controls also select ports (ch_mask) and traffic classes (fc_mask), a box control and a box status, all MSRs. Its free-running clock, bandwidth and utilisation counters are the IIO_FREE boxes (iio-free.xml).",
-    instances: &["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5"],
     registers: &[
         &IIO_BOX_CTL_INFO,
         &IIO_CTL_INFO,
@@ -910,5 +835,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::IIO),
-    mmio_window: None,
+    ..crate::skylake_sp::iio::UNIT
 };

@@ -29,86 +29,16 @@ pub use crate::skylake_sp::irp::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 6] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IrpBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IrpCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one IRP box: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
-    fields: IrpBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux skx_uncore_irp: box_ctl SKX_IRP0_MSR_PMON_BOX_CTL = 0xA58, counters SKX_IRP0_MSR_PMON_CTR0 = 0xA59, controls SKX_IRP0_MSR_PMON_CTL0 = 0xA5B, msr_offset SKX_IRP_MSR_OFFSET = 0x20, six boxes; likwid MSR_UNC_SKX_IRP_{CBDMA,PCIE0,PCIE1,PCIE2,MCP0,MCP1}_* at 0xA58, 0xA78, 0xA98, 0xAB8, 0xAD8, 0xAF8 (box status at +7) and PCM SKX_IRP_UNIT_CTL with SKX_IRP_CTL_REG_OFFSET = 3 agree." },
-    ],
-};
+pub(crate) static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IrpBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
-    width: 32, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
-    description: "Control for IRP counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
-    fields: IrpCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_irp: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24), enabled with SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux skx_uncore_irp: box_ctl SKX_IRP0_MSR_PMON_BOX_CTL = 0xA58, counters SKX_IRP0_MSR_PMON_CTR0 = 0xA59, controls SKX_IRP0_MSR_PMON_CTL0 = 0xA5B, msr_offset SKX_IRP_MSR_OFFSET = 0x20, six boxes; likwid MSR_UNC_SKX_IRP_{CBDMA,PCIE0,PCIE1,PCIE2,MCP0,MCP1}_* at 0xA58, 0xA78, 0xA98, 0xAB8, 0xAD8, 0xAF8 (box status at +7) and PCM SKX_IRP_UNIT_CTL with SKX_IRP_CTL_REG_OFFSET = 3 agree." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IRP_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IRP", name: IrpBoxStatusLayout::NAME, type_name: "IrpBoxStatus",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the counters of one IRP box.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&IRP_BOX_STATUS_INFO_ADDRESSES),
-    fields: IrpBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
-    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
-    description: "IRP data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
-    fields: IrpCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux skx_uncore_irp: perf_ctr_bits = 48; likwid gives these boxes 48 bits." },
-    ],
-};
+pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IrpCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -461,11 +391,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "IRP",
-    module: "irp",
-    title: "IRP (I/O coherency agent) performance monitoring",
-    description: "Beside each IIO stack an IRP box tracks the coherency of the stack's requests to memory: two 48-bit counters with their controls, a box control and a box status, all MSRs.",
-    instances: &["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5"],
     registers: &[
         &IRP_BOX_CTL_INFO,
         &IRP_CTL_INFO,
@@ -477,5 +402,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::IRP),
-    mmio_window: None,
+    ..crate::skylake_sp::irp::UNIT
 };

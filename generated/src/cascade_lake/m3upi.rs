@@ -29,89 +29,16 @@ pub use crate::skylake_sp::m3upi::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 3] = ["M3UPI0", "M3UPI1", "M3UPI2"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M3upiBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static M3UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M3upiCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M3UPI", name: M3upiBoxCtlLayout::NAME, type_name: "M3upiBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one M3UPI box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
-    fields: M3upiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
+pub(crate) static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M3upiBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static M3UPI_CTL_INFO_ADDRESSES: [AddressInfo; 9] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M3UPI", name: M3upiCtlLayout::NAME, type_name: "M3upiCtl",
-    width: 32, space: Space::Pci, count: 3, count_cpuid: None,
-    reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
-    description: "Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
-    fields: M3upiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_* / Q_P_PCI_PMON_CTL_* macros give the same positions. Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Offsets", text: "Linux skx_uncore_m3upi: SNBEP_PCI_PMON_BOX_CTL = 0xF4, CTL0 = 0xD8 (4 bytes apart), CTR0 = 0xA0 (8 bytes apart), three counters; likwid MSR_UNC_SKX_M3UPI_PMON_* (box status 0xF8) and PCM M3UPI_PCI_PMON_* agree." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M3UPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M3UPI", name: M3upiBoxStatusLayout::NAME, type_name: "M3upiBoxStatus",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: M3upiBoxStatusLayout::RESET, reserved_mask: M3upiBoxStatusLayout::RESERVED_MASK, ignored_mask: M3upiBoxStatusLayout::IGNORED_MASK, writable_mask: M3upiBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the counters of one M3UPI box.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&M3UPI_BOX_STATUS_INFO_ADDRESSES),
-    fields: M3upiBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M3UPI_CTR_INFO_ADDRESSES: [AddressInfo; 9] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M3UPI", name: M3upiCtrLayout::NAME, type_name: "M3upiCtr",
-    width: 64, space: Space::Pci, count: 3, count_cpuid: None,
-    reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
-    description: "M3UPI data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
-    fields: M3upiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m3upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
+pub(crate) static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M3upiCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -2112,11 +2039,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "M3UPI",
-    module: "m3upi",
-    title: "M3UPI (mesh to UPI) performance monitoring",
-    description: "Between the mesh and each UPI link an M3UPI box: three 48-bit counters with their controls, a box control and a box status, in its PCI function.",
-    instances: &["M3UPI0", "M3UPI1", "M3UPI2"],
     registers: &[
         &M3UPI_BOX_CTL_INFO,
         &M3UPI_CTL_INFO,
@@ -2128,5 +2050,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::M3UPI),
-    mmio_window: None,
+    ..crate::skylake_sp::m3upi::UNIT
 };

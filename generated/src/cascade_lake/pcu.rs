@@ -37,121 +37,22 @@ pub use crate::skylake_sp::pcu::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["PCU"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static PCU_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
-    fields: PcuBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Address", text: "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (skx_uncore_pcu); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL and PCM HSX_PCU_MSR_PMON_BOX_CTL_ADDR = 0x710." },
-    ],
-};
+pub(crate) static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuBoxFilterLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static PCU_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
-    width: 32, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
-    description: "Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
-    fields: PcuCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses the event mask SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31; enable 22 and reset 17 are the shared control bits. PCM's PCU_MSR_PMON_CTL_* macros give the same positions and add EXTRA_SEL at bit 21, which PCM sets only on the E5-2600 (Jaketown) and no source uses on this processor; it is reserved here. Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field." },
-        NoteInfo { kind: "source-conflict", title: "The kernel's PCU formats against its event mask", text: "Linux offers umask = config:8-15 and thresh = config:24-31 for this PCU (skx_uncore_pcu_formats_attr), but masks the event with SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, which keeps only bits 15:14 of the umask range (occ_sel) and 28:24 of the threshold, and the formats occ_invert (30) and occ_edge_det (31) overlap the offered threshold. We follow the event mask, which is what reaches the register: occ_sel 15:14, threshold 28:24, bits 13:8 and 29 reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters; likwid MSR_UNC_V3_PCU_PMON_CTL0..3 = 0x711..0x714; PCM HSX_PCU_MSR_PMON_CTL0..3_ADDR." },
-    ],
-};
+pub(crate) static PCU_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static PCU_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
-    description: "Frequency bands for the PCU band events 0xB-0xE: one byte each.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
-    fields: PcuBoxFilterLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this processor." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static PCU_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuBoxStatusLayout::NAME, type_name: "PcuBoxStatus",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the four PCU counters.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
-    fields: PcuBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static PCU_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
-    description: "PCU data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
-    fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48 (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static CAPID6_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[CAPID6], &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CAPID6_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: Capid6Layout::NAME, type_name: "Capid6",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
-    description: "Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CAPID6_INFO_ADDRESSES),
-    fields: Capid6Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0 (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
-};
+pub(crate) static CAPID6_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*Capid6Layout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -339,11 +240,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "PCU",
-    module: "pcu",
-    title: "PCU (power control unit) performance monitoring",
-    description: "The PCU manages core and uncore power states and frequencies. Its monitoring block has four 48-bit counters with their controls (which can compare C-state occupancy), a frequency-band filter, a box control and a box status, all MSRs.",
-    instances: &["PCU"],
     registers: &[
         &PCU_BOX_CTL_INFO,
         &PCU_CTL_INFO,
@@ -357,5 +253,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::PCU),
-    mmio_window: None,
+    ..crate::skylake_sp::pcu::UNIT
 };

@@ -27,68 +27,13 @@ pub use crate::granite_rapids::iio::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 16] = ["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5", "IIO6", "IIO7", "IIO8", "IIO9", "IIO10", "IIO11", "IIO12", "IIO13", "IIO14", "IIO15"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-];
+pub(crate) static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*IioBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IIO_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msrs(&IIO_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static IIO_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*IioCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IIO", name: IioBoxCtlLayout::NAME, type_name: "IioBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_BOX_CTL_INFO_ADDRESSES),
-    fields: IioBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM BHS_M2IOSF_IIO_UNIT_CTL = 0x2900, BHS_M2IOSF_REG_STEP = 0x10, BHS_M2IOSF_NUM = 16 (types.h; BHS, Birch Stream, is the Granite Rapids and Sierra Forest platform)." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IIO_CTL_INFO_ADDRESSES: [AddressInfo; 64] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IIO", name: IioCtlLayout::NAME, type_name: "IioCtl",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, unit mask, enable, a 12-bit threshold with inversion and edge detection, and port and traffic-class masks.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_CTL_INFO_ADDRESSES),
-    fields: IioCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. spr_uncore_iio widens it by SNR_IIO_PMON_RAW_EVENT_MASK_EXT (0x7ffff at bit 32), with the formats thresh9 (config:24-35), ch_mask2 (config:36-47) and fc_mask2 (config:48-50): the threshold is 12 bits, the port mask 12 and the traffic-class mask 3. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the iMC fixed counter of Sapphire Rapids and Granite Rapids (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Intel PCM BHS_M2IOSF_IIO_CTL0 = 0x2902, 0x10 per stack; four controls." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IIO_CTR_INFO_ADDRESSES: [AddressInfo; 64] = AddressInfo::msr_arrays(&IIO_MSR_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IIO", name: IioCtrLayout::NAME, type_name: "IioCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_CTR_INFO_ADDRESSES),
-    fields: IioCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM BHS_M2IOSF_IIO_CTR0 = 0x2908, 0x10 per stack; four counters. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor." },
-    ],
-};
+pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*IioCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -701,11 +646,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "clearwater-forest",
-    name: "IIO",
-    module: "iio",
-    title: "IIO (integrated I/O stack) performance monitoring",
-    description: "Each I/O stack has an IIO box between the mesh and its root ports, counting traffic by port and traffic class. Each has a box control and four 48-bit counters with their controls, all MSRs, 0x10 apart from one stack to the next.",
-    instances: &["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5", "IIO6", "IIO7", "IIO8", "IIO9", "IIO10", "IIO11", "IIO12", "IIO13", "IIO14", "IIO15"],
     registers: &[
         &IIO_BOX_CTL_INFO,
         &IIO_CTL_INFO,
@@ -716,5 +656,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::IIO),
-    mmio_window: None,
+    ..crate::granite_rapids::iio::UNIT
 };

@@ -27,69 +27,13 @@ pub use crate::sapphire_rapids::m2m::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 4] = ["M2M0", "M2M1", "M2M2", "M2M3"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-];
+pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "emerald-rapids", ..*M2mBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static M2M_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo { processor: "emerald-rapids", ..*M2mCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "emerald-rapids", unit: "M2M", name: M2mBoxCtlLayout::NAME, type_name: "M2mBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
-    fields: M2mBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Ice Lake-SP M2M box control (freeze at bit 8, resets at bits 1:0), there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the Sapphire Rapids and Emerald Rapids M2M boxes (populateM2MPMUs, cpucounters.cpp), as for Ice Lake-SP." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M2M_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "emerald-rapids", unit: "M2M", name: M2mCtlLayout::NAME, type_name: "M2mCtl",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
-    fields: M2mCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. spr_uncore_m2m (SPR_UNCORE_PCI_COMMON_FORMAT) widens it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). Intel PCM's register declaration for this processor (PMURegisterDeclarations/GenuineIntel-6-8F-6.json, m2m) names the same fields and an 8-bit UMaskExt at bit 32, inside the kernel's 24 bits. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h). The control is 64 bits: Linux writes it as two dwords, the upper first (spr_uncore_pci_enable_event). Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Intel PCM SERVER_M2M_PCI_PMON_CTL0_ADDR = 0x468, the next three 8 bytes apart (types.h)." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M2M_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "emerald-rapids", unit: "M2M", name: M2mCtrLayout::NAME, type_name: "M2mCtr",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
-    fields: M2mCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SERVER_M2M_PCI_PMON_CTR0_ADDR = 0x440, the next three 8 bytes apart; four counters (PCM builds each M2M box with four control/counter pairs). The width is the 48 bits the discovery table gives the Sapphire Rapids boxes (Linux perf_ctr_bits = 48 for the spr_* types it defines itself); no source read states it for this box alone." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Intel PCM programs the Sapphire Rapids and Emerald Rapids M2M boxes at SERVER_M2M_n_REGISTER_DEV_ADDR = 12+n, FUNC_ADDR = 0 (PCM_PCICFG_M2M_INIT(0..3, SERVER) for SPR and EMR in cpucounters.cpp), and finds their bus by device id, M2M_DEV_IDS listing 0x324A beside Ice Lake-SP's 0x344A and Skylake-SP's 0x2066. The HBM parts have further M2M boxes for their HBM stacks (SERVER_HBM_M2M_n at devices 12-15, functions 1-4); they are not described here." },
-    ],
-};
+pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo { processor: "emerald-rapids", ..*M2mCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -770,11 +714,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "emerald-rapids",
-    name: "M2M",
-    module: "m2m",
-    title: "M2M (mesh to memory) performance monitoring",
-    description: "Each of the four memory controllers has an M2M box between it and the mesh, in a PCI function of the socket's uncore bus: a box control and four 48-bit counters with 64-bit controls. Box n is device 12+n, function 0, device id 0x324A.",
-    instances: &["M2M0", "M2M1", "M2M2", "M2M3"],
     registers: &[
         &M2M_BOX_CTL_INFO,
         &M2M_CTL_INFO,
@@ -785,5 +724,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::M2M),
-    mmio_window: None,
+    ..crate::sapphire_rapids::m2m::UNIT
 };

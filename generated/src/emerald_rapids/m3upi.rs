@@ -27,68 +27,13 @@ pub use crate::sapphire_rapids::m3upi::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 4] = ["M3UPI0", "M3UPI1", "M3UPI2", "M3UPI3"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-];
+pub(crate) static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "emerald-rapids", ..*M3upiBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static M3UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M3UPI_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo { processor: "emerald-rapids", ..*M3upiCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "emerald-rapids", unit: "M3UPI", name: M3upiBoxCtlLayout::NAME, type_name: "M3upiBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M3UPI_BOX_CTL_INFO_ADDRESSES),
-    fields: M3upiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Linux ICX_M3UPI_PCI_PMON_BOX_CTL = 0xA0, used by spr_uncore_m3upi; device 0x3246 (SPR_UNCORE_M3UPI_PCIID) at devfn 0x29, one device further per link. Intel PCM SPR_M3UPI_PORTn_REGISTER_DEV_ADDR = 5+n, FUNC_ADDR = 1." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M3UPI_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "emerald-rapids", unit: "M3UPI", name: M3upiCtlLayout::NAME, type_name: "M3upiCtl",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M3UPI_CTL_INFO_ADDRESSES),
-    fields: M3upiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The spr_* types of uncore_snbep.c widen it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the Sapphire Rapids iMC fixed counter (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux ICX_M3UPI_PCI_PMON_CTL0 = 0xD8; with UNCORE_BOX_FLAG_CTL_OFFS8 (set by the generic PCI init the SPR ops use) the controls are 8 bytes apart (0xD8..0xF0)." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M3UPI_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M3UPI_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "emerald-rapids", unit: "M3UPI", name: M3upiCtrLayout::NAME, type_name: "M3upiCtr",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M3UPI_CTR_INFO_ADDRESSES),
-    fields: M3upiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux ICX_M3UPI_PCI_PMON_CTR0 = 0xA8, 8 bytes apart (0xA8..0xC0), perf_ctr_bits = 48, four counters." },
-    ],
-};
+pub(crate) static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo { processor: "emerald-rapids", ..*M3upiCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -1195,11 +1140,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "emerald-rapids",
-    name: "M3UPI",
-    module: "m3upi",
-    title: "M3UPI (mesh to UPI) performance monitoring",
-    description: "Each UPI link has an M3UPI box between the mesh and the link layer, in PCI configuration space: a box control and four 48-bit counters with their controls. Link n's box is device 5+n, function 1, device id 0x3246, on the socket's uncore bus.",
-    instances: &["M3UPI0", "M3UPI1", "M3UPI2", "M3UPI3"],
     registers: &[
         &M3UPI_BOX_CTL_INFO,
         &M3UPI_CTL_INFO,
@@ -1210,5 +1150,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::M3UPI),
-    mmio_window: None,
+    ..crate::sapphire_rapids::m3upi::UNIT
 };

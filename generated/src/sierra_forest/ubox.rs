@@ -33,103 +33,19 @@ pub use crate::granite_rapids::ubox::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
-];
+pub(crate) static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UBoxCtlLayout::NAME, type_name: "UBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UBoxCtlLayout::RESET, reserved_mask: UBoxCtlLayout::RESERVED_MASK, ignored_mask: UBoxCtlLayout::IGNORED_MASK, writable_mask: UBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_BOX_CTL_INFO_ADDRESSES),
-    fields: UBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM BHS_UBOX_MSR_PMON_BOX_CTL_ADDR = 0x3FF0 (types.h)." },
-    ],
-};
+pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UUclkFixedCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
-    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
-    fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the iMC fixed counter of Sapphire Rapids and Granite Rapids (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Intel PCM BHS_UBOX_MSR_PMON_CTL0_ADDR = 0x3FF2 and CTL1 = 0x3FF3." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
-    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
-    fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM BHS_UBOX_MSR_PMON_CTR0_ADDR = 0x3FF8 and CTR1 = 0x3FF9. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
-    description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
-    fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Intel PCM BHS_UCLK_FIXED_CTL_ADDR = 0x3FFE (types.h), enabled with bit 22 as on the earlier Xeons. No source read describes the other bits; they are reserved." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
-    description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
-    fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Intel PCM BHS_UCLK_FIXED_CTR_ADDR = 0x3FFD, below its control (0x3FFE), unlike Sapphire Rapids where the counter follows the control. The 48-bit width is the earlier Xeons'; no source read restates it for this processor." },
-    ],
-};
+pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UUclkFixedCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -267,11 +183,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "sierra-forest",
-    name: "UBOX",
-    module: "ubox",
-    title: "U-box (system configuration controller) performance monitoring",
-    description: "The U-box carries the uncore's message channel and interrupt routing. Its monitoring block has a box control and two general 48-bit counters with their controls, and a fixed counter of uncore clocks.",
-    instances: &["UBOX"],
     registers: &[
         &U_BOX_CTL_INFO,
         &U_CTL_INFO,
@@ -284,5 +195,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::UBOX),
-    mmio_window: None,
+    ..crate::granite_rapids::ubox::UNIT
 };

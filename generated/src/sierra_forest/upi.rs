@@ -27,69 +27,13 @@ pub use crate::granite_rapids::upi::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 6] = ["UPI0", "UPI1", "UPI2", "UPI3", "UPI4", "UPI5"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-];
+pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UpiBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UpiCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UPI", name: UpiBoxCtlLayout::NAME, type_name: "UpiBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
-    fields: UpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids and Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM programs the Granite Rapids links with the Sapphire Rapids offsets (cpucounters.cpp, case GNR beside SPR and EMR): SPR_UPI_PCI_PMON_BOX_CTL_ADDR = 0x318, at BHS_QPI_PORTn_REGISTER_DEV_ADDR = 16+n, FUNC_ADDR = 1 (types.h), six links." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static UPI_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UPI", name: UpiCtlLayout::NAME, type_name: "UpiCtl",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
-    fields: UpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. gnr_uncore_upi (SPR_UNCORE_PCI_COMMON_FORMAT) widens it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the Sapphire Rapids iMC fixed counter (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Intel PCM SPR_UPI_PCI_PMON_CTL0_ADDR = 0x350, the next three 8 bytes apart (SPR_UPI_PCI_PMON_CTL0_ADDR + 8*n), for Granite Rapids as for Sapphire Rapids." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static UPI_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UPI", name: UpiCtrLayout::NAME, type_name: "UpiCtr",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
-    fields: UpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_UPI_PCI_PMON_CTR0_ADDR = 0x320, the next three 8 bytes apart, four counters, for Granite Rapids as for Sapphire Rapids. The width is 48 bits, as Linux gives the Sapphire Rapids links (perf_ctr_bits = 48); no source read states it for Granite Rapids." },
-        NoteInfo { kind: "source-conflict", title: "The device id is inferred", text: "No source read states the device id of the Granite Rapids UPI functions. Intel PCM finds their bus by the ids it lists for UPI link functions (UPI_DEV_IDS: 0x2058, 0x3441, 0x3241) before it programs them on Granite Rapids, so the part's functions answer to one of them; Linux's memory-controller driver finds Granite Rapids' uncore bus by a Sapphire Rapids id (i10nm_base.c gnr_cfg.decs_did = 0x3252). We take Sapphire Rapids' 0x3241; on a part that answers otherwise the runtime finds no such device and refuses these boxes." },
-    ],
-};
+pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UpiCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -415,11 +359,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "sierra-forest",
-    name: "UPI",
-    module: "upi",
-    title: "UPI (Ultra Path Interconnect link layer) performance monitoring",
-    description: "Each of the six UPI links to another socket has a link-layer monitoring block in PCI configuration space: a box control and four 48-bit counters with their controls. Link n is device 16+n, function 1, on the socket's uncore bus.",
-    instances: &["UPI0", "UPI1", "UPI2", "UPI3", "UPI4", "UPI5"],
     registers: &[
         &UPI_BOX_CTL_INFO,
         &UPI_CTL_INFO,
@@ -430,5 +369,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::UPI),
-    mmio_window: None,
+    ..crate::granite_rapids::upi::UNIT
 };

@@ -29,119 +29,10 @@ pub(crate) static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "am
 #[cfg(feature = "metadata")]
 pub(crate) static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*L3PerfCtrLayout::INFO };
 
-/// The unit's events (the `events` feature), re-exported: [`Event`].
+/// The unit's events (the `events` feature): amd-zen6's list is amd-zen5's, so its `Event` is
+/// [`crate::amd_zen5::l3::Event`], re-exported.
 #[cfg(feature = "events")]
-mod unit_events {
-use super::*;
-#[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
-#[cfg(feature = "metadata")]
-use crate::core_events::{event_info_refs, event_infos};
-
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant is a row
-/// of the unit's event table, which gives its event select, umask and the counters that may
-/// count it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
-pub struct Event {
-    code: u8,
-    umask: u8,
-    ext_sel: bool,
-    /// Its row in `EVENT_INFOS`.
-    row: u16,
-}
-
-impl Event {
-    /// `l3_lookup_state.l3_miss`.
-    pub const L3_LOOKUP_STATE_L3_MISS: Event = Event::row(0);
-    /// `l3_lookup_state.l3_hit`.
-    pub const L3_LOOKUP_STATE_L3_HIT: Event = Event::row(1);
-    /// `l3_lookup_state.all_coherent_accesses_to_l3`.
-    pub const L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3: Event = Event::row(2);
-
-    /// Every event of the unit.
-    pub const ALL: &'static [Event] = &{
-        let mut all = [Event::row(0); ROW_COUNT];
-        let mut i = 0;
-        while i < ROW_COUNT {
-            all[i] = Event::row(i as u16);
-            i += 1;
-        }
-        all
-    };
-
-    /// The event of row `n` of the unit's table.
-    const fn row(n: u16) -> Event {
-        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
-        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
-    }
-
-    /// Event select.
-    pub const fn code(self) -> u8 {
-        self.code
-    }
-
-    /// Unit mask.
-    pub const fn umask(self) -> u8 {
-        self.umask
-    }
-
-    /// Whether it needs the event-select extension bit.
-    pub const fn ext_sel(self) -> bool {
-        self.ext_sel
-    }
-}
-
-#[cfg(feature = "metadata")]
-impl Event {
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        EVENT_INFOS[self.row as usize]
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.info().can_count_on(n)
-    }
-}
-
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("l3_lookup_state.l3_miss", 0x04, 0x01, 0b111111),
-    ev("l3_lookup_state.l3_hit", 0x04, 0xfe, 0b111111),
-    ev("l3_lookup_state.all_coherent_accesses_to_l3", 0x04, 0xff, 0b111111),
-];
-/// No experimental events.
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of the rows, 64 a chunk.
-#[cfg(feature = "metadata")]
-const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
-    &event_infos::<3>(EVENT_ROWS, 0, false),
-];
-/// The facts of `Event::ALL`, row for row.
-#[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
-
-impl Event {
-    /// `ctl` set to count this event: its event select and umask. (`L3PerfCtl::with_event` takes
-    /// the events of the processor that defines `L3PerfCtl`.)
-    #[inline]
-    pub const fn program(self, ctl: L3PerfCtl) -> L3PerfCtl {
-        let event = self;
-        ctl.with_ev_sel(event.code).with_umask(event.umask)
-    }
-}
-
-}
-#[cfg(feature = "events")]
-pub use unit_events::Event;
-#[cfg(all(feature = "events", feature = "metadata"))]
-use unit_events::EVENT_INFOS;
+pub use crate::amd_zen5::l3::Event;
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
@@ -151,10 +42,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &L3_PERF_CTL_INFO,
         &L3_PERF_CTR_INFO,
     ],
-    #[cfg(feature = "events")]
-    events: EVENT_INFOS,
-    #[cfg(not(feature = "events"))]
-    events: &[],
     pmu: Some(&super::pmu::L3),
     ..crate::amd_zen5::l3::UNIT
 };

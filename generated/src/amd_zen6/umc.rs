@@ -31,149 +31,10 @@ pub(crate) static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "a
 #[cfg(feature = "metadata")]
 pub(crate) static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*UmcPerfCtrLayout::INFO };
 
-/// The unit's events (the `events` feature), re-exported: [`Event`].
+/// The unit's events (the `events` feature): amd-zen6's list is amd-zen5's, so its `Event` is
+/// [`crate::amd_zen5::umc::Event`], re-exported.
 #[cfg(feature = "events")]
-mod unit_events {
-use super::*;
-#[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
-#[cfg(feature = "metadata")]
-use crate::core_events::{event_info_refs, event_infos};
-
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant is a row
-/// of the unit's event table, which gives its event select, umask and the counters that may
-/// count it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
-pub struct Event {
-    code: u8,
-    umask: u8,
-    ext_sel: bool,
-    /// Its row in `EVENT_INFOS`.
-    row: u16,
-}
-
-impl Event {
-    /// `umc_mem_clk`.
-    pub const UMC_MEM_CLK: Event = Event::row(0);
-    /// `umc_act_cmd.all`.
-    pub const UMC_ACT_CMD_ALL: Event = Event::row(1);
-    /// `umc_act_cmd.rd`.
-    pub const UMC_ACT_CMD_RD: Event = Event::row(2);
-    /// `umc_act_cmd.wr`.
-    pub const UMC_ACT_CMD_WR: Event = Event::row(3);
-    /// `umc_pchg_cmd.all`.
-    pub const UMC_PCHG_CMD_ALL: Event = Event::row(4);
-    /// `umc_pchg_cmd.rd`.
-    pub const UMC_PCHG_CMD_RD: Event = Event::row(5);
-    /// `umc_pchg_cmd.wr`.
-    pub const UMC_PCHG_CMD_WR: Event = Event::row(6);
-    /// `umc_cas_cmd.all`.
-    pub const UMC_CAS_CMD_ALL: Event = Event::row(7);
-    /// `umc_cas_cmd.rd`.
-    pub const UMC_CAS_CMD_RD: Event = Event::row(8);
-    /// `umc_cas_cmd.wr`.
-    pub const UMC_CAS_CMD_WR: Event = Event::row(9);
-    /// `umc_data_slot_clks.all`.
-    pub const UMC_DATA_SLOT_CLKS_ALL: Event = Event::row(10);
-    /// `umc_data_slot_clks.rd`.
-    pub const UMC_DATA_SLOT_CLKS_RD: Event = Event::row(11);
-    /// `umc_data_slot_clks.wr`.
-    pub const UMC_DATA_SLOT_CLKS_WR: Event = Event::row(12);
-
-    /// Every event of the unit.
-    pub const ALL: &'static [Event] = &{
-        let mut all = [Event::row(0); ROW_COUNT];
-        let mut i = 0;
-        while i < ROW_COUNT {
-            all[i] = Event::row(i as u16);
-            i += 1;
-        }
-        all
-    };
-
-    /// The event of row `n` of the unit's table.
-    const fn row(n: u16) -> Event {
-        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
-        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
-    }
-
-    /// Event select.
-    pub const fn code(self) -> u8 {
-        self.code
-    }
-
-    /// Unit mask.
-    pub const fn umask(self) -> u8 {
-        self.umask
-    }
-
-    /// Whether it needs the event-select extension bit.
-    pub const fn ext_sel(self) -> bool {
-        self.ext_sel
-    }
-}
-
-#[cfg(feature = "metadata")]
-impl Event {
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        EVENT_INFOS[self.row as usize]
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.info().can_count_on(n)
-    }
-}
-
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("umc_mem_clk", 0x00, 0x00, 0b1111),
-    ev("umc_act_cmd.all", 0x05, 0x00, 0b1111),
-    ev("umc_act_cmd.rd", 0x05, 0x01, 0b1111),
-    ev("umc_act_cmd.wr", 0x05, 0x02, 0b1111),
-    ev("umc_pchg_cmd.all", 0x06, 0x00, 0b1111),
-    ev("umc_pchg_cmd.rd", 0x06, 0x01, 0b1111),
-    ev("umc_pchg_cmd.wr", 0x06, 0x02, 0b1111),
-    ev("umc_cas_cmd.all", 0x0a, 0x00, 0b1111),
-    ev("umc_cas_cmd.rd", 0x0a, 0x01, 0b1111),
-    ev("umc_cas_cmd.wr", 0x0a, 0x02, 0b1111),
-    ev("umc_data_slot_clks.all", 0x14, 0x00, 0b1111),
-    ev("umc_data_slot_clks.rd", 0x14, 0x01, 0b1111),
-    ev("umc_data_slot_clks.wr", 0x14, 0x02, 0b1111),
-];
-/// No experimental events.
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of the rows, 64 a chunk.
-#[cfg(feature = "metadata")]
-const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
-    &event_infos::<13>(EVENT_ROWS, 0, false),
-];
-/// The facts of `Event::ALL`, row for row.
-#[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
-
-impl Event {
-    /// `ctl` set to count this event: its event select and umask. (`UmcPerfCtl::with_event` takes
-    /// the events of the processor that defines `UmcPerfCtl`.)
-    #[inline]
-    pub const fn program(self, ctl: UmcPerfCtl) -> UmcPerfCtl {
-        let event = self;
-        ctl.with_ev_sel(event.code).with_rd_wr_mask(UmcPerfCtlRdWrMask::from_bits(event.umask))
-    }
-}
-
-}
-#[cfg(feature = "events")]
-pub use unit_events::Event;
-#[cfg(all(feature = "events", feature = "metadata"))]
-use unit_events::EVENT_INFOS;
+pub use crate::amd_zen5::umc::Event;
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
@@ -183,10 +44,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &UMC_PERF_CTL_INFO,
         &UMC_PERF_CTR_INFO,
     ],
-    #[cfg(feature = "events")]
-    events: EVENT_INFOS,
-    #[cfg(not(feature = "events"))]
-    events: &[],
     pmu: Some(&super::pmu::UMC),
     ..crate::amd_zen5::umc::UNIT
 };

@@ -78,154 +78,10 @@ pub(crate) static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo { processor: "
 #[cfg(feature = "metadata")]
 pub(crate) static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*CpuBusNumberLayout::INFO };
 
-/// The unit's events (the `events` feature), re-exported: [`Event`].
+/// The unit's events (the `events` feature): cascade-lake's list is skylake-sp's, so its `Event` is
+/// [`crate::skylake_sp::ubox::Event`], re-exported.
 #[cfg(feature = "events")]
-mod unit_events {
-use super::*;
-#[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
-#[cfg(feature = "metadata")]
-use crate::core_events::{event_info_refs, event_infos};
-
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant is a row
-/// of the unit's event table, which gives its event select, umask and the counters that may
-/// count it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
-pub struct Event {
-    code: u8,
-    umask: u8,
-    ext_sel: bool,
-    /// Its row in `EVENT_INFOS`.
-    row: u16,
-}
-
-impl Event {
-
-    /// Every event of the unit.
-    pub const ALL: &'static [Event] = &{
-        let mut all = [Event::row(0); ROW_COUNT];
-        let mut i = 0;
-        while i < ROW_COUNT {
-            all[i] = Event::row(i as u16);
-            i += 1;
-        }
-        all
-    };
-
-    /// The event of row `n` of the unit's table.
-    const fn row(n: u16) -> Event {
-        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
-        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
-    }
-
-    /// Event select.
-    pub const fn code(self) -> u8 {
-        self.code
-    }
-
-    /// Unit mask.
-    pub const fn umask(self) -> u8 {
-        self.umask
-    }
-
-    /// Whether it needs the event-select extension bit.
-    pub const fn ext_sel(self) -> bool {
-        self.ext_sel
-    }
-}
-
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
-    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(0);
-    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental).
-    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
-    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
-    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-    /// `UNC_U_LOCK_CYCLES` (experimental).
-    pub const LOCK_CYCLES: Event = Event::row(5);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental).
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(6);
-    /// `UNC_U_RACU_DRNG.RDRAND` (experimental).
-    pub const RACU_DRNG_RDRAND: Event = Event::row(7);
-    /// `UNC_U_RACU_DRNG.RDSEED` (experimental).
-    pub const RACU_DRNG_RDSEED: Event = Event::row(8);
-    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental).
-    pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event::row(9);
-    /// `UNC_U_RACU_REQUESTS` (experimental).
-    pub const RACU_REQUESTS: Event = Event::row(10);
-}
-
-#[cfg(feature = "metadata")]
-impl Event {
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        EVENT_INFOS[self.row as usize]
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.info().can_count_on(n)
-    }
-}
-
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
-#[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
-    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
-    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_LOCK_CYCLES", 0x44, 0x00, 0b11),
-    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
-    ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01, 0b11),
-    ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02, 0b11),
-    ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04, 0b11),
-    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
-];
-#[cfg(not(feature = "experimental-events"))]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of the rows, 64 a chunk.
-#[cfg(feature = "metadata")]
-const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
-    #[cfg(feature = "experimental-events")]
-    &event_infos::<11>(EXPERIMENTAL_ROWS, 0, true),
-];
-/// The facts of `Event::ALL`, row for row.
-#[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
-
-impl Event {
-    /// `ctl` set to count this event: its event select and umask. (`UCtl::with_event` takes the
-    /// events of the processor that defines `UCtl`.)
-    #[inline]
-    pub const fn program(self, ctl: UCtl) -> UCtl {
-        let event = self;
-        ctl.with_ev_sel(event.code).with_umask(event.umask)
-    }
-}
-
-}
-#[cfg(feature = "events")]
-pub use unit_events::Event;
-#[cfg(all(feature = "events", feature = "metadata"))]
-use unit_events::EVENT_INFOS;
+pub use crate::skylake_sp::ubox::Event;
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
@@ -243,10 +99,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_GID_NID_MAP_INFO,
         &CPU_BUS_NUMBER_INFO,
     ],
-    #[cfg(feature = "events")]
-    events: EVENT_INFOS,
-    #[cfg(not(feature = "events"))]
-    events: &[],
     pmu: Some(&super::pmu::UBOX),
     ..crate::skylake_sp::ubox::UNIT
 };

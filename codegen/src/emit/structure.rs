@@ -466,6 +466,32 @@ fn unit_doc(unit: &Unit, pmu: &Pmu) -> TokenStream {
     outer_docs(&wrap(&doc, 96))
 }
 
+/// A unit's `PmuInfo` doc comment and its `notes`. A unit taken from another processor
+/// (`units-from`) has that one's notes: written once, in the other's `pmu` module, and read
+/// from its `PmuInfo` here.
+fn doc_and_notes(p: &Processor, unit: &Unit, pmu: &Pmu) -> (TokenStream, TokenStream) {
+    let name = pmu_static(unit);
+    let Some(from) = &p.units_from else {
+        let notes = pmu.notes.iter().map(|n| {
+            let (k, t, x) = (&n.kind, &n.title, text_lit(&n.text));
+            quote!(NoteInfo { kind: #k, title: #t, text: #x })
+        });
+        return (unit_doc(unit, pmu), quote!(&[#(#notes),*]));
+    };
+    let m = format_ident!("{}", from.module);
+    let doc = outer_docs(&wrap(
+        &format!(
+            "PMU structure of the {}: that of [`crate::{}::pmu::{name}`] ({}'s, `units-from`; its notes are that one's), with {}'s registers.",
+            plain(&unit.title),
+            from.module,
+            from.id,
+            p.id
+        ),
+        96,
+    ));
+    (doc, quote!(crate::#m::pmu::#name.notes))
+}
+
 /// A unit's `PmuInfo` static.
 fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
     let unit = &names.p.units[u];
@@ -491,29 +517,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
     let filters = pmu.filters.iter().map(|f| filter(names, u, f));
     let routes = pmu.routes.iter().map(|r| route(names, unit, r));
     let perf = perf_list(unit, pmu);
-    let notes = pmu.notes.iter().map(|n| {
-        let (k, t, x) = (&n.kind, &n.title, text_lit(&n.text));
-        quote!(NoteInfo { kind: #k, title: #t, text: #x })
-    });
-    // A unit taken from another processor (`units-from`) has that one's notes: written once,
-    // in the other's `pmu` module, and read from its `PmuInfo` here.
-    let (doc, notes) = match &names.p.units_from {
-        Some(from) => {
-            let m = format_ident!("{}", from.module);
-            let doc = outer_docs(&wrap(
-                &format!(
-                    "PMU structure of the {}: that of [`crate::{}::pmu::{name}`] ({}'s, `units-from`; its notes are that one's), with {}'s registers.",
-                    plain(&unit.title),
-                    from.module,
-                    from.id,
-                    names.p.id
-                ),
-                96,
-            ));
-            (doc, quote!(crate::#m::pmu::#name.notes))
-        }
-        None => (unit_doc(unit, pmu), quote!(&[#(#notes),*])),
-    };
+    let (doc, notes) = doc_and_notes(names.p, unit, pmu);
     let box_count = opt(pmu.box_count.as_ref().map(|b| box_count(names, b)));
     let (socket_bus, stack_bus) = buses(names, pmu);
     let discovery_ignored = opt(pmu.discovery_ignored.as_ref().map(|d| {

@@ -32,7 +32,7 @@ fn main() {
     let mut rust_bytes = 0;
     for p in &spec.processors {
         for u in &p.units {
-            rust_bytes += codegen::emit::layout::unit_module_text(p, u).len();
+            rust_bytes += codegen::emit::layout::unit_module_text(&spec, p, u).len();
         }
     }
     let rust = t.elapsed();

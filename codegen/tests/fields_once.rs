@@ -232,7 +232,7 @@ fn each_field_position_is_stated_in_at_most_two_items() {
     let (mut problems, mut fields) = (Vec::new(), 0);
     for p in spec.processors.iter().filter(|p| p.units_from.is_none()) {
         for u in &p.units {
-            let text = codegen::emit::layout::unit_module_text(p, u);
+            let text = codegen::emit::layout::unit_module_text(&spec, p, u);
             let file = syn::parse_file(&text)
                 .unwrap_or_else(|e| panic!("{}/{}: not Rust: {e}", p.module, u.module));
             let at = format!("{}/{}.rs", p.module, u.module);

@@ -389,6 +389,15 @@ fn unit_events_items(unit: &Unit, out: &mut String) {
     out.push('\n');
 }
 
+/// Whether two units' `Event` types are written alike (the same events, rows and fields):
+/// a `units-from` processor whose list for a unit is its source's re-exports that `Event`.
+pub fn same_event_type(a: &Unit, b: &Unit) -> bool {
+    let (mut x, mut y) = (String::new(), String::new());
+    event_type_text(a, &mut x);
+    event_type_text(b, &mut y);
+    !a.events.is_empty() && x == y
+}
+
 /// The events of a unit whose counter controls another processor's module defines
 /// (`units-from`): that module's `with_event` takes that processor's events, so these
 /// program a control the other way round, `Event::X.program(ctl)`, one method per control.

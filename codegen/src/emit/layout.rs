@@ -868,10 +868,16 @@ fn info_static_text(
     );
 }
 
-/// Emits one unit's module: its registers, events and metadata.
-pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
+/// Emits one unit's module: its registers, events and metadata (`spec` holds the processor a
+/// `units-from` processor takes the unit from).
+pub fn unit_module_text(spec: &Spec, proc: &Processor, unit: &Unit) -> String {
     if let Some(from) = &proc.units_from {
-        return shared_unit_module_text(proc, from, unit);
+        let taken = spec
+            .processors
+            .iter()
+            .find(|p| p.id == from.id)
+            .and_then(|p| p.units.iter().find(|u| u.module == unit.module));
+        return shared_unit_module_text(proc, from, unit, taken);
     }
     let mut out = String::from(HEADER);
     let instances: Vec<&str> = unit.instances.iter().map(|i| i.name.as_str()).collect();
@@ -915,8 +921,14 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
 
 /// The module of a unit a processor takes from another (`units-from`): the other's register
 /// types, layouts and addresses re-exported (one type, one layout), then what is this
-/// processor's own: its events, and the metadata that names it.
-fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -> String {
+/// processor's own: its events (the other's `Event` re-exported when the list is the same),
+/// and the metadata that names it.
+fn shared_unit_module_text(
+    proc: &Processor,
+    from: &ProcessorRef,
+    unit: &Unit,
+    taken: Option<&Unit>,
+) -> String {
     let mut out = String::from(HEADER);
     comment(
         &mut out,
@@ -935,7 +947,7 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
     }
     out.push_str("#[allow(unused_imports)]\nuse crate::support::*;\n");
     let mut names = register_names(unit);
-    // A memory-mapped unit's window is shared too: the metadata below points at it.
+    // A memory-mapped unit's window is shared too (its typed addresses name it).
     if unit.mmio_window.is_some() {
         names.push("MMIO_WINDOW".to_string());
     }
@@ -944,28 +956,79 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
         "pub use {source}::{{\n    {},\n}};\n",
         names.join(",\n    ")
     );
-    instance_names_text(unit, &mut out);
     for reg in &unit.registers {
-        // The unit files are the other processor's too, so the re-exported typed addresses
-        // are this unit's.
-        let compact = compact_addresses(unit, reg, &mut out);
-        info_static_text(
-            proc,
-            unit,
-            reg,
-            &address_infos(unit, reg),
-            compact.as_deref(),
-            &mut out,
-        );
+        shared_info_static_text(proc, reg, &mut out);
     }
-    let events = if unit.events.is_empty() {
+    let same_events = taken.is_some_and(|s| super::events::same_event_type(unit, s));
+    let events = if same_events {
+        // The same list: the same `Event` type, so the shared controls' `with_event` takes it,
+        // and `UNIT.events` is the other's (below).
+        doc(
+            &mut out,
+            "",
+            &format!(
+                "The unit's events (the `events` feature): {}'s list is {}'s, so its `Event` is [`{source}::Event`], re-exported.",
+                proc.id, from.id
+            ),
+        );
+        let _ = writeln!(
+            out,
+            "#[cfg(feature = \"events\")]\npub use {source}::Event;\n"
+        );
+        ""
+    } else if unit.events.is_empty() {
         "&[]"
     } else {
         super::events::shared_unit_events_text(unit, &mut out);
         GATED_EVENTS
     };
-    unit_static_text(proc, unit, events, &mut out);
+    shared_unit_static_text(proc, from, unit, events, &mut out);
     out
+}
+
+/// The metadata static of a register a processor takes from another (`units-from`): the
+/// other's `RegisterInfo` (the shared layout's `INFO`) with this processor's id, so its
+/// description, sources, addresses and notes are written once, in the other's module.
+fn shared_info_static_text(proc: &Processor, reg: &Register, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "{METADATA}\npub(crate) static {}: RegisterInfo = RegisterInfo {{ processor: {}, ..*{}Layout::INFO }};\n",
+        info_ident(reg),
+        lit(&proc.id),
+        reg.type_name
+    );
+}
+
+/// The metadata static of a unit a processor takes from another (`units-from`): its own
+/// id, registers, events and PMU structure; its name, title, description, instances and
+/// window are the other's `UNIT`'s, and so are its events when `events` is empty (the same
+/// list).
+fn shared_unit_static_text(
+    proc: &Processor,
+    from: &ProcessorRef,
+    unit: &Unit,
+    events: &str,
+    out: &mut String,
+) {
+    let infos: Vec<String> = unit
+        .registers
+        .iter()
+        .map(|r| format!("        &{},\n", info_ident(r)))
+        .collect();
+    let pmu = super::structure::unit_pmu_ref(unit);
+    let events = match events {
+        "" => String::new(),
+        GATED_EVENTS => format!("#[cfg(feature = \"events\")]\n    events: {events},\n    "),
+        _ => format!("events: {events},\n    "),
+    };
+    let _ = write!(
+        out,
+        "/// Metadata of this unit and its registers.\n{METADATA}\npub static UNIT: UnitInfo = UnitInfo {{\n    processor: {},\n    registers: &[\n{}    ],\n    {events}pmu: {pmu},\n    ..crate::{}::{}::UNIT\n}};\n",
+        lit(&proc.id),
+        infos.concat(),
+        from.module,
+        unit.module,
+    );
 }
 
 /// `UnitInfo::events` of a unit whose events are behind the `events` feature: its table with

@@ -79,12 +79,13 @@ pub fn generate(spec: &Spec) -> Result<Tree, EmitError> {
 /// A unit's files: its Rust module, its reference page and its diagrams.
 fn unit_files(
     docs: &docs::Docs,
+    spec: &Spec,
     p: &Processor,
     u: &Unit,
 ) -> Result<Vec<(String, String)>, tera::Error> {
     let mut files = vec![(
         format!("src/{}/{}.rs", p.module, u.module),
-        layout::unit_module_text(p, u),
+        layout::unit_module_text(spec, p, u),
     )];
     for (path, content) in docs.unit(p, u)? {
         files.push((format!("docs/{path}"), content));
@@ -196,7 +197,7 @@ fn unit_files_in_parallel(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitEr
                 let docs = docs::Docs::new();
                 for (p, u) in units.iter().skip(w).step_by(workers) {
                     // A closed channel means the receiver stopped on an error: stop too.
-                    if tx.send(unit_files(&docs, p, u)).is_err() {
+                    if tx.send(unit_files(&docs, spec, p, u)).is_err() {
                         return;
                     }
                 }

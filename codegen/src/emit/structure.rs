@@ -113,12 +113,18 @@ impl<'a> Names<'a> {
         }
     }
 
-    /// The path of the metadata static of register `r` of unit `u` in its unit module.
+    /// The metadata static of register `r` of unit `u` in its unit module: imported (see
+    /// [`imports`]), or by path when several units share the register's type name.
     fn info_static(&self, u: usize, r: usize) -> TokenStream {
         let unit = &self.p.units[u];
-        let m = format_ident!("{}", unit.module);
-        let info = format_ident!("{}", info_ident(&unit.registers[r]));
-        quote!(super::#m::#info)
+        let reg = &unit.registers[r];
+        let info = format_ident!("{}", info_ident(reg));
+        if self.shared_types.contains(reg.type_name.as_str()) {
+            let m = format_ident!("{}", unit.module);
+            quote!(super::#m::#info)
+        } else {
+            quote!(#info)
+        }
     }
 
     /// The named constant of a field (`S_SUMMARY_OV_MB`).
@@ -460,6 +466,32 @@ fn unit_doc(unit: &Unit, pmu: &Pmu) -> TokenStream {
     outer_docs(&wrap(&doc, 96))
 }
 
+/// A unit's `PmuInfo` doc comment and its `notes`. A unit taken from another processor
+/// (`units-from`) has that one's notes: written once, in the other's `pmu` module, and read
+/// from its `PmuInfo` here.
+fn doc_and_notes(p: &Processor, unit: &Unit, pmu: &Pmu) -> (TokenStream, TokenStream) {
+    let name = pmu_static(unit);
+    let Some(from) = &p.units_from else {
+        let notes = pmu.notes.iter().map(|n| {
+            let (k, t, x) = (&n.kind, &n.title, text_lit(&n.text));
+            quote!(NoteInfo { kind: #k, title: #t, text: #x })
+        });
+        return (unit_doc(unit, pmu), quote!(&[#(#notes),*]));
+    };
+    let m = format_ident!("{}", from.module);
+    let doc = outer_docs(&wrap(
+        &format!(
+            "PMU structure of the {}: that of [`crate::{}::pmu::{name}`] ({}'s, `units-from`; its notes are that one's), with {}'s registers.",
+            plain(&unit.title),
+            from.module,
+            from.id,
+            p.id
+        ),
+        96,
+    ));
+    (doc, quote!(crate::#m::pmu::#name.notes))
+}
+
 /// A unit's `PmuInfo` static.
 fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
     let unit = &names.p.units[u];
@@ -485,10 +517,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
     let filters = pmu.filters.iter().map(|f| filter(names, u, f));
     let routes = pmu.routes.iter().map(|r| route(names, unit, r));
     let perf = perf_list(unit, pmu);
-    let notes = pmu.notes.iter().map(|n| {
-        let (k, t, x) = (&n.kind, &n.title, text_lit(&n.text));
-        quote!(NoteInfo { kind: #k, title: #t, text: #x })
-    });
+    let (doc, notes) = doc_and_notes(names.p, unit, pmu);
     let box_count = opt(pmu.box_count.as_ref().map(|b| box_count(names, b)));
     let (socket_bus, stack_bus) = buses(names, pmu);
     let discovery_ignored = opt(pmu.discovery_ignored.as_ref().map(|d| {
@@ -516,7 +545,6 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
         })
     }));
     let (proc_id, unit_name) = (&names.p.id, &unit.name);
-    let doc = unit_doc(unit, pmu);
     quote! {
         #doc
         pub static #name: PmuInfo = PmuInfo {
@@ -539,7 +567,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             discovery_broken: #discovery_broken,
             saturation: #saturation,
             global_init: #global_init,
-            notes: &[#(#notes),*],
+            notes: #notes,
         };
     }
 }
@@ -807,21 +835,27 @@ fn field_const(names: &Names, key: FieldKey) -> TokenStream {
 }
 
 /// The layouts the module names, imported from their units (those of a type name several
-/// units share are written with their path instead).
+/// units share are written with their path instead); for a processor that takes its units
+/// from another (`units-from`), its units' metadata statics instead of the shared layouts.
 fn imports(names: &Names, used: &BTreeSet<(usize, usize)>) -> TokenStream {
-    let mut by_unit: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
+    let mut by_unit: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
     for &(u, r) in used {
-        let t = names.p.units[u].registers[r].type_name.as_str();
-        if !names.shared_types.contains(t) {
-            by_unit.entry(u).or_default().insert(t);
+        let reg = &names.p.units[u].registers[r];
+        if !names.shared_types.contains(reg.type_name.as_str()) {
+            let name = if names.p.units_from.is_some() {
+                info_ident(reg)
+            } else {
+                reg.type_name.clone()
+            };
+            by_unit.entry(u).or_default().insert(name);
         }
     }
     by_unit
         .into_iter()
-        .map(|(u, types)| {
+        .map(|(u, items)| {
             let m = format_ident!("{}", names.p.units[u].module);
-            let types = types.into_iter().map(|t| format_ident!("{t}"));
-            quote!(use super::#m::{#(#types),*};)
+            let items = items.into_iter().map(|t| format_ident!("{t}"));
+            quote!(use super::#m::{#(#items),*};)
         })
         .collect()
 }
@@ -930,24 +964,22 @@ pub fn processor_pmu(p: &Processor) -> TokenStream {
     let uses = if items.is_empty() {
         quote!()
     } else {
-        // A processor sharing another's layouts names only its own metadata statics, by path.
-        let imports = if p.units_from.is_some() {
-            quote!()
-        } else {
-            imports(&names, &regs)
-        };
-        let has_notes = p
-            .units
-            .iter()
-            .flat_map(|u| &u.pmu)
-            .any(|m| !m.notes.is_empty());
+        // A processor sharing another's layouts imports its own metadata statics instead.
+        let imports = imports(&names, &regs);
+        let has_notes = p.units_from.is_none()
+            && p.units
+                .iter()
+                .flat_map(|u| &u.pmu)
+                .any(|m| !m.notes.is_empty());
         let note = has_notes.then(|| quote!(NoteInfo,));
         let field_info = (!fields.is_empty()).then(|| quote!(FieldInfo,));
         // `X::INFO` needs the `Register` trait; a processor sharing layouts names statics.
         let register = p.units_from.is_none().then(|| quote!(Register));
+        let support = (field_info.is_some() || note.is_some() || register.is_some())
+            .then(|| quote!(use crate::support::{#field_info #note #register};));
         quote! {
             use crate::structure::*;
-            use crate::support::{#field_info #note #register};
+            #support
             #imports
         }
     };

@@ -45,152 +45,28 @@ pub use crate::amd_zen5::core::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["PMC"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 4] = [
-    "AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1",
-    "Linux kernel, arch/x86/include/asm/perf_event.h",
-    "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)",
-    "Linux kernel, arch/x86/include/asm/msr-index.h",
-];
+pub(crate) static PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*PerfCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+pub(crate) static PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*PerfCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "PMC", name: PerfCtlLayout::NAME, type_name: "PerfCtl",
-    width: 64, space: Space::Msr, count: 6, count_cpuid: Some("80000022H.EBX[3:0]"),
-    reset: PerfCtlLayout::RESET, reserved_mask: PerfCtlLayout::RESERVED_MASK, ignored_mask: PerfCtlLayout::IGNORED_MASK, writable_mask: PerfCtlLayout::WRITABLE_MASK,
-    description: "Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels, with which filters, and whether it raises an interrupt on overflow.",
-    sources: &[SOURCES[0], SOURCES[1]],
-    addresses: Addresses::Known(&PERF_CTL_INFO_ADDRESSES),
-    fields: PerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions", text: "Linux perf_event.h gives the positions: the event select is ARCH_PERFMON_EVENTSEL_EVENT (bits 7:0) plus 0x0F << 32 (AMD64_EVENTSEL_EVENT), the unit mask 15:8, USR 16, OS 17, EDGE 18, INT 20, ENABLE 22, INV 23, CMASK 31:24, AMD64_EVENTSEL_GUESTONLY 40 and AMD64_EVENTSEL_HOSTONLY 41; core.c publishes event as config:0-7,32-35. Bits 19 and 21 (Intel's pin control and any-thread) have no meaning here and, with 39:36 and 63:42, are kept reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F15H_PERF_CTL = 0xc0010200 and MSR_F15H_PERF_CTL0..5 = MSR_F15H_PERF_CTL + 2n, each followed by its counter." },
-        NoteInfo { kind: "info", title: "How many the part has", text: "perf_event.h (union cpuid_0x80000022_ebx): CPUID leaf 80000022H reports in EBX bits 3:0 the number of core performance counters, 9:4 the LBR stack depth, 15:10 the number of Data Fabric counters and 21:16 the number of memory-controller counters; core.c sets the core PMU's counter count from bits 3:0 on PerfMonV2 parts. Hence count-cpuid=\"80000022H.EBX[3:0]\": a session counts on no more of these counters than the part reports." },
-    ],
-};
+pub(crate) static LEGACY_PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*LegacyPerfCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static PERF_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
+pub(crate) static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*LegacyPerfCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PERF_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "PMC", name: PerfCtrLayout::NAME, type_name: "PerfCtr",
-    width: 64, space: Space::Msr, count: 6, count_cpuid: Some("80000022H.EBX[3:0]"),
-    reset: PerfCtrLayout::RESET, reserved_mask: PerfCtrLayout::RESERVED_MASK, ignored_mask: PerfCtrLayout::IGNORED_MASK, writable_mask: PerfCtrLayout::WRITABLE_MASK,
-    description: "Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or preload it; it wraps from 2^48-1 to 0.",
-    sources: &[SOURCES[0], SOURCES[2]],
-    addresses: Addresses::Known(&PERF_CTR_INFO_ADDRESSES),
-    fields: PerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "Linux sets the AMD core PMU's counter width to 48 bits (cntval_bits = 48 in core.c's amd_pmu) and writes counters masked to that width; the bits above are recorded as reserved." },
-    ],
-};
+pub(crate) static PERF_CNTR_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*PerfCntrGlobalStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static LEGACY_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[K7_EVNTSEL], &INSTANCE_NAMES, "linux-msr-index");
+pub(crate) static PERF_CNTR_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*PerfCntrGlobalCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static LEGACY_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "PMC", name: LegacyPerfCtlLayout::NAME, type_name: "LegacyPerfCtl",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: LegacyPerfCtlLayout::RESET, reserved_mask: LegacyPerfCtlLayout::RESERVED_MASK, ignored_mask: LegacyPerfCtlLayout::IGNORED_MASK, writable_mask: LegacyPerfCtlLayout::WRITABLE_MASK,
-    description: "Legacy address of PERF_CTL{n} for the first four counters: the same register as PERF_CTL0-3, at the addresses earlier AMD processors used. Prefer PERF_CTL{n}; this spec counts through those.",
-    sources: &[SOURCES[0], SOURCES[1]],
-    addresses: Addresses::Known(&LEGACY_PERF_CTL_INFO_ADDRESSES),
-    fields: LegacyPerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "An alias the simulator keeps apart", text: "msr-index.h: MSR_K7_EVNTSEL0..3 = 0xc0010000..0xc0010003. On hardware these are the same registers as PERF_CTL0-3; the spec cannot yet say that two addresses are one register, so the simulator stores them separately, and the PMU structure counts through PERF_CTL{n} only." },
-    ],
-};
+pub(crate) static PERF_CNTR_GLOBAL_STATUS_CLR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*PerfCntrGlobalStatusClrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static LEGACY_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[K7_PERFCTR], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static LEGACY_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "PMC", name: LegacyPerfCtrLayout::NAME, type_name: "LegacyPerfCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: LegacyPerfCtrLayout::RESET, reserved_mask: LegacyPerfCtrLayout::RESERVED_MASK, ignored_mask: LegacyPerfCtrLayout::IGNORED_MASK, writable_mask: LegacyPerfCtrLayout::WRITABLE_MASK,
-    description: "Legacy address of PERF_CTR{n} for the first four counters (the same counters as PERF_CTR0-3).",
-    sources: &[SOURCES[0], SOURCES[3]],
-    addresses: Addresses::Known(&LEGACY_PERF_CTR_INFO_ADDRESSES),
-    fields: LegacyPerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_K7_PERFCTR0..3 = 0xc0010004..0xc0010007." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static PERF_CNTR_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PERF_CNTR_GLOBAL_STATUS], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PERF_CNTR_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "PMC", name: PerfCntrGlobalStatusLayout::NAME, type_name: "PerfCntrGlobalStatus",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PerfCntrGlobalStatusLayout::RESET, reserved_mask: PerfCntrGlobalStatusLayout::RESERVED_MASK, ignored_mask: PerfCntrGlobalStatusLayout::IGNORED_MASK, writable_mask: PerfCntrGlobalStatusLayout::WRITABLE_MASK,
-    description: "PerfMonV2 global status: one overflow bit per core counter, set by hardware when the counter wraps; cleared through PERF_CNTR_GLOBAL_STATUS_CLR.",
-    sources: &[SOURCES[2]],
-    addresses: Addresses::Known(&PERF_CNTR_GLOBAL_STATUS_INFO_ADDRESSES),
-    fields: PerfCntrGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "core.c reads this MSR in its PMI handler and treats bit n as counter n's overflow and GLOBAL_STATUS_LBRS_FROZEN (bit 58, perf_event.h) as the LBR freeze; no other bit is named in the sources read, so the rest is reserved." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static PERF_CNTR_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PERF_CNTR_GLOBAL_CTL], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PERF_CNTR_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "PMC", name: PerfCntrGlobalCtlLayout::NAME, type_name: "PerfCntrGlobalCtl",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PerfCntrGlobalCtlLayout::RESET, reserved_mask: PerfCntrGlobalCtlLayout::RESERVED_MASK, ignored_mask: PerfCntrGlobalCtlLayout::IGNORED_MASK, writable_mask: PerfCntrGlobalCtlLayout::WRITABLE_MASK,
-    description: "PerfMonV2 global control: bit n enables core counter n, in addition to PERF_CTL{n}.en. Linux disables every counter at once by writing 0 here.",
-    sources: &[SOURCES[2]],
-    addresses: Addresses::Known(&PERF_CNTR_GLOBAL_CTL_INFO_ADDRESSES),
-    fields: PerfCntrGlobalCtlLayout::FIELDS,
-    notes: &[],
-};
-
-#[cfg(feature = "metadata")]
-static PERF_CNTR_GLOBAL_STATUS_CLR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PERF_CNTR_GLOBAL_STATUS_CLR], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PERF_CNTR_GLOBAL_STATUS_CLR_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "PMC", name: PerfCntrGlobalStatusClrLayout::NAME, type_name: "PerfCntrGlobalStatusClr",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PerfCntrGlobalStatusClrLayout::RESET, reserved_mask: PerfCntrGlobalStatusClrLayout::RESERVED_MASK, ignored_mask: PerfCntrGlobalStatusClrLayout::IGNORED_MASK, writable_mask: PerfCntrGlobalStatusClrLayout::WRITABLE_MASK,
-    description: "PerfMonV2 status clear: writing 1 to a bit clears the same bit of PERF_CNTR_GLOBAL_STATUS.",
-    sources: &[SOURCES[2]],
-    addresses: Addresses::Known(&PERF_CNTR_GLOBAL_STATUS_CLR_INFO_ADDRESSES),
-    fields: PerfCntrGlobalStatusClrLayout::FIELDS,
-    notes: &[],
-};
-
-#[cfg(feature = "metadata")]
-static PERF_CNTR_GLOBAL_STATUS_SET_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PERF_CNTR_GLOBAL_STATUS_SET], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "PMC", name: PerfCntrGlobalStatusSetLayout::NAME, type_name: "PerfCntrGlobalStatusSet",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PerfCntrGlobalStatusSetLayout::RESET, reserved_mask: PerfCntrGlobalStatusSetLayout::RESERVED_MASK, ignored_mask: PerfCntrGlobalStatusSetLayout::IGNORED_MASK, writable_mask: PerfCntrGlobalStatusSetLayout::WRITABLE_MASK,
-    description: "PerfMonV2 status set: writing 1 to a bit sets the same bit of PERF_CNTR_GLOBAL_STATUS (as a hypervisor restoring a guest's status does).",
-    sources: &[SOURCES[3]],
-    addresses: Addresses::Known(&PERF_CNTR_GLOBAL_STATUS_SET_INFO_ADDRESSES),
-    fields: PerfCntrGlobalStatusSetLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Source", text: "msr-index.h names MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_SET = 0xc0000303 (added with KVM's PerfMonV2 support, which treats it like the clear register); the bits beyond the counters are not given, so they are reserved." },
-    ],
-};
+pub(crate) static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*PerfCntrGlobalStatusSetLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -1574,11 +1450,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "amd-zen6",
-    name: "PMC",
-    module: "core",
-    title: "Core performance counters, PMC (per logical processor)",
-    description: "Six general-purpose performance counters per logical processor, each a PERF_CTL event select paired with a 48-bit PERF_CTR, at 0xC0010200 and up (control and counter interleaved). The first four are also reachable at the legacy addresses 0xC0010000-0xC0010007, kept for software written for earlier AMD processors. AMD names these counters PMC and numbers core events PMCxNNN by their event select, so the unit is PMC (the Intel processors' core unit is CORE). This generation implements PerfMonV2 (CPUID 0x80000022 EAX bit 0): a global control that enables each counter, a global status that reports each counter's overflow, and status clear and set registers. CPUID 0x80000022 EBX[3:0] reports the number of core counters.",
-    instances: &["PMC"],
     registers: &[
         &PERF_CTL_INFO,
         &PERF_CTR_INFO,
@@ -1594,5 +1465,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::CORE),
-    mmio_window: None,
+    ..crate::amd_zen5::core::UNIT
 };

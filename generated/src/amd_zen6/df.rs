@@ -25,66 +25,20 @@ pub use crate::amd_zen5::df::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["DF"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
-    "Linux kernel, arch/x86/include/asm/perf_event.h",
-];
+pub(crate) static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*DfPerfCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static DF_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msr_arrays(&[DF_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "DF", name: DfPerfCtlLayout::NAME, type_name: "DfPerfCtl",
-    width: 64, space: Space::Msr, count: 16, count_cpuid: Some("80000022H.EBX[15:10]"),
-    reset: DfPerfCtlLayout::RESET, reserved_mask: DfPerfCtlLayout::RESERVED_MASK, ignored_mask: DfPerfCtlLayout::IGNORED_MASK, writable_mask: DfPerfCtlLayout::WRITABLE_MASK,
-    description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
-    sources: &[SOURCES[0], SOURCES[1]],
-    addresses: Addresses::Known(&DF_PERF_CTL_INFO_ADDRESSES),
-    fields: DfPerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_PERFMON_V2_EVENTSEL_EVENT_NB = AMD64_EVENTSEL_EVENT | GENMASK_ULL(37, 36) (bits 7:0 and 37:32) and AMD64_PERFMON_V2_EVENTSEL_UMASK_NB = ARCH_PERFMON_EVENTSEL_UMASK | GENMASK_ULL(27, 24); uncore.c publishes event config:0-7,32-37 and umask config:8-15,24-27 when the processor has PerfMonV2, and enables a counter with bit 22." },
-        NoteInfo { kind: "source-conflict", title: "Event select: 14 bits (Linux) or 15 (likwid)", text: "likwid's Zen 4 module (perfmon_zen4_counters.h) masks the upper event bits with 0x7F at bit 32, which would make bit 38 part of the event select; Linux masks 37:32. We follow Linux, whose masks are what the kernel lets user space set, and keep bit 38 reserved; no event in Linux's Zen 4 list needs it." },
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F15H_NB_PERF_CTL = 0xc0010240, MSR_F15H_NB_PERF_CTR = 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1, as many as CPUID 0x80000022 EBX[15:10] gives with PerfMonV2 (16 on Zen 4 parts, as public boot logs show: amd_uncore: 16 amd_df counters detected)." },
-        NoteInfo { kind: "info", title: "How many the part has", text: "perf_event.h (union cpuid_0x80000022_ebx): CPUID leaf 80000022H reports in EBX bits 3:0 the number of core performance counters, 9:4 the LBR stack depth, 15:10 the number of Data Fabric counters and 21:16 the number of memory-controller counters; uncore.c sets the amd_df PMU's counter count from bits 15:10 on PerfMonV2 parts. Hence count-cpuid=\"80000022H.EBX[15:10]\": a session counts on no more of these counters than the part reports." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static DF_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msr_arrays(&[DF_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "DF", name: DfPerfCtrLayout::NAME, type_name: "DfPerfCtr",
-    width: 64, space: Space::Msr, count: 16, count_cpuid: Some("80000022H.EBX[15:10]"),
-    reset: DfPerfCtrLayout::RESET, reserved_mask: DfPerfCtrLayout::RESERVED_MASK, ignored_mask: DfPerfCtrLayout::IGNORED_MASK, writable_mask: DfPerfCtrLayout::WRITABLE_MASK,
-    description: "Data Fabric performance counter n, 48 bits wide.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&DF_PERF_CTR_INFO_ADDRESSES),
-    fields: DfPerfCtrLayout::FIELDS,
-    notes: &[],
-};
+pub(crate) static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*DfPerfCtrLayout::INFO };
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "amd-zen6",
-    name: "DF",
-    module: "df",
-    title: "Data Fabric performance counters (per socket)",
-    description: "16 counters in the Data Fabric, the interconnect between the core complexes, memory controllers and I/O of a socket (the family 15h northbridge counters, repurposed from family 17h). Each is a control register paired with a 48-bit counter, interleaved from 0xC0010240. This generation has PerfMonV2 Data Fabric counters: CPUID 0x80000022 EBX[15:10] reports how many (16 here), the event select is 14 bits (register bits 37:32 and 7:0) and the unit mask 12 bits (27:24 and 15:8).",
-    instances: &["DF"],
     registers: &[
         &DF_PERF_CTL_INFO,
         &DF_PERF_CTR_INFO,
     ],
     events: &[],
     pmu: Some(&super::pmu::DF),
-    mmio_window: None,
+    ..crate::amd_zen5::df::UNIT
 };

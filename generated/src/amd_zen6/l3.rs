@@ -24,184 +24,24 @@ pub use crate::amd_zen5::l3::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["L3"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
-    "Linux kernel, arch/x86/include/asm/perf_event.h",
-];
+pub(crate) static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*L3PerfCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static L3_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTL], &INSTANCE_NAMES, "linux-msr-index");
+pub(crate) static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*L3PerfCtrLayout::INFO };
 
-#[cfg(feature = "metadata")]
-pub(crate) static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "L3", name: L3PerfCtlLayout::NAME, type_name: "L3PerfCtl",
-    width: 64, space: Space::Msr, count: 6, count_cpuid: None,
-    reset: L3PerfCtlLayout::RESET, reserved_mask: L3PerfCtlLayout::RESERVED_MASK, ignored_mask: L3PerfCtlLayout::IGNORED_MASK, writable_mask: L3PerfCtlLayout::WRITABLE_MASK,
-    description: "L3 performance event select n: the event and unit mask counter L3_PERF_CTR{n} counts, which slices and threads it observes, and its enable.",
-    sources: &[SOURCES[0], SOURCES[1]],
-    addresses: Addresses::Known(&L3_PERF_CTL_INFO_ADDRESSES),
-    fields: L3PerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_L3_F19H_THREAD_MASK = 0x3 << 56, AMD64_L3_SLICEID_MASK = 0x7 << 48, AMD64_L3_EN_ALL_CORES bit 47, AMD64_L3_EN_ALL_SLICES bit 46, AMD64_L3_COREID_MASK = 0x7 << 42; uncore.c publishes them (threadmask config:56-57, sliceid 48-50, enallcores 47, enallslices 46, coreid 42-44) with event config:0-7 and umask config:8-15 for family 19h and later, and enables a counter with bit 22. likwid (perfmon_zen4_counters.h) uses the same core-id, all-slices and all-cores bits." },
-        NoteInfo { kind: "info", title: "Masks while counting", text: "uncore.c's L3 event init, from family 19h, ORs the two-bit thread mask (AMD64_L3_F19H_THREAD_MASK), AMD64_L3_EN_ALL_SLICES and AMD64_L3_EN_ALL_CORES into the control when the event's thread mask is zero, and otherwise keeps the event's thread mask, slice and core ids and enable-all bits as given. Counting here gives each of these fields its default on its own (thread_mask all ones, en_all_cores 1, en_all_slices 1, slice_id and core_id 0: count-default makes them filters an event may set by name) unless the event sets that field, so an event that names only a thread mask counts every core and slice; the perf driver would count core 0 and slice 0 instead, but the perf backend is given the same control value, enable-all bits included, so both backends count alike." },
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F16H_L2I_PERF_CTL = 0xc0010230, MSR_F16H_L2I_PERF_CTR = 0xc0010231; uncore.c places counter n at base + 2n and counter register at base + 2n + 1, six of them (NUM_COUNTERS_L3) from family 17h." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static L3_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msr_arrays(&[L3_PERF_CTR], &INSTANCE_NAMES, "linux-msr-index");
-
-#[cfg(feature = "metadata")]
-pub(crate) static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "L3", name: L3PerfCtrLayout::NAME, type_name: "L3PerfCtr",
-    width: 64, space: Space::Msr, count: 6, count_cpuid: None,
-    reset: L3PerfCtrLayout::RESET, reserved_mask: L3PerfCtrLayout::RESERVED_MASK, ignored_mask: L3PerfCtrLayout::IGNORED_MASK, writable_mask: L3PerfCtrLayout::WRITABLE_MASK,
-    description: "L3 performance counter n, 48 bits wide.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&L3_PERF_CTR_INFO_ADDRESSES),
-    fields: L3PerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "uncore.c computes deltas over the low 48 bits (COUNTER_SHIFT 16) for every uncore counter." },
-    ],
-};
-
-/// The unit's events (the `events` feature), re-exported: [`Event`].
+/// The unit's events (the `events` feature): amd-zen6's list is amd-zen5's, so its `Event` is
+/// [`crate::amd_zen5::l3::Event`], re-exported.
 #[cfg(feature = "events")]
-mod unit_events {
-use super::*;
-#[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
-#[cfg(feature = "metadata")]
-use crate::core_events::{event_info_refs, event_infos};
-
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant is a row
-/// of the unit's event table, which gives its event select, umask and the counters that may
-/// count it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
-pub struct Event {
-    code: u8,
-    umask: u8,
-    ext_sel: bool,
-    /// Its row in `EVENT_INFOS`.
-    row: u16,
-}
-
-impl Event {
-    /// `l3_lookup_state.l3_miss`.
-    pub const L3_LOOKUP_STATE_L3_MISS: Event = Event::row(0);
-    /// `l3_lookup_state.l3_hit`.
-    pub const L3_LOOKUP_STATE_L3_HIT: Event = Event::row(1);
-    /// `l3_lookup_state.all_coherent_accesses_to_l3`.
-    pub const L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3: Event = Event::row(2);
-
-    /// Every event of the unit.
-    pub const ALL: &'static [Event] = &{
-        let mut all = [Event::row(0); ROW_COUNT];
-        let mut i = 0;
-        while i < ROW_COUNT {
-            all[i] = Event::row(i as u16);
-            i += 1;
-        }
-        all
-    };
-
-    /// The event of row `n` of the unit's table.
-    const fn row(n: u16) -> Event {
-        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
-        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
-    }
-
-    /// Event select.
-    pub const fn code(self) -> u8 {
-        self.code
-    }
-
-    /// Unit mask.
-    pub const fn umask(self) -> u8 {
-        self.umask
-    }
-
-    /// Whether it needs the event-select extension bit.
-    pub const fn ext_sel(self) -> bool {
-        self.ext_sel
-    }
-}
-
-#[cfg(feature = "metadata")]
-impl Event {
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        EVENT_INFOS[self.row as usize]
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.info().can_count_on(n)
-    }
-}
-
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("l3_lookup_state.l3_miss", 0x04, 0x01, 0b111111),
-    ev("l3_lookup_state.l3_hit", 0x04, 0xfe, 0b111111),
-    ev("l3_lookup_state.all_coherent_accesses_to_l3", 0x04, 0xff, 0b111111),
-];
-/// No experimental events.
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of the rows, 64 a chunk.
-#[cfg(feature = "metadata")]
-const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
-    &event_infos::<3>(EVENT_ROWS, 0, false),
-];
-/// The facts of `Event::ALL`, row for row.
-#[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
-
-impl Event {
-    /// `ctl` set to count this event: its event select and umask. (`L3PerfCtl::with_event` takes
-    /// the events of the processor that defines `L3PerfCtl`.)
-    #[inline]
-    pub const fn program(self, ctl: L3PerfCtl) -> L3PerfCtl {
-        let event = self;
-        ctl.with_ev_sel(event.code).with_umask(event.umask)
-    }
-}
-
-}
-#[cfg(feature = "events")]
-pub use unit_events::Event;
-#[cfg(all(feature = "events", feature = "metadata"))]
-use unit_events::EVENT_INFOS;
+pub use crate::amd_zen5::l3::Event;
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "amd-zen6",
-    name: "L3",
-    module: "l3",
-    title: "L3 cache performance counters (per core complex)",
-    description: "Six counters in the L3 cache of each core complex (CCX), shared by the cores that share that L3. Each is a control register paired with a 48-bit counter, interleaved from 0xC0010230. Every CPU of a CCX reaches the same six counters through these MSR numbers; the box is one per L3 (pmu scope \"l3\"), counted on one CPU of each CCX. From family 19h an event is filtered by one slice or all slices, one core or all cores, and a mask of the two threads of a core.",
-    instances: &["L3"],
     registers: &[
         &L3_PERF_CTL_INFO,
         &L3_PERF_CTR_INFO,
     ],
-    #[cfg(feature = "events")]
-    events: EVENT_INFOS,
-    #[cfg(not(feature = "events"))]
-    events: &[],
     pmu: Some(&super::pmu::L3),
-    mmio_window: None,
+    ..crate::amd_zen5::l3::UNIT
 };

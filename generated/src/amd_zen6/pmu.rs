@@ -4,65 +4,31 @@
 //! level, the role traits its layouts implement, and the named fields and overflow bits they refer
 //! to. See `crate::structure`.
 use crate::structure::*;
-use crate::support::NoteInfo;
-/// PMU structure of the Core performance counters, PMC (per logical processor) (6 counters per box;
-/// boxes PMC).
-///
-/// **PerfMonV2 is this box's level, not a processor-wide one** (info): PERF_CNTR_GLOBAL_CTL,
-/// _STATUS and _STATUS_CLR are per logical processor and cover the core counters only: core.c
-/// writes them on the CPU whose counters it programs, and the L3, Data Fabric and UMC counters
-/// neither report to nor obey them. So they are the PMC box's control, status and overflow clear,
-/// and the processor declares no global level above every box (which would make every uncore
-/// counter route to a bit it does not have).
-///
-/// **Six counters** (info): The AMD core PMU has six counters from family 15h on (core.c:
-/// AMD64_NUM_COUNTERS_CORE = 6, with X86_FEATURE_PERFCTR_CORE); on PerfMonV2 parts Linux reads the
-/// count from CPUID 0x80000022 EBX3:0 instead.
+use super::core::{
+    PERF_CNTR_GLOBAL_CTL_INFO, PERF_CNTR_GLOBAL_STATUS_CLR_INFO,
+    PERF_CNTR_GLOBAL_STATUS_INFO, PERF_CTL_INFO, PERF_CTR_INFO,
+};
+use super::df::{DF_PERF_CTL_INFO, DF_PERF_CTR_INFO};
+use super::l3::{L3_PERF_CTL_INFO, L3_PERF_CTR_INFO};
+use super::umc::{UMC_PERF_CTL_INFO, UMC_PERF_CTR_INFO};
+/// PMU structure of the Core performance counters, PMC (per logical processor): that of
+/// [`crate::amd_zen5::pmu::CORE`] (amd-zen5's, `units-from`; its notes are that one's), with
+/// amd-zen6's registers.
 pub static CORE: PmuInfo = PmuInfo {
     processor: "amd-zen6",
     unit: "PMC",
     scope: Scope::Cpu,
     discovery_type: None,
-    controls: &[&super::core::PERF_CNTR_GLOBAL_CTL_INFO],
-    statuses: &[&super::core::PERF_CNTR_GLOBAL_STATUS_INFO],
-    overflow_clears: &[&super::core::PERF_CNTR_GLOBAL_STATUS_CLR_INFO],
+    controls: &[&PERF_CNTR_GLOBAL_CTL_INFO],
+    statuses: &[&PERF_CNTR_GLOBAL_STATUS_INFO],
+    overflow_clears: &[&PERF_CNTR_GLOBAL_STATUS_CLR_INFO],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::core::PERF_CTL_INFO.at(0),
-            super::core::PERF_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::core::PERF_CTL_INFO.at(1),
-            super::core::PERF_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::core::PERF_CTL_INFO.at(2),
-            super::core::PERF_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::core::PERF_CTL_INFO.at(3),
-            super::core::PERF_CTR_INFO.at(3),
-        ),
-        CounterInfo::general(
-            4,
-            48,
-            super::core::PERF_CTL_INFO.at(4),
-            super::core::PERF_CTR_INFO.at(4),
-        ),
-        CounterInfo::general(
-            5,
-            48,
-            super::core::PERF_CTL_INFO.at(5),
-            super::core::PERF_CTR_INFO.at(5),
-        ),
+        CounterInfo::general(0, 48, PERF_CTL_INFO.at(0), PERF_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, PERF_CTL_INFO.at(1), PERF_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, PERF_CTL_INFO.at(2), PERF_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, PERF_CTL_INFO.at(3), PERF_CTR_INFO.at(3)),
+        CounterInfo::general(4, 48, PERF_CTL_INFO.at(4), PERF_CTR_INFO.at(4)),
+        CounterInfo::general(5, 48, PERF_CTL_INFO.at(5), PERF_CTR_INFO.at(5)),
     ],
     filters: &[],
     routes: &[],
@@ -83,40 +49,11 @@ pub static CORE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "PerfMonV2 is this box's level, not a processor-wide one",
-            text: "PERF_CNTR_GLOBAL_CTL, _STATUS and _STATUS_CLR are per logical processor \
-            and cover the core counters only: core.c writes them on the CPU whose \
-            counters it programs, and the L3, Data Fabric and UMC counters neither \
-            report to nor obey them. So they are the PMC box's control, status and \
-            overflow clear, and the processor declares no global level above every \
-            box (which would make every uncore counter route to a bit it does not \
-            have).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Six counters",
-            text: "The AMD core PMU has six counters from family 15h on (core.c: \
-            AMD64_NUM_COUNTERS_CORE = 6, with X86_FEATURE_PERFCTR_CORE); on \
-            PerfMonV2 parts Linux reads the count from CPUID 0x80000022 EBX[3:0] \
-            instead.",
-        },
-    ],
+    notes: crate::amd_zen5::pmu::CORE.notes,
 };
-/// PMU structure of the Data Fabric performance counters (per socket) (16 counters per box; boxes
-/// DF).
-///
-/// **No box level** (info): Each Data Fabric counter is enabled through its own control; no
-/// register enables, freezes or reports them together, and uncore.c does not enable overflow
-/// interrupts for them (PERF_PMU_CAP_NO_INTERRUPT). Linux registers one amd_df PMU for the system
-/// and counts on one CPU of each node.
-///
-/// **Sixteen counters** (info): CPUID 0x80000022 EBX15:10 gives the number on a part; the spec
-/// describes 16, the count Zen 4 parts report (public boot logs) and likwid's Zen 4 module lists
-/// (DFC0-DFC15, perfmon_zen4_counters.h). No source read gives a Zen 5 figure; the Zen 4 count is
-/// assumed. uncore.c reads counters 0-3 with RDPMC 6-9 and the rest from index 16, or by RDMSR.
+/// PMU structure of the Data Fabric performance counters (per socket): that of
+/// [`crate::amd_zen5::pmu::DF`] (amd-zen5's, `units-from`; its notes are that one's), with
+/// amd-zen6's registers.
 pub static DF: PmuInfo = PmuInfo {
     processor: "amd-zen6",
     unit: "DF",
@@ -126,102 +63,22 @@ pub static DF: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(0),
-            super::df::DF_PERF_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(1),
-            super::df::DF_PERF_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(2),
-            super::df::DF_PERF_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(3),
-            super::df::DF_PERF_CTR_INFO.at(3),
-        ),
-        CounterInfo::general(
-            4,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(4),
-            super::df::DF_PERF_CTR_INFO.at(4),
-        ),
-        CounterInfo::general(
-            5,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(5),
-            super::df::DF_PERF_CTR_INFO.at(5),
-        ),
-        CounterInfo::general(
-            6,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(6),
-            super::df::DF_PERF_CTR_INFO.at(6),
-        ),
-        CounterInfo::general(
-            7,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(7),
-            super::df::DF_PERF_CTR_INFO.at(7),
-        ),
-        CounterInfo::general(
-            8,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(8),
-            super::df::DF_PERF_CTR_INFO.at(8),
-        ),
-        CounterInfo::general(
-            9,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(9),
-            super::df::DF_PERF_CTR_INFO.at(9),
-        ),
-        CounterInfo::general(
-            10,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(10),
-            super::df::DF_PERF_CTR_INFO.at(10),
-        ),
-        CounterInfo::general(
-            11,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(11),
-            super::df::DF_PERF_CTR_INFO.at(11),
-        ),
-        CounterInfo::general(
-            12,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(12),
-            super::df::DF_PERF_CTR_INFO.at(12),
-        ),
-        CounterInfo::general(
-            13,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(13),
-            super::df::DF_PERF_CTR_INFO.at(13),
-        ),
-        CounterInfo::general(
-            14,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(14),
-            super::df::DF_PERF_CTR_INFO.at(14),
-        ),
-        CounterInfo::general(
-            15,
-            48,
-            super::df::DF_PERF_CTL_INFO.at(15),
-            super::df::DF_PERF_CTR_INFO.at(15),
-        ),
+        CounterInfo::general(0, 48, DF_PERF_CTL_INFO.at(0), DF_PERF_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, DF_PERF_CTL_INFO.at(1), DF_PERF_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, DF_PERF_CTL_INFO.at(2), DF_PERF_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, DF_PERF_CTL_INFO.at(3), DF_PERF_CTR_INFO.at(3)),
+        CounterInfo::general(4, 48, DF_PERF_CTL_INFO.at(4), DF_PERF_CTR_INFO.at(4)),
+        CounterInfo::general(5, 48, DF_PERF_CTL_INFO.at(5), DF_PERF_CTR_INFO.at(5)),
+        CounterInfo::general(6, 48, DF_PERF_CTL_INFO.at(6), DF_PERF_CTR_INFO.at(6)),
+        CounterInfo::general(7, 48, DF_PERF_CTL_INFO.at(7), DF_PERF_CTR_INFO.at(7)),
+        CounterInfo::general(8, 48, DF_PERF_CTL_INFO.at(8), DF_PERF_CTR_INFO.at(8)),
+        CounterInfo::general(9, 48, DF_PERF_CTL_INFO.at(9), DF_PERF_CTR_INFO.at(9)),
+        CounterInfo::general(10, 48, DF_PERF_CTL_INFO.at(10), DF_PERF_CTR_INFO.at(10)),
+        CounterInfo::general(11, 48, DF_PERF_CTL_INFO.at(11), DF_PERF_CTR_INFO.at(11)),
+        CounterInfo::general(12, 48, DF_PERF_CTL_INFO.at(12), DF_PERF_CTR_INFO.at(12)),
+        CounterInfo::general(13, 48, DF_PERF_CTL_INFO.at(13), DF_PERF_CTR_INFO.at(13)),
+        CounterInfo::general(14, 48, DF_PERF_CTL_INFO.at(14), DF_PERF_CTR_INFO.at(14)),
+        CounterInfo::general(15, 48, DF_PERF_CTL_INFO.at(15), DF_PERF_CTR_INFO.at(15)),
     ],
     filters: &[],
     routes: &[],
@@ -248,40 +105,11 @@ pub static DF: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box level",
-            text: "Each Data Fabric counter is enabled through its own control; no \
-            register enables, freezes or reports them together, and uncore.c does \
-            not enable overflow interrupts for them (PERF_PMU_CAP_NO_INTERRUPT). \
-            Linux registers one amd_df PMU for the system and counts on one CPU of \
-            each node.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Sixteen counters",
-            text: "CPUID 0x80000022 EBX[15:10] gives the number on a part; the spec \
-            describes 16, the count Zen 4 parts report (public boot logs) and \
-            likwid's Zen 4 module lists (DFC0-DFC15, perfmon_zen4_counters.h). No \
-            source read gives a Zen 5 figure; the Zen 4 count is assumed. uncore.c \
-            reads counters 0-3 with RDPMC 6-9 and the rest from index 16, or by \
-            RDMSR.",
-        },
-    ],
+    notes: crate::amd_zen5::pmu::DF.notes,
 };
-/// PMU structure of the L3 cache performance counters (per core complex) (6 counters per box; boxes
-/// L3).
-///
-/// **No box level; one box per CCX** (info): The L3 counters have no register that enables, freezes
-/// or reports them together: each is enabled through its own control, and uncore.c does not enable
-/// overflow interrupts for them (PERF_PMU_CAP_NO_INTERRUPT). A socket has one L3 per CCX, each
-/// reached through the same MSR numbers from any of the CPUs that share it (uncore.c shares one
-/// context among the CPUs with the same LLC id and puts one CPU per context in the amd_l3 PMU's
-/// cpumask). Hence scope="l3": one box per L3, counted on one CPU of its CCX; which CPUs share an
-/// L3 is CPUID 0x8000001D's cache topology (source linux-amd-cacheinfo: Linux derives the LLC id
-/// from it and publishes the sharing CPUs as cache/index3/shared_cpu_list), not a register of this
-/// unit.
+/// PMU structure of the L3 cache performance counters (per core complex): that of
+/// [`crate::amd_zen5::pmu::L3`] (amd-zen5's, `units-from`; its notes are that one's), with
+/// amd-zen6's registers.
 pub static L3: PmuInfo = PmuInfo {
     processor: "amd-zen6",
     unit: "L3",
@@ -291,42 +119,12 @@ pub static L3: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::l3::L3_PERF_CTL_INFO.at(0),
-            super::l3::L3_PERF_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::l3::L3_PERF_CTL_INFO.at(1),
-            super::l3::L3_PERF_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::l3::L3_PERF_CTL_INFO.at(2),
-            super::l3::L3_PERF_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::l3::L3_PERF_CTL_INFO.at(3),
-            super::l3::L3_PERF_CTR_INFO.at(3),
-        ),
-        CounterInfo::general(
-            4,
-            48,
-            super::l3::L3_PERF_CTL_INFO.at(4),
-            super::l3::L3_PERF_CTR_INFO.at(4),
-        ),
-        CounterInfo::general(
-            5,
-            48,
-            super::l3::L3_PERF_CTL_INFO.at(5),
-            super::l3::L3_PERF_CTR_INFO.at(5),
-        ),
+        CounterInfo::general(0, 48, L3_PERF_CTL_INFO.at(0), L3_PERF_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, L3_PERF_CTL_INFO.at(1), L3_PERF_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, L3_PERF_CTL_INFO.at(2), L3_PERF_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, L3_PERF_CTL_INFO.at(3), L3_PERF_CTR_INFO.at(3)),
+        CounterInfo::general(4, 48, L3_PERF_CTL_INFO.at(4), L3_PERF_CTR_INFO.at(4)),
+        CounterInfo::general(5, 48, L3_PERF_CTL_INFO.at(5), L3_PERF_CTR_INFO.at(5)),
     ],
     filters: &[],
     routes: &[],
@@ -353,32 +151,11 @@ pub static L3: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box level; one box per CCX",
-            text: "The L3 counters have no register that enables, freezes or reports them \
-            together: each is enabled through its own control, and uncore.c does not \
-            enable overflow interrupts for them (PERF_PMU_CAP_NO_INTERRUPT). A \
-            socket has one L3 per CCX, each reached through the same MSR numbers \
-            from any of the CPUs that share it (uncore.c shares one context among \
-            the CPUs with the same LLC id and puts one CPU per context in the amd_l3 \
-            PMU's cpumask). Hence scope=\"l3\": one box per L3, counted on one CPU \
-            of its CCX; which CPUs share an L3 is CPUID 0x8000001D's cache topology \
-            (source linux-amd-cacheinfo: Linux derives the LLC id from it and \
-            publishes the sharing CPUs as cache/index3/shared_cpu_list), not a \
-            register of this unit.",
-        },
-    ],
+    notes: crate::amd_zen5::pmu::L3.notes,
 };
-/// PMU structure of the Unified memory controller performance counters (per channel) (4 counters
-/// per box; boxes UMC0, UMC1, UMC2, UMC3, UMC4, UMC5, UMC6, UMC7, UMC8, UMC9, UMC10, UMC11).
-///
-/// **No box level; kernel numbering** (info): Each UMC counter is enabled through its own control
-/// (bit 31); no register enables or reports them together. uncore.c names the PMUs amd_umc_0,
-/// amd_umc_1, ... in the order it finds the active controllers of every socket, so on one socket
-/// amd_umc_{i} is controller i; on a second socket the kernel's numbers continue after the first
-/// socket's controllers.
+/// PMU structure of the Unified memory controller performance counters (per channel): that of
+/// [`crate::amd_zen5::pmu::UMC`] (amd-zen5's, `units-from`; its notes are that one's), with
+/// amd-zen6's registers.
 pub static UMC: PmuInfo = PmuInfo {
     processor: "amd-zen6",
     unit: "UMC",
@@ -388,30 +165,10 @@ pub static UMC: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::umc::UMC_PERF_CTL_INFO.at(0),
-            super::umc::UMC_PERF_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::umc::UMC_PERF_CTL_INFO.at(1),
-            super::umc::UMC_PERF_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::umc::UMC_PERF_CTL_INFO.at(2),
-            super::umc::UMC_PERF_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::umc::UMC_PERF_CTL_INFO.at(3),
-            super::umc::UMC_PERF_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, UMC_PERF_CTL_INFO.at(0), UMC_PERF_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, UMC_PERF_CTL_INFO.at(1), UMC_PERF_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, UMC_PERF_CTL_INFO.at(2), UMC_PERF_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, UMC_PERF_CTL_INFO.at(3), UMC_PERF_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -460,18 +217,7 @@ pub static UMC: PmuInfo = PmuInfo {
             does the same.",
     }),
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box level; kernel numbering",
-            text: "Each UMC counter is enabled through its own control (bit 31); no \
-            register enables or reports them together. uncore.c names the PMUs \
-            amd_umc_0, amd_umc_1, ... in the order it finds the active controllers \
-            of every socket, so on one socket amd_umc_{i} is controller i; on a \
-            second socket the kernel's numbers continue after the first socket's \
-            controllers.",
-        },
-    ],
+    notes: crate::amd_zen5::pmu::UMC.notes,
 };
 /// What the perf PMUs of the Unified memory controller performance counters (per channel) share;
 /// each box's entry adds its box and PMU name.

@@ -26,214 +26,24 @@ pub use crate::amd_zen5::umc::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 12] = ["UMC0", "UMC1", "UMC2", "UMC3", "UMC4", "UMC5", "UMC6", "UMC7", "UMC8", "UMC9", "UMC10", "UMC11"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)",
-    "Linux kernel, arch/x86/include/asm/perf_event.h",
-];
+pub(crate) static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*UmcPerfCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static UMC_PERF_CTL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&UMC_PERF_CTL, &INSTANCE_NAMES, "linux-amd-uncore");
+pub(crate) static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo { processor: "amd-zen6", ..*UmcPerfCtrLayout::INFO };
 
-#[cfg(feature = "metadata")]
-pub(crate) static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "UMC", name: UmcPerfCtlLayout::NAME, type_name: "UmcPerfCtl",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: UmcPerfCtlLayout::RESET, reserved_mask: UmcPerfCtlLayout::RESERVED_MASK, ignored_mask: UmcPerfCtlLayout::IGNORED_MASK, writable_mask: UmcPerfCtlLayout::WRITABLE_MASK,
-    description: "UMC performance event select n: the event counter UMC{i}_PERF_CTR{n} counts, whether reads, writes or both, and its enable.",
-    sources: &[SOURCES[0], SOURCES[1]],
-    addresses: Addresses::Known(&UMC_PERF_CTL_INFO_ADDRESSES),
-    fields: UmcPerfCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_PERFMON_V2_ENABLE_UMC = BIT_ULL(31), AMD64_PERFMON_V2_EVENTSEL_EVENT_UMC = GENMASK_ULL(7, 0), AMD64_PERFMON_V2_EVENTSEL_RDWRMASK_UMC = GENMASK_ULL(9, 8); uncore.c publishes event config:0-7 and rdwrmask config:8-9. The meaning of rd_wr_mask 3 is not given; the pmu-events list uses 1 and 2 for the read and write variants and leaves it 0 for both." },
-        NoteInfo { kind: "info", title: "Unit mask", text: "The UMC's control has no field named a unit mask: rd_wr_mask is its one sub-event selection (umc_cas_cmd.rd and .wr are event 0x0A with 1 and 2 in it), so it takes the umask role, and the importer reads the lists' RdWrMask as the event's umask (codegen/src/import.rs). Before, the read and write variants were reported as needing a setting the events format could not record." },
-        NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F19H_UMC_PERF_CTL = 0xc0010800, MSR_F19H_UMC_PERF_CTR = 0xc0010801; uncore.c gives the l-th active controller of a group msr_base = MSR_F19H_UMC_PERF_CTL + l * num_counters * 2, with num_counters = EBX[21:16] / the number of active controllers: four on the parts whose boot logs we read (amd_uncore: 4 amd_umc_N counters detected), so 8 MSRs per controller." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static UMC_PERF_CTR_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&UMC_PERF_CTR, &INSTANCE_NAMES, "linux-amd-uncore");
-
-#[cfg(feature = "metadata")]
-pub(crate) static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "amd-zen6", unit: "UMC", name: UmcPerfCtrLayout::NAME, type_name: "UmcPerfCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: UmcPerfCtrLayout::RESET, reserved_mask: UmcPerfCtrLayout::RESERVED_MASK, ignored_mask: UmcPerfCtrLayout::IGNORED_MASK, writable_mask: UmcPerfCtrLayout::WRITABLE_MASK,
-    description: "UMC performance counter n, 48 bits wide.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&UMC_PERF_CTR_INFO_ADDRESSES),
-    fields: UmcPerfCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "uncore.c's amd_uncore_umc_read treats bit 47 as the counter's top bit (it resets a counter whose bit 47 is set) and takes deltas over 48 bits." },
-    ],
-};
-
-/// The unit's events (the `events` feature), re-exported: [`Event`].
+/// The unit's events (the `events` feature): amd-zen6's list is amd-zen5's, so its `Event` is
+/// [`crate::amd_zen5::umc::Event`], re-exported.
 #[cfg(feature = "events")]
-mod unit_events {
-use super::*;
-#[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
-#[cfg(feature = "metadata")]
-use crate::core_events::{event_info_refs, event_infos};
-
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant is a row
-/// of the unit's event table, which gives its event select, umask and the counters that may
-/// count it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
-pub struct Event {
-    code: u8,
-    umask: u8,
-    ext_sel: bool,
-    /// Its row in `EVENT_INFOS`.
-    row: u16,
-}
-
-impl Event {
-    /// `umc_mem_clk`.
-    pub const UMC_MEM_CLK: Event = Event::row(0);
-    /// `umc_act_cmd.all`.
-    pub const UMC_ACT_CMD_ALL: Event = Event::row(1);
-    /// `umc_act_cmd.rd`.
-    pub const UMC_ACT_CMD_RD: Event = Event::row(2);
-    /// `umc_act_cmd.wr`.
-    pub const UMC_ACT_CMD_WR: Event = Event::row(3);
-    /// `umc_pchg_cmd.all`.
-    pub const UMC_PCHG_CMD_ALL: Event = Event::row(4);
-    /// `umc_pchg_cmd.rd`.
-    pub const UMC_PCHG_CMD_RD: Event = Event::row(5);
-    /// `umc_pchg_cmd.wr`.
-    pub const UMC_PCHG_CMD_WR: Event = Event::row(6);
-    /// `umc_cas_cmd.all`.
-    pub const UMC_CAS_CMD_ALL: Event = Event::row(7);
-    /// `umc_cas_cmd.rd`.
-    pub const UMC_CAS_CMD_RD: Event = Event::row(8);
-    /// `umc_cas_cmd.wr`.
-    pub const UMC_CAS_CMD_WR: Event = Event::row(9);
-    /// `umc_data_slot_clks.all`.
-    pub const UMC_DATA_SLOT_CLKS_ALL: Event = Event::row(10);
-    /// `umc_data_slot_clks.rd`.
-    pub const UMC_DATA_SLOT_CLKS_RD: Event = Event::row(11);
-    /// `umc_data_slot_clks.wr`.
-    pub const UMC_DATA_SLOT_CLKS_WR: Event = Event::row(12);
-
-    /// Every event of the unit.
-    pub const ALL: &'static [Event] = &{
-        let mut all = [Event::row(0); ROW_COUNT];
-        let mut i = 0;
-        while i < ROW_COUNT {
-            all[i] = Event::row(i as u16);
-            i += 1;
-        }
-        all
-    };
-
-    /// The event of row `n` of the unit's table.
-    const fn row(n: u16) -> Event {
-        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
-        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
-    }
-
-    /// Event select.
-    pub const fn code(self) -> u8 {
-        self.code
-    }
-
-    /// Unit mask.
-    pub const fn umask(self) -> u8 {
-        self.umask
-    }
-
-    /// Whether it needs the event-select extension bit.
-    pub const fn ext_sel(self) -> bool {
-        self.ext_sel
-    }
-}
-
-#[cfg(feature = "metadata")]
-impl Event {
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        EVENT_INFOS[self.row as usize]
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.info().can_count_on(n)
-    }
-}
-
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("umc_mem_clk", 0x00, 0x00, 0b1111),
-    ev("umc_act_cmd.all", 0x05, 0x00, 0b1111),
-    ev("umc_act_cmd.rd", 0x05, 0x01, 0b1111),
-    ev("umc_act_cmd.wr", 0x05, 0x02, 0b1111),
-    ev("umc_pchg_cmd.all", 0x06, 0x00, 0b1111),
-    ev("umc_pchg_cmd.rd", 0x06, 0x01, 0b1111),
-    ev("umc_pchg_cmd.wr", 0x06, 0x02, 0b1111),
-    ev("umc_cas_cmd.all", 0x0a, 0x00, 0b1111),
-    ev("umc_cas_cmd.rd", 0x0a, 0x01, 0b1111),
-    ev("umc_cas_cmd.wr", 0x0a, 0x02, 0b1111),
-    ev("umc_data_slot_clks.all", 0x14, 0x00, 0b1111),
-    ev("umc_data_slot_clks.rd", 0x14, 0x01, 0b1111),
-    ev("umc_data_slot_clks.wr", 0x14, 0x02, 0b1111),
-];
-/// No experimental events.
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of the rows, 64 a chunk.
-#[cfg(feature = "metadata")]
-const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
-    &event_infos::<13>(EVENT_ROWS, 0, false),
-];
-/// The facts of `Event::ALL`, row for row.
-#[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
-
-impl Event {
-    /// `ctl` set to count this event: its event select and umask. (`UmcPerfCtl::with_event` takes
-    /// the events of the processor that defines `UmcPerfCtl`.)
-    #[inline]
-    pub const fn program(self, ctl: UmcPerfCtl) -> UmcPerfCtl {
-        let event = self;
-        ctl.with_ev_sel(event.code).with_rd_wr_mask(UmcPerfCtlRdWrMask::from_bits(event.umask))
-    }
-}
-
-}
-#[cfg(feature = "events")]
-pub use unit_events::Event;
-#[cfg(all(feature = "events", feature = "metadata"))]
-use unit_events::EVENT_INFOS;
+pub use crate::amd_zen5::umc::Event;
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "amd-zen6",
-    name: "UMC",
-    module: "umc",
-    title: "Unified memory controller performance counters (per channel)",
-    description: "PerfMonV2 counters of the unified memory controllers (UMC), one controller per DRAM channel: four counters each, a control register paired with a 48-bit counter, interleaved from 0xC0010800, controller l of a socket at 0xC0010800 + 8l. A socket enumerates its active controllers in CPUID 0x80000022 ECX (one bit each) and their counters in EBX[21:16]; the spec describes twelve (UMC0-UMC11), the DDR5 channels of an EPYC 9004 or 9005 socket, numbered as the kernel numbers the active ones; a part has as many as ECX has bits set (the unit's box-count).",
-    instances: &["UMC0", "UMC1", "UMC2", "UMC3", "UMC4", "UMC5", "UMC6", "UMC7", "UMC8", "UMC9", "UMC10", "UMC11"],
     registers: &[
         &UMC_PERF_CTL_INFO,
         &UMC_PERF_CTR_INFO,
     ],
-    #[cfg(feature = "events")]
-    events: EVENT_INFOS,
-    #[cfg(not(feature = "events"))]
-    events: &[],
     pmu: Some(&super::pmu::UMC),
-    mmio_window: None,
+    ..crate::amd_zen5::umc::UNIT
 };

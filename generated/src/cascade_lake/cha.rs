@@ -37,122 +37,22 @@ pub use crate::skylake_sp::cha::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 28] = ["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ChaBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static CHA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static CHA_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ChaCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "CHA", name: ChaBoxCtlLayout::NAME, type_name: "ChaBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: ChaBoxCtlLayout::RESET, reserved_mask: ChaBoxCtlLayout::RESERVED_MASK, ignored_mask: ChaBoxCtlLayout::IGNORED_MASK, writable_mask: ChaBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one CHA (caching and home agent): freeze and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CHA_BOX_CTL_INFO_ADDRESSES),
-    fields: ChaBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux skx_uncore_chabox: box_ctl HSWEP_C0_MSR_PMON_BOX_CTL = 0xE00, msr_offset HSWEP_CBO_MSR_OFFSET = 0x10 per CHA; likwid MSR_UNC_V3_Cn_PMON_BOX_CTL = 0xE00 + 0x10 n for CHA 0-27." },
-        NoteInfo { kind: "source-conflict", title: "No freeze enable on the CHA: Linux against PCM", text: "Linux's skx_uncore_chabox_ops says there is no frz_en for the CHA box control and initialises it without bit 16 (ivbep_uncore_msr_init_box); PCM sets UNC_PMON_UNIT_CTL_FRZ_EN (bit 16) on the CBo/CHA box controls of every server processor, this one included. We follow Linux, which names this processor specifically: bit 16 is reserved here, safe code never sets it, and the socket-wide freeze does not reach the CHAs in this model (frz stops them)." },
-    ],
-};
+pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ChaBoxFilter0Layout::INFO };
 
 #[cfg(feature = "metadata")]
-static CHA_CTL_INFO_ADDRESSES: [AddressInfo; 112] = AddressInfo::msr_arrays(&C_MSR_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ChaBoxFilter1Layout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "CHA", name: ChaCtlLayout::NAME, type_name: "ChaCtl",
-    width: 32, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: ChaCtlLayout::RESET, reserved_mask: ChaCtlLayout::RESERVED_MASK, ignored_mask: ChaCtlLayout::IGNORED_MASK, writable_mask: ChaCtlLayout::WRITABLE_MASK,
-    description: "Control for CHA counter n: event, unit mask, thread-id filter enable, enable, reset, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CHA_CTL_INFO_ADDRESSES),
-    fields: ChaCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_chabox: event mask HSWEP_S_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, tid_en 19, invert 23, threshold 31:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17); PCM's CBO_MSR_PMON_CTL_* bits agree. Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_C0_MSR_PMON_CTL0 = 0xE01, four counters, 0x10 per CHA; likwid MSR_UNC_V3_C0_PMON_CTL0..3 = 0xE01..0xE04." },
-    ],
-};
+pub(crate) static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ChaBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static CHA_BOX_FILTER0_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER0, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "CHA", name: ChaBoxFilter0Layout::NAME, type_name: "ChaBoxFilter0",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: ChaBoxFilter0Layout::RESET, reserved_mask: ChaBoxFilter0Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter0Layout::IGNORED_MASK, writable_mask: ChaBoxFilter0Layout::WRITABLE_MASK,
-    description: "First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that filtered events count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CHA_BOX_FILTER0_INFO_ADDRESSES),
-    fields: ChaBoxFilter0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "SKX_CHA_MSR_PMON_BOX_FILTER_TID (8:0), _LINK (12:9) and _STATE (26:17) of uncore_snbep.c; skx_cha_hw_config writes the low 32 bits of the event's filter to HSWEP_C0_MSR_PMON_BOX_FILTER0 = 0xE05 + 0x10 n. likwid MSR_UNC_V3_C0_PMON_BOX_FILTER0 = 0xE05. Bits no source describes are reserved." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static CHA_BOX_FILTER1_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER1, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "CHA", name: ChaBoxFilter1Layout::NAME, type_name: "ChaBoxFilter1",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: ChaBoxFilter1Layout::RESET, reserved_mask: ChaBoxFilter1Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter1Layout::IGNORED_MASK, writable_mask: ChaBoxFilter1Layout::WRITABLE_MASK,
-    description: "Second CHA filter (Intel's CHAFilter1): local or remote node, opcodes, near-memory and request attributes of the TOR events that name it.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CHA_BOX_FILTER1_INFO_ADDRESSES),
-    fields: ChaBoxFilter1Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux and PCM", text: "Linux defines the CHA filter as one 64-bit value (SKX_CHA_MSR_PMON_BOX_FILTER_REM bit 32, _LOC 33, _ALL_OPC 35, _NM 36, _NOT_NM 37, _OPC0 50:41, _OPC1 60:51, _C6 61, _NC 62, _ISOC 63) and writes its high 32 bits to FILTER0 + 1 = 0xE06 (hswep_cbox_enable_event), so the bits here are those minus 32. PCM's SKX_CHA_MSR_PMON_BOX_FILTER1_* macros agree (REM 0, LOC 1, NM 4, NOT_NM 5, OPC0 9, OPC1 19, NC 30). likwid MSR_UNC_V3_C0_PMON_BOX_FILTER1 = 0xE06." },
-        NoteInfo { kind: "source-conflict", title: "Bit 2: PCM sets it, Linux leaves it zero", text: "PCM defines SKX_CHA_MSR_PMON_BOX_FILTER1_RSV as bit 2 and writes 1 there when it programs a TOR filter; Linux's filter masks never include bit 34 of its 64-bit filter, so it writes 0. No source says what the bit does. We record it as reserved (write 0, as Linux does), the safe choice for an undescribed bit." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static CHA_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 28] = AddressInfo::msrs(&C_MSR_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "CHA", name: ChaBoxStatusLayout::NAME, type_name: "ChaBoxStatus",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: ChaBoxStatusLayout::RESET, reserved_mask: ChaBoxStatusLayout::RESERVED_MASK, ignored_mask: ChaBoxStatusLayout::IGNORED_MASK, writable_mask: ChaBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the four counters of one CHA.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&CHA_BOX_STATUS_INFO_ADDRESSES),
-    fields: ChaBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static CHA_CTR_INFO_ADDRESSES: [AddressInfo; 112] = AddressInfo::msr_arrays(&C_MSR_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "CHA", name: ChaCtrLayout::NAME, type_name: "ChaCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: ChaCtrLayout::RESET, reserved_mask: ChaCtrLayout::RESERVED_MASK, ignored_mask: ChaCtrLayout::IGNORED_MASK, writable_mask: ChaCtrLayout::WRITABLE_MASK,
-    description: "CHA data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CHA_CTR_INFO_ADDRESSES),
-    fields: ChaCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux HSWEP_C0_MSR_PMON_CTR0 = 0xE08, perf_ctr_bits = 48 (skx_uncore_chabox); likwid MSR_UNC_V3_C0_PMON_CTR0..3 = 0xE08..0xE0B, 48 bits." },
-    ],
-};
+pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ChaCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -2121,11 +2021,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "CHA",
-    module: "cha",
-    title: "CHA (caching and home agent) performance monitoring",
-    description: "Each tile of the mesh has a CHA: the slice of the shared last-level cache it holds, the caching agent for the core beside it and the home agent for part of the address space. Each CHA has four 48-bit counters with their controls, two filter registers, a box control and a box status, all MSRs.",
-    instances: &["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27"],
     registers: &[
         &CHA_BOX_CTL_INFO,
         &CHA_CTL_INFO,
@@ -2139,5 +2034,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::CHA),
-    mmio_window: None,
+    ..crate::skylake_sp::cha::UNIT
 };

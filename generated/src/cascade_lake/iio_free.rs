@@ -26,76 +26,18 @@ pub use crate::skylake_sp::iio_free::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 6] = ["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-];
+pub(crate) static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IioFreeIoclkLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IIO_FREE_IOCLK_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::msrs(&IIO_FREE_MSR_IOCLK, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static IIO_FREE_BW_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IioFreeBwLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IIO_FREE", name: IioFreeIoclkLayout::NAME, type_name: "IioFreeIoclk",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: IioFreeIoclkLayout::RESET, reserved_mask: IioFreeIoclkLayout::RESERVED_MASK, ignored_mask: IioFreeIoclkLayout::IGNORED_MASK, writable_mask: IioFreeIoclkLayout::WRITABLE_MASK,
-    description: "The stack's free-running I/O clock counter.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_FREE_IOCLK_INFO_ADDRESSES),
-    fields: IioFreeIoclkLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux skx_iio_freerunning[SKX_IIO_MSR_IOCLK] = { 0xa45, 0x1, 0x20, 1, 36 }: one counter at MSR 0xA45, 0x20 apart per stack, 36 bits, read with rdmsrl (uncore_msr_read_counter). It sits between the stack's general counters (0xA41-0xA44) and its status (0xA47)." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IIO_FREE_BW_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&IIO_FREE_MSR_BW, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_FREE_BW_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IIO_FREE", name: IioFreeBwLayout::NAME, type_name: "IioFreeBw",
-    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
-    reset: IioFreeBwLayout::RESET, reserved_mask: IioFreeBwLayout::RESERVED_MASK, ignored_mask: IioFreeBwLayout::IGNORED_MASK, writable_mask: IioFreeBwLayout::WRITABLE_MASK,
-    description: "Bandwidth counter n of the stack: n = 0-3 count the data in from port n, n = 4-7 the data out to port n - 4.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_FREE_BW_INFO_ADDRESSES),
-    fields: IioFreeBwLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses, width and order", text: "Linux skx_iio_freerunning[SKX_IIO_MSR_BW] = { 0xb00, 0x1, 0x10, 8, 36 }: eight counters from MSR 0xB00, one apart, 0x10 apart per stack, 36 bits. The kernel's events bw_in_port0-3 are umask 0x20-0x23 (counters 0-3) and bw_out_port0-3 umask 0x24-0x27 (counters 4-7), each scaled by 3.814697266e-6 MiB (4 bytes) per count." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IIO_FREE_UTIL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::msr_arrays(&IIO_FREE_MSR_UTIL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_FREE_UTIL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IIO_FREE", name: IioFreeUtilLayout::NAME, type_name: "IioFreeUtil",
-    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
-    reset: IioFreeUtilLayout::RESET, reserved_mask: IioFreeUtilLayout::RESERVED_MASK, ignored_mask: IioFreeUtilLayout::IGNORED_MASK, writable_mask: IioFreeUtilLayout::WRITABLE_MASK,
-    description: "Utilisation counter n of the stack: even n count the inbound, odd n the outbound utilisation of port n / 2.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_FREE_UTIL_INFO_ADDRESSES),
-    fields: IioFreeUtilLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses, width and order", text: "Linux skx_iio_freerunning[SKX_IIO_MSR_UTIL] = { 0xb08, 0x1, 0x10, 8, 36 }: eight counters from MSR 0xB08, one apart, 0x10 apart per stack, 36 bits. The kernel's events util_in_portN are umask 0x30 + 2N (counter 2N) and util_out_portN umask 0x31 + 2N (counter 2N + 1), without a scale or unit." },
-    ],
-};
+pub(crate) static IIO_FREE_UTIL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*IioFreeUtilLayout::INFO };
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "IIO_FREE",
-    module: "iio_free",
-    title: "IIO free-running counters",
-    description: "Each of the six I/O stacks has seventeen read-only counters that run without any control: its I/O clock, the bandwidth in and out of each of its four ports, and the utilisation in and out of each port. All are MSRs, 36 bits wide; the kernel reads them as the PMUs uncore_iio_free_running_0 to _5.",
-    instances: &["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5"],
     registers: &[
         &IIO_FREE_IOCLK_INFO,
         &IIO_FREE_BW_INFO,
@@ -103,5 +45,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::IIO_FREE),
-    mmio_window: None,
+    ..crate::skylake_sp::iio_free::UNIT
 };

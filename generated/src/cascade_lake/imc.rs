@@ -36,125 +36,22 @@ pub use crate::skylake_sp::imc::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 6] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ImcBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IMC_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ImcCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one IMC box: freeze and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IMC_BOX_CTL_INFO_ADDRESSES),
-    fields: ImcBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-        NoteInfo { kind: "source-conflict", title: "Bits 17:16: PCM writes them, Linux does not", text: "On this processor PCM programs the UPI and iMC box controls with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) where it sets FRZ_EN (bit 16) on the other boxes and other processors (programXPI, programIMC: cpu_family_model == SKX); Linux writes only the reset bits and freezes with bit 8 (IVBEP_PMON_BOX_CTL_INT, snbep_uncore_pci_disable_box). No source says what the two bits do here. We follow Linux: bits 17:16 are reserved and written 0, and the box has no freeze enable, so the socket-wide freeze does not reach it in this model." },
-    ],
-};
+pub(crate) static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ImcBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IMC_CTL_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::pci_arrays(&MC_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ImcCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IMC", name: ImcCtlLayout::NAME, type_name: "ImcCtl",
-    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
-    description: "Control for IMC counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IMC_CTL_INFO_ADDRESSES),
-    fields: ImcCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_* / Q_P_PCI_PMON_CTL_* macros give the same positions. Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
+pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ImcFixedCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IMC_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IMC", name: ImcBoxStatusLayout::NAME, type_name: "ImcBoxStatus",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the counters of one IMC box.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&IMC_BOX_STATUS_INFO_ADDRESSES),
-    fields: ImcBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IMC_CTR_INFO_ADDRESSES: [AddressInfo; 24] = AddressInfo::pci_arrays(&MC_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IMC", name: ImcCtrLayout::NAME, type_name: "ImcCtr",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
-    description: "IMC data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IMC_CTR_INFO_ADDRESSES),
-    fields: ImcCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_imc: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IMC_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_FIXED_CTL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IMC", name: ImcFixedCtlLayout::NAME, type_name: "ImcFixedCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
-    description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable and reset.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IMC_FIXED_CTL_INFO_ADDRESSES),
-    fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and layout", text: "Linux skx_uncore_imc: fixed_ctl SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xF0, enabled with SNBEP_PMON_CTL_EN (bit 22); PCM XPF_MC_CH_PCI_PMON_FIXED_CTL_ADDR = 0xF0 with MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTL = 0xF0. Other bits are reserved." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IMC_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 6] = AddressInfo::pcis(&MC_PCI_PMON_FIXED_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "IMC", name: ImcFixedCtrLayout::NAME, type_name: "ImcFixedCtr",
-    width: 64, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
-    description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IMC_FIXED_CTR_INFO_ADDRESSES),
-    fields: ImcFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xD0, fixed_ctr_bits = 48 (skx_uncore_imc); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTR and PCM XPF_MC_CH_PCI_PMON_FIXED_CTR_ADDR = 0xD0." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
+pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*ImcFixedCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -1797,11 +1694,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "IMC",
-    module: "imc",
-    title: "iMC (integrated memory controller channel) performance monitoring",
-    description: "Two memory controllers with three DDR4 channels each; every channel has four 48-bit counters with their controls, a fixed counter of DRAM clocks, a box control and a box status, in the PCI configuration space of its own function.",
-    instances: &["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5"],
     registers: &[
         &IMC_BOX_CTL_INFO,
         &IMC_CTL_INFO,
@@ -1815,5 +1707,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::IMC),
-    mmio_window: None,
+    ..crate::skylake_sp::imc::UNIT
 };

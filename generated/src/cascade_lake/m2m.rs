@@ -30,90 +30,16 @@ pub use crate::skylake_sp::m2m::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 2] = ["M2M0", "M2M1"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M2mBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static M2M_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M2mCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M2M", name: M2mBoxCtlLayout::NAME, type_name: "M2mBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one M2M box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2M_BOX_CTL_INFO_ADDRESSES),
-    fields: M2mBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
+pub(crate) static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M2mBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static M2M_CTL_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M2M", name: M2mCtlLayout::NAME, type_name: "M2mCtl",
-    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
-    description: "Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2M_CTL_INFO_ADDRESSES),
-    fields: M2mCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_* / Q_P_PCI_PMON_CTL_* macros give the same positions. Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Offsets", text: "Linux SKX_M2M_PCI_PMON_BOX_CTL = 0x258, SKX_M2M_PCI_PMON_CTL0 = 0x228, SKX_M2M_PCI_PMON_CTR0 = 0x200 with UNCORE_BOX_FLAG_CTL_OFFS8 (controls 8 bytes apart); likwid MSR_UNC_SKX_M2M_PMON_CTL0..3 = 0x228..0x240 and PCM SKX_M2M_PCI_PMON_CTL0..3_ADDR agree. Linux writes each control as one 32-bit dword; no source says what the four bytes after each control hold, so the controls are 32-bit here." },
-        NoteInfo { kind: "erratum", title: "likwid reads M2M 1 counter 3 from counter 2", text: "likwid's skylakeX_counter_map pairs M2M1C3 with MSR_UNC_SKX_M2M_PMON_CTR2 (M2M0C3 has CTR3); we take CTR3 = 0x218 for counter 3 of both boxes, as Linux and PCM do." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M2M_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::pcis(&M2M_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M2M", name: M2mBoxStatusLayout::NAME, type_name: "M2mBoxStatus",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: M2mBoxStatusLayout::RESET, reserved_mask: M2mBoxStatusLayout::RESERVED_MASK, ignored_mask: M2mBoxStatusLayout::IGNORED_MASK, writable_mask: M2mBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the counters of one M2M box.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&M2M_BOX_STATUS_INFO_ADDRESSES),
-    fields: M2mBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M2M_CTR_INFO_ADDRESSES: [AddressInfo; 8] = AddressInfo::pci_arrays(&M2M_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M2M", name: M2mCtrLayout::NAME, type_name: "M2mCtr",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
-    description: "M2M data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2M_CTR_INFO_ADDRESSES),
-    fields: M2mCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m2m: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
+pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M2mCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -1565,11 +1491,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "M2M",
-    module: "m2m",
-    title: "M2M (mesh to memory) performance monitoring",
-    description: "Each memory controller has an M2M box between it and the mesh: four 48-bit counters with their controls, a box control and a box status, in its PCI function. Its address and opcode match registers are not described yet.",
-    instances: &["M2M0", "M2M1"],
     registers: &[
         &M2M_BOX_CTL_INFO,
         &M2M_CTL_INFO,
@@ -1581,5 +1502,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::M2M),
-    mmio_window: None,
+    ..crate::skylake_sp::m2m::UNIT
 };

@@ -26,80 +26,18 @@ pub use crate::skylake_sp::m2pcie::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 4] = ["M2PCIE0", "M2PCIE1", "M2PCIE2", "M2PCIE3"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-];
+pub(crate) static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M2pcieBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static M2PCIE_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::pcis(&M2PCIE_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M2pcieCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static M2PCIE_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M2PCIE", name: M2pcieBoxCtlLayout::NAME, type_name: "M2pcieBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: M2pcieBoxCtlLayout::RESET, reserved_mask: M2pcieBoxCtlLayout::RESERVED_MASK, ignored_mask: M2pcieBoxCtlLayout::IGNORED_MASK, writable_mask: M2pcieBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one M2PCIe box: freeze, freeze enable and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2PCIE_BOX_CTL_INFO_ADDRESSES),
-    fields: M2pcieBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit, which Intel PCM sets (UNC_PMON_UNIT_CTL_FRZ_EN) on the Skylake-SP boxes it programs; it has no M2PCIe boxes, and this box is taken to share the layout, as Linux's ivbep_uncore_pci_ops treat it. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M2PCIE_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2PCIE_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M2PCIE_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M2PCIE", name: M2pcieCtlLayout::NAME, type_name: "M2pcieCtl",
-    width: 32, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: M2pcieCtlLayout::RESET, reserved_mask: M2pcieCtlLayout::RESERVED_MASK, ignored_mask: M2pcieCtlLayout::IGNORED_MASK, writable_mask: M2pcieCtlLayout::WRITABLE_MASK,
-    description: "Control for M2PCIe counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2PCIE_CTL_INFO_ADDRESSES),
-    fields: M2pcieCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (skx_uncore_m2pcie: event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17). Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Offsets", text: "Linux skx_uncore_m2pcie: SNBEP_PCI_PMON_BOX_CTL = 0xF4, SNBEP_PCI_PMON_CTL0 = 0xD8 (4 bytes apart), SNBEP_PCI_PMON_CTR0 = 0xA0 (8 bytes apart), four counters, programmed with ivbep_uncore_pci_ops." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static M2PCIE_CTR_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::pci_arrays(&M2PCIE_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "M2PCIE", name: M2pcieCtrLayout::NAME, type_name: "M2pcieCtr",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: M2pcieCtrLayout::RESET, reserved_mask: M2pcieCtrLayout::RESERVED_MASK, ignored_mask: M2pcieCtrLayout::IGNORED_MASK, writable_mask: M2pcieCtrLayout::WRITABLE_MASK,
-    description: "M2PCIe data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&M2PCIE_CTR_INFO_ADDRESSES),
-    fields: M2pcieCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m2pcie: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr), read as two dwords (snbep_uncore_pci_read_counter)." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives the four boxes one device id, 0x2088, at device 21 function 1, device 22 function 1, device 23 function 1 and device 21 function 5 (UNCORE_PCI_DEV_FULL_DATA(.., SKX_PCI_UNCORE_M2PCIE, 0..3)); the device and function tell the boxes apart. Intel PCM and likwid program no M2PCIe box on this processor, so Linux is the only source read." },
-    ],
-};
+pub(crate) static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*M2pcieCtrLayout::INFO };
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "M2PCIE",
-    module: "m2pcie",
-    title: "M2PCIe (mesh to PCIe stack) performance monitoring",
-    description: "Between the mesh and the I/O stacks, M2PCIe boxes: each has four 48-bit counters with their controls and a box control, in its PCI function (device 0x2088).",
-    instances: &["M2PCIE0", "M2PCIE1", "M2PCIE2", "M2PCIE3"],
     registers: &[
         &M2PCIE_BOX_CTL_INFO,
         &M2PCIE_CTL_INFO,
@@ -107,5 +45,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::M2PCIE),
-    mmio_window: None,
+    ..crate::skylake_sp::m2pcie::UNIT
 };

@@ -37,313 +37,32 @@ pub use crate::skylake_sp::pcu::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["PCU"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static PCU_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static PCU_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&PCU_BOX_CTL_INFO_ADDRESSES),
-    fields: PcuBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Address", text: "Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (skx_uncore_pcu); likwid MSR_UNC_V3_PCU_PMON_BOX_CTL and PCM HSX_PCU_MSR_PMON_BOX_CTL_ADDR = 0x710." },
-    ],
-};
+pub(crate) static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuBoxFilterLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static PCU_CTL_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
-    width: 32, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
-    description: "Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&PCU_CTL_INFO_ADDRESSES),
-    fields: PcuCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses the event mask SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31; enable 22 and reset 17 are the shared control bits. PCM's PCU_MSR_PMON_CTL_* macros give the same positions and add EXTRA_SEL at bit 21, which PCM sets only on the E5-2600 (Jaketown) and no source uses on this processor; it is reserved here. Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field." },
-        NoteInfo { kind: "source-conflict", title: "The kernel's PCU formats against its event mask", text: "Linux offers umask = config:8-15 and thresh = config:24-31 for this PCU (skx_uncore_pcu_formats_attr), but masks the event with SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, which keeps only bits 15:14 of the umask range (occ_sel) and 28:24 of the threshold, and the formats occ_invert (30) and occ_edge_det (31) overlap the offered threshold. We follow the event mask, which is what reaches the register: occ_sel 15:14, threshold 28:24, bits 13:8 and 29 reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters; likwid MSR_UNC_V3_PCU_PMON_CTL0..3 = 0x711..0x714; PCM HSX_PCU_MSR_PMON_CTL0..3_ADDR." },
-    ],
-};
+pub(crate) static PCU_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*PcuCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static PCU_BOX_FILTER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_FILTER], &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static CAPID6_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*Capid6Layout::INFO };
 
-#[cfg(feature = "metadata")]
-pub(crate) static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
-    description: "Frequency bands for the PCU band events 0xB-0xE: one byte each.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&PCU_BOX_FILTER_INFO_ADDRESSES),
-    fields: PcuBoxFilterLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER = 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no source read restates it for this processor." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static PCU_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[PCU_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuBoxStatusLayout::NAME, type_name: "PcuBoxStatus",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the four PCU counters.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&PCU_BOX_STATUS_INFO_ADDRESSES),
-    fields: PcuBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static PCU_CTR_INFO_ADDRESSES: [AddressInfo; 4] = AddressInfo::msr_arrays(&[PCU_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,
-    description: "PCU data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&PCU_CTR_INFO_ADDRESSES),
-    fields: PcuCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48 (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static CAPID6_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[CAPID6], &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CAPID6_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "PCU", name: Capid6Layout::NAME, type_name: "Capid6",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
-    description: "Capability register 6 of the PCU's configuration device: which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CAPID6_INFO_ADDRESSES),
-    fields: Capid6Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "From Linux", text: "Linux skx_count_chabox reads the dword at offset 0x9C (SKX_CAPID6) of the Intel device 0x2083, which its comment places at device 30, function 3, masks bits 27:0 (SKX_CHA_BIT_MASK) and counts the set bits as the number of CHA boxes. No source read describes bits 31:28; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
-    ],
-};
-
-/// The unit's events (the `events` feature), re-exported: [`Event`].
+/// The unit's events (the `events` feature): cascade-lake's list is skylake-sp's, so its `Event` is
+/// [`crate::skylake_sp::pcu::Event`], re-exported.
 #[cfg(feature = "events")]
-mod unit_events {
-use super::*;
-#[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
-#[cfg(feature = "metadata")]
-use crate::core_events::{event_info_refs, event_infos};
-
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant is a row
-/// of the unit's event table, which gives its event select, umask and the counters that may
-/// count it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
-pub struct Event {
-    code: u8,
-    umask: u8,
-    ext_sel: bool,
-    /// Its row in `EVENT_INFOS`.
-    row: u16,
-}
-
-impl Event {
-
-    /// Every event of the unit.
-    pub const ALL: &'static [Event] = &{
-        let mut all = [Event::row(0); ROW_COUNT];
-        let mut i = 0;
-        while i < ROW_COUNT {
-            all[i] = Event::row(i as u16);
-            i += 1;
-        }
-        all
-    };
-
-    /// The event of row `n` of the unit's table.
-    const fn row(n: u16) -> Event {
-        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
-        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
-    }
-
-    /// Event select.
-    pub const fn code(self) -> u8 {
-        self.code
-    }
-
-    /// Unit mask.
-    pub const fn umask(self) -> u8 {
-        self.umask
-    }
-
-    /// Whether it needs the event-select extension bit.
-    pub const fn ext_sel(self) -> bool {
-        self.ext_sel
-    }
-}
-
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_P_CLOCKTICKS` (experimental).
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_P_CORE_TRANSITION_CYCLES` (experimental).
-    pub const CORE_TRANSITION_CYCLES: Event = Event::row(1);
-    /// `UNC_P_DEMOTIONS` (experimental).
-    pub const DEMOTIONS: Event = Event::row(2);
-    /// `UNC_P_FIVR_PS_PS0_CYCLES` (experimental).
-    pub const FIVR_PS_PS0_CYCLES: Event = Event::row(3);
-    /// `UNC_P_FIVR_PS_PS1_CYCLES` (experimental).
-    pub const FIVR_PS_PS1_CYCLES: Event = Event::row(4);
-    /// `UNC_P_FIVR_PS_PS2_CYCLES` (experimental).
-    pub const FIVR_PS_PS2_CYCLES: Event = Event::row(5);
-    /// `UNC_P_FIVR_PS_PS3_CYCLES` (experimental).
-    pub const FIVR_PS_PS3_CYCLES: Event = Event::row(6);
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental).
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(7);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental).
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(8);
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES` (experimental).
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(9);
-    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental).
-    pub const FREQ_TRANS_CYCLES: Event = Event::row(10);
-    /// `UNC_P_MCP_PROCHOT_CYCLES` (experimental).
-    pub const MCP_PROCHOT_CYCLES: Event = Event::row(11);
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES` (experimental).
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(12);
-    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event::row(13);
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(14);
-    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event::row(15);
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(16);
-    /// `UNC_P_PMAX_THROTTLED_CYCLES` (experimental).
-    pub const PMAX_THROTTLED_CYCLES: Event = Event::row(17);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(18);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(19);
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES` (experimental).
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(20);
-    /// `UNC_P_VR_HOT_CYCLES` (experimental).
-    pub const VR_HOT_CYCLES: Event = Event::row(21);
-}
-
-#[cfg(feature = "metadata")]
-impl Event {
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        EVENT_INFOS[self.row as usize]
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.info().can_count_on(n)
-    }
-}
-
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
-#[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_P_CORE_TRANSITION_CYCLES", 0x60, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS", 0x30, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS0_CYCLES", 0x75, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS1_CYCLES", 0x76, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS2_CYCLES", 0x77, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS3_CYCLES", 0x78, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00, 0b1111),
-    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
-    ev("UNC_P_MCP_PROCHOT_CYCLES", 0x06, 0x00, 0b1111),
-    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
-    ev("UNC_P_PMAX_THROTTLED_CYCLES", 0x07, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
-    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00, 0b1111),
-    ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00, 0b1111),
-];
-#[cfg(not(feature = "experimental-events"))]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of the rows, 64 a chunk.
-#[cfg(feature = "metadata")]
-const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
-    #[cfg(feature = "experimental-events")]
-    &event_infos::<22>(EXPERIMENTAL_ROWS, 0, true),
-];
-/// The facts of `Event::ALL`, row for row.
-#[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
-
-impl Event {
-    /// `ctl` set to count this event: its event select (this box has no unit mask).
-    /// (`PcuCtl::with_event` takes the events of the processor that defines `PcuCtl`.)
-    #[inline]
-    pub const fn program(self, ctl: PcuCtl) -> PcuCtl {
-        let event = self;
-        ctl.with_ev_sel(event.code)
-    }
-}
-
-}
-#[cfg(feature = "events")]
-pub use unit_events::Event;
-#[cfg(all(feature = "events", feature = "metadata"))]
-use unit_events::EVENT_INFOS;
+pub use crate::skylake_sp::pcu::Event;
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "PCU",
-    module: "pcu",
-    title: "PCU (power control unit) performance monitoring",
-    description: "The PCU manages core and uncore power states and frequencies. Its monitoring block has four 48-bit counters with their controls (which can compare C-state occupancy), a frequency-band filter, a box control and a box status, all MSRs.",
-    instances: &["PCU"],
     registers: &[
         &PCU_BOX_CTL_INFO,
         &PCU_CTL_INFO,
@@ -352,10 +71,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_CTR_INFO,
         &CAPID6_INFO,
     ],
-    #[cfg(feature = "events")]
-    events: EVENT_INFOS,
-    #[cfg(not(feature = "events"))]
-    events: &[],
     pmu: Some(&super::pmu::PCU),
-    mmio_window: None,
+    ..crate::skylake_sp::pcu::UNIT
 };

@@ -4,65 +4,51 @@
 //! `PmuInfo` per unit that declares one, the global level, the role traits its layouts implement,
 //! and the named fields and overflow bits they refer to. See `crate::structure`.
 use crate::structure::*;
-use crate::support::{FieldInfo, NoteInfo};
-/// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
-/// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
-/// CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26,
-/// CHA27).
-///
-/// **How many CHAs a part has** (info): The unit lists the 28 CHAs likwid names (CBOX0-27); a part
-/// has as many as it has enabled tiles, CHA0 to CHA(n-1). The box count is read from the part
-/// before anything is programmed, as Linux does (skx_count_chabox), and a CHA the part lacks is
-/// refused by name.
-///
-/// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
-/// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
-/// clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU
-/// 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI
-/// links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It
-/// gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO
-/// stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared
-/// unknown. Linux and PCM do not use the global status.
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_chabox as cha: uncore_cha_0 to
-/// uncore_cha_N-1, with skx_uncore_cha_formats_attr (the skx-cha driver).
+use crate::support::FieldInfo;
+use super::cha::{
+    CHA_BOX_CTL_INFO, CHA_BOX_FILTER0_INFO, CHA_BOX_FILTER1_INFO, CHA_BOX_STATUS_INFO,
+    CHA_CTL_INFO, CHA_CTR_INFO,
+};
+use super::iio_free::{IIO_FREE_BW_INFO, IIO_FREE_IOCLK_INFO, IIO_FREE_UTIL_INFO};
+use super::iio::{IIO_BOX_CTL_INFO, IIO_BOX_STATUS_INFO, IIO_CTL_INFO, IIO_CTR_INFO};
+use super::imc::{
+    IMC_BOX_CTL_INFO, IMC_CTL_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO,
+};
+use super::irp::{IRP_BOX_CTL_INFO, IRP_BOX_STATUS_INFO, IRP_CTL_INFO, IRP_CTR_INFO};
+use super::m2m::{M2M_BOX_CTL_INFO, M2M_BOX_STATUS_INFO, M2M_CTL_INFO, M2M_CTR_INFO};
+use super::m2pcie::{M2PCIE_BOX_CTL_INFO, M2PCIE_CTL_INFO, M2PCIE_CTR_INFO};
+use super::m3upi::{
+    M3UPI_BOX_CTL_INFO, M3UPI_BOX_STATUS_INFO, M3UPI_CTL_INFO, M3UPI_CTR_INFO,
+};
+use super::pcu::{
+    CAPID6_INFO, PCU_BOX_CTL_INFO, PCU_BOX_FILTER_INFO, PCU_BOX_STATUS_INFO,
+    PCU_CTL_INFO, PCU_CTR_INFO,
+};
+use super::ubox::{
+    CPU_BUS_NUMBER_INFO, U_CPU_NODE_ID_INFO, U_CTL_INFO, U_CTR_INFO, U_GID_NID_MAP_INFO,
+    U_GLOBAL_CTL_INFO, U_GLOBAL_STATUS_INFO, U_UCLK_FIXED_CTL_INFO, U_UCLK_FIXED_CTR_INFO,
+};
+use super::upi::{UPI_BOX_CTL_INFO, UPI_BOX_STATUS_INFO, UPI_CTL_INFO, UPI_CTR_INFO};
+/// PMU structure of the CHA (caching and home agent) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::CHA`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static CHA: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "CHA",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::cha::CHA_BOX_CTL_INFO],
-    statuses: &[&super::cha::CHA_BOX_STATUS_INFO],
+    controls: &[&CHA_BOX_CTL_INFO],
+    statuses: &[&CHA_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::cha::CHA_CTL_INFO.at(0),
-            super::cha::CHA_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::cha::CHA_CTL_INFO.at(1),
-            super::cha::CHA_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::cha::CHA_CTL_INFO.at(2),
-            super::cha::CHA_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::cha::CHA_CTL_INFO.at(3),
-            super::cha::CHA_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, CHA_CTL_INFO.at(0), CHA_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, CHA_CTL_INFO.at(1), CHA_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, CHA_CTL_INFO.at(2), CHA_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, CHA_CTL_INFO.at(3), CHA_CTR_INFO.at(3)),
     ],
     filters: &[
         FilterInfo {
-            register: &super::cha::CHA_BOX_FILTER0_INFO,
+            register: &CHA_BOX_FILTER0_INFO,
             mask: None,
             event: None,
             event_ext: false,
@@ -72,7 +58,7 @@ pub static CHA: PmuInfo = PmuInfo {
             tid_en set.",
         },
         FilterInfo {
-            register: &super::cha::CHA_BOX_FILTER1_INFO,
+            register: &CHA_BOX_FILTER1_INFO,
             mask: None,
             event: None,
             event_ext: false,
@@ -397,7 +383,7 @@ pub static CHA: PmuInfo = PmuInfo {
         rule: BoxCountRule::SetBits(
             &[
                 BitRef {
-                    register: &super::pcu::CAPID6_INFO,
+                    register: &CAPID6_INFO,
                     instance: "PCU",
                     index: 0,
                     field: CAPID6_CHA_EN,
@@ -418,37 +404,7 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "How many CHAs a part has",
-            text: "The unit lists the 28 CHAs likwid names (CBOX0-27); a part has as many \
-            as it has enabled tiles, CHA0 to CHA(n-1). The box count is read from \
-            the part before anything is programmed, as Linux does \
-            (skx_count_chabox), and a CHA the part lacks is refused by name.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Global overflow bits from likwid",
-            text: "likwid's Skylake-SP box table (skylakeX_box_map, \
-            perfmon_skylakeX_counters.h) gives each box the bit of \
-            U_MSR_PMON_GLOBAL_STATUS it tests and clears when a counter of the box \
-            wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU 2, CHA n \
-            3+n, memory controller 0 (channels 0-2) 39, memory controller 1 \
-            (channels 3-5) 40, UPI links 0-2 41-43, M3UPI links 0 and 1 46 and 47, \
-            M2M 0 and 1 62 and 63. The routes follow it. It gives IIO stacks 0-4 and \
-            IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO \
-            stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those \
-            routes are declared unknown. Linux and PCM do not use the global \
-            status.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_chabox as cha: uncore_cha_0 to \
-            uncore_cha_N-1, with skx_uncore_cha_formats_attr (the skx-cha driver).",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::CHA.notes,
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
 /// entry adds its box and PMU name.
@@ -459,20 +415,8 @@ const CHA_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_CHA,
 };
-/// PMU structure of the IIO free-running counters (17 counters per box; boxes IIO_FREE0, IIO_FREE1,
-/// IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_iio_free_running as iio_free_running,
-/// six boxes with seventeen counters each: uncore_iio_free_running_0 to _5, whose format has only
-/// event and umask (skx_uncore_iio_freerunning_formats_attr, the skx-iio-free-running driver).
-/// Every event is event 0xff; the umask's high nibble picks the counter type (0x1 clock, 0x2
-/// bandwidth, 0x3 utilisation) and its low nibble the counter of that type (uncore_freerunning_type
-/// and uncore_freerunning_idx in uncore.h).
-///
-/// **Numbering** (info): Counter 0 is the I/O clock, 1-8 the bandwidth counters in the kernel's
-/// order (in ports 0-3, out ports 0-3), 9-16 the utilisation counters (in and out of port 0, then
-/// of port 1, ...). No control, status or overflow bit is known for any of them: nothing programs
-/// them and nothing routes their overflow.
+/// PMU structure of the IIO free-running counters: that of [`crate::skylake_sp::pmu::IIO_FREE`]
+/// (skylake-sp's, `units-from`; its notes are that one's), with cascade-lake's registers.
 pub static IIO_FREE: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "IIO_FREE",
@@ -482,7 +426,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::free_running(0, 36, super::iio_free::IIO_FREE_IOCLK_INFO.at(0))
+        CounterInfo::free_running(0, 36, IIO_FREE_IOCLK_INFO.at(0))
             .counting("I/O clock cycles")
             .with_perf_event(CounterPerfEvent {
                 name: "ioclk",
@@ -490,7 +434,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(1, 36, super::iio_free::IIO_FREE_BW_INFO.at(0))
+        CounterInfo::free_running(1, 36, IIO_FREE_BW_INFO.at(0))
             .counting("data in port 0 (4-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port0",
@@ -498,7 +442,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.814697266e-6"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(2, 36, super::iio_free::IIO_FREE_BW_INFO.at(1))
+        CounterInfo::free_running(2, 36, IIO_FREE_BW_INFO.at(1))
             .counting("data in port 1 (4-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port1",
@@ -506,7 +450,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.814697266e-6"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(3, 36, super::iio_free::IIO_FREE_BW_INFO.at(2))
+        CounterInfo::free_running(3, 36, IIO_FREE_BW_INFO.at(2))
             .counting("data in port 2 (4-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port2",
@@ -514,7 +458,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.814697266e-6"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(4, 36, super::iio_free::IIO_FREE_BW_INFO.at(3))
+        CounterInfo::free_running(4, 36, IIO_FREE_BW_INFO.at(3))
             .counting("data in port 3 (4-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port3",
@@ -522,7 +466,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.814697266e-6"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(5, 36, super::iio_free::IIO_FREE_BW_INFO.at(4))
+        CounterInfo::free_running(5, 36, IIO_FREE_BW_INFO.at(4))
             .counting("data out port 0 (4-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port0",
@@ -530,7 +474,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.814697266e-6"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(6, 36, super::iio_free::IIO_FREE_BW_INFO.at(5))
+        CounterInfo::free_running(6, 36, IIO_FREE_BW_INFO.at(5))
             .counting("data out port 1 (4-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port1",
@@ -538,7 +482,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.814697266e-6"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(7, 36, super::iio_free::IIO_FREE_BW_INFO.at(6))
+        CounterInfo::free_running(7, 36, IIO_FREE_BW_INFO.at(6))
             .counting("data out port 2 (4-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port2",
@@ -546,7 +490,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.814697266e-6"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(8, 36, super::iio_free::IIO_FREE_BW_INFO.at(7))
+        CounterInfo::free_running(8, 36, IIO_FREE_BW_INFO.at(7))
             .counting("data out port 3 (4-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port3",
@@ -554,7 +498,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.814697266e-6"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(9, 36, super::iio_free::IIO_FREE_UTIL_INFO.at(0))
+        CounterInfo::free_running(9, 36, IIO_FREE_UTIL_INFO.at(0))
             .counting("utilisation in port 0")
             .with_perf_event(CounterPerfEvent {
                 name: "util_in_port0",
@@ -562,7 +506,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(10, 36, super::iio_free::IIO_FREE_UTIL_INFO.at(1))
+        CounterInfo::free_running(10, 36, IIO_FREE_UTIL_INFO.at(1))
             .counting("utilisation out port 0")
             .with_perf_event(CounterPerfEvent {
                 name: "util_out_port0",
@@ -570,7 +514,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(11, 36, super::iio_free::IIO_FREE_UTIL_INFO.at(2))
+        CounterInfo::free_running(11, 36, IIO_FREE_UTIL_INFO.at(2))
             .counting("utilisation in port 1")
             .with_perf_event(CounterPerfEvent {
                 name: "util_in_port1",
@@ -578,7 +522,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(12, 36, super::iio_free::IIO_FREE_UTIL_INFO.at(3))
+        CounterInfo::free_running(12, 36, IIO_FREE_UTIL_INFO.at(3))
             .counting("utilisation out port 1")
             .with_perf_event(CounterPerfEvent {
                 name: "util_out_port1",
@@ -586,7 +530,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(13, 36, super::iio_free::IIO_FREE_UTIL_INFO.at(4))
+        CounterInfo::free_running(13, 36, IIO_FREE_UTIL_INFO.at(4))
             .counting("utilisation in port 2")
             .with_perf_event(CounterPerfEvent {
                 name: "util_in_port2",
@@ -594,7 +538,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(14, 36, super::iio_free::IIO_FREE_UTIL_INFO.at(5))
+        CounterInfo::free_running(14, 36, IIO_FREE_UTIL_INFO.at(5))
             .counting("utilisation out port 2")
             .with_perf_event(CounterPerfEvent {
                 name: "util_out_port2",
@@ -602,7 +546,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(15, 36, super::iio_free::IIO_FREE_UTIL_INFO.at(6))
+        CounterInfo::free_running(15, 36, IIO_FREE_UTIL_INFO.at(6))
             .counting("utilisation in port 3")
             .with_perf_event(CounterPerfEvent {
                 name: "util_in_port3",
@@ -610,7 +554,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(16, 36, super::iio_free::IIO_FREE_UTIL_INFO.at(7))
+        CounterInfo::free_running(16, 36, IIO_FREE_UTIL_INFO.at(7))
             .counting("utilisation out port 3")
             .with_perf_event(CounterPerfEvent {
                 name: "util_out_port3",
@@ -643,29 +587,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_iio_free_running as iio_free_running, six \
-            boxes with seventeen counters each: uncore_iio_free_running_0 to _5, \
-            whose format has only event and umask \
-            (skx_uncore_iio_freerunning_formats_attr, the skx-iio-free-running \
-            driver). Every event is event 0xff; the umask's high nibble picks the \
-            counter type (0x1 clock, 0x2 bandwidth, 0x3 utilisation) and its low \
-            nibble the counter of that type (uncore_freerunning_type and \
-            uncore_freerunning_idx in uncore.h).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Numbering",
-            text: "Counter 0 is the I/O clock, 1-8 the bandwidth counters in the kernel's \
-            order (in ports 0-3, out ports 0-3), 9-16 the utilisation counters (in \
-            and out of port 0, then of port 1, ...). No control, status or overflow \
-            bit is known for any of them: nothing programs them and nothing routes \
-            their overflow.",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::IIO_FREE.notes,
 };
 /// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
 /// name.
@@ -676,48 +598,22 @@ const IIO_FREE_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_IIO_FREE_RUNNING,
 };
-/// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
-/// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_iio as iio, six boxes: uncore_iio_0 to
-/// uncore_iio_5, with skx_uncore_iio_formats_attr (the skx-iio driver). The free-running counters
-/// are another PMU, uncore_iio_free_running_N: the IIO_FREE unit (iio-free.xml).
-///
-/// **ov_en** (info): PCM names control bit 20 IIO_MSR_PMON_CTL_OV_EN; no source says where the
-/// overflow goes when it is set, so the field has no overflow-enable role.
+/// PMU structure of the IIO (integrated I/O stack) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::IIO`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static IIO: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "IIO",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::iio::IIO_BOX_CTL_INFO],
-    statuses: &[&super::iio::IIO_BOX_STATUS_INFO],
+    controls: &[&IIO_BOX_CTL_INFO],
+    statuses: &[&IIO_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::iio::IIO_CTL_INFO.at(0),
-            super::iio::IIO_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::iio::IIO_CTL_INFO.at(1),
-            super::iio::IIO_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::iio::IIO_CTL_INFO.at(2),
-            super::iio::IIO_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::iio::IIO_CTL_INFO.at(3),
-            super::iio::IIO_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, IIO_CTL_INFO.at(0), IIO_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IIO_CTL_INFO.at(1), IIO_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, IIO_CTL_INFO.at(2), IIO_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, IIO_CTL_INFO.at(3), IIO_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -738,7 +634,7 @@ pub static IIO: PmuInfo = PmuInfo {
     socket_bus: None,
     stack_bus: Some(StackBusInfo {
         valid: BitRef {
-            register: &super::ubox::CPU_BUS_NUMBER_INFO,
+            register: &CPU_BUS_NUMBER_INFO,
             instance: "UBOX",
             index: 0,
             field: CPU_BUS_NUMBER_VALID,
@@ -747,7 +643,7 @@ pub static IIO: PmuInfo = PmuInfo {
         },
         buses: &[
             BitRef {
-                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                register: &CPU_BUS_NUMBER_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: CPU_BUS_NUMBER_BUS_NUM_0,
@@ -755,7 +651,7 @@ pub static IIO: PmuInfo = PmuInfo {
                 qualified: "MSR_CPU_BUS_NUMBER.bus_num_0",
             },
             BitRef {
-                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                register: &CPU_BUS_NUMBER_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: CPU_BUS_NUMBER_BUS_NUM_1,
@@ -763,7 +659,7 @@ pub static IIO: PmuInfo = PmuInfo {
                 qualified: "MSR_CPU_BUS_NUMBER.bus_num_1",
             },
             BitRef {
-                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                register: &CPU_BUS_NUMBER_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: CPU_BUS_NUMBER_BUS_NUM_2,
@@ -771,7 +667,7 @@ pub static IIO: PmuInfo = PmuInfo {
                 qualified: "MSR_CPU_BUS_NUMBER.bus_num_2",
             },
             BitRef {
-                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                register: &CPU_BUS_NUMBER_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: CPU_BUS_NUMBER_BUS_NUM_3,
@@ -779,7 +675,7 @@ pub static IIO: PmuInfo = PmuInfo {
                 qualified: "MSR_CPU_BUS_NUMBER.bus_num_3",
             },
             BitRef {
-                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                register: &CPU_BUS_NUMBER_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: CPU_BUS_NUMBER_BUS_NUM_4,
@@ -787,7 +683,7 @@ pub static IIO: PmuInfo = PmuInfo {
                 qualified: "MSR_CPU_BUS_NUMBER.bus_num_4",
             },
             BitRef {
-                register: &super::ubox::CPU_BUS_NUMBER_INFO,
+                register: &CPU_BUS_NUMBER_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: CPU_BUS_NUMBER_BUS_NUM_5,
@@ -811,23 +707,7 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_iio as iio, six boxes: uncore_iio_0 to \
-            uncore_iio_5, with skx_uncore_iio_formats_attr (the skx-iio driver). The \
-            free-running counters are another PMU, uncore_iio_free_running_N: the \
-            IIO_FREE unit (iio-free.xml).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "ov_en",
-            text: "PCM names control bit 20 IIO_MSR_PMON_CTL_OV_EN; no source says where \
-            the overflow goes when it is set, so the field has no overflow-enable \
-            role.",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::IIO.notes,
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
 /// entry adds its box and PMU name.
@@ -838,72 +718,23 @@ const IIO_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_IIO,
 };
-/// PMU structure of the iMC (integrated memory controller channel) performance monitoring (5
-/// counters per box; boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
-///
-/// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
-/// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
-/// clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU
-/// 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI
-/// links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It
-/// gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO
-/// stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared
-/// unknown. Linux and PCM do not use the global status.
-///
-/// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed
-/// DRAM-clock counter; it is numbered 4, after the four general counters, as on the E5-2600 v4.
-///
-/// **Box status left out of the structure** (info): MC{i}_PCI_PMON_BOX_STATUS holds overflow bits
-/// for the general counters only; the structure format requires a box-level overflow bitmap to
-/// cover every counter that is not free-running, so this box declares no status, as on the E5-2600
-/// v4.
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_imc as imc, six boxes: uncore_imc_0 to
-/// uncore_imc_5 (the fixed DRAM-clock counter is event 0xff of the same PMU), with
-/// skx_uncore_formats_attr (the skx-generic driver).
-///
-/// **Counter controls 4 bytes apart** (info): Linux skx_uncore_imc uses SNBEP_PCI_PMON_CTL0 = 0xD8
-/// without UNCORE_BOX_FLAG_CTL_OFFS8, so its controls are 4 bytes apart (0xD8, 0xDC, 0xE0, 0xE4),
-/// as likwid's PCI_UNC_SKX_MC_PMON_CTL0..3 and PCM's XPF_MC_CH_PCI_PMON_CTL0..3_ADDR give them.
+/// PMU structure of the iMC (integrated memory controller channel) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::IMC`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static IMC: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "IMC",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::imc::IMC_BOX_CTL_INFO],
+    controls: &[&IMC_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::imc::IMC_CTL_INFO.at(0),
-            super::imc::IMC_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::imc::IMC_CTL_INFO.at(1),
-            super::imc::IMC_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::imc::IMC_CTL_INFO.at(2),
-            super::imc::IMC_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::imc::IMC_CTL_INFO.at(3),
-            super::imc::IMC_CTR_INFO.at(3),
-        ),
-        CounterInfo::fixed(
-                4,
-                48,
-                super::imc::IMC_FIXED_CTL_INFO.at(0),
-                super::imc::IMC_FIXED_CTR_INFO.at(0),
-            )
+        CounterInfo::general(0, 48, IMC_CTL_INFO.at(0), IMC_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IMC_CTL_INFO.at(1), IMC_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, IMC_CTL_INFO.at(2), IMC_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, IMC_CTL_INFO.at(3), IMC_CTR_INFO.at(3)),
+        CounterInfo::fixed(4, 48, IMC_FIXED_CTL_INFO.at(0), IMC_FIXED_CTR_INFO.at(0))
             .counting("DRAM clock cycles"),
     ],
     filters: &[],
@@ -952,53 +783,7 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Global overflow bits from likwid",
-            text: "likwid's Skylake-SP box table (skylakeX_box_map, \
-            perfmon_skylakeX_counters.h) gives each box the bit of \
-            U_MSR_PMON_GLOBAL_STATUS it tests and clears when a counter of the box \
-            wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU 2, CHA n \
-            3+n, memory controller 0 (channels 0-2) 39, memory controller 1 \
-            (channels 3-5) 40, UPI links 0-2 41-43, M3UPI links 0 and 1 46 and 47, \
-            M2M 0 and 1 62 and 63. The routes follow it. It gives IIO stacks 0-4 and \
-            IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO \
-            stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those \
-            routes are declared unknown. Linux and PCM do not use the global \
-            status.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "The fixed counter is number 4",
-            text: "No box-level bit is known for the channel's fixed DRAM-clock counter; \
-            it is numbered 4, after the four general counters, as on the E5-2600 \
-            v4.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Box status left out of the structure",
-            text: "MC{i}_PCI_PMON_BOX_STATUS holds overflow bits for the general counters \
-            only; the structure format requires a box-level overflow bitmap to cover \
-            every counter that is not free-running, so this box declares no \
-            <status>, as on the E5-2600 v4.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_imc as imc, six boxes: uncore_imc_0 to \
-            uncore_imc_5 (the fixed DRAM-clock counter is event 0xff of the same \
-            PMU), with skx_uncore_formats_attr (the skx-generic driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Counter controls 4 bytes apart",
-            text: "Linux skx_uncore_imc uses SNBEP_PCI_PMON_CTL0 = 0xD8 without \
-            UNCORE_BOX_FLAG_CTL_OFFS8, so its controls are 4 bytes apart (0xD8, \
-            0xDC, 0xE0, 0xE4), as likwid's PCI_UNC_SKX_MC_PMON_CTL0..3 and PCM's \
-            XPF_MC_CH_PCI_PMON_CTL0..3_ADDR give them.",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::IMC.notes,
 };
 /// What the perf PMUs of the iMC (integrated memory controller channel) performance monitoring
 /// share; each box's entry adds its box and PMU name.
@@ -1009,32 +794,20 @@ const IMC_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-/// PMU structure of the IRP (I/O coherency agent) performance monitoring (2 counters per box; boxes
-/// IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_irp as irp, six boxes: uncore_irp_0 to
-/// uncore_irp_5, with skx_uncore_formats_attr (the skx-generic driver).
+/// PMU structure of the IRP (I/O coherency agent) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::IRP`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static IRP: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "IRP",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::irp::IRP_BOX_CTL_INFO],
-    statuses: &[&super::irp::IRP_BOX_STATUS_INFO],
+    controls: &[&IRP_BOX_CTL_INFO],
+    statuses: &[&IRP_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::irp::IRP_CTL_INFO.at(0),
-            super::irp::IRP_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::irp::IRP_CTL_INFO.at(1),
-            super::irp::IRP_CTR_INFO.at(1),
-        ),
+        CounterInfo::general(0, 48, IRP_CTL_INFO.at(0), IRP_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IRP_CTL_INFO.at(1), IRP_CTR_INFO.at(1)),
     ],
     filters: &[],
     routes: &[],
@@ -1059,14 +832,7 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_irp as irp, six boxes: uncore_irp_0 to \
-            uncore_irp_5, with skx_uncore_formats_attr (the skx-generic driver).",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::IRP.notes,
 };
 /// What the perf PMUs of the IRP (I/O coherency agent) performance monitoring share; each box's
 /// entry adds its box and PMU name.
@@ -1077,53 +843,22 @@ const IRP_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-/// PMU structure of the M2M (mesh to memory) performance monitoring (4 counters per box; boxes
-/// M2M0, M2M1).
-///
-/// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
-/// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
-/// clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU
-/// 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI
-/// links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It
-/// gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO
-/// stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared
-/// unknown. Linux and PCM do not use the global status.
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_m2m as m2m, two boxes: uncore_m2m_0 and
-/// uncore_m2m_1, with skx_uncore_formats_attr (the skx-generic driver).
+/// PMU structure of the M2M (mesh to memory) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::M2M`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static M2M: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "M2M",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::m2m::M2M_BOX_CTL_INFO],
-    statuses: &[&super::m2m::M2M_BOX_STATUS_INFO],
+    controls: &[&M2M_BOX_CTL_INFO],
+    statuses: &[&M2M_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::m2m::M2M_CTL_INFO.at(0),
-            super::m2m::M2M_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::m2m::M2M_CTL_INFO.at(1),
-            super::m2m::M2M_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::m2m::M2M_CTL_INFO.at(2),
-            super::m2m::M2M_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::m2m::M2M_CTL_INFO.at(3),
-            super::m2m::M2M_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, M2M_CTL_INFO.at(0), M2M_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, M2M_CTL_INFO.at(1), M2M_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, M2M_CTL_INFO.at(2), M2M_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, M2M_CTL_INFO.at(3), M2M_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[
@@ -1167,29 +902,7 @@ pub static M2M: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Global overflow bits from likwid",
-            text: "likwid's Skylake-SP box table (skylakeX_box_map, \
-            perfmon_skylakeX_counters.h) gives each box the bit of \
-            U_MSR_PMON_GLOBAL_STATUS it tests and clears when a counter of the box \
-            wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU 2, CHA n \
-            3+n, memory controller 0 (channels 0-2) 39, memory controller 1 \
-            (channels 3-5) 40, UPI links 0-2 41-43, M3UPI links 0 and 1 46 and 47, \
-            M2M 0 and 1 62 and 63. The routes follow it. It gives IIO stacks 0-4 and \
-            IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO \
-            stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those \
-            routes are declared unknown. Linux and PCM do not use the global \
-            status.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_m2m as m2m, two boxes: uncore_m2m_0 and \
-            uncore_m2m_1, with skx_uncore_formats_attr (the skx-generic driver).",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::M2M.notes,
 };
 /// What the perf PMUs of the M2M (mesh to memory) performance monitoring share; each box's entry
 /// adds its box and PMU name.
@@ -1200,51 +913,22 @@ const M2M_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-/// PMU structure of the M2PCIe (mesh to PCIe stack) performance monitoring (4 counters per box;
-/// boxes M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3).
-///
-/// **Added from Linux** (info): The unit was absent until the spec was compared with Linux's
-/// skx_pci_uncores (SKX_PCI_UNCORE_M2PCIE): four boxes of four 48-bit counters, with the Sandy
-/// Bridge-EP PCI layout (box control 0xF4, controls 0xD8, counters 0xA0) and
-/// skx_uncore_format_group. Linux restricts event 0x23 to counters 0 and 1
-/// (skx_uncore_m2pcie_constraints); Intel's Skylake-SP and Cascade Lake event lists have no M2PCIe
-/// events, so the unit has no events file and is programmed by raw event and unit mask.
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_m2pcie as m2pcie, four boxes:
-/// uncore_m2pcie_0 to uncore_m2pcie_3, with skx_uncore_formats_attr (the skx-generic driver).
+/// PMU structure of the M2PCIe (mesh to PCIe stack) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::M2PCIE`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static M2PCIE: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "M2PCIE",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::m2pcie::M2PCIE_BOX_CTL_INFO],
+    controls: &[&M2PCIE_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::m2pcie::M2PCIE_CTL_INFO.at(0),
-            super::m2pcie::M2PCIE_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::m2pcie::M2PCIE_CTL_INFO.at(1),
-            super::m2pcie::M2PCIE_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::m2pcie::M2PCIE_CTL_INFO.at(2),
-            super::m2pcie::M2PCIE_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::m2pcie::M2PCIE_CTL_INFO.at(3),
-            super::m2pcie::M2PCIE_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, M2PCIE_CTL_INFO.at(0), M2PCIE_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, M2PCIE_CTL_INFO.at(1), M2PCIE_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, M2PCIE_CTL_INFO.at(2), M2PCIE_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, M2PCIE_CTL_INFO.at(3), M2PCIE_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -1269,27 +953,7 @@ pub static M2PCIE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Added from Linux",
-            text: "The unit was absent until the spec was compared with Linux's \
-            skx_pci_uncores[] (SKX_PCI_UNCORE_M2PCIE): four boxes of four 48-bit \
-            counters, with the Sandy Bridge-EP PCI layout (box control 0xF4, \
-            controls 0xD8, counters 0xA0) and skx_uncore_format_group. Linux \
-            restricts event 0x23 to counters 0 and 1 \
-            (skx_uncore_m2pcie_constraints); Intel's Skylake-SP and Cascade Lake \
-            event lists have no M2PCIe events, so the unit has no events file and is \
-            programmed by raw event and unit mask.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_m2pcie as m2pcie, four boxes: \
-            uncore_m2pcie_0 to uncore_m2pcie_3, with skx_uncore_formats_attr (the \
-            skx-generic driver).",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::M2PCIE.notes,
 };
 /// What the perf PMUs of the M2PCIe (mesh to PCIe stack) performance monitoring share; each box's
 /// entry adds its box and PMU name.
@@ -1300,47 +964,21 @@ const M2PCIE_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-/// PMU structure of the M3UPI (mesh to UPI) performance monitoring (3 counters per box; boxes
-/// M3UPI0, M3UPI1, M3UPI2).
-///
-/// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
-/// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
-/// clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU
-/// 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI
-/// links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It
-/// gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO
-/// stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared
-/// unknown. Linux and PCM do not use the global status.
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_m3upi as m3upi, three boxes:
-/// uncore_m3upi_0 to uncore_m3upi_2, with skx_uncore_formats_attr (the skx-generic driver).
+/// PMU structure of the M3UPI (mesh to UPI) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::M3UPI`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static M3UPI: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "M3UPI",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::m3upi::M3UPI_BOX_CTL_INFO],
-    statuses: &[&super::m3upi::M3UPI_BOX_STATUS_INFO],
+    controls: &[&M3UPI_BOX_CTL_INFO],
+    statuses: &[&M3UPI_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::m3upi::M3UPI_CTL_INFO.at(0),
-            super::m3upi::M3UPI_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::m3upi::M3UPI_CTL_INFO.at(1),
-            super::m3upi::M3UPI_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::m3upi::M3UPI_CTL_INFO.at(2),
-            super::m3upi::M3UPI_CTR_INFO.at(2),
-        ),
+        CounterInfo::general(0, 48, M3UPI_CTL_INFO.at(0), M3UPI_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, M3UPI_CTL_INFO.at(1), M3UPI_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, M3UPI_CTL_INFO.at(2), M3UPI_CTR_INFO.at(2)),
     ],
     filters: &[],
     routes: &[
@@ -1385,30 +1023,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Global overflow bits from likwid",
-            text: "likwid's Skylake-SP box table (skylakeX_box_map, \
-            perfmon_skylakeX_counters.h) gives each box the bit of \
-            U_MSR_PMON_GLOBAL_STATUS it tests and clears when a counter of the box \
-            wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU 2, CHA n \
-            3+n, memory controller 0 (channels 0-2) 39, memory controller 1 \
-            (channels 3-5) 40, UPI links 0-2 41-43, M3UPI links 0 and 1 46 and 47, \
-            M2M 0 and 1 62 and 63. The routes follow it. It gives IIO stacks 0-4 and \
-            IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO \
-            stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those \
-            routes are declared unknown. Linux and PCM do not use the global \
-            status.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_m3upi as m3upi, three boxes: uncore_m3upi_0 \
-            to uncore_m3upi_2, with skx_uncore_formats_attr (the skx-generic \
-            driver).",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::M3UPI.notes,
 };
 /// What the perf PMUs of the M3UPI (mesh to UPI) performance monitoring share; each box's entry
 /// adds its box and PMU name.
@@ -1419,61 +1034,26 @@ const M3UPI_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-/// PMU structure of the PCU (power control unit) performance monitoring (4 counters per box; boxes
-/// PCU).
-///
-/// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
-/// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
-/// clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU
-/// 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI
-/// links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It
-/// gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO
-/// stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared
-/// unknown. Linux and PCM do not use the global status.
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_pcu as pcu, one box: uncore_pcu, with
-/// skx_uncore_pcu_formats_attr (the skx-pcu driver).
-///
-/// **C-state residency counters not described** (info): The core and package C-state residency MSRs
-/// (0x3FC, 0x3FD, 0x3F8, 0x3F9) that likwid counts as fixed PCU counters on this processor are not
-/// described here yet.
+/// PMU structure of the PCU (power control unit) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::PCU`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static PCU: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "PCU",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::pcu::PCU_BOX_CTL_INFO],
-    statuses: &[&super::pcu::PCU_BOX_STATUS_INFO],
+    controls: &[&PCU_BOX_CTL_INFO],
+    statuses: &[&PCU_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::pcu::PCU_CTL_INFO.at(0),
-            super::pcu::PCU_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::pcu::PCU_CTL_INFO.at(1),
-            super::pcu::PCU_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::pcu::PCU_CTL_INFO.at(2),
-            super::pcu::PCU_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::pcu::PCU_CTL_INFO.at(3),
-            super::pcu::PCU_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, PCU_CTL_INFO.at(0), PCU_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, PCU_CTL_INFO.at(1), PCU_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, PCU_CTL_INFO.at(2), PCU_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, PCU_CTL_INFO.at(3), PCU_CTR_INFO.at(3)),
     ],
     filters: &[
         FilterInfo {
-            register: &super::pcu::PCU_BOX_FILTER_INFO,
+            register: &PCU_BOX_FILTER_INFO,
             mask: None,
             event: None,
             event_ext: false,
@@ -1514,60 +1094,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Global overflow bits from likwid",
-            text: "likwid's Skylake-SP box table (skylakeX_box_map, \
-            perfmon_skylakeX_counters.h) gives each box the bit of \
-            U_MSR_PMON_GLOBAL_STATUS it tests and clears when a counter of the box \
-            wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU 2, CHA n \
-            3+n, memory controller 0 (channels 0-2) 39, memory controller 1 \
-            (channels 3-5) 40, UPI links 0-2 41-43, M3UPI links 0 and 1 46 and 47, \
-            M2M 0 and 1 62 and 63. The routes follow it. It gives IIO stacks 0-4 and \
-            IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO \
-            stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those \
-            routes are declared unknown. Linux and PCM do not use the global \
-            status.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_pcu as pcu, one box: uncore_pcu, with \
-            skx_uncore_pcu_formats_attr (the skx-pcu driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "C-state residency counters not described",
-            text: "The core and package C-state residency MSRs (0x3FC, 0x3FD, 0x3F8, \
-            0x3F9) that likwid counts as fixed PCU counters on this processor are \
-            not described here yet.",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::PCU.notes,
 };
-/// PMU structure of the U-box (system configuration controller) performance monitoring (3 counters
-/// per box; boxes UBOX).
-///
-/// **No box control** (info): No source read gives this U-box a box control register (Linux, likwid
-/// and PCM program its counters without one), so it has no freeze or box reset of its own: each
-/// counter starts and stops with its en bit, and U_MSR_PMON_GLOBAL_CTL freezes the other boxes.
-///
-/// **The fixed counter is number 2** (info): The UCLK fixed counter has no bit in the box status
-/// (likwid reports its overflow in bit 0 of the global status instead); it is numbered 2, after the
-/// two general counters.
-///
-/// **Box status left out of the structure** (info): U_MSR_PMON_BOX_STATUS holds overflow bits for
-/// the general counters only; the structure format requires a box-level overflow bitmap to cover
-/// every counter of the box that is not free-running, so this box declares no status, as on the
-/// E5-2600 v4.
-///
-/// **No filter** (info): Linux's skx_uncore_ubox has no filter (no hw_config, no filter format) and
-/// likwid defines no U-box filter for this processor, unlike the E5-2600 v3 (0x707); none is
-/// described here.
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_ubox as ubox, one box: uncore_ubox, with
-/// ivbep_uncore_ubox_format_group, the group bdx-ubox describes (the UCLK fixed counter is event
-/// 0xff of the same PMU).
+/// PMU structure of the U-box (system configuration controller) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::UBOX`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "UBOX",
@@ -1577,23 +1108,13 @@ pub static UBOX: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::ubox::U_CTL_INFO.at(0),
-            super::ubox::U_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::ubox::U_CTL_INFO.at(1),
-            super::ubox::U_CTR_INFO.at(1),
-        ),
+        CounterInfo::general(0, 48, U_CTL_INFO.at(0), U_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, U_CTL_INFO.at(1), U_CTR_INFO.at(1)),
         CounterInfo::fixed(
                 2,
                 48,
-                super::ubox::U_UCLK_FIXED_CTL_INFO.at(0),
-                super::ubox::U_UCLK_FIXED_CTR_INFO.at(0),
+                U_UCLK_FIXED_CTL_INFO.at(0),
+                U_UCLK_FIXED_CTR_INFO.at(0),
             )
             .counting("uncore clock (UCLK) cycles"),
     ],
@@ -1636,7 +1157,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: Some(SocketBusInfo {
         node_id: BitRef {
-            register: &super::ubox::U_CPU_NODE_ID_INFO,
+            register: &U_CPU_NODE_ID_INFO,
             instance: "UBOX",
             index: 0,
             field: U_CPU_NODE_ID_LOCAL_NODE_ID,
@@ -1645,7 +1166,7 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
         slots: &[
             BitRef {
-                register: &super::ubox::U_GID_NID_MAP_INFO,
+                register: &U_GID_NID_MAP_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: U_GID_NID_MAP_NODE_ID0,
@@ -1653,7 +1174,7 @@ pub static UBOX: PmuInfo = PmuInfo {
                 qualified: "U_PCI_GIDNIDMAP.node_id0",
             },
             BitRef {
-                register: &super::ubox::U_GID_NID_MAP_INFO,
+                register: &U_GID_NID_MAP_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: U_GID_NID_MAP_NODE_ID1,
@@ -1661,7 +1182,7 @@ pub static UBOX: PmuInfo = PmuInfo {
                 qualified: "U_PCI_GIDNIDMAP.node_id1",
             },
             BitRef {
-                register: &super::ubox::U_GID_NID_MAP_INFO,
+                register: &U_GID_NID_MAP_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: U_GID_NID_MAP_NODE_ID2,
@@ -1669,7 +1190,7 @@ pub static UBOX: PmuInfo = PmuInfo {
                 qualified: "U_PCI_GIDNIDMAP.node_id2",
             },
             BitRef {
-                register: &super::ubox::U_GID_NID_MAP_INFO,
+                register: &U_GID_NID_MAP_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: U_GID_NID_MAP_NODE_ID3,
@@ -1677,7 +1198,7 @@ pub static UBOX: PmuInfo = PmuInfo {
                 qualified: "U_PCI_GIDNIDMAP.node_id3",
             },
             BitRef {
-                register: &super::ubox::U_GID_NID_MAP_INFO,
+                register: &U_GID_NID_MAP_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: U_GID_NID_MAP_NODE_ID4,
@@ -1685,7 +1206,7 @@ pub static UBOX: PmuInfo = PmuInfo {
                 qualified: "U_PCI_GIDNIDMAP.node_id4",
             },
             BitRef {
-                register: &super::ubox::U_GID_NID_MAP_INFO,
+                register: &U_GID_NID_MAP_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: U_GID_NID_MAP_NODE_ID5,
@@ -1693,7 +1214,7 @@ pub static UBOX: PmuInfo = PmuInfo {
                 qualified: "U_PCI_GIDNIDMAP.node_id5",
             },
             BitRef {
-                register: &super::ubox::U_GID_NID_MAP_INFO,
+                register: &U_GID_NID_MAP_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: U_GID_NID_MAP_NODE_ID6,
@@ -1701,7 +1222,7 @@ pub static UBOX: PmuInfo = PmuInfo {
                 qualified: "U_PCI_GIDNIDMAP.node_id6",
             },
             BitRef {
-                register: &super::ubox::U_GID_NID_MAP_INFO,
+                register: &U_GID_NID_MAP_INFO,
                 instance: "UBOX",
                 index: 0,
                 field: U_GID_NID_MAP_NODE_ID7,
@@ -1727,104 +1248,32 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box control",
-            text: "No source read gives this U-box a box control register (Linux, likwid \
-            and PCM program its counters without one), so it has no freeze or box \
-            reset of its own: each counter starts and stops with its en bit, and \
-            U_MSR_PMON_GLOBAL_CTL freezes the other boxes.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "The fixed counter is number 2",
-            text: "The UCLK fixed counter has no bit in the box status (likwid reports its \
-            overflow in bit 0 of the global status instead); it is numbered 2, after \
-            the two general counters.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Box status left out of the structure",
-            text: "U_MSR_PMON_BOX_STATUS holds overflow bits for the general counters \
-            only; the structure format requires a box-level overflow bitmap to cover \
-            every counter of the box that is not free-running, so this box declares \
-            no <status>, as on the E5-2600 v4.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "No filter",
-            text: "Linux's skx_uncore_ubox has no filter (no hw_config, no filter format) \
-            and likwid defines no U-box filter for this processor, unlike the \
-            E5-2600 v3 (0x707); none is described here.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_ubox as ubox, one box: uncore_ubox, with \
-            ivbep_uncore_ubox_format_group, the group bdx-ubox describes (the UCLK \
-            fixed counter is event 0xff of the same PMU).",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::UBOX.notes,
 };
 /// The level above every box: global control, status and overflow clear.
 pub static GLOBAL: GlobalInfo = GlobalInfo {
     unit: "UBOX",
     instance: "UBOX",
-    control: &super::ubox::U_GLOBAL_CTL_INFO,
-    status: &super::ubox::U_GLOBAL_STATUS_INFO,
+    control: &U_GLOBAL_CTL_INFO,
+    status: &U_GLOBAL_STATUS_INFO,
     overflow_clear: None,
 };
-/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring (4 counters
-/// per box; boxes UPI0, UPI1, UPI2).
-///
-/// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
-/// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
-/// clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU
-/// 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI
-/// links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It
-/// gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO
-/// stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared
-/// unknown. Linux and PCM do not use the global status.
-///
-/// **Kernel PMU names** (info): Linux registers skx_uncore_upi as upi, three boxes: uncore_upi_0 to
-/// uncore_upi_2, with skx_upi_uncore_formats_attr (the skx-upi driver).
-///
-/// **Offsets** (info): Linux SKX_UPI_PCI_PMON_BOX_CTL = 0x378, CTL0 = 0x350, CTR0 = 0x318 (counters
-/// 8 bytes apart); likwid MSR_UNC_SKX_UPI_PMON_ (box status 0x37C) and PCM U_L_PCI_PMON_ agree.
+/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring: that of
+/// [`crate::skylake_sp::pmu::UPI`] (skylake-sp's, `units-from`; its notes are that one's), with
+/// cascade-lake's registers.
 pub static UPI: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "UPI",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::upi::UPI_BOX_CTL_INFO],
-    statuses: &[&super::upi::UPI_BOX_STATUS_INFO],
+    controls: &[&UPI_BOX_CTL_INFO],
+    statuses: &[&UPI_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::upi::UPI_CTL_INFO.at(0),
-            super::upi::UPI_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::upi::UPI_CTL_INFO.at(1),
-            super::upi::UPI_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::upi::UPI_CTL_INFO.at(2),
-            super::upi::UPI_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::upi::UPI_CTL_INFO.at(3),
-            super::upi::UPI_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, UPI_CTL_INFO.at(0), UPI_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, UPI_CTL_INFO.at(1), UPI_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, UPI_CTL_INFO.at(2), UPI_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, UPI_CTL_INFO.at(3), UPI_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[
@@ -1880,36 +1329,7 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Global overflow bits from likwid",
-            text: "likwid's Skylake-SP box table (skylakeX_box_map, \
-            perfmon_skylakeX_counters.h) gives each box the bit of \
-            U_MSR_PMON_GLOBAL_STATUS it tests and clears when a counter of the box \
-            wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU 2, CHA n \
-            3+n, memory controller 0 (channels 0-2) 39, memory controller 1 \
-            (channels 3-5) 40, UPI links 0-2 41-43, M3UPI links 0 and 1 46 and 47, \
-            M2M 0 and 1 62 and 63. The routes follow it. It gives IIO stacks 0-4 and \
-            IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO \
-            stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those \
-            routes are declared unknown. Linux and PCM do not use the global \
-            status.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers skx_uncore_upi as upi, three boxes: uncore_upi_0 to \
-            uncore_upi_2, with skx_upi_uncore_formats_attr (the skx-upi driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Offsets",
-            text: "Linux SKX_UPI_PCI_PMON_BOX_CTL = 0x378, CTL0 = 0x350, CTR0 = 0x318 \
-            (counters 8 bytes apart); likwid MSR_UNC_SKX_UPI_PMON_* (box status \
-            0x37C) and PCM U_L_PCI_PMON_* agree.",
-        },
-    ],
+    notes: crate::skylake_sp::pmu::UPI.notes,
 };
 /// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;
 /// each box's entry adds its box and PMU name.
@@ -1922,7 +1342,7 @@ const UPI_PERF: PerfInfo = PerfInfo {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA0: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA0,
@@ -1931,7 +1351,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA1: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA1,
@@ -1940,7 +1360,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha2`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA2: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA2,
@@ -1949,7 +1369,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA2: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha3`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA3: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA3,
@@ -1958,7 +1378,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA3: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha4`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA4: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA4,
@@ -1967,7 +1387,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA4: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha5`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA5: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA5,
@@ -1976,7 +1396,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA5: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha6`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA6: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA6,
@@ -1985,7 +1405,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA6: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha7`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA7: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA7,
@@ -1994,7 +1414,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA7: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha8`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA8: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA8,
@@ -2003,7 +1423,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA8: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha9`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA9: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA9,
@@ -2012,7 +1432,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA9: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha10`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA10: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA10,
@@ -2021,7 +1441,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA10: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha11`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA11: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA11,
@@ -2030,7 +1450,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA11: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha12`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA12: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA12,
@@ -2039,7 +1459,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA12: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha13`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA13: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA13,
@@ -2048,7 +1468,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA13: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha14`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA14: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA14,
@@ -2057,7 +1477,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA14: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha15`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA15: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA15,
@@ -2066,7 +1486,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA15: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha16`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA16: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA16,
@@ -2075,7 +1495,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA16: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha17`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA17: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA17,
@@ -2084,7 +1504,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA17: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha18`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA18: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA18,
@@ -2093,7 +1513,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA18: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha19`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA19: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA19,
@@ -2102,7 +1522,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA19: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha20`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA20: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA20,
@@ -2111,7 +1531,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA20: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha21`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA21: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA21,
@@ -2120,7 +1540,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA21: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha22`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA22: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA22,
@@ -2129,7 +1549,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA22: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha23`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA23: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA23,
@@ -2138,7 +1558,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA23: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha24`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA24: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA24,
@@ -2147,7 +1567,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA24: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha25`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA25: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA25,
@@ -2156,7 +1576,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA25: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha26`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA26: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA26,
@@ -2165,7 +1585,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA26: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha27`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA27: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA27,
@@ -2174,7 +1594,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA27: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_imc0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_IMC0: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_IMC0,
@@ -2183,7 +1603,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_IMC0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_imc1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_IMC1: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_IMC1,
@@ -2192,7 +1612,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_IMC1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_M2M0: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_M2M0,
@@ -2201,7 +1621,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_M2M0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_M2M1: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_M2M1,
@@ -2210,7 +1630,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_M2M1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_M3UPI0: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_M3UPI0,
@@ -2219,7 +1639,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_M3UPI0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_M3UPI1: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_M3UPI1,
@@ -2228,7 +1648,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_M3UPI1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_pcu`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_PCU: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_PCU,
@@ -2237,7 +1657,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_PCU: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_U: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_U,
@@ -2246,7 +1666,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_U: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_U_FIXED,
@@ -2255,7 +1675,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_UPI0: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_UPI0,
@@ -2264,7 +1684,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_UPI0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_UPI1: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_UPI1,
@@ -2273,7 +1693,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_UPI1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi2`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_UPI2: BitRef = BitRef {
-    register: &super::ubox::U_GLOBAL_STATUS_INFO,
+    register: &U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_UPI2,
@@ -2281,174 +1701,146 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_UPI2: BitRef = BitRef {
     qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_upi2",
 };
 /// `CAPID6.cha_en`.
-const CAPID6_CHA_EN: &FieldInfo = super::pcu::CAPID6_INFO.field_named("cha_en");
+const CAPID6_CHA_EN: &FieldInfo = CAPID6_INFO.field_named("cha_en");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m1`.
-const U_GLOBAL_STATUS_OV_M2M1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_m2m1");
+const U_GLOBAL_STATUS_OV_M2M1: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_m2m1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m0`.
-const U_GLOBAL_STATUS_OV_M2M0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_m2m0");
+const U_GLOBAL_STATUS_OV_M2M0: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_m2m0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi1`.
-const U_GLOBAL_STATUS_OV_M3UPI1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_M3UPI1: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_m3upi1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi0`.
-const U_GLOBAL_STATUS_OV_M3UPI0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_M3UPI0: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_m3upi0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi2`.
-const U_GLOBAL_STATUS_OV_UPI2: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_upi2");
+const U_GLOBAL_STATUS_OV_UPI2: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_upi2");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi1`.
-const U_GLOBAL_STATUS_OV_UPI1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_upi1");
+const U_GLOBAL_STATUS_OV_UPI1: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_upi1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi0`.
-const U_GLOBAL_STATUS_OV_UPI0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_upi0");
+const U_GLOBAL_STATUS_OV_UPI0: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_upi0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_imc1`.
-const U_GLOBAL_STATUS_OV_IMC1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_imc1");
+const U_GLOBAL_STATUS_OV_IMC1: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_imc1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_imc0`.
-const U_GLOBAL_STATUS_OV_IMC0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_imc0");
+const U_GLOBAL_STATUS_OV_IMC0: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_imc0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha27`.
-const U_GLOBAL_STATUS_OV_CHA27: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA27: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha27");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha26`.
-const U_GLOBAL_STATUS_OV_CHA26: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA26: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha26");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha25`.
-const U_GLOBAL_STATUS_OV_CHA25: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA25: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha25");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha24`.
-const U_GLOBAL_STATUS_OV_CHA24: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA24: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha24");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha23`.
-const U_GLOBAL_STATUS_OV_CHA23: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA23: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha23");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha22`.
-const U_GLOBAL_STATUS_OV_CHA22: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA22: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha22");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha21`.
-const U_GLOBAL_STATUS_OV_CHA21: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA21: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha21");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha20`.
-const U_GLOBAL_STATUS_OV_CHA20: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA20: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha20");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha19`.
-const U_GLOBAL_STATUS_OV_CHA19: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA19: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha19");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha18`.
-const U_GLOBAL_STATUS_OV_CHA18: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA18: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha18");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha17`.
-const U_GLOBAL_STATUS_OV_CHA17: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA17: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha17");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha16`.
-const U_GLOBAL_STATUS_OV_CHA16: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA16: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha16");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha15`.
-const U_GLOBAL_STATUS_OV_CHA15: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA15: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha15");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha14`.
-const U_GLOBAL_STATUS_OV_CHA14: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA14: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha14");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha13`.
-const U_GLOBAL_STATUS_OV_CHA13: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA13: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha13");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha12`.
-const U_GLOBAL_STATUS_OV_CHA12: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA12: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha12");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha11`.
-const U_GLOBAL_STATUS_OV_CHA11: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA11: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha11");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha10`.
-const U_GLOBAL_STATUS_OV_CHA10: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_CHA10: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_cha10");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha9`.
-const U_GLOBAL_STATUS_OV_CHA9: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha9");
+const U_GLOBAL_STATUS_OV_CHA9: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha9");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha8`.
-const U_GLOBAL_STATUS_OV_CHA8: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha8");
+const U_GLOBAL_STATUS_OV_CHA8: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha8");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha7`.
-const U_GLOBAL_STATUS_OV_CHA7: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha7");
+const U_GLOBAL_STATUS_OV_CHA7: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha7");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha6`.
-const U_GLOBAL_STATUS_OV_CHA6: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha6");
+const U_GLOBAL_STATUS_OV_CHA6: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha6");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha5`.
-const U_GLOBAL_STATUS_OV_CHA5: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha5");
+const U_GLOBAL_STATUS_OV_CHA5: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha5");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha4`.
-const U_GLOBAL_STATUS_OV_CHA4: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha4");
+const U_GLOBAL_STATUS_OV_CHA4: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha4");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha3`.
-const U_GLOBAL_STATUS_OV_CHA3: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha3");
+const U_GLOBAL_STATUS_OV_CHA3: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha3");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha2`.
-const U_GLOBAL_STATUS_OV_CHA2: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha2");
+const U_GLOBAL_STATUS_OV_CHA2: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha2");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha1`.
-const U_GLOBAL_STATUS_OV_CHA1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha1");
+const U_GLOBAL_STATUS_OV_CHA1: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha0`.
-const U_GLOBAL_STATUS_OV_CHA0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_cha0");
+const U_GLOBAL_STATUS_OV_CHA0: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_cha0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_pcu`.
-const U_GLOBAL_STATUS_OV_PCU: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_pcu");
+const U_GLOBAL_STATUS_OV_PCU: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_pcu");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u`.
-const U_GLOBAL_STATUS_OV_U: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
-    .field_named("ov_u");
+const U_GLOBAL_STATUS_OV_U: &FieldInfo = U_GLOBAL_STATUS_INFO.field_named("ov_u");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed`.
-const U_GLOBAL_STATUS_OV_U_FIXED: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+const U_GLOBAL_STATUS_OV_U_FIXED: &FieldInfo = U_GLOBAL_STATUS_INFO
     .field_named("ov_u_fixed");
 /// `U_PCI_CPUNODEID.local_node_id`.
-const U_CPU_NODE_ID_LOCAL_NODE_ID: &FieldInfo = super::ubox::U_CPU_NODE_ID_INFO
+const U_CPU_NODE_ID_LOCAL_NODE_ID: &FieldInfo = U_CPU_NODE_ID_INFO
     .field_named("local_node_id");
 /// `U_PCI_GIDNIDMAP.node_id7`.
-const U_GID_NID_MAP_NODE_ID7: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
-    .field_named("node_id7");
+const U_GID_NID_MAP_NODE_ID7: &FieldInfo = U_GID_NID_MAP_INFO.field_named("node_id7");
 /// `U_PCI_GIDNIDMAP.node_id6`.
-const U_GID_NID_MAP_NODE_ID6: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
-    .field_named("node_id6");
+const U_GID_NID_MAP_NODE_ID6: &FieldInfo = U_GID_NID_MAP_INFO.field_named("node_id6");
 /// `U_PCI_GIDNIDMAP.node_id5`.
-const U_GID_NID_MAP_NODE_ID5: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
-    .field_named("node_id5");
+const U_GID_NID_MAP_NODE_ID5: &FieldInfo = U_GID_NID_MAP_INFO.field_named("node_id5");
 /// `U_PCI_GIDNIDMAP.node_id4`.
-const U_GID_NID_MAP_NODE_ID4: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
-    .field_named("node_id4");
+const U_GID_NID_MAP_NODE_ID4: &FieldInfo = U_GID_NID_MAP_INFO.field_named("node_id4");
 /// `U_PCI_GIDNIDMAP.node_id3`.
-const U_GID_NID_MAP_NODE_ID3: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
-    .field_named("node_id3");
+const U_GID_NID_MAP_NODE_ID3: &FieldInfo = U_GID_NID_MAP_INFO.field_named("node_id3");
 /// `U_PCI_GIDNIDMAP.node_id2`.
-const U_GID_NID_MAP_NODE_ID2: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
-    .field_named("node_id2");
+const U_GID_NID_MAP_NODE_ID2: &FieldInfo = U_GID_NID_MAP_INFO.field_named("node_id2");
 /// `U_PCI_GIDNIDMAP.node_id1`.
-const U_GID_NID_MAP_NODE_ID1: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
-    .field_named("node_id1");
+const U_GID_NID_MAP_NODE_ID1: &FieldInfo = U_GID_NID_MAP_INFO.field_named("node_id1");
 /// `U_PCI_GIDNIDMAP.node_id0`.
-const U_GID_NID_MAP_NODE_ID0: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
-    .field_named("node_id0");
+const U_GID_NID_MAP_NODE_ID0: &FieldInfo = U_GID_NID_MAP_INFO.field_named("node_id0");
 /// `MSR_CPU_BUS_NUMBER.valid`.
-const CPU_BUS_NUMBER_VALID: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
-    .field_named("valid");
+const CPU_BUS_NUMBER_VALID: &FieldInfo = CPU_BUS_NUMBER_INFO.field_named("valid");
 /// `MSR_CPU_BUS_NUMBER.bus_num_5`.
-const CPU_BUS_NUMBER_BUS_NUM_5: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+const CPU_BUS_NUMBER_BUS_NUM_5: &FieldInfo = CPU_BUS_NUMBER_INFO
     .field_named("bus_num_5");
 /// `MSR_CPU_BUS_NUMBER.bus_num_4`.
-const CPU_BUS_NUMBER_BUS_NUM_4: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+const CPU_BUS_NUMBER_BUS_NUM_4: &FieldInfo = CPU_BUS_NUMBER_INFO
     .field_named("bus_num_4");
 /// `MSR_CPU_BUS_NUMBER.bus_num_3`.
-const CPU_BUS_NUMBER_BUS_NUM_3: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+const CPU_BUS_NUMBER_BUS_NUM_3: &FieldInfo = CPU_BUS_NUMBER_INFO
     .field_named("bus_num_3");
 /// `MSR_CPU_BUS_NUMBER.bus_num_2`.
-const CPU_BUS_NUMBER_BUS_NUM_2: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+const CPU_BUS_NUMBER_BUS_NUM_2: &FieldInfo = CPU_BUS_NUMBER_INFO
     .field_named("bus_num_2");
 /// `MSR_CPU_BUS_NUMBER.bus_num_1`.
-const CPU_BUS_NUMBER_BUS_NUM_1: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+const CPU_BUS_NUMBER_BUS_NUM_1: &FieldInfo = CPU_BUS_NUMBER_INFO
     .field_named("bus_num_1");
 /// `MSR_CPU_BUS_NUMBER.bus_num_0`.
-const CPU_BUS_NUMBER_BUS_NUM_0: &FieldInfo = super::ubox::CPU_BUS_NUMBER_INFO
+const CPU_BUS_NUMBER_BUS_NUM_0: &FieldInfo = CPU_BUS_NUMBER_INFO
     .field_named("bus_num_0");
 /// The `skx-cha` perf driver's format (`skx_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).

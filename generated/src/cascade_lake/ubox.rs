@@ -49,348 +49,44 @@ pub use crate::skylake_sp::ubox::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-];
+pub(crate) static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UGlobalCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_GLOBAL_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_CTL], &INSTANCE_NAMES, "likwid");
+pub(crate) static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UGlobalStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
-    description: "Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose box control has frz_en set.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_GLOBAL_CTL_INFO_ADDRESSES),
-    fields: UGlobalCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and the two command bits from likwid and PCM; the rest unknown", text: "likwid freezes the Skylake-SP uncore by writing 1 << 63 to MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and unfreezes it by writing 1 << 61 (perfmon_skylake.h); PCM unfreezes it by writing 1 << 61 to MSR_UNCORE_PMON_GLOBAL_CTL = 0x700 (globalFreezeUncoreCountersInternal, case SKX). On the E5-2600 v2 to v4 the same commands are bits 31 and 29: on this processor they moved up by 32. No source read describes the other bits; they are recorded as reserved." },
-        NoteInfo { kind: "source-conflict", title: "How software freezes: likwid writes frz_all, PCM writes 0", text: "likwid freezes by writing 1 << 63. PCM freezes by writing (1 - 1) << 61, that is 0, which sets no command bit. We follow likwid: frz_all (bit 63) is the freeze command; a write of 0 changes nothing, since both command bits are write-only." },
-    ],
-};
+pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UUclkFixedCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_GLOBAL_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_GLOBAL_STATUS], &INSTANCE_NAMES, "likwid");
+pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UUclkFixedCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
-    description: "Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_GLOBAL_STATUS_INFO_ADDRESSES),
-    fields: UGlobalStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Global overflow bits from likwid", text: "likwid's Skylake-SP box table (skylakeX_box_map, perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared unknown. Linux and PCM do not use the global status." },
-        NoteInfo { kind: "erratum", title: "likwid clears the bits above 31 with a 32-bit shift", text: "likwid reads this MSR (MSR_UNC_V3_U_PMON_GLOBAL_STATUS = 0x701) as 64 bits and tests 1ULL << offset, but clears a bit by writing (1 << offset), an int shift that does not reach bits 32-63. We take the bit positions from its table and clear a bit by writing 1 at its position, as for the bits below 32 (rw1c)." },
-    ],
-};
+pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
-    description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
-    fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Linux skx_uncore_ubox uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL = 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 and PCM UCLK_FIXED_CTL_ADDR = 0x703 agree. No source read describes the other bits; they are reserved." },
-    ],
-};
+pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UCpuNodeIdLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
-    description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
-    fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704, PCM UCLK_FIXED_CTR_ADDR = 0x704." },
-    ],
-};
+pub(crate) static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UGidNidMapLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*CpuBusNumberLayout::INFO };
 
-#[cfg(feature = "metadata")]
-pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
-    width: 32, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
-    description: "Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
-    fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and addresses from Linux", text: "skx_uncore_ubox: two counters, controls at HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706 and PCM UBOX_MSR_PMON_CTL0/1_ADDR agree. Bits no source describes are reserved." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_STATUS], &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UBoxStatusLayout::NAME, type_name: "UBoxStatus",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the two general U-box counters.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_BOX_STATUS_INFO_ADDRESSES),
-    fields: UBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
-    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
-    description: "U-box data counter n: a 48-bit event count.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
-    fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A; PCM UBOX_MSR_PMON_CTR0/1_ADDR = 0x709/0x70a." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_CPU_NODE_ID_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_CPUNODEID], &INSTANCE_NAMES, "coreboot-skx");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
-    description: "Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_CPU_NODE_ID_INFO_ADDRESSES),
-    fields: UCpuNodeIdLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux skx_uncore_pci_init calls snbep_pci2phy_map_init(0x2014, SKX_CPUNODEID = 0xc0, SKX_GIDNIDMAP = 0xd4, false) and masks the node id with NODE_ID_MASK (bits 2:0). It finds the device by id, so it states no device or function: coreboot's Skylake-SP support (coreboot-skx) places the U-box at a fixed address, device 8, functions 0-2 (8086:2014-2016), on the first bus of the socket's first I/O stack, and public boot logs show [8086:2014] at 08.0. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_GID_NID_MAP_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::pcis(&[U_PCI_GIDNIDMAP], &INSTANCE_NAMES, "coreboot-skx");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
-    description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_GID_NID_MAP_INFO_ADDRESSES),
-    fields: UGidNidMapLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source read and are recorded as reserved. Offset 0xD4 and the device id are Linux's; device and function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset value is a placeholder." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static CPU_BUS_NUMBER_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[MSR_CPU_BUS_NUMBER], &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UBOX", name: CpuBusNumberLayout::NAME, type_name: "CpuBusNumber",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: CpuBusNumberLayout::RESET, reserved_mask: CpuBusNumberLayout::RESERVED_MASK, ignored_mask: CpuBusNumberLayout::IGNORED_MASK, writable_mask: CpuBusNumberLayout::WRITABLE_MASK,
-    description: "The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&CPU_BUS_NUMBER_INFO_ADDRESSES),
-    fields: CpuBusNumberLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and use from Linux", text: "Linux uncore_snbep.c describes the register above SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die, on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD (\"segment:bus\"); a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp: offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is Skylake-SP's and Cascade Lake's." },
-        NoteInfo { kind: "info", title: "Not a PMU register", text: "The register takes no part in counting: it is here so that software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes it; it is read-only, and its reset value is Linux's stated default." },
-    ],
-};
-
-/// The unit's events (the `events` feature), re-exported: [`Event`].
+/// The unit's events (the `events` feature): cascade-lake's list is skylake-sp's, so its `Event` is
+/// [`crate::skylake_sp::ubox::Event`], re-exported.
 #[cfg(feature = "events")]
-mod unit_events {
-use super::*;
-#[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
-#[cfg(feature = "metadata")]
-use crate::core_events::{event_info_refs, event_infos};
-
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant is a row
-/// of the unit's event table, which gives its event select, umask and the counters that may
-/// count it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
-pub struct Event {
-    code: u8,
-    umask: u8,
-    ext_sel: bool,
-    /// Its row in `EVENT_INFOS`.
-    row: u16,
-}
-
-impl Event {
-
-    /// Every event of the unit.
-    pub const ALL: &'static [Event] = &{
-        let mut all = [Event::row(0); ROW_COUNT];
-        let mut i = 0;
-        while i < ROW_COUNT {
-            all[i] = Event::row(i as u16);
-            i += 1;
-        }
-        all
-    };
-
-    /// The event of row `n` of the unit's table.
-    const fn row(n: u16) -> Event {
-        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
-        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
-    }
-
-    /// Event select.
-    pub const fn code(self) -> u8 {
-        self.code
-    }
-
-    /// Unit mask.
-    pub const fn umask(self) -> u8 {
-        self.umask
-    }
-
-    /// Whether it needs the event-select extension bit.
-    pub const fn ext_sel(self) -> bool {
-        self.ext_sel
-    }
-}
-
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
-    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(0);
-    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental).
-    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
-    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
-    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-    /// `UNC_U_LOCK_CYCLES` (experimental).
-    pub const LOCK_CYCLES: Event = Event::row(5);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental).
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(6);
-    /// `UNC_U_RACU_DRNG.RDRAND` (experimental).
-    pub const RACU_DRNG_RDRAND: Event = Event::row(7);
-    /// `UNC_U_RACU_DRNG.RDSEED` (experimental).
-    pub const RACU_DRNG_RDSEED: Event = Event::row(8);
-    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental).
-    pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event::row(9);
-    /// `UNC_U_RACU_REQUESTS` (experimental).
-    pub const RACU_REQUESTS: Event = Event::row(10);
-}
-
-#[cfg(feature = "metadata")]
-impl Event {
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        EVENT_INFOS[self.row as usize]
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.info().can_count_on(n)
-    }
-}
-
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
-#[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
-    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
-    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_LOCK_CYCLES", 0x44, 0x00, 0b11),
-    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
-    ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01, 0b11),
-    ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02, 0b11),
-    ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04, 0b11),
-    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
-];
-#[cfg(not(feature = "experimental-events"))]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of the rows, 64 a chunk.
-#[cfg(feature = "metadata")]
-const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
-    #[cfg(feature = "experimental-events")]
-    &event_infos::<11>(EXPERIMENTAL_ROWS, 0, true),
-];
-/// The facts of `Event::ALL`, row for row.
-#[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
-
-impl Event {
-    /// `ctl` set to count this event: its event select and umask. (`UCtl::with_event` takes the
-    /// events of the processor that defines `UCtl`.)
-    #[inline]
-    pub const fn program(self, ctl: UCtl) -> UCtl {
-        let event = self;
-        ctl.with_ev_sel(event.code).with_umask(event.umask)
-    }
-}
-
-}
-#[cfg(feature = "events")]
-pub use unit_events::Event;
-#[cfg(all(feature = "events", feature = "metadata"))]
-use unit_events::EVENT_INFOS;
+pub use crate::skylake_sp::ubox::Event;
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "UBOX",
-    module: "ubox",
-    title: "U-box (system configuration controller) performance monitoring",
-    description: "The U-box carries the uncore's message channel and interrupt routing. Its MSRs also hold the socket-wide uncore controls: a global control that freezes and unfreezes every box at once, and a 64-bit global status where the boxes report counter overflows. Its own monitoring block has two general counters, a box status and a fixed counter of uncore clocks.",
-    instances: &["UBOX"],
     registers: &[
         &U_GLOBAL_CTL_INFO,
         &U_GLOBAL_STATUS_INFO,
@@ -403,10 +99,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_GID_NID_MAP_INFO,
         &CPU_BUS_NUMBER_INFO,
     ],
-    #[cfg(feature = "events")]
-    events: EVENT_INFOS,
-    #[cfg(not(feature = "events"))]
-    events: &[],
     pmu: Some(&super::pmu::UBOX),
-    mmio_window: None,
+    ..crate::skylake_sp::ubox::UNIT
 };

@@ -30,90 +30,16 @@ pub use crate::skylake_sp::upi::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 3] = ["UPI0", "UPI1", "UPI2"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    "likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c",
-];
+pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UpiBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static UPI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UpiCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UPI", name: UpiBoxCtlLayout::NAME, type_name: "UpiBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&UPI_BOX_CTL_INFO_ADDRESSES),
-    fields: UpiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-        NoteInfo { kind: "source-conflict", title: "Bits 17:16: PCM writes them, Linux does not", text: "On this processor PCM programs the UPI and iMC box controls with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) where it sets FRZ_EN (bit 16) on the other boxes and other processors (programXPI, programIMC: cpu_family_model == SKX); Linux writes only the reset bits and freezes with bit 8 (IVBEP_PMON_BOX_CTL_INT, snbep_uncore_pci_disable_box). No source says what the two bits do here. We follow Linux: bits 17:16 are reserved and written 0, and the box has no freeze enable, so the socket-wide freeze does not reach it in this model." },
-    ],
-};
+pub(crate) static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UpiBoxStatusLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static UPI_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTL, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UPI", name: UpiCtlLayout::NAME, type_name: "UpiCtl",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
-    description: "Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&UPI_CTL_INFO_ADDRESSES),
-    fields: UpiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT = 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55. Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source describes are reserved." },
-        NoteInfo { kind: "source-conflict", title: "The upper half: Linux's mask against its write", text: "Linux accepts umask extension bits in config bits 32-55 (event_mask_ext) but writes a UPI control with one 32-bit dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf. We record the control as 64 bits with the extension where the mask puts it, since the controls are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend writes both dwords." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static UPI_BOX_STATUS_INFO_ADDRESSES: [AddressInfo; 3] = AddressInfo::pcis(&U_L_PCI_PMON_BOX_STATUS, &INSTANCE_NAMES, "likwid");
-
-#[cfg(feature = "metadata")]
-pub(crate) static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UPI", name: UpiBoxStatusLayout::NAME, type_name: "UpiBoxStatus",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: UpiBoxStatusLayout::RESET, reserved_mask: UpiBoxStatusLayout::RESERVED_MASK, ignored_mask: UpiBoxStatusLayout::IGNORED_MASK, writable_mask: UpiBoxStatusLayout::WRITABLE_MASK,
-    description: "Overflow status of the counters of one UPI box.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&UPI_BOX_STATUS_INFO_ADDRESSES),
-    fields: UpiBoxStatusLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static UPI_CTR_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pci_arrays(&U_L_PCI_PMON_CTR, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "cascade-lake", unit: "UPI", name: UpiCtrLayout::NAME, type_name: "UpiCtr",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
-    description: "UPI data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&UPI_CTR_INFO_ADDRESSES),
-    fields: UpiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
-    ],
-};
+pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo { processor: "cascade-lake", ..*UpiCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -562,11 +488,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "cascade-lake",
-    name: "UPI",
-    module: "upi",
-    title: "UPI (Ultra Path Interconnect link layer) performance monitoring",
-    description: "Each of the three UPI links to the other sockets has a link-layer box: four 48-bit counters whose controls carry a unit-mask extension for packet matching, a box control and a box status, in the PCI function of the link.",
-    instances: &["UPI0", "UPI1", "UPI2"],
     registers: &[
         &UPI_BOX_CTL_INFO,
         &UPI_CTL_INFO,
@@ -578,5 +499,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::UPI),
-    mmio_window: None,
+    ..crate::skylake_sp::upi::UNIT
 };

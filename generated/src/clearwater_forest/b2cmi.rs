@@ -28,69 +28,13 @@ pub use crate::granite_rapids::b2cmi::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 12] = ["B2CMI0", "B2CMI1", "B2CMI2", "B2CMI3", "B2CMI4", "B2CMI5", "B2CMI6", "B2CMI7", "B2CMI8", "B2CMI9", "B2CMI10", "B2CMI11"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-];
+pub(crate) static B2CMI_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*B2cmiBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static B2CMI_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 12] = AddressInfo::pcis(&B2CMI_PCI_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm-imc");
+pub(crate) static B2CMI_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*B2cmiCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static B2CMI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "B2CMI", name: B2cmiBoxCtlLayout::NAME, type_name: "B2cmiBoxCtl",
-    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
-    reset: B2cmiBoxCtlLayout::RESET, reserved_mask: B2cmiBoxCtlLayout::RESERVED_MASK, ignored_mask: B2cmiBoxCtlLayout::IGNORED_MASK, writable_mask: B2cmiBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&B2CMI_BOX_CTL_INFO_ADDRESSES),
-    fields: B2cmiBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Sapphire Rapids and Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_pci_disable_box / enable_box for a PCI box; gnr_uncore_b2cmi takes spr_uncore_pci_ops), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation (intel_generic_uncore_pci_init_box). Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). There is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM SERVER_M2M_PCI_PMON_BOX_CTL_ADDR = 0x438 (types.h), used for the Granite Rapids B2CMI boxes (populateM2MPMUs, cpucounters.cpp: case GNR, B2CMI PMUs), as for the Ice Lake-SP and Sapphire Rapids M2M boxes." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static B2CMI_CTL_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::pci_arrays(&B2CMI_PCI_PMON_CTL, &INSTANCE_NAMES, "intel-pcm-imc");
-
-#[cfg(feature = "metadata")]
-pub(crate) static B2CMI_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "B2CMI", name: B2cmiCtlLayout::NAME, type_name: "B2cmiCtl",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: B2cmiCtlLayout::RESET, reserved_mask: B2cmiCtlLayout::RESERVED_MASK, ignored_mask: B2cmiCtlLayout::IGNORED_MASK, writable_mask: B2cmiCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&B2CMI_CTL_INFO_ADDRESSES),
-    fields: B2cmiCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. gnr_uncore_b2cmi (SPR_UNCORE_PCI_COMMON_FORMAT) widens it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h). The control is 64 bits: Linux writes it as two dwords, the upper first (spr_uncore_pci_enable_event). Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Intel PCM SERVER_M2M_PCI_PMON_CTL0_ADDR = 0x468, the next three 8 bytes apart (types.h)." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static B2CMI_CTR_INFO_ADDRESSES: [AddressInfo; 48] = AddressInfo::pci_arrays(&B2CMI_PCI_PMON_CTR, &INSTANCE_NAMES, "intel-pcm-imc");
-
-#[cfg(feature = "metadata")]
-pub(crate) static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "B2CMI", name: B2cmiCtrLayout::NAME, type_name: "B2cmiCtr",
-    width: 64, space: Space::Pci, count: 4, count_cpuid: None,
-    reset: B2cmiCtrLayout::RESET, reserved_mask: B2cmiCtrLayout::RESERVED_MASK, ignored_mask: B2cmiCtrLayout::IGNORED_MASK, writable_mask: B2cmiCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&B2CMI_CTR_INFO_ADDRESSES),
-    fields: B2cmiCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SERVER_M2M_PCI_PMON_CTR0_ADDR = 0x440, the next three 8 bytes apart; four counters (PCM builds each box with four control/counter pairs). The width is 48 bits, as for every box of this family whose width a source read states; none states it for this box alone." },
-        NoteInfo { kind: "source-conflict", title: "Devices, functions and the inferred device id", text: "Intel PCM programs the Granite Rapids B2CMI boxes at BHS_M2M_n_REGISTER_DEV_ADDR / FUNC_ADDR: device 5, functions 1-7 for boxes 0-6 and device 6, functions 1-5 for boxes 7-11 (PCM_PCICFG_M2M_INIT(0..11, BHS), types.h). No source read states their device id: PCM finds their bus by the ids it lists for M2M boxes (M2M_DEV_IDS: 0x2066, 0x344A, 0x324A) and needs the boxes found to program any iMC channel on Granite Rapids (initBHSiMCPMUs takes at most as many channels as it found B2CMI boxes), so the part's function answers to one of them; Linux's memory-controller driver finds Granite Rapids' uncore bus by Sapphire Rapids' own id 0x3252 (i10nm_base.c gnr_cfg.decs_did). We take Sapphire Rapids' M2M id 0x324A; on a part that answers otherwise the runtime finds no such device and refuses these boxes." },
-    ],
-};
+pub(crate) static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*B2cmiCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -452,11 +396,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "clearwater-forest",
-    name: "B2CMI",
-    module: "b2cmi",
-    title: "B2CMI (mesh to memory controller) performance monitoring",
-    description: "Each of the twelve memory controllers has a B2CMI box between it and the mesh (Intel PCM calls them its M2M boxes), in a PCI function of the socket's uncore bus: a box control and four 48-bit counters with 64-bit controls. Boxes 0-6 are device 5, functions 1-7; boxes 7-11 device 6, functions 1-5.",
-    instances: &["B2CMI0", "B2CMI1", "B2CMI2", "B2CMI3", "B2CMI4", "B2CMI5", "B2CMI6", "B2CMI7", "B2CMI8", "B2CMI9", "B2CMI10", "B2CMI11"],
     registers: &[
         &B2CMI_BOX_CTL_INFO,
         &B2CMI_CTL_INFO,
@@ -467,5 +406,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::B2CMI),
-    mmio_window: None,
+    ..crate::granite_rapids::b2cmi::UNIT
 };

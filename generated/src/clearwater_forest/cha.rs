@@ -31,86 +31,16 @@ pub use crate::granite_rapids::cha::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 126] = ["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27", "CHA28", "CHA29", "CHA30", "CHA31", "CHA32", "CHA33", "CHA34", "CHA35", "CHA36", "CHA37", "CHA38", "CHA39", "CHA40", "CHA41", "CHA42", "CHA43", "CHA44", "CHA45", "CHA46", "CHA47", "CHA48", "CHA49", "CHA50", "CHA51", "CHA52", "CHA53", "CHA54", "CHA55", "CHA56", "CHA57", "CHA58", "CHA59", "CHA60", "CHA61", "CHA62", "CHA63", "CHA64", "CHA65", "CHA66", "CHA67", "CHA68", "CHA69", "CHA70", "CHA71", "CHA72", "CHA73", "CHA74", "CHA75", "CHA76", "CHA77", "CHA78", "CHA79", "CHA80", "CHA81", "CHA82", "CHA83", "CHA84", "CHA85", "CHA86", "CHA87", "CHA88", "CHA89", "CHA90", "CHA91", "CHA92", "CHA93", "CHA94", "CHA95", "CHA96", "CHA97", "CHA98", "CHA99", "CHA100", "CHA101", "CHA102", "CHA103", "CHA104", "CHA105", "CHA106", "CHA107", "CHA108", "CHA109", "CHA110", "CHA111", "CHA112", "CHA113", "CHA114", "CHA115", "CHA116", "CHA117", "CHA118", "CHA119", "CHA120", "CHA121", "CHA122", "CHA123", "CHA124", "CHA125"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-];
+pub(crate) static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ChaBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static CHA_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 126] = AddressInfo::msrs(&C_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static CHA_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ChaCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "CHA", name: ChaBoxCtlLayout::NAME, type_name: "ChaBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: ChaBoxCtlLayout::RESET, reserved_mask: ChaBoxCtlLayout::RESERVED_MASK, ignored_mask: ChaBoxCtlLayout::IGNORED_MASK, writable_mask: ChaBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CHA_BOX_CTL_INFO_ADDRESSES),
-    fields: ChaBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM computes the Granite Rapids CHA box control as SPR_CHA0_MSR_PMON_BOX_CTRL (0x2000) + SPR_CHA_MSR_STEP (0x10) * n, as on Sapphire Rapids (cpucounters.cpp, CX_MSR_PMON_BOX_CTL, cases GNR and GNR_D)." },
-    ],
-};
+pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ChaCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static CHA_CTL_INFO_ADDRESSES: [AddressInfo; 504] = AddressInfo::msr_arrays(&C_MSR_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "CHA", name: ChaCtlLayout::NAME, type_name: "ChaCtl",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: ChaCtlLayout::RESET, reserved_mask: ChaCtlLayout::RESERVED_MASK, ignored_mask: ChaCtlLayout::IGNORED_MASK, writable_mask: ChaCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, 40-bit unit mask (8 bits and a 32-bit extension), thread-id filter enable, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CHA_CTL_INFO_ADDRESSES),
-    fields: ChaCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. spr_uncore_chabox adds SPR_CHA_PMON_CTL_TID_EN (bit 16) and SPR_CHA_EVENT_MASK_EXT (0xffffffff at bit 32): the umask extension 63:32 (format umask_ext5, config:8-15,32-63; the kernel widened it from 32-55 after Intel's CHA event list used umask bits above 55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the iMC fixed counter of Sapphire Rapids and Granite Rapids (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Intel PCM SPR_CHA0_MSR_PMON_CTL0 = 0x2002, 0x10 per CHA, also for Granite Rapids." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static CHA_CTR_INFO_ADDRESSES: [AddressInfo; 504] = AddressInfo::msr_arrays(&C_MSR_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "CHA", name: ChaCtrLayout::NAME, type_name: "ChaCtr",
-    width: 64, space: Space::Msr, count: 4, count_cpuid: None,
-    reset: ChaCtrLayout::RESET, reserved_mask: ChaCtrLayout::RESERVED_MASK, ignored_mask: ChaCtrLayout::IGNORED_MASK, writable_mask: ChaCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&CHA_CTR_INFO_ADDRESSES),
-    fields: ChaCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM SPR_CHA0_MSR_PMON_CTR0 = 0x2008, 0x10 per CHA, also for Granite Rapids; four counters per CHA (likwid's Granite Rapids counter map: CBOXnC0-C3). 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static CHA_BOX_FILTER0_INFO_ADDRESSES: [AddressInfo; 126] = AddressInfo::msrs(&C_MSR_PMON_BOX_FILTER0, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "CHA", name: ChaBoxFilter0Layout::NAME, type_name: "ChaBoxFilter0",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: ChaBoxFilter0Layout::RESET, reserved_mask: ChaBoxFilter0Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter0Layout::IGNORED_MASK, writable_mask: ChaBoxFilter0Layout::WRITABLE_MASK,
-    description: "Thread filter: with a control's tid_en set, the counter counts only the events of the core and thread this names.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&CHA_BOX_FILTER0_INFO_ADDRESSES),
-    fields: ChaBoxFilter0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout and address from Linux", text: "Linux drives the Granite Rapids CHAs with spr_uncore_chabox (gnr_uncores[0]), whose spr_cha_hw_config writes config1 & 0x3ff (SPR_CHA_PMON_BOX_FILTER_TID) to SPR_C0_MSR_PMON_BOX_FILTER0 = 0x200E plus 0x10 per CHA for tid_en events; Intel PCM's SPR_CHA0_MSR_PMON_BOX_FILTER = 0x200E. The other bits are covered by no source read and are reserved." },
-    ],
-};
+pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ChaBoxFilter0Layout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -1240,11 +1170,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "clearwater-forest",
-    name: "CHA",
-    module: "cha",
-    title: "CHA (caching and home agent) performance monitoring",
-    description: "Each tile of the mesh has a CHA: the slice of the shared last-level cache it holds, the caching agent for the core beside it and the home agent for part of the address space. Each CHA has a box control and four 48-bit counters with their controls, all MSRs, 0x10 apart from one CHA to the next, at the Sapphire Rapids addresses.",
-    instances: &["CHA0", "CHA1", "CHA2", "CHA3", "CHA4", "CHA5", "CHA6", "CHA7", "CHA8", "CHA9", "CHA10", "CHA11", "CHA12", "CHA13", "CHA14", "CHA15", "CHA16", "CHA17", "CHA18", "CHA19", "CHA20", "CHA21", "CHA22", "CHA23", "CHA24", "CHA25", "CHA26", "CHA27", "CHA28", "CHA29", "CHA30", "CHA31", "CHA32", "CHA33", "CHA34", "CHA35", "CHA36", "CHA37", "CHA38", "CHA39", "CHA40", "CHA41", "CHA42", "CHA43", "CHA44", "CHA45", "CHA46", "CHA47", "CHA48", "CHA49", "CHA50", "CHA51", "CHA52", "CHA53", "CHA54", "CHA55", "CHA56", "CHA57", "CHA58", "CHA59", "CHA60", "CHA61", "CHA62", "CHA63", "CHA64", "CHA65", "CHA66", "CHA67", "CHA68", "CHA69", "CHA70", "CHA71", "CHA72", "CHA73", "CHA74", "CHA75", "CHA76", "CHA77", "CHA78", "CHA79", "CHA80", "CHA81", "CHA82", "CHA83", "CHA84", "CHA85", "CHA86", "CHA87", "CHA88", "CHA89", "CHA90", "CHA91", "CHA92", "CHA93", "CHA94", "CHA95", "CHA96", "CHA97", "CHA98", "CHA99", "CHA100", "CHA101", "CHA102", "CHA103", "CHA104", "CHA105", "CHA106", "CHA107", "CHA108", "CHA109", "CHA110", "CHA111", "CHA112", "CHA113", "CHA114", "CHA115", "CHA116", "CHA117", "CHA118", "CHA119", "CHA120", "CHA121", "CHA122", "CHA123", "CHA124", "CHA125"],
     registers: &[
         &CHA_BOX_CTL_INFO,
         &CHA_CTL_INFO,
@@ -1256,5 +1181,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::CHA),
-    mmio_window: None,
+    ..crate::granite_rapids::cha::UNIT
 };

@@ -35,225 +35,19 @@ pub use crate::granite_rapids::imc::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 12] = ["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7", "IMC8", "IMC9", "IMC10", "IMC11"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-];
+pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ImcBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
-    width: 32, space: Space::Mmio, count: 1, count_cpuid: None,
-    reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control of one channel's counters: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("MC0_MMIO_PMON_BOX_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_BOX_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_BOX_CTL", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_BOX_CTL", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_BOX_CTL", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_BOX_CTL", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_BOX_CTL", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_BOX_CTL", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_BOX_CTL", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_BOX_CTL", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_BOX_CTL", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x0 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_BOX_CTL", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x0 }, "intel-pcm-imc"),
-    ]),
-    fields: ImcBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "spr_uncore_imc uses spr_uncore_mmio_ops: intel_generic_uncore_mmio_init_box writes GENERIC_PMON_BOX_CTL_INT (RST_CTRL bit 8, RST_CTRS bit 9) to the box control, and intel_generic_uncore_mmio_disable_box / enable_box write GENERIC_PMON_BOX_CTL_FRZ (bit 0) and 0. Intel PCM freezes these boxes with the same bit (SPR_UNC_PMON_UNIT_CTL_FRZ). This is not the Ice Lake-SP iMC box control (freeze at bit 8, resets at bits 1:0). Other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Offset", text: "Intel PCM SERVER_MC_CH_PMON_BOX_CTL_OFFSET = 0x00: the box control is the first dword of the channel's window (createIMCPMU, which initBHSiMCPMUs uses for Granite Rapids)." },
-    ],
-};
+pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ImcCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IMC", name: ImcCtlLayout::NAME, type_name: "ImcCtl",
-    width: 32, space: Space::Mmio, count: 4, count_cpuid: None,
-    reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
-    description: "Control for channel counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("MC0_MMIO_PMON_CTL0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC0_MMIO_PMON_CTL1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC0_MMIO_PMON_CTL2", "IMC0", 2, Location::Mmio { controller: 0, channel: 0, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC0_MMIO_PMON_CTL3", "IMC0", 3, Location::Mmio { controller: 0, channel: 0, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_CTL0", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_CTL1", "IMC1", 1, Location::Mmio { controller: 0, channel: 1, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_CTL2", "IMC1", 2, Location::Mmio { controller: 0, channel: 1, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_CTL3", "IMC1", 3, Location::Mmio { controller: 0, channel: 1, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_CTL0", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_CTL1", "IMC2", 1, Location::Mmio { controller: 0, channel: 2, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_CTL2", "IMC2", 2, Location::Mmio { controller: 0, channel: 2, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_CTL3", "IMC2", 3, Location::Mmio { controller: 0, channel: 2, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_CTL0", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_CTL1", "IMC3", 1, Location::Mmio { controller: 0, channel: 3, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_CTL2", "IMC3", 2, Location::Mmio { controller: 0, channel: 3, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_CTL3", "IMC3", 3, Location::Mmio { controller: 0, channel: 3, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_CTL0", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_CTL1", "IMC4", 1, Location::Mmio { controller: 0, channel: 4, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_CTL2", "IMC4", 2, Location::Mmio { controller: 0, channel: 4, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_CTL3", "IMC4", 3, Location::Mmio { controller: 0, channel: 4, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_CTL0", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_CTL1", "IMC5", 1, Location::Mmio { controller: 0, channel: 5, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_CTL2", "IMC5", 2, Location::Mmio { controller: 0, channel: 5, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_CTL3", "IMC5", 3, Location::Mmio { controller: 0, channel: 5, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_CTL0", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_CTL1", "IMC6", 1, Location::Mmio { controller: 0, channel: 6, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_CTL2", "IMC6", 2, Location::Mmio { controller: 0, channel: 6, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_CTL3", "IMC6", 3, Location::Mmio { controller: 0, channel: 6, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_CTL0", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_CTL1", "IMC7", 1, Location::Mmio { controller: 0, channel: 7, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_CTL2", "IMC7", 2, Location::Mmio { controller: 0, channel: 7, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_CTL3", "IMC7", 3, Location::Mmio { controller: 0, channel: 7, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_CTL0", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_CTL1", "IMC8", 1, Location::Mmio { controller: 0, channel: 8, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_CTL2", "IMC8", 2, Location::Mmio { controller: 0, channel: 8, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_CTL3", "IMC8", 3, Location::Mmio { controller: 0, channel: 8, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_CTL0", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_CTL1", "IMC9", 1, Location::Mmio { controller: 0, channel: 9, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_CTL2", "IMC9", 2, Location::Mmio { controller: 0, channel: 9, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_CTL3", "IMC9", 3, Location::Mmio { controller: 0, channel: 9, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_CTL0", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_CTL1", "IMC10", 1, Location::Mmio { controller: 0, channel: 10, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_CTL2", "IMC10", 2, Location::Mmio { controller: 0, channel: 10, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_CTL3", "IMC10", 3, Location::Mmio { controller: 0, channel: 10, offset: 0x4C }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_CTL0", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x40 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_CTL1", "IMC11", 1, Location::Mmio { controller: 0, channel: 11, offset: 0x44 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_CTL2", "IMC11", 2, Location::Mmio { controller: 0, channel: 11, offset: 0x48 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_CTL3", "IMC11", 3, Location::Mmio { controller: 0, channel: 11, offset: 0x4C }, "intel-pcm-imc"),
-    ]),
-    fields: ImcCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24; spr_uncore_mmio_enable_event writes the event's config with one 32-bit writel, so the unit-mask extension the spr-raw format accepts in config bits 32-55 never reaches this control. Intel PCM's register declaration for this processor (PMURegisterDeclarations/GenuineIntel-6-AD-0.json, imc) has the same fields. The enable bit 22 is the one PCM sets (the *_PMON_CTL_EN macros of types.h). Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Offsets", text: "Intel PCM SERVER_MC_CH_PMON_CTL0_OFFSET = 0x40, the next three 4 bytes apart; PCM programs the Granite Rapids channels with these offsets (createIMCPMU in initBHSiMCPMUsBase)." },
-    ],
-};
+pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ImcCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IMC", name: ImcCtrLayout::NAME, type_name: "ImcCtr",
-    width: 64, space: Space::Mmio, count: 4, count_cpuid: None,
-    reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
-    description: "Channel data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("MC0_MMIO_PMON_CTR0", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC0_MMIO_PMON_CTR1", "IMC0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC0_MMIO_PMON_CTR2", "IMC0", 2, Location::Mmio { controller: 0, channel: 0, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC0_MMIO_PMON_CTR3", "IMC0", 3, Location::Mmio { controller: 0, channel: 0, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_CTR0", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_CTR1", "IMC1", 1, Location::Mmio { controller: 0, channel: 1, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_CTR2", "IMC1", 2, Location::Mmio { controller: 0, channel: 1, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_CTR3", "IMC1", 3, Location::Mmio { controller: 0, channel: 1, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_CTR0", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_CTR1", "IMC2", 1, Location::Mmio { controller: 0, channel: 2, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_CTR2", "IMC2", 2, Location::Mmio { controller: 0, channel: 2, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_CTR3", "IMC2", 3, Location::Mmio { controller: 0, channel: 2, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_CTR0", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_CTR1", "IMC3", 1, Location::Mmio { controller: 0, channel: 3, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_CTR2", "IMC3", 2, Location::Mmio { controller: 0, channel: 3, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_CTR3", "IMC3", 3, Location::Mmio { controller: 0, channel: 3, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_CTR0", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_CTR1", "IMC4", 1, Location::Mmio { controller: 0, channel: 4, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_CTR2", "IMC4", 2, Location::Mmio { controller: 0, channel: 4, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_CTR3", "IMC4", 3, Location::Mmio { controller: 0, channel: 4, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_CTR0", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_CTR1", "IMC5", 1, Location::Mmio { controller: 0, channel: 5, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_CTR2", "IMC5", 2, Location::Mmio { controller: 0, channel: 5, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_CTR3", "IMC5", 3, Location::Mmio { controller: 0, channel: 5, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_CTR0", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_CTR1", "IMC6", 1, Location::Mmio { controller: 0, channel: 6, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_CTR2", "IMC6", 2, Location::Mmio { controller: 0, channel: 6, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_CTR3", "IMC6", 3, Location::Mmio { controller: 0, channel: 6, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_CTR0", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_CTR1", "IMC7", 1, Location::Mmio { controller: 0, channel: 7, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_CTR2", "IMC7", 2, Location::Mmio { controller: 0, channel: 7, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_CTR3", "IMC7", 3, Location::Mmio { controller: 0, channel: 7, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_CTR0", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_CTR1", "IMC8", 1, Location::Mmio { controller: 0, channel: 8, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_CTR2", "IMC8", 2, Location::Mmio { controller: 0, channel: 8, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_CTR3", "IMC8", 3, Location::Mmio { controller: 0, channel: 8, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_CTR0", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_CTR1", "IMC9", 1, Location::Mmio { controller: 0, channel: 9, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_CTR2", "IMC9", 2, Location::Mmio { controller: 0, channel: 9, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_CTR3", "IMC9", 3, Location::Mmio { controller: 0, channel: 9, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_CTR0", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_CTR1", "IMC10", 1, Location::Mmio { controller: 0, channel: 10, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_CTR2", "IMC10", 2, Location::Mmio { controller: 0, channel: 10, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_CTR3", "IMC10", 3, Location::Mmio { controller: 0, channel: 10, offset: 0x20 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_CTR0", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x8 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_CTR1", "IMC11", 1, Location::Mmio { controller: 0, channel: 11, offset: 0x10 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_CTR2", "IMC11", 2, Location::Mmio { controller: 0, channel: 11, offset: 0x18 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_CTR3", "IMC11", 3, Location::Mmio { controller: 0, channel: 11, offset: 0x20 }, "intel-pcm-imc"),
-    ]),
-    fields: ImcCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offsets and width", text: "Intel PCM SERVER_MC_CH_PMON_CTR0_OFFSET = 0x08, the next three 8 bytes apart, read as 64 bits (MMIORegister64). The width is 48 bits, as for every box Linux builds for this family from the discovery table (the spr_uncore_imc type it reuses sets fixed_ctr_bits = 48); Linux reads the counter with readq (uncore_mmio_read_counter)." },
-    ],
-};
+pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ImcFixedCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IMC", name: ImcFixedCtlLayout::NAME, type_name: "ImcFixedCtl",
-    width: 32, space: Space::Mmio, count: 1, count_cpuid: None,
-    reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
-    description: "Control of the channel's fixed counter, which counts DRAM clock cycles: enable.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("MC0_MMIO_PMON_FIXED_CTL", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_FIXED_CTL", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_FIXED_CTL", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_FIXED_CTL", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_FIXED_CTL", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_FIXED_CTL", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_FIXED_CTL", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_FIXED_CTL", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_FIXED_CTL", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_FIXED_CTL", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_FIXED_CTL", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x54 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_FIXED_CTL", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x54 }, "intel-pcm-imc"),
-    ]),
-    fields: ImcFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and layout", text: "Linux spr_uncore_imc (gnr_uncores[6]): fixed_ctl SNR_IMC_MMIO_PMON_FIXED_CTL = 0x54 past the box control, and spr_uncore_mmio_enable_event writes SNBEP_PMON_CTL_EN (bit 22) alone to it; Intel PCM SERVER_MC_CH_PMON_FIXED_CTL_OFFSET = 0x54 (its discovery path adds it to the box control address too). Other bits are covered by no source read and are reserved." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IMC", name: ImcFixedCtrLayout::NAME, type_name: "ImcFixedCtr",
-    width: 64, space: Space::Mmio, count: 1, count_cpuid: None,
-    reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
-    description: "The channel's fixed counter: DRAM clock cycles, 48 bits.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("MC0_MMIO_PMON_FIXED_CTR", "IMC0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC1_MMIO_PMON_FIXED_CTR", "IMC1", 0, Location::Mmio { controller: 0, channel: 1, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC2_MMIO_PMON_FIXED_CTR", "IMC2", 0, Location::Mmio { controller: 0, channel: 2, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC3_MMIO_PMON_FIXED_CTR", "IMC3", 0, Location::Mmio { controller: 0, channel: 3, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC4_MMIO_PMON_FIXED_CTR", "IMC4", 0, Location::Mmio { controller: 0, channel: 4, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC5_MMIO_PMON_FIXED_CTR", "IMC5", 0, Location::Mmio { controller: 0, channel: 5, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC6_MMIO_PMON_FIXED_CTR", "IMC6", 0, Location::Mmio { controller: 0, channel: 6, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC7_MMIO_PMON_FIXED_CTR", "IMC7", 0, Location::Mmio { controller: 0, channel: 7, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC8_MMIO_PMON_FIXED_CTR", "IMC8", 0, Location::Mmio { controller: 0, channel: 8, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC9_MMIO_PMON_FIXED_CTR", "IMC9", 0, Location::Mmio { controller: 0, channel: 9, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC10_MMIO_PMON_FIXED_CTR", "IMC10", 0, Location::Mmio { controller: 0, channel: 10, offset: 0x38 }, "intel-pcm-imc"),
-        AddressInfo::new("MC11_MMIO_PMON_FIXED_CTR", "IMC11", 0, Location::Mmio { controller: 0, channel: 11, offset: 0x38 }, "intel-pcm-imc"),
-    ]),
-    fields: ImcFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "Linux spr_uncore_imc (gnr_uncores[6]): fixed_ctr SNR_IMC_MMIO_PMON_FIXED_CTR = 0x38 past the box control, fixed_ctr_bits = 48; Intel PCM SERVER_MC_CH_PMON_FIXED_CTR_OFFSET = 0x38." },
-    ],
-};
+pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*ImcFixedCtrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -646,11 +440,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "clearwater-forest",
-    name: "IMC",
-    module: "imc",
-    title: "iMC channel performance monitoring (memory-mapped)",
-    description: "Each of the twelve memory controllers has one DDR5 channel, and each channel a box of four 48-bit general counters with 32-bit controls, a fixed DRAM-clock counter and a box control, all memory-mapped: twelve boxes, IMC0 to IMC11, box n being channel n. All twelve windows lie at fixed offsets from one base, the socket's SCF base.",
-    instances: &["IMC0", "IMC1", "IMC2", "IMC3", "IMC4", "IMC5", "IMC6", "IMC7", "IMC8", "IMC9", "IMC10", "IMC11"],
     registers: &[
         &IMC_BOX_CTL_INFO,
         &IMC_CTL_INFO,
@@ -663,5 +452,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::IMC),
-    mmio_window: Some(&MMIO_WINDOW),
+    ..crate::granite_rapids::imc::UNIT
 };

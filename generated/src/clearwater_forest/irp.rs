@@ -27,78 +27,18 @@ pub use crate::granite_rapids::irp::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 16] = ["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5", "IRP6", "IRP7", "IRP8", "IRP9", "IRP10", "IRP11", "IRP12", "IRP13", "IRP14", "IRP15"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-];
+pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*IrpBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IRP_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msrs(&IRP_MSR_PMON_BOX_CTL, &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*IrpCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IRP_BOX_CTL_INFO_ADDRESSES),
-    fields: IrpBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM BHS_IRP_UNIT_CTL = 0x2A00, 0x2A10, ... 0x2AF0: sixteen stacks, 0x10 apart (types.h)." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IRP_CTL_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTL, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
-    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, 32-bit unit mask (8 bits and a 24-bit extension), enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IRP_CTL_INFO_ADDRESSES),
-    fields: IrpCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The spr_* types of uncore_snbep.c, which gnr_uncores reuses, widen it by SPR_RAW_EVENT_MASK_EXT (0xffffff) shifted to bit 32: the umask extension 55:32 (format umask_ext4, config:8-15,32-55). The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the iMC fixed counter of Sapphire Rapids and Granite Rapids (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Intel PCM BHS_IRP_CTL_REG_OFFSET = 2: controls at 0x2A02 + 0x10 per stack." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IRP_CTR_INFO_ADDRESSES: [AddressInfo; 32] = AddressInfo::msr_arrays(&IRP_MSR_PMON_CTR, &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "clearwater-forest", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
-    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IRP_CTR_INFO_ADDRESSES),
-    fields: IrpCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM BHS_IRP_CTR_REG_OFFSET = 8: counters at 0x2A08 + 0x10 per stack; two counters (likwid's Granite Rapids counter map: IRPnC0-C1). 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor." },
-    ],
-};
+pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo { processor: "clearwater-forest", ..*IrpCtrLayout::INFO };
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "clearwater-forest",
-    name: "IRP",
-    module: "irp",
-    title: "IRP (IIO ring port) performance monitoring",
-    description: "Each I/O stack has an IRP box, the coherency agent through which its inbound traffic reaches the mesh. Each has a box control and two 48-bit counters with their controls, all MSRs, 0x10 apart from one stack to the next.",
-    instances: &["IRP0", "IRP1", "IRP2", "IRP3", "IRP4", "IRP5", "IRP6", "IRP7", "IRP8", "IRP9", "IRP10", "IRP11", "IRP12", "IRP13", "IRP14", "IRP15"],
     registers: &[
         &IRP_BOX_CTL_INFO,
         &IRP_CTL_INFO,
@@ -106,5 +46,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::IRP),
-    mmio_window: None,
+    ..crate::granite_rapids::irp::UNIT
 };

@@ -4,57 +4,32 @@
 //! `PmuInfo` per unit that declares one, the global level, the role traits its layouts implement,
 //! and the named fields and overflow bits they refer to. See `crate::structure`.
 use crate::structure::*;
-use crate::support::NoteInfo;
-/// PMU structure of the B2CMI (mesh to memory controller) performance monitoring (4 counters per
-/// box; boxes B2CMI0, B2CMI1, B2CMI2, B2CMI3, B2CMI4, B2CMI5, B2CMI6, B2CMI7, B2CMI8, B2CMI9,
-/// B2CMI10, B2CMI11).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the B2CMI PMUs uncore_b2cmi_box id (gnr_uncore_b2cmi,
-/// name b2cmi), with the alias uncore_type_16_box id; their formats are spr_uncore_raw_formats_attr
-/// (the spr-raw driver).
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 16: the index of
-/// gnr_uncore_b2cmi in Linux's gnr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
-/// Linux takes the addresses from the table (the generic PCI init); the fixed ones here are PCM's,
-/// and the join shows any difference.
+use super::b2cmi::{B2CMI_BOX_CTL_INFO, B2CMI_CTL_INFO, B2CMI_CTR_INFO};
+use super::cha::{CHA_BOX_CTL_INFO, CHA_BOX_FILTER0_INFO, CHA_CTL_INFO, CHA_CTR_INFO};
+use super::iio_free::{IIO_FREE_BW_IN_INFO, IIO_FREE_BW_OUT_INFO, IIO_FREE_IOCLK_INFO};
+use super::iio::{IIO_BOX_CTL_INFO, IIO_CTL_INFO, IIO_CTR_INFO};
+use super::imc::{
+    IMC_BOX_CTL_INFO, IMC_CTL_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO,
+};
+use super::irp::{IRP_BOX_CTL_INFO, IRP_CTL_INFO, IRP_CTR_INFO};
+use super::ubox::{U_BOX_CTL_INFO, U_CTL_INFO, U_CTR_INFO};
+use super::upi::{UPI_BOX_CTL_INFO, UPI_CTL_INFO, UPI_CTR_INFO};
+/// PMU structure of the B2CMI (mesh to memory controller) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::B2CMI`] (granite-rapids's, `units-from`; its notes are that
+/// one's), with clearwater-forest's registers.
 pub static B2CMI: PmuInfo = PmuInfo {
     processor: "clearwater-forest",
     unit: "B2CMI",
     scope: Scope::Socket,
     discovery_type: Some(16),
-    controls: &[&super::b2cmi::B2CMI_BOX_CTL_INFO],
+    controls: &[&B2CMI_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::b2cmi::B2CMI_CTL_INFO.at(0),
-            super::b2cmi::B2CMI_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::b2cmi::B2CMI_CTL_INFO.at(1),
-            super::b2cmi::B2CMI_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::b2cmi::B2CMI_CTL_INFO.at(2),
-            super::b2cmi::B2CMI_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::b2cmi::B2CMI_CTL_INFO.at(3),
-            super::b2cmi::B2CMI_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, B2CMI_CTL_INFO.at(0), B2CMI_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, B2CMI_CTL_INFO.at(1), B2CMI_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, B2CMI_CTL_INFO.at(2), B2CMI_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, B2CMI_CTL_INFO.at(3), B2CMI_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -86,32 +61,7 @@ pub static B2CMI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the B2CMI PMUs uncore_b2cmi_<box id> (gnr_uncore_b2cmi, \
-            name b2cmi), with the alias uncore_type_16_<box id>; their formats are \
-            spr_uncore_raw_formats_attr (the spr-raw driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 16: the index of \
-            gnr_uncore_b2cmi in Linux's gnr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            `pmu discover` joins the table with this unit by it. Linux takes the \
-            addresses from the table (the generic PCI init); the fixed ones here are \
-            PCM's, and the join shows any difference.",
-        },
-    ],
+    notes: crate::granite_rapids::pmu::B2CMI.notes,
 };
 /// What the perf PMUs of the B2CMI (mesh to memory controller) performance monitoring share; each
 /// box's entry adds its box and PMU name.
@@ -122,70 +72,26 @@ const B2CMI_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
-/// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
-/// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
-/// CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26,
-/// CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39,
-/// CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52,
-/// CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59, CHA60, CHA61, CHA62, CHA63, CHA64, CHA65,
-/// CHA66, CHA67, CHA68, CHA69, CHA70, CHA71, CHA72, CHA73, CHA74, CHA75, CHA76, CHA77, CHA78,
-/// CHA79, CHA80, CHA81, CHA82, CHA83, CHA84, CHA85, CHA86, CHA87, CHA88, CHA89, CHA90, CHA91,
-/// CHA92, CHA93, CHA94, CHA95, CHA96, CHA97, CHA98, CHA99, CHA100, CHA101, CHA102, CHA103, CHA104,
-/// CHA105, CHA106, CHA107, CHA108, CHA109, CHA110, CHA111, CHA112, CHA113, CHA114, CHA115, CHA116,
-/// CHA117, CHA118, CHA119, CHA120, CHA121, CHA122, CHA123, CHA124, CHA125).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and no global overflow
-/// status is described to route to: the structure declares neither.
-///
-/// **126 CHAs** (info): likwid's Granite Rapids counter map has 126 CHAs (CBOX0-CBOX125); a part
-/// with fewer cores has fewer, as its discovery table says.
-///
-/// **Kernel PMU names** (info): Linux names the Granite Rapids CHA PMUs uncore_cha_box id
-/// (gnr_uncores0 = spr_uncore_chabox), with spr_uncore_cha_formats_attr (the spr-cha driver).
-///
-/// **Discovery type 0** (info): Linux's gnr_uncores (uncore_snbep.c) is indexed by the type the
-/// discovery table lists a box under, and gnr_uncore_cpu_init, gnr_uncore_pci_init and
-/// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
-/// gnr_uncores0 = spr_uncore_chabox, so these boxes are type 0, instance k box id k. The kernel
-/// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
+/// PMU structure of the CHA (caching and home agent) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::CHA`] (granite-rapids's, `units-from`; its notes are that one's),
+/// with clearwater-forest's registers.
 pub static CHA: PmuInfo = PmuInfo {
     processor: "clearwater-forest",
     unit: "CHA",
     scope: Scope::Socket,
     discovery_type: Some(0),
-    controls: &[&super::cha::CHA_BOX_CTL_INFO],
+    controls: &[&CHA_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::cha::CHA_CTL_INFO.at(0),
-            super::cha::CHA_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::cha::CHA_CTL_INFO.at(1),
-            super::cha::CHA_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::cha::CHA_CTL_INFO.at(2),
-            super::cha::CHA_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::cha::CHA_CTL_INFO.at(3),
-            super::cha::CHA_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, CHA_CTL_INFO.at(0), CHA_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, CHA_CTL_INFO.at(1), CHA_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, CHA_CTL_INFO.at(2), CHA_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, CHA_CTL_INFO.at(3), CHA_CTR_INFO.at(3)),
     ],
     filters: &[
         FilterInfo {
-            register: &super::cha::CHA_BOX_FILTER0_INFO,
+            register: &CHA_BOX_FILTER0_INFO,
             mask: None,
             event: None,
             event_ext: false,
@@ -337,40 +243,7 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and no \
-            global overflow status is described to route to: the structure declares \
-            neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "126 CHAs",
-            text: "likwid's Granite Rapids counter map has 126 CHAs (CBOX0-CBOX125); a \
-            part with fewer cores has fewer, as its discovery table says.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the Granite Rapids CHA PMUs uncore_cha_<box id> \
-            (gnr_uncores[0] = spr_uncore_chabox), with spr_uncore_cha_formats_attr \
-            (the spr-cha driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type 0",
-            text: "Linux's gnr_uncores[] (uncore_snbep.c) is indexed by the type the \
-            discovery table lists a box under, and gnr_uncore_cpu_init, \
-            gnr_uncore_pci_init and gnr_uncore_mmio_init build every Granite Rapids \
-            uncore PMU from the table through it: gnr_uncores[0] = \
-            spr_uncore_chabox, so these boxes are type 0, instance k box id k. The \
-            kernel ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 \
-            (gnr_uncore_units_ignore).",
-        },
-    ],
+    notes: crate::granite_rapids::pmu::CHA.notes,
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
 /// entry adds its box and PMU name.
@@ -381,28 +254,8 @@ const CHA_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_CHA,
 };
-/// PMU structure of the IIO free-running counters (17 counters per box; boxes IIO_FREE0, IIO_FREE1,
-/// IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9,
-/// IIO_FREE10, IIO_FREE11, IIO_FREE12, IIO_FREE13, IIO_FREE14, IIO_FREE15).
-///
-/// **Kernel PMU names and box count** (info): Linux counts Granite Rapids' IIO free-running
-/// counters with the Sapphire Rapids type, spr_uncore_iio_free_running (iio_free_running, seventeen
-/// counters, the Skylake-SP free-running format: event and umask, the skx-iio-free-running driver),
-/// given gnr_iio_freerunning's addresses; its box count is one more than the largest IIO box id of
-/// the part's discovery table (gnr_uncore_cpu_init: uncore_type_max_boxes), sixteen for the sixteen
-/// stacks iio.xml lists: uncore_iio_free_running_0 to _15.
-///
-/// **Bytes per bandwidth count, and the outbound events** (source-conflict): Linux first published
-/// bw_in_portN and bw_out_portN (umask 0x30-0x37) with scale 3.814697266e-6 MiB (4 bytes per count,
-/// spr_uncore_iio_freerunning_events). A 2025 fix (perf/x86/intel/uncore: Fix the scale of IIO free
-/// running counters on SPR) says the inbound counters count 32-byte units, as on Ice Lake-SP, and
-/// that the outbound counters have no fixed increment (it depends on the request size): SPR now
-/// uses snr_uncore_iio_freerunning_events (ioclk and bw_in_port0-7 at 3.0517578125e-5 MiB) and
-/// publishes no bw_out event, though the counters keep their umasks. The spec follows the fix, and
-/// keeps the old names for the outbound counters without a scale or unit.
-///
-/// **Numbering** (info): Counter 0 is the I/O clock, 1-8 the inbound bandwidth of ports 0-7, 9-16
-/// the outbound bandwidth of ports 0-7. No control, status or overflow bit is known for them.
+/// PMU structure of the IIO free-running counters: that of [`crate::granite_rapids::pmu::IIO_FREE`]
+/// (granite-rapids's, `units-from`; its notes are that one's), with clearwater-forest's registers.
 pub static IIO_FREE: PmuInfo = PmuInfo {
     processor: "clearwater-forest",
     unit: "IIO_FREE",
@@ -412,7 +265,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::free_running(0, 48, super::iio_free::IIO_FREE_IOCLK_INFO.at(0))
+        CounterInfo::free_running(0, 48, IIO_FREE_IOCLK_INFO.at(0))
             .counting("I/O clock cycles")
             .with_perf_event(CounterPerfEvent {
                 name: "ioclk",
@@ -420,7 +273,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(1, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(0))
+        CounterInfo::free_running(1, 48, IIO_FREE_BW_IN_INFO.at(0))
             .counting("data in port 0 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port0",
@@ -428,7 +281,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(2, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(1))
+        CounterInfo::free_running(2, 48, IIO_FREE_BW_IN_INFO.at(1))
             .counting("data in port 1 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port1",
@@ -436,7 +289,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(3, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(2))
+        CounterInfo::free_running(3, 48, IIO_FREE_BW_IN_INFO.at(2))
             .counting("data in port 2 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port2",
@@ -444,7 +297,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(4, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(3))
+        CounterInfo::free_running(4, 48, IIO_FREE_BW_IN_INFO.at(3))
             .counting("data in port 3 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port3",
@@ -452,7 +305,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(5, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(4))
+        CounterInfo::free_running(5, 48, IIO_FREE_BW_IN_INFO.at(4))
             .counting("data in port 4 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port4",
@@ -460,7 +313,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(6, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(5))
+        CounterInfo::free_running(6, 48, IIO_FREE_BW_IN_INFO.at(5))
             .counting("data in port 5 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port5",
@@ -468,7 +321,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(7, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(6))
+        CounterInfo::free_running(7, 48, IIO_FREE_BW_IN_INFO.at(6))
             .counting("data in port 6 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port6",
@@ -476,7 +329,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(8, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(7))
+        CounterInfo::free_running(8, 48, IIO_FREE_BW_IN_INFO.at(7))
             .counting("data in port 7 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port7",
@@ -484,7 +337,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(9, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(0))
+        CounterInfo::free_running(9, 48, IIO_FREE_BW_OUT_INFO.at(0))
             .counting("data out port 0 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port0",
@@ -492,7 +345,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(10, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(1))
+        CounterInfo::free_running(10, 48, IIO_FREE_BW_OUT_INFO.at(1))
             .counting("data out port 1 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port1",
@@ -500,7 +353,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(11, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(2))
+        CounterInfo::free_running(11, 48, IIO_FREE_BW_OUT_INFO.at(2))
             .counting("data out port 2 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port2",
@@ -508,7 +361,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(12, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(3))
+        CounterInfo::free_running(12, 48, IIO_FREE_BW_OUT_INFO.at(3))
             .counting("data out port 3 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port3",
@@ -516,7 +369,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(13, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(4))
+        CounterInfo::free_running(13, 48, IIO_FREE_BW_OUT_INFO.at(4))
             .counting("data out port 4 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port4",
@@ -524,7 +377,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(14, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(5))
+        CounterInfo::free_running(14, 48, IIO_FREE_BW_OUT_INFO.at(5))
             .counting("data out port 5 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port5",
@@ -532,7 +385,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(15, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(6))
+        CounterInfo::free_running(15, 48, IIO_FREE_BW_OUT_INFO.at(6))
             .counting("data out port 6 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port6",
@@ -540,7 +393,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(16, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(7))
+        CounterInfo::free_running(16, 48, IIO_FREE_BW_OUT_INFO.at(7))
             .counting("data out port 7 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port7",
@@ -585,40 +438,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names and box count",
-            text: "Linux counts Granite Rapids' IIO free-running counters with the \
-            Sapphire Rapids type, spr_uncore_iio_free_running (iio_free_running, \
-            seventeen counters, the Skylake-SP free-running format: event and umask, \
-            the skx-iio-free-running driver), given gnr_iio_freerunning's addresses; \
-            its box count is one more than the largest IIO box id of the part's \
-            discovery table (gnr_uncore_cpu_init: uncore_type_max_boxes), sixteen \
-            for the sixteen stacks iio.xml lists: uncore_iio_free_running_0 to _15.",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Bytes per bandwidth count, and the outbound events",
-            text: "Linux first published bw_in_portN and bw_out_portN (umask 0x30-0x37) \
-            with scale 3.814697266e-6 MiB (4 bytes per count, \
-            spr_uncore_iio_freerunning_events). A 2025 fix (perf/x86/intel/uncore: \
-            Fix the scale of IIO free running counters on SPR) says the inbound \
-            counters count 32-byte units, as on Ice Lake-SP, and that the outbound \
-            counters have no fixed increment (it depends on the request size): SPR \
-            now uses snr_uncore_iio_freerunning_events (ioclk and bw_in_port0-7 at \
-            3.0517578125e-5 MiB) and publishes no bw_out event, though the counters \
-            keep their umasks. The spec follows the fix, and keeps the old names for \
-            the outbound counters without a scale or unit.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Numbering",
-            text: "Counter 0 is the I/O clock, 1-8 the inbound bandwidth of ports 0-7, \
-            9-16 the outbound bandwidth of ports 0-7. No control, status or overflow \
-            bit is known for them.",
-        },
-    ],
+    notes: crate::granite_rapids::pmu::IIO_FREE.notes,
 };
 /// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
 /// name.
@@ -629,55 +449,22 @@ const IIO_FREE_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_IIO_FREE_RUNNING,
 };
-/// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
-/// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11, IIO12, IIO13,
-/// IIO14, IIO15).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and no global overflow
-/// status is described to route to: the structure declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the Granite Rapids IIO PMUs uncore_iio_box id
-/// (gnr_uncores1 = spr_uncore_iio), with snr_uncore_iio_formats_attr (the spr-iio driver).
-///
-/// **Discovery type 1** (info): Linux's gnr_uncores (uncore_snbep.c) is indexed by the type the
-/// discovery table lists a box under, and gnr_uncore_cpu_init, gnr_uncore_pci_init and
-/// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
-/// gnr_uncores1 = spr_uncore_iio, so these boxes are type 1, instance k box id k. The kernel
-/// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
+/// PMU structure of the IIO (integrated I/O stack) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::IIO`] (granite-rapids's, `units-from`; its notes are that one's),
+/// with clearwater-forest's registers.
 pub static IIO: PmuInfo = PmuInfo {
     processor: "clearwater-forest",
     unit: "IIO",
     scope: Scope::Socket,
     discovery_type: Some(1),
-    controls: &[&super::iio::IIO_BOX_CTL_INFO],
+    controls: &[&IIO_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::iio::IIO_CTL_INFO.at(0),
-            super::iio::IIO_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::iio::IIO_CTL_INFO.at(1),
-            super::iio::IIO_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::iio::IIO_CTL_INFO.at(2),
-            super::iio::IIO_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::iio::IIO_CTL_INFO.at(3),
-            super::iio::IIO_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, IIO_CTL_INFO.at(0), IIO_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IIO_CTL_INFO.at(1), IIO_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, IIO_CTL_INFO.at(2), IIO_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, IIO_CTL_INFO.at(3), IIO_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -713,33 +500,7 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and no \
-            global overflow status is described to route to: the structure declares \
-            neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the Granite Rapids IIO PMUs uncore_iio_<box id> \
-            (gnr_uncores[1] = spr_uncore_iio), with snr_uncore_iio_formats_attr (the \
-            spr-iio driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type 1",
-            text: "Linux's gnr_uncores[] (uncore_snbep.c) is indexed by the type the \
-            discovery table lists a box under, and gnr_uncore_cpu_init, \
-            gnr_uncore_pci_init and gnr_uncore_mmio_init build every Granite Rapids \
-            uncore PMU from the table through it: gnr_uncores[1] = spr_uncore_iio, \
-            so these boxes are type 1, instance k box id k. The kernel ignores types \
-            8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).",
-        },
-    ],
+    notes: crate::granite_rapids::pmu::IIO.notes,
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
 /// entry adds its box and PMU name.
@@ -750,79 +511,23 @@ const IIO_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_IIO,
 };
-/// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
-/// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the iMC PMUs uncore_imc_box id (gnr_uncores6 is
-/// spr_uncore_imc, name imc), with the alias uncore_type_6_box id; their formats are
-/// spr_uncore_raw_formats_attr (the spr-raw driver), and the fixed DRAM-clock counter is event 0xff
-/// of the same PMU (its events list clockticks as event 0x01 on a general counter, cas_count_read
-/// as 0x05/0xcf and cas_count_write as 0x05/0xf0).
-///
-/// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed
-/// DRAM-clock counter; it is numbered 4, after the four general counters, as on Ice Lake-SP.
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 6: the index of
-/// spr_uncore_imc in Linux's gnr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. The join does not compare memory-mapped addresses yet.
-///
-/// **Twelve channels, one per controller** (info): Intel PCM programs twelve channel windows on
-/// Granite Rapids (initBHSiMCPMUs(12), fewer when fewer B2CMI boxes are found), and Linux's
-/// memory-controller driver describes twelve controllers of one channel (i10nm_base.c gnr_cfg:
-/// ddr_imc_num 12, ddr_chan_num 1), the number present being read at run time from the PCU's CAPID5
-/// (i10nm_get_imc_num). A part with fewer channels has fewer boxes.
-///
-/// **The base device's id is inferred** (source-conflict): No source read states the device id of
-/// Granite Rapids' device 0, function 1. PCM finds it by the ids it lists for that function
-/// (UBOX0_DEV_IDS: 0x3451 for Ice Lake-SP, 0x3251 for Sapphire Rapids) and reads the SCF base from
-/// it on Granite Rapids, so the part's function answers to one of them; Linux's memory-controller
-/// driver finds the same bus on Granite Rapids by Sapphire Rapids' id for function 2
-/// (gnr_cfg.decs_did = 0x3252, as spr_cfg's). We take Sapphire Rapids' 0x3251; on a part that
-/// answers otherwise the runtime finds no base device and refuses these boxes rather than read
-/// another device's dwords.
+/// PMU structure of the iMC channel performance monitoring (memory-mapped): that of
+/// [`crate::granite_rapids::pmu::IMC`] (granite-rapids's, `units-from`; its notes are that one's),
+/// with clearwater-forest's registers.
 pub static IMC: PmuInfo = PmuInfo {
     processor: "clearwater-forest",
     unit: "IMC",
     scope: Scope::Socket,
     discovery_type: Some(6),
-    controls: &[&super::imc::IMC_BOX_CTL_INFO],
+    controls: &[&IMC_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::imc::IMC_CTL_INFO.at(0),
-            super::imc::IMC_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::imc::IMC_CTL_INFO.at(1),
-            super::imc::IMC_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::imc::IMC_CTL_INFO.at(2),
-            super::imc::IMC_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::imc::IMC_CTL_INFO.at(3),
-            super::imc::IMC_CTR_INFO.at(3),
-        ),
-        CounterInfo::fixed(
-                4,
-                48,
-                super::imc::IMC_FIXED_CTL_INFO.at(0),
-                super::imc::IMC_FIXED_CTR_INFO.at(0),
-            )
+        CounterInfo::general(0, 48, IMC_CTL_INFO.at(0), IMC_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IMC_CTL_INFO.at(1), IMC_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, IMC_CTL_INFO.at(2), IMC_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, IMC_CTL_INFO.at(3), IMC_CTR_INFO.at(3)),
+        CounterInfo::fixed(4, 48, IMC_FIXED_CTL_INFO.at(0), IMC_FIXED_CTR_INFO.at(0))
             .counting("DRAM clock cycles"),
     ],
     filters: &[],
@@ -855,63 +560,7 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the iMC PMUs uncore_imc_<box id> (gnr_uncores[6] is \
-            spr_uncore_imc, name imc), with the alias uncore_type_6_<box id>; their \
-            formats are spr_uncore_raw_formats_attr (the spr-raw driver), and the \
-            fixed DRAM-clock counter is event 0xff of the same PMU (its events list \
-            clockticks as event 0x01 on a general counter, cas_count_read as \
-            0x05/0xcf and cas_count_write as 0x05/0xf0).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "The fixed counter is number 4",
-            text: "No box-level bit is known for the channel's fixed DRAM-clock counter; \
-            it is numbered 4, after the four general counters, as on Ice Lake-SP.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 6: the index of \
-            spr_uncore_imc in Linux's gnr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            The join does not compare memory-mapped addresses yet.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Twelve channels, one per controller",
-            text: "Intel PCM programs twelve channel windows on Granite Rapids \
-            (initBHSiMCPMUs(12), fewer when fewer B2CMI boxes are found), and \
-            Linux's memory-controller driver describes twelve controllers of one \
-            channel (i10nm_base.c gnr_cfg: ddr_imc_num 12, ddr_chan_num 1), the \
-            number present being read at run time from the PCU's CAPID5 \
-            (i10nm_get_imc_num). A part with fewer channels has fewer boxes.",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "The base device's id is inferred",
-            text: "No source read states the device id of Granite Rapids' device 0, \
-            function 1. PCM finds it by the ids it lists for that function \
-            (UBOX0_DEV_IDS: 0x3451 for Ice Lake-SP, 0x3251 for Sapphire Rapids) and \
-            reads the SCF base from it on Granite Rapids, so the part's function \
-            answers to one of them; Linux's memory-controller driver finds the same \
-            bus on Granite Rapids by Sapphire Rapids' id for function 2 \
-            (gnr_cfg.decs_did = 0x3252, as spr_cfg's). We take Sapphire Rapids' \
-            0x3251; on a part that answers otherwise the runtime finds no base \
-            device and refuses these boxes rather than read another device's \
-            dwords.",
-        },
-    ],
+    notes: crate::granite_rapids::pmu::IMC.notes,
 };
 /// What the perf PMUs of the iMC channel performance monitoring (memory-mapped) share; each box's
 /// entry adds its box and PMU name.
@@ -922,51 +571,20 @@ const IMC_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
-/// PMU structure of the IRP (IIO ring port) performance monitoring (2 counters per box; boxes IRP0,
-/// IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
-///
-/// **Two counters or four** (source-conflict): Intel's Granite Rapids uncore event list
-/// (graniterapids_uncore.json 1.20) gives five IRP events the counters 0-3, as if each IRP had four
-/// counters; likwid's Granite Rapids counter map gives each IRP two (IRPnC0-C1), as Sapphire
-/// Rapids' IRP has, and Linux takes the number from the discovery table (spr_uncore_irp states
-/// none). Decision: two, as likwid maps them; those five events are reported, not imported
-/// (docs/events.md). On a part whose table says four, the join shows the IRP disagreeing (counters:
-/// table 4, spec 2) with this source, and the box is counted only with --allow-mismatch until a
-/// source settles it.
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and no global overflow
-/// status is described to route to: the structure declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the Granite Rapids IRP PMUs uncore_irp_box id
-/// (gnr_uncores2 = spr_uncore_irp), with spr_uncore_raw_formats_attr (the spr-raw driver).
-///
-/// **Discovery type 2** (info): Linux's gnr_uncores (uncore_snbep.c) is indexed by the type the
-/// discovery table lists a box under, and gnr_uncore_cpu_init, gnr_uncore_pci_init and
-/// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
-/// gnr_uncores2 = spr_uncore_irp, so these boxes are type 2, instance k box id k. The kernel
-/// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
+/// PMU structure of the IRP (IIO ring port) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::IRP`] (granite-rapids's, `units-from`; its notes are that one's),
+/// with clearwater-forest's registers.
 pub static IRP: PmuInfo = PmuInfo {
     processor: "clearwater-forest",
     unit: "IRP",
     scope: Scope::Socket,
     discovery_type: Some(2),
-    controls: &[&super::irp::IRP_BOX_CTL_INFO],
+    controls: &[&IRP_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::irp::IRP_CTL_INFO.at(0),
-            super::irp::IRP_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::irp::IRP_CTL_INFO.at(1),
-            super::irp::IRP_CTR_INFO.at(1),
-        ),
+        CounterInfo::general(0, 48, IRP_CTL_INFO.at(0), IRP_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IRP_CTL_INFO.at(1), IRP_CTR_INFO.at(1)),
     ],
     filters: &[],
     routes: &[],
@@ -1002,46 +620,7 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Two counters or four",
-            text: "Intel's Granite Rapids uncore event list (graniterapids_uncore.json \
-            1.20) gives five IRP events the counters 0-3, as if each IRP had four \
-            counters; likwid's Granite Rapids counter map gives each IRP two \
-            (IRPnC0-C1), as Sapphire Rapids' IRP has, and Linux takes the number \
-            from the discovery table (spr_uncore_irp states none). Decision: two, as \
-            likwid maps them; those five events are reported, not imported \
-            (docs/events.md). On a part whose table says four, the join shows the \
-            IRP disagreeing (`counters: table 4, spec 2`) with this source, and the \
-            box is counted only with --allow-mismatch until a source settles it.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and no \
-            global overflow status is described to route to: the structure declares \
-            neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the Granite Rapids IRP PMUs uncore_irp_<box id> \
-            (gnr_uncores[2] = spr_uncore_irp), with spr_uncore_raw_formats_attr (the \
-            spr-raw driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type 2",
-            text: "Linux's gnr_uncores[] (uncore_snbep.c) is indexed by the type the \
-            discovery table lists a box under, and gnr_uncore_cpu_init, \
-            gnr_uncore_pci_init and gnr_uncore_mmio_init build every Granite Rapids \
-            uncore PMU from the table through it: gnr_uncores[2] = spr_uncore_irp, \
-            so these boxes are type 2, instance k box id k. The kernel ignores types \
-            8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).",
-        },
-    ],
+    notes: crate::granite_rapids::pmu::IRP.notes,
 };
 /// What the perf PMUs of the IRP (IIO ring port) performance monitoring share; each box's entry
 /// adds its box and PMU name.
@@ -1052,62 +631,20 @@ const IRP_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
-/// PMU structure of the U-box (system configuration controller) performance monitoring (2 counters
-/// per box; boxes UBOX).
-///
-/// **The fixed counter is not part of the structure** (info): gnr_uncore_ubox names the type (ubox)
-/// but declares no fixed counter, so no kernel PMU counts the UCLK fixed counter; the structure
-/// requires every counter to have one once a box names a kernel PMU. The fixed counter's registers
-/// are described, and the structure has the two general counters.
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and no global overflow
-/// status is described to route to: the structure declares neither.
-///
-/// **Kernel PMU name** (info): Linux names the Granite Rapids U-box PMU uncore_ubox (gnr_uncores5 =
-/// gnr_uncore_ubox, name ubox, one box), with the generic formats of uncore_discovery.c (the
-/// discovery-generic driver), since the type sets no format group of its own.
-///
-/// **Discovery type 5** (info): Linux's gnr_uncores (uncore_snbep.c) is indexed by the type the
-/// discovery table lists a box under, and gnr_uncore_cpu_init, gnr_uncore_pci_init and
-/// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
-/// gnr_uncores5 = gnr_uncore_ubox, so these boxes are type 5, instance k box id k. The kernel
-/// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
-///
-/// **Box types the spec does not describe** (info): The discovery table of a Granite Rapids part
-/// also lists the PCU, the MDF, the B2UPI (type 18), the PCIe boxes and the memory-mapped B2CXL.
-/// Settled against the sources (2026): no public source gives the PCU, M2PCIe or MDF boxes of this
-/// processor a fixed address. Linux builds its types from the table and copies onto them only
-/// names, formats and constraints (gnr_uncores, reusing the Sapphire Rapids types spr_uncore_pcu
-/// and spr_uncore_mdf, which have no box_ctl, event_ctl or perf_ctr; see sapphire-rapids/ubox.xml).
-/// Intel PCM takes the PCU from the table (addPMUsFromDiscoveryRef with SPR_PCU_BOX_TYPE = 4 for
-/// GNR) and the MDF likewise (BHS_MDF_BOX_TYPE = 20), and reaches the B2UPI at known functions
-/// without naming its device id. likwid's Granite Rapids counter map gives the M2PCIe (PBOX), PCU
-/// (WBOX0-4) and MDF counters the placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, resolved
-/// through the table. So there is no unit file for them, and Intel's metrics over UNC_P_CLOCKTICKS
-/// stay out (docs/metrics.md). pmu discover lists their entries as unknown; a unit file with their
-/// discovery-type would join them.
+/// PMU structure of the U-box (system configuration controller) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::UBOX`] (granite-rapids's, `units-from`; its notes are that one's),
+/// with clearwater-forest's registers.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "clearwater-forest",
     unit: "UBOX",
     scope: Scope::Socket,
     discovery_type: Some(5),
-    controls: &[&super::ubox::U_BOX_CTL_INFO],
+    controls: &[&U_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::ubox::U_CTL_INFO.at(0),
-            super::ubox::U_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::ubox::U_CTL_INFO.at(1),
-            super::ubox::U_CTR_INFO.at(1),
-        ),
+        CounterInfo::general(0, 48, U_CTL_INFO.at(0), U_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, U_CTL_INFO.at(1), U_CTR_INFO.at(1)),
     ],
     filters: &[],
     routes: &[],
@@ -1134,113 +671,24 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "The fixed counter is not part of the structure",
-            text: "gnr_uncore_ubox names the type (ubox) but declares no fixed counter, so \
-            no kernel PMU counts the UCLK fixed counter; the structure requires \
-            every counter to have one once a box names a kernel PMU. The fixed \
-            counter's registers are described, and the structure has the two general \
-            counters.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and no \
-            global overflow status is described to route to: the structure declares \
-            neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU name",
-            text: "Linux names the Granite Rapids U-box PMU uncore_ubox (gnr_uncores[5] = \
-            gnr_uncore_ubox, name ubox, one box), with the generic formats of \
-            uncore_discovery.c (the discovery-generic driver), since the type sets \
-            no format group of its own.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type 5",
-            text: "Linux's gnr_uncores[] (uncore_snbep.c) is indexed by the type the \
-            discovery table lists a box under, and gnr_uncore_cpu_init, \
-            gnr_uncore_pci_init and gnr_uncore_mmio_init build every Granite Rapids \
-            uncore PMU from the table through it: gnr_uncores[5] = gnr_uncore_ubox, \
-            so these boxes are type 5, instance k box id k. The kernel ignores types \
-            8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Box types the spec does not describe",
-            text: "The discovery table of a Granite Rapids part also lists the PCU, the \
-            MDF, the B2UPI (type 18), the PCIe boxes and the memory-mapped B2CXL. \
-            Settled against the sources (2026): no public source gives the PCU, \
-            M2PCIe or MDF boxes of this processor a fixed address. Linux builds its \
-            types from the table and copies onto them only names, formats and \
-            constraints (gnr_uncores[], reusing the Sapphire Rapids types \
-            spr_uncore_pcu and spr_uncore_mdf, which have no box_ctl, event_ctl or \
-            perf_ctr; see sapphire-rapids/ubox.xml). Intel PCM takes the PCU from \
-            the table (addPMUsFromDiscoveryRef with SPR_PCU_BOX_TYPE = 4 for GNR) \
-            and the MDF likewise (BHS_MDF_BOX_TYPE = 20), and reaches the B2UPI at \
-            known functions without naming its device id. likwid's Granite Rapids \
-            counter map gives the M2PCIe (PBOX), PCU (WBOX0-4) and MDF counters the \
-            placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, resolved through \
-            the table. So there is no unit file for them, and Intel's metrics over \
-            UNC_P_CLOCKTICKS stay out (docs/metrics.md). `pmu discover` lists their \
-            entries as unknown; a unit file with their discovery-type would join \
-            them.",
-        },
-    ],
+    notes: crate::granite_rapids::pmu::UBOX.notes,
 };
-/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring (4 counters
-/// per box; boxes UPI0, UPI1, UPI2, UPI3, UPI4, UPI5).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the UPI PMUs uncore_upi_box id (gnr_uncores8 is
-/// gnr_uncore_upi, name upi), with the alias uncore_type_8_box id; their formats are
-/// spr_uncore_raw_formats_attr (the spr-raw driver).
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 8: the index of
-/// gnr_uncore_upi in Linux's gnr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. Unlike on Sapphire Rapids, Linux takes the Granite
-/// Rapids UPI entries from the table (gnr_uncore_units_ignore is empty).
+/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::UPI`] (granite-rapids's, `units-from`; its notes are that one's),
+/// with clearwater-forest's registers.
 pub static UPI: PmuInfo = PmuInfo {
     processor: "clearwater-forest",
     unit: "UPI",
     scope: Scope::Socket,
     discovery_type: Some(8),
-    controls: &[&super::upi::UPI_BOX_CTL_INFO],
+    controls: &[&UPI_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::upi::UPI_CTL_INFO.at(0),
-            super::upi::UPI_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::upi::UPI_CTL_INFO.at(1),
-            super::upi::UPI_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::upi::UPI_CTL_INFO.at(2),
-            super::upi::UPI_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::upi::UPI_CTL_INFO.at(3),
-            super::upi::UPI_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, UPI_CTL_INFO.at(0), UPI_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, UPI_CTL_INFO.at(1), UPI_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, UPI_CTL_INFO.at(2), UPI_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, UPI_CTL_INFO.at(3), UPI_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -1266,31 +714,7 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the UPI PMUs uncore_upi_<box id> (gnr_uncores[8] is \
-            gnr_uncore_upi, name upi), with the alias uncore_type_8_<box id>; their \
-            formats are spr_uncore_raw_formats_attr (the spr-raw driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 8: the index of \
-            gnr_uncore_upi in Linux's gnr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            Unlike on Sapphire Rapids, Linux takes the Granite Rapids UPI entries \
-            from the table (gnr_uncore_units_ignore is empty).",
-        },
-    ],
+    notes: crate::granite_rapids::pmu::UPI.notes,
 };
 /// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;
 /// each box's entry adds its box and PMU name.

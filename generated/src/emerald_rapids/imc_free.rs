@@ -25,72 +25,20 @@ pub use crate::sapphire_rapids::imc_free::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 4] = ["IMC_FREE0", "IMC_FREE1", "IMC_FREE2", "IMC_FREE3"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-];
+pub(crate) static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo { processor: "emerald-rapids", ..*ImcFreeDclkLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IMC_FREE_DCLK_INFO: RegisterInfo = RegisterInfo {
-    processor: "emerald-rapids", unit: "IMC_FREE", name: ImcFreeDclkLayout::NAME, type_name: "ImcFreeDclk",
-    width: 64, space: Space::Mmio, count: 1, count_cpuid: None,
-    reset: ImcFreeDclkLayout::RESET, reserved_mask: ImcFreeDclkLayout::RESERVED_MASK, ignored_mask: ImcFreeDclkLayout::IGNORED_MASK, writable_mask: ImcFreeDclkLayout::WRITABLE_MASK,
-    description: "The controller's free-running DRAM clock counter.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("IMC_FREE0_MMIO_DCLK", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x22B0 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE1_MMIO_DCLK", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x22B0 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE2_MMIO_DCLK", "IMC_FREE2", 0, Location::Mmio { controller: 2, channel: 0, offset: 0x22B0 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE3_MMIO_DCLK", "IMC_FREE3", 0, Location::Mmio { controller: 3, channel: 0, offset: 0x22B0 }, "linux-snbep"),
-    ]),
-    fields: ImcFreeDclkLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offset and width", text: "Linux spr_imc_freerunning[SPR_IMC_DCLK] = { 0x22b0, 0x0, 0, 1, 48 }: one counter 0x22B0 past the controller's base, 48 bits, read with readq (uncore_mmio_read_counter); the offset is Ice Lake-SP's." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-pub(crate) static IMC_FREE_PQ_CYCLES_INFO: RegisterInfo = RegisterInfo {
-    processor: "emerald-rapids", unit: "IMC_FREE", name: ImcFreePqCyclesLayout::NAME, type_name: "ImcFreePqCycles",
-    width: 64, space: Space::Mmio, count: 2, count_cpuid: None,
-    reset: ImcFreePqCyclesLayout::RESET, reserved_mask: ImcFreePqCyclesLayout::RESERVED_MASK, ignored_mask: ImcFreePqCyclesLayout::IGNORED_MASK, writable_mask: ImcFreePqCyclesLayout::WRITABLE_MASK,
-    description: "Pending-queue cycle counter n of the controller: 0 the cycles its read pending queue held a request, 1 its write pending queue.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("IMC_FREE0_MMIO_PQ_CYCLES0", "IMC_FREE0", 0, Location::Mmio { controller: 0, channel: 0, offset: 0x2318 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE0_MMIO_PQ_CYCLES1", "IMC_FREE0", 1, Location::Mmio { controller: 0, channel: 0, offset: 0x2320 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE1_MMIO_PQ_CYCLES0", "IMC_FREE1", 0, Location::Mmio { controller: 1, channel: 0, offset: 0x2318 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE1_MMIO_PQ_CYCLES1", "IMC_FREE1", 1, Location::Mmio { controller: 1, channel: 0, offset: 0x2320 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE2_MMIO_PQ_CYCLES0", "IMC_FREE2", 0, Location::Mmio { controller: 2, channel: 0, offset: 0x2318 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE2_MMIO_PQ_CYCLES1", "IMC_FREE2", 1, Location::Mmio { controller: 2, channel: 0, offset: 0x2320 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE3_MMIO_PQ_CYCLES0", "IMC_FREE3", 0, Location::Mmio { controller: 3, channel: 0, offset: 0x2318 }, "linux-snbep"),
-        AddressInfo::new("IMC_FREE3_MMIO_PQ_CYCLES1", "IMC_FREE3", 1, Location::Mmio { controller: 3, channel: 0, offset: 0x2320 }, "linux-snbep"),
-    ]),
-    fields: ImcFreePqCyclesLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Offsets and width", text: "Linux spr_imc_freerunning[SPR_IMC_PQ_CYCLES] = { 0x2318, 0x8, 0, 2, 48 }: two counters from 0x2318, 8 bytes apart, 48 bits; the kernel's events rpq_cycles (umask 0x20) and wpq_cycles (umask 0x21)." },
-    ],
-};
+pub(crate) static IMC_FREE_PQ_CYCLES_INFO: RegisterInfo = RegisterInfo { processor: "emerald-rapids", ..*ImcFreePqCyclesLayout::INFO };
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "emerald-rapids",
-    name: "IMC_FREE",
-    module: "imc_free",
-    title: "iMC free-running counters (memory-mapped)",
-    description: "Each of the four memory controllers has three read-only counters that run without any control: DRAM clocks, and the cycles its read and its write pending queues were not empty. Unlike Ice Lake-SP's, they count no data. They are memory-mapped in the controller's register window, 48 bits wide; the kernel reads them as the PMUs uncore_imc_free_running_0 to _3.",
-    instances: &["IMC_FREE0", "IMC_FREE1", "IMC_FREE2", "IMC_FREE3"],
     registers: &[
         &IMC_FREE_DCLK_INFO,
         &IMC_FREE_PQ_CYCLES_INFO,
     ],
     events: &[],
     pmu: Some(&super::pmu::IMC_FREE),
-    mmio_window: Some(&MMIO_WINDOW),
+    ..crate::sapphire_rapids::imc_free::UNIT
 };

@@ -4,84 +4,39 @@
 //! `PmuInfo` per unit that declares one, the global level, the role traits its layouts implement,
 //! and the named fields and overflow bits they refer to. See `crate::structure`.
 use crate::structure::*;
-use crate::support::{FieldInfo, NoteInfo};
-/// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
-/// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
-/// CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26,
-/// CHA27, CHA28, CHA29, CHA30, CHA31, CHA32, CHA33, CHA34, CHA35, CHA36, CHA37, CHA38, CHA39,
-/// CHA40, CHA41, CHA42, CHA43, CHA44, CHA45, CHA46, CHA47, CHA48, CHA49, CHA50, CHA51, CHA52,
-/// CHA53, CHA54, CHA55, CHA56, CHA57, CHA58, CHA59).
-///
-/// **Sixty CHAs** (info): The largest Sapphire Rapids part has 60 CHAs (likwid's counter map has
-/// CBOX0-CBOX59); a part with fewer cores has fewer. Linux counts them from the discovery table,
-/// corrected by SPR_MSR_UNC_CBO_CONFIG (0x2FFE) where the table is wrong (see the note on the
-/// kernel's corrections).
-///
-/// **Linux's correction of the CHA count** (source-conflict): Linux spr_uncore_cpu_init: the number
-/// of CHAs in the discovery table is wrong on some Sapphire Rapids variants because of a firmware
-/// bug, so the kernel reads it from MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) instead; that MSR reads 0
-/// on the Emerald Rapids XCC die, where the table is right, and the kernel keeps the table's count
-/// then. We describe 60 CHAs and follow the kernel: the box-count reads that MSR, the boxes it
-/// counts are trusted at the spec's addresses even where the table does not list them, and where it
-/// reads 0 the table's entries decide.
-///
-/// **Emerald Rapids may have more than 60 CHAs** (source-conflict): Emerald Rapids takes these
-/// units (units-from), so its spec lists 60 CHAs too. Its largest parts have 64 cores (the Xeon
-/// Platinum 8592+), and each core sits on a tile with its own CHA, so such a part has at least 64;
-/// no public source read (Linux, which counts them from the table or MSR 0x2FFE; Intel PCM; likwid)
-/// states the Emerald Rapids count or an address past CHA59. Decision: keep 60 until a source gives
-/// more. On such a part pmu discover lists CHA 60 and up as unknown table entries (the table still
-/// says where they are), and those CHAs cannot be counted through the registers.
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address (likwid has MSR_UNC_SPR_C0_PMON_BOX_STATUS =
-/// 0x2001 only commented out), and there is no global overflow status to route to: the structure
-/// declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the CHA PMUs uncore_cha_box id (spr_uncore_chabox, name
-/// cha; the box id from the discovery table, uncore_get_pmu_name), with the alias uncore_type_0_box
-/// id; their formats are spr_uncore_cha_formats_attr (the spr-cha driver).
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 0: the index of
-/// spr_uncore_chabox in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+use crate::support::FieldInfo;
+use super::cha::{CHA_BOX_CTL_INFO, CHA_BOX_FILTER0_INFO, CHA_CTL_INFO, CHA_CTR_INFO};
+use super::iio_free::{IIO_FREE_BW_IN_INFO, IIO_FREE_BW_OUT_INFO, IIO_FREE_IOCLK_INFO};
+use super::iio::{IIO_BOX_CTL_INFO, IIO_CTL_INFO, IIO_CTR_INFO};
+use super::imc_free::{IMC_FREE_DCLK_INFO, IMC_FREE_PQ_CYCLES_INFO};
+use super::imc::{
+    IMC_BOX_CTL_INFO, IMC_CTL_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO,
+};
+use super::irp::{IRP_BOX_CTL_INFO, IRP_CTL_INFO, IRP_CTR_INFO};
+use super::m2m::{M2M_BOX_CTL_INFO, M2M_CTL_INFO, M2M_CTR_INFO};
+use super::m3upi::{M3UPI_BOX_CTL_INFO, M3UPI_CTL_INFO, M3UPI_CTR_INFO};
+use super::ubox::{UNC_CBO_CONFIG_INFO, U_BOX_CTL_INFO, U_CTL_INFO, U_CTR_INFO};
+use super::upi::{UPI_BOX_CTL_INFO, UPI_CTL_INFO, UPI_CTR_INFO};
+/// PMU structure of the CHA (caching and home agent) performance monitoring: that of
+/// [`crate::sapphire_rapids::pmu::CHA`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static CHA: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "CHA",
     scope: Scope::Socket,
     discovery_type: Some(0),
-    controls: &[&super::cha::CHA_BOX_CTL_INFO],
+    controls: &[&CHA_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::cha::CHA_CTL_INFO.at(0),
-            super::cha::CHA_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::cha::CHA_CTL_INFO.at(1),
-            super::cha::CHA_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::cha::CHA_CTL_INFO.at(2),
-            super::cha::CHA_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::cha::CHA_CTL_INFO.at(3),
-            super::cha::CHA_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, CHA_CTL_INFO.at(0), CHA_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, CHA_CTL_INFO.at(1), CHA_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, CHA_CTL_INFO.at(2), CHA_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, CHA_CTL_INFO.at(3), CHA_CTR_INFO.at(3)),
     ],
     filters: &[
         FilterInfo {
-            register: &super::cha::CHA_BOX_FILTER0_INFO,
+            register: &CHA_BOX_FILTER0_INFO,
             mask: None,
             event: None,
             event_ext: false,
@@ -155,7 +110,7 @@ pub static CHA: PmuInfo = PmuInfo {
     ],
     box_count: Some(BoxCountInfo {
         rule: BoxCountRule::Value(BitRef {
-            register: &super::ubox::UNC_CBO_CONFIG_INFO,
+            register: &UNC_CBO_CONFIG_INFO,
             instance: "UBOX",
             index: 0,
             field: UNC_CBO_CONFIG_NUM_CBO,
@@ -176,66 +131,7 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Sixty CHAs",
-            text: "The largest Sapphire Rapids part has 60 CHAs (likwid's counter map has \
-            CBOX0-CBOX59); a part with fewer cores has fewer. Linux counts them from \
-            the discovery table, corrected by SPR_MSR_UNC_CBO_CONFIG (0x2FFE) where \
-            the table is wrong (see the note on the kernel's corrections).",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Linux's correction of the CHA count",
-            text: "Linux spr_uncore_cpu_init: the number of CHAs in the discovery table is \
-            wrong on some Sapphire Rapids variants because of a firmware bug, so the \
-            kernel reads it from MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) instead; that \
-            MSR reads 0 on the Emerald Rapids XCC die, where the table is right, and \
-            the kernel keeps the table's count then. We describe 60 CHAs and follow \
-            the kernel: the <box-count> reads that MSR, the boxes it counts are \
-            trusted at the spec's addresses even where the table does not list them, \
-            and where it reads 0 the table's entries decide.",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Emerald Rapids may have more than 60 CHAs",
-            text: "Emerald Rapids takes these units (units-from), so its spec lists 60 \
-            CHAs too. Its largest parts have 64 cores (the Xeon Platinum 8592+), and \
-            each core sits on a tile with its own CHA, so such a part has at least \
-            64; no public source read (Linux, which counts them from the table or \
-            MSR 0x2FFE; Intel PCM; likwid) states the Emerald Rapids count or an \
-            address past CHA59. Decision: keep 60 until a source gives more. On such \
-            a part `pmu discover` lists CHA 60 and up as unknown table entries (the \
-            table still says where they are), and those CHAs cannot be counted \
-            through the registers.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address (likwid has \
-            MSR_UNC_SPR_C0_PMON_BOX_STATUS = 0x2001 only commented out), and there \
-            is no global overflow status to route to: the structure declares \
-            neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the CHA PMUs uncore_cha_<box id> (spr_uncore_chabox, name \
-            cha; the box id from the discovery table, uncore_get_pmu_name), with the \
-            alias uncore_type_0_<box id>; their formats are \
-            spr_uncore_cha_formats_attr (the spr-cha driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 0: the index of \
-            spr_uncore_chabox in Linux's spr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            `pmu discover` joins the table with this unit by it.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::CHA.notes,
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
 /// entry adds its box and PMU name.
@@ -246,27 +142,9 @@ const CHA_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_CHA,
 };
-/// PMU structure of the IIO free-running counters (17 counters per box; boxes IIO_FREE0, IIO_FREE1,
-/// IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9,
-/// IIO_FREE10, IIO_FREE11).
-///
-/// **Kernel PMU names and box count** (info): Linux registers spr_uncore_iio_free_running as
-/// iio_free_running with seventeen counters and the Skylake-SP free-running format (event and
-/// umask: the skx-iio-free-running driver); its box count is one more than the largest IIO box id
-/// of the part's discovery table (spr_uncore_cpu_init: uncore_type_max_boxes), twelve for the
-/// twelve stacks iio.xml lists: uncore_iio_free_running_0 to _11.
-///
-/// **Bytes per bandwidth count, and the outbound events** (source-conflict): Linux first published
-/// bw_in_portN and bw_out_portN (umask 0x30-0x37) with scale 3.814697266e-6 MiB (4 bytes per count,
-/// spr_uncore_iio_freerunning_events). A 2025 fix (perf/x86/intel/uncore: Fix the scale of IIO free
-/// running counters on SPR) says the inbound counters count 32-byte units, as on Ice Lake-SP, and
-/// that the outbound counters have no fixed increment (it depends on the request size): SPR now
-/// uses snr_uncore_iio_freerunning_events (ioclk and bw_in_port0-7 at 3.0517578125e-5 MiB) and
-/// publishes no bw_out event, though the counters keep their umasks. The spec follows the fix, and
-/// keeps the old names for the outbound counters without a scale or unit.
-///
-/// **Numbering** (info): Counter 0 is the I/O clock, 1-8 the inbound bandwidth of ports 0-7, 9-16
-/// the outbound bandwidth of ports 0-7. No control, status or overflow bit is known for them.
+/// PMU structure of the IIO free-running counters: that of
+/// [`crate::sapphire_rapids::pmu::IIO_FREE`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static IIO_FREE: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "IIO_FREE",
@@ -276,7 +154,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::free_running(0, 48, super::iio_free::IIO_FREE_IOCLK_INFO.at(0))
+        CounterInfo::free_running(0, 48, IIO_FREE_IOCLK_INFO.at(0))
             .counting("I/O clock cycles")
             .with_perf_event(CounterPerfEvent {
                 name: "ioclk",
@@ -284,7 +162,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(1, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(0))
+        CounterInfo::free_running(1, 48, IIO_FREE_BW_IN_INFO.at(0))
             .counting("data in port 0 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port0",
@@ -292,7 +170,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(2, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(1))
+        CounterInfo::free_running(2, 48, IIO_FREE_BW_IN_INFO.at(1))
             .counting("data in port 1 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port1",
@@ -300,7 +178,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(3, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(2))
+        CounterInfo::free_running(3, 48, IIO_FREE_BW_IN_INFO.at(2))
             .counting("data in port 2 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port2",
@@ -308,7 +186,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(4, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(3))
+        CounterInfo::free_running(4, 48, IIO_FREE_BW_IN_INFO.at(3))
             .counting("data in port 3 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port3",
@@ -316,7 +194,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(5, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(4))
+        CounterInfo::free_running(5, 48, IIO_FREE_BW_IN_INFO.at(4))
             .counting("data in port 4 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port4",
@@ -324,7 +202,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(6, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(5))
+        CounterInfo::free_running(6, 48, IIO_FREE_BW_IN_INFO.at(5))
             .counting("data in port 5 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port5",
@@ -332,7 +210,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(7, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(6))
+        CounterInfo::free_running(7, 48, IIO_FREE_BW_IN_INFO.at(6))
             .counting("data in port 6 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port6",
@@ -340,7 +218,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(8, 48, super::iio_free::IIO_FREE_BW_IN_INFO.at(7))
+        CounterInfo::free_running(8, 48, IIO_FREE_BW_IN_INFO.at(7))
             .counting("data in port 7 (32-byte units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_in_port7",
@@ -348,7 +226,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: Some("3.0517578125e-5"),
                 unit: Some("MiB"),
             }),
-        CounterInfo::free_running(9, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(0))
+        CounterInfo::free_running(9, 48, IIO_FREE_BW_OUT_INFO.at(0))
             .counting("data out port 0 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port0",
@@ -356,7 +234,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(10, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(1))
+        CounterInfo::free_running(10, 48, IIO_FREE_BW_OUT_INFO.at(1))
             .counting("data out port 1 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port1",
@@ -364,7 +242,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(11, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(2))
+        CounterInfo::free_running(11, 48, IIO_FREE_BW_OUT_INFO.at(2))
             .counting("data out port 2 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port2",
@@ -372,7 +250,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(12, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(3))
+        CounterInfo::free_running(12, 48, IIO_FREE_BW_OUT_INFO.at(3))
             .counting("data out port 3 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port3",
@@ -380,7 +258,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(13, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(4))
+        CounterInfo::free_running(13, 48, IIO_FREE_BW_OUT_INFO.at(4))
             .counting("data out port 4 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port4",
@@ -388,7 +266,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(14, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(5))
+        CounterInfo::free_running(14, 48, IIO_FREE_BW_OUT_INFO.at(5))
             .counting("data out port 5 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port5",
@@ -396,7 +274,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(15, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(6))
+        CounterInfo::free_running(15, 48, IIO_FREE_BW_OUT_INFO.at(6))
             .counting("data out port 6 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port6",
@@ -404,7 +282,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(16, 48, super::iio_free::IIO_FREE_BW_OUT_INFO.at(7))
+        CounterInfo::free_running(16, 48, IIO_FREE_BW_OUT_INFO.at(7))
             .counting("data out port 7 (request-size units)")
             .with_perf_event(CounterPerfEvent {
                 name: "bw_out_port7",
@@ -444,39 +322,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names and box count",
-            text: "Linux registers spr_uncore_iio_free_running as iio_free_running with \
-            seventeen counters and the Skylake-SP free-running format (event and \
-            umask: the skx-iio-free-running driver); its box count is one more than \
-            the largest IIO box id of the part's discovery table \
-            (spr_uncore_cpu_init: uncore_type_max_boxes), twelve for the twelve \
-            stacks iio.xml lists: uncore_iio_free_running_0 to _11.",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Bytes per bandwidth count, and the outbound events",
-            text: "Linux first published bw_in_portN and bw_out_portN (umask 0x30-0x37) \
-            with scale 3.814697266e-6 MiB (4 bytes per count, \
-            spr_uncore_iio_freerunning_events). A 2025 fix (perf/x86/intel/uncore: \
-            Fix the scale of IIO free running counters on SPR) says the inbound \
-            counters count 32-byte units, as on Ice Lake-SP, and that the outbound \
-            counters have no fixed increment (it depends on the request size): SPR \
-            now uses snr_uncore_iio_freerunning_events (ioclk and bw_in_port0-7 at \
-            3.0517578125e-5 MiB) and publishes no bw_out event, though the counters \
-            keep their umasks. The spec follows the fix, and keeps the old names for \
-            the outbound counters without a scale or unit.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Numbering",
-            text: "Counter 0 is the I/O clock, 1-8 the inbound bandwidth of ports 0-7, \
-            9-16 the outbound bandwidth of ports 0-7. No control, status or overflow \
-            bit is known for them.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::IIO_FREE.notes,
 };
 /// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
 /// name.
@@ -487,58 +333,22 @@ const IIO_FREE_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_IIO_FREE_RUNNING,
 };
-/// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
-/// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Twelve stacks** (info): Intel PCM programs 12 IIO stacks on Sapphire Rapids (SPR_M2IOSF_NUM)
-/// and likwid maps 12 (IIO0-IIO11); which of them a part has is the discovery table's answer.
-///
-/// **Kernel PMU names** (info): Linux names the IIO PMUs uncore_iio_box id (spr_uncore_iio, name
-/// iio), with the alias uncore_type_1_box id; their formats are snr_uncore_iio_formats_attr (the
-/// spr-iio driver). The free-running IIO counters (iio_free_running: I/O clock at MSR 0x340E and
-/// the bandwidth counters at 0x3800 and 0x3808, 0x10 per stack, spr_iio_freerunning) are not
-/// described here.
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 1: the index of
-/// spr_uncore_iio in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// PMU structure of the IIO (integrated I/O stack) performance monitoring: that of
+/// [`crate::sapphire_rapids::pmu::IIO`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static IIO: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "IIO",
     scope: Scope::Socket,
     discovery_type: Some(1),
-    controls: &[&super::iio::IIO_BOX_CTL_INFO],
+    controls: &[&IIO_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::iio::IIO_CTL_INFO.at(0),
-            super::iio::IIO_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::iio::IIO_CTL_INFO.at(1),
-            super::iio::IIO_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::iio::IIO_CTL_INFO.at(2),
-            super::iio::IIO_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::iio::IIO_CTL_INFO.at(3),
-            super::iio::IIO_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, IIO_CTL_INFO.at(0), IIO_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IIO_CTL_INFO.at(1), IIO_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, IIO_CTL_INFO.at(2), IIO_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, IIO_CTL_INFO.at(3), IIO_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -570,40 +380,7 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Twelve stacks",
-            text: "Intel PCM programs 12 IIO stacks on Sapphire Rapids (SPR_M2IOSF_NUM) \
-            and likwid maps 12 (IIO0-IIO11); which of them a part has is the \
-            discovery table's answer.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the IIO PMUs uncore_iio_<box id> (spr_uncore_iio, name \
-            iio), with the alias uncore_type_1_<box id>; their formats are \
-            snr_uncore_iio_formats_attr (the spr-iio driver). The free-running IIO \
-            counters (iio_free_running: I/O clock at MSR 0x340E and the bandwidth \
-            counters at 0x3800 and 0x3808, 0x10 per stack, spr_iio_freerunning) are \
-            not described here.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 1: the index of \
-            spr_uncore_iio in Linux's spr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            `pmu discover` joins the table with this unit by it.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::IIO.notes,
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
 /// entry adds its box and PMU name.
@@ -614,20 +391,9 @@ const IIO_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_IIO,
 };
-/// PMU structure of the iMC free-running counters (memory-mapped) (3 counters per box; boxes
-/// IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
-///
-/// **Kernel PMU names** (info): Linux registers spr_uncore_imc_free_running as imc_free_running (an
-/// extra MMIO type beside the discovery table's), with three counters per box and the IIO
-/// free-running format (skx_uncore_iio_freerunning_format_group: event and umask, the
-/// skx-iio-free-running driver): uncore_imc_free_running_0 to _3.
-///
-/// **Box count** (info): spr_uncore_mmio_init sets the free-running type's boxes to half the iMC
-/// units the discovery table lists (uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2): one per
-/// controller of two channels, four on the parts the iMC unit describes (imc.xml: IMC0-7).
-///
-/// **Numbering** (info): Counter 0 is the DRAM clock, 1 and 2 the read and write pending-queue
-/// cycles, in the kernel's umask order. No control, status or overflow bit is known for them.
+/// PMU structure of the iMC free-running counters (memory-mapped): that of
+/// [`crate::sapphire_rapids::pmu::IMC_FREE`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static IMC_FREE: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "IMC_FREE",
@@ -637,7 +403,7 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::free_running(0, 48, super::imc_free::IMC_FREE_DCLK_INFO.at(0))
+        CounterInfo::free_running(0, 48, IMC_FREE_DCLK_INFO.at(0))
             .counting("DRAM clock cycles")
             .with_perf_event(CounterPerfEvent {
                 name: "dclk",
@@ -645,7 +411,7 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(1, 48, super::imc_free::IMC_FREE_PQ_CYCLES_INFO.at(0))
+        CounterInfo::free_running(1, 48, IMC_FREE_PQ_CYCLES_INFO.at(0))
             .counting("cycles the read pending queue was not empty")
             .with_perf_event(CounterPerfEvent {
                 name: "rpq_cycles",
@@ -653,7 +419,7 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
                 scale: None,
                 unit: None,
             }),
-        CounterInfo::free_running(2, 48, super::imc_free::IMC_FREE_PQ_CYCLES_INFO.at(1))
+        CounterInfo::free_running(2, 48, IMC_FREE_PQ_CYCLES_INFO.at(1))
             .counting("cycles the write pending queue was not empty")
             .with_perf_event(CounterPerfEvent {
                 name: "wpq_cycles",
@@ -685,32 +451,7 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux registers spr_uncore_imc_free_running as imc_free_running (an \
-            extra MMIO type beside the discovery table's), with three counters per \
-            box and the IIO free-running format \
-            (skx_uncore_iio_freerunning_format_group: event and umask, the \
-            skx-iio-free-running driver): uncore_imc_free_running_0 to _3.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Box count",
-            text: "spr_uncore_mmio_init sets the free-running type's boxes to half the iMC \
-            units the discovery table lists (uncore_type_max_boxes(..., \
-            UNCORE_SPR_IMC) / 2): one per controller of two channels, four on the \
-            parts the iMC unit describes (imc.xml: IMC0-7).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Numbering",
-            text: "Counter 0 is the DRAM clock, 1 and 2 the read and write pending-queue \
-            cycles, in the kernel's umask order. No control, status or overflow bit \
-            is known for them.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::IMC_FREE.notes,
 };
 /// What the perf PMUs of the iMC free-running counters (memory-mapped) share; each box's entry adds
 /// its box and PMU name.
@@ -721,83 +462,23 @@ const IMC_FREE_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_IIO_FREE_RUNNING,
 };
-/// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
-/// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the iMC PMUs uncore_imc_box id (spr_uncore_imc, name
-/// imc), with the alias uncore_type_6_box id; their formats are spr_uncore_raw_formats_attr (the
-/// spr-raw driver), and the fixed DRAM-clock counter is event 0xff of the same PMU (its events list
-/// clockticks as event 0x01 on a general counter, cas_count_read as 0x05/0xcf and cas_count_write
-/// as 0x05/0xf0).
-///
-/// **Linux adds the free-running counters the table does not list** (source-conflict): The
-/// discovery table describes each channel's box, not the free-running counters of the memory
-/// controllers; Linux adds them itself (spr_uncore_mmio_init: the extra imc_free_running type of
-/// spr_mmio_uncores, one PMU per controller, num_boxes being the table's iMC boxes / 2, the base
-/// read from device 0x3251 by spr_uncore_imc_freerunning_init_box), and only when it can map PCI
-/// buses to sockets through the U-box device 0x3250 (snbep_pci2phy_map_init); otherwise it keeps
-/// the table's iMC boxes alone. The free-running counters are not described in this unit.
-///
-/// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed
-/// DRAM-clock counter; it is numbered 4, after the four general counters, as on Ice Lake-SP.
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 6: the index of
-/// spr_uncore_imc in Linux's spr_uncores (uncore_snbep.c; UNCORE_SPR_IMC), which the kernel matches
-/// against each entry's box type; box id k is instance k. The table's entries are memory-mapped
-/// (PCM reads them only when getBoxAccessType says MMIO); the join does not compare memory-mapped
-/// addresses yet.
-///
-/// **Two channels per controller, not three** (source-conflict): Intel PCM's path without the
-/// discovery table (PCM_NO_IMC_DISCOVERY=1) assumes three channel windows per memory controller for
-/// Sapphire Rapids and Emerald Rapids, as on Ice Lake-SP; its discovery path counts two channels
-/// per controller (numChannels = 2), Linux's memory-controller driver has four controllers of two
-/// DDR channels (i10nm_base.c spr_cfg: ddr_imc_num 4, ddr_chan_num 2), and Linux sizes the
-/// free-running iMC PMUs as half the table's iMC boxes (spr_uncore_mmio_init:
-/// uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2, one free-running PMU per controller). We
-/// describe two channels per controller, eight boxes, at PCM's channel stride.
+/// PMU structure of the iMC channel performance monitoring (memory-mapped): that of
+/// [`crate::sapphire_rapids::pmu::IMC`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static IMC: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "IMC",
     scope: Scope::Socket,
     discovery_type: Some(6),
-    controls: &[&super::imc::IMC_BOX_CTL_INFO],
+    controls: &[&IMC_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::imc::IMC_CTL_INFO.at(0),
-            super::imc::IMC_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::imc::IMC_CTL_INFO.at(1),
-            super::imc::IMC_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::imc::IMC_CTL_INFO.at(2),
-            super::imc::IMC_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::imc::IMC_CTL_INFO.at(3),
-            super::imc::IMC_CTR_INFO.at(3),
-        ),
-        CounterInfo::fixed(
-                4,
-                48,
-                super::imc::IMC_FIXED_CTL_INFO.at(0),
-                super::imc::IMC_FIXED_CTR_INFO.at(0),
-            )
+        CounterInfo::general(0, 48, IMC_CTL_INFO.at(0), IMC_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IMC_CTL_INFO.at(1), IMC_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, IMC_CTL_INFO.at(2), IMC_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, IMC_CTL_INFO.at(3), IMC_CTR_INFO.at(3)),
+        CounterInfo::fixed(4, 48, IMC_FIXED_CTL_INFO.at(0), IMC_FIXED_CTR_INFO.at(0))
             .counting("DRAM clock cycles"),
     ],
     filters: &[],
@@ -826,68 +507,7 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the iMC PMUs uncore_imc_<box id> (spr_uncore_imc, name \
-            imc), with the alias uncore_type_6_<box id>; their formats are \
-            spr_uncore_raw_formats_attr (the spr-raw driver), and the fixed \
-            DRAM-clock counter is event 0xff of the same PMU (its events list \
-            clockticks as event 0x01 on a general counter, cas_count_read as \
-            0x05/0xcf and cas_count_write as 0x05/0xf0).",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Linux adds the free-running counters the table does not list",
-            text: "The discovery table describes each channel's box, not the free-running \
-            counters of the memory controllers; Linux adds them itself \
-            (spr_uncore_mmio_init: the extra imc_free_running type of \
-            spr_mmio_uncores, one PMU per controller, num_boxes being the table's \
-            iMC boxes / 2, the base read from device 0x3251 by \
-            spr_uncore_imc_freerunning_init_box), and only when it can map PCI buses \
-            to sockets through the U-box device 0x3250 (snbep_pci2phy_map_init); \
-            otherwise it keeps the table's iMC boxes alone. The free-running \
-            counters are not described in this unit.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "The fixed counter is number 4",
-            text: "No box-level bit is known for the channel's fixed DRAM-clock counter; \
-            it is numbered 4, after the four general counters, as on Ice Lake-SP.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 6: the index of \
-            spr_uncore_imc in Linux's spr_uncores[] (uncore_snbep.c; \
-            UNCORE_SPR_IMC), which the kernel matches against each entry's box type; \
-            box id k is instance k. The table's entries are memory-mapped (PCM reads \
-            them only when getBoxAccessType says MMIO); the join does not compare \
-            memory-mapped addresses yet.",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Two channels per controller, not three",
-            text: "Intel PCM's path without the discovery table (PCM_NO_IMC_DISCOVERY=1) \
-            assumes three channel windows per memory controller for Sapphire Rapids \
-            and Emerald Rapids, as on Ice Lake-SP; its discovery path counts two \
-            channels per controller (numChannels = 2), Linux's memory-controller \
-            driver has four controllers of two DDR channels (i10nm_base.c spr_cfg: \
-            ddr_imc_num 4, ddr_chan_num 2), and Linux sizes the free-running iMC \
-            PMUs as half the table's iMC boxes (spr_uncore_mmio_init: \
-            uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2, one free-running PMU per \
-            controller). We describe two channels per controller, eight boxes, at \
-            PCM's channel stride.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::IMC.notes,
 };
 /// What the perf PMUs of the iMC channel performance monitoring (memory-mapped) share; each box's
 /// entry adds its box and PMU name.
@@ -898,41 +518,20 @@ const IMC_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
-/// PMU structure of the IRP (IIO ring port) performance monitoring (2 counters per box; boxes IRP0,
-/// IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the IRP PMUs uncore_irp_box id (spr_uncore_irp, name
-/// irp), with the alias uncore_type_2_box id; their formats are spr_uncore_raw_formats_attr (the
-/// spr-raw driver).
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 2: the index of
-/// spr_uncore_irp in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// PMU structure of the IRP (IIO ring port) performance monitoring: that of
+/// [`crate::sapphire_rapids::pmu::IRP`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static IRP: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "IRP",
     scope: Scope::Socket,
     discovery_type: Some(2),
-    controls: &[&super::irp::IRP_BOX_CTL_INFO],
+    controls: &[&IRP_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::irp::IRP_CTL_INFO.at(0),
-            super::irp::IRP_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::irp::IRP_CTL_INFO.at(1),
-            super::irp::IRP_CTR_INFO.at(1),
-        ),
+        CounterInfo::general(0, 48, IRP_CTL_INFO.at(0), IRP_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, IRP_CTL_INFO.at(1), IRP_CTR_INFO.at(1)),
     ],
     filters: &[],
     routes: &[],
@@ -964,30 +563,7 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the IRP PMUs uncore_irp_<box id> (spr_uncore_irp, name \
-            irp), with the alias uncore_type_2_<box id>; their formats are \
-            spr_uncore_raw_formats_attr (the spr-raw driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 2: the index of \
-            spr_uncore_irp in Linux's spr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            `pmu discover` joins the table with this unit by it.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::IRP.notes,
 };
 /// What the perf PMUs of the IRP (IIO ring port) performance monitoring share; each box's entry
 /// adds its box and PMU name.
@@ -998,55 +574,22 @@ const IRP_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
-/// PMU structure of the M2M (mesh to memory) performance monitoring (4 counters per box; boxes
-/// M2M0, M2M1, M2M2, M2M3).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Kernel PMU names** (info): Linux names the M2M PMUs uncore_m2m_box id (spr_uncore_m2m, name
-/// m2m), with the alias uncore_type_7_box id; their formats are spr_uncore_raw_formats_attr (the
-/// spr-raw driver).
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 7: the index of
-/// spr_uncore_m2m in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
-/// Linux takes the addresses from the table (the generic PCI init); the fixed ones here are PCM's,
-/// and the join shows any difference.
+/// PMU structure of the M2M (mesh to memory) performance monitoring: that of
+/// [`crate::sapphire_rapids::pmu::M2M`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static M2M: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "M2M",
     scope: Scope::Socket,
     discovery_type: Some(7),
-    controls: &[&super::m2m::M2M_BOX_CTL_INFO],
+    controls: &[&M2M_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::m2m::M2M_CTL_INFO.at(0),
-            super::m2m::M2M_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::m2m::M2M_CTL_INFO.at(1),
-            super::m2m::M2M_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::m2m::M2M_CTL_INFO.at(2),
-            super::m2m::M2M_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::m2m::M2M_CTL_INFO.at(3),
-            super::m2m::M2M_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, M2M_CTL_INFO.at(0), M2M_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, M2M_CTL_INFO.at(1), M2M_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, M2M_CTL_INFO.at(2), M2M_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, M2M_CTL_INFO.at(3), M2M_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -1070,32 +613,7 @@ pub static M2M: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the M2M PMUs uncore_m2m_<box id> (spr_uncore_m2m, name \
-            m2m), with the alias uncore_type_7_<box id>; their formats are \
-            spr_uncore_raw_formats_attr (the spr-raw driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 7: the index of \
-            spr_uncore_m2m in Linux's spr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            `pmu discover` joins the table with this unit by it. Linux takes the \
-            addresses from the table (the generic PCI init); the fixed ones here are \
-            PCM's, and the join shows any difference.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::M2M.notes,
 };
 /// What the perf PMUs of the M2M (mesh to memory) performance monitoring share; each box's entry
 /// adds its box and PMU name.
@@ -1106,63 +624,22 @@ const M2M_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
-/// PMU structure of the M3UPI (mesh to UPI) performance monitoring (4 counters per box; boxes
-/// M3UPI0, M3UPI1, M3UPI2, M3UPI3).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Linux replaces the discovery table's M3UPI entries** (source-conflict): Linux
-/// spr_uncore_pci_init: because the UPI entry of the discovery table is broken on some Sapphire
-/// Rapids variants, the M3UPI entries are ignored too (spr_uncore_units_ignore) and replaced by the
-/// kernel's own: four boxes, device 0x3246 at devfn 0x29 (device 5, function 1) and one device
-/// further per link, with the Ice Lake-SP offsets (ICX_M3UPI_PCI_PMON_BOX_CTL 0xA0, CTL0 0xD8, CTR0
-/// 0xA8). We follow the kernel.
-///
-/// **Kernel PMU names** (info): Linux names the M3UPI PMUs uncore_m3upi_n (spr_uncore_m3upi, name
-/// m3upi, four boxes, icx_uncore_m3upi_constraints), with spr_uncore_raw_formats_attr (the spr-raw
-/// driver).
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 9: the index of
-/// spr_uncore_m3upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
-/// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
-/// units the discovery table does not support and describes them itself), so the join shows them
-/// ignored (the discovery-ignored above) and never refuses them for what the table says.
+/// PMU structure of the M3UPI (mesh to UPI) performance monitoring: that of
+/// [`crate::sapphire_rapids::pmu::M3UPI`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static M3UPI: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "M3UPI",
     scope: Scope::Socket,
     discovery_type: Some(9),
-    controls: &[&super::m3upi::M3UPI_BOX_CTL_INFO],
+    controls: &[&M3UPI_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::m3upi::M3UPI_CTL_INFO.at(0),
-            super::m3upi::M3UPI_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::m3upi::M3UPI_CTL_INFO.at(1),
-            super::m3upi::M3UPI_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::m3upi::M3UPI_CTL_INFO.at(2),
-            super::m3upi::M3UPI_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::m3upi::M3UPI_CTL_INFO.at(3),
-            super::m3upi::M3UPI_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, M3UPI_CTL_INFO.at(0), M3UPI_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, M3UPI_CTL_INFO.at(1), M3UPI_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, M3UPI_CTL_INFO.at(2), M3UPI_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, M3UPI_CTL_INFO.at(3), M3UPI_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -1193,45 +670,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Linux replaces the discovery table's M3UPI entries",
-            text: "Linux spr_uncore_pci_init: because the UPI entry of the discovery table \
-            is broken on some Sapphire Rapids variants, the M3UPI entries are \
-            ignored too (spr_uncore_units_ignore) and replaced by the kernel's own: \
-            four boxes, device 0x3246 at devfn 0x29 (device 5, function 1) and one \
-            device further per link, with the Ice Lake-SP offsets \
-            (ICX_M3UPI_PCI_PMON_BOX_CTL 0xA0, CTL0 0xD8, CTR0 0xA8). We follow the \
-            kernel.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the M3UPI PMUs uncore_m3upi_<n> (spr_uncore_m3upi, name \
-            m3upi, four boxes, icx_uncore_m3upi_constraints), with \
-            spr_uncore_raw_formats_attr (the spr-raw driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 9: the index of \
-            spr_uncore_m3upi in Linux's spr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            `pmu discover` joins the table with this unit by it. Linux does not use \
-            these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
-            the units the discovery table does not support and describes them \
-            itself), so the join shows them ignored (the <discovery-ignored> above) \
-            and never refuses them for what the table says.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::M3UPI.notes,
 };
 /// What the perf PMUs of the M3UPI (mesh to UPI) performance monitoring share; each box's entry
 /// adds its box and PMU name.
@@ -1242,64 +681,20 @@ const M3UPI_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
-/// PMU structure of the U-box (system configuration controller) performance monitoring (2 counters
-/// per box; boxes UBOX).
-///
-/// **The fixed counter is not part of the structure** (info): Linux counts the Sapphire Rapids
-/// U-box as a generic discovery type (spr_uncores has no entry for type 5), which has no fixed
-/// counter, so no kernel PMU counts the UCLK fixed counter; the structure requires every counter to
-/// have exactly one once a box names a kernel PMU. U_MSR_PMON_UCLK_FIXED_CTL and _CTR are described
-/// as registers, and the structure has the two general counters.
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register
-/// (status_offset of the unit entry), but no public source read gives its layout or address for
-/// this processor, and there is no global overflow status to route to: the structure declares
-/// neither.
-///
-/// **Kernel PMU name** (info): Linux's spr_uncores table has no entry for discovery type 5, the
-/// U-box (the Granite Rapids table names type 5 ubox: gnr_uncores5 = gnr_uncore_ubox), so on
-/// Sapphire Rapids the kernel names its one box after the type id: uncore_type_5
-/// (uncore_get_alias_name), with the generic formats of uncore_discovery.c (the discovery-generic
-/// driver).
-///
-/// **Box types the spec does not describe** (info): The discovery table of a Sapphire Rapids (and
-/// Emerald Rapids) part also lists the M2PCIe (type 3 in Linux's spr_uncores), the PCU (type 4),
-/// the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels. Settled against the
-/// sources (2026): no public source gives these boxes a fixed address; each finds them in the table
-/// at run time. Linux: spr_uncore_m2pcie, spr_uncore_pcu and spr_uncore_mdf (uncore_snbep.c) set
-/// only a name, formats, constraints and alias groups, no box_ctl, event_ctl or perf_ctr;
-/// spr_uncore_cpu_init and uncore_get_uncores build the types from the table
-/// (intel_uncore_generic_init_uncores) and copy those customisations onto them. Intel PCM: the PCU
-/// on SPR, EMR, GNR and SRF comes from addPMUsFromDiscoveryRef(.., SPR_PCU_BOX_TYPE = 4, ..) and
-/// the MDF from SPR_MDF_BOX_TYPE = 11 (BHS_MDF_BOX_TYPE = 20 on Granite Rapids) (cpucounters.cpp,
-/// uncore_pmu_discovery.h); PCM has no M2PCIe boxes for these processors. likwid: its Sapphire and
-/// Emerald Rapids counter maps give the M2PCIe (PBOX), PCU (WBOX) and MDF counters the placeholder
-/// registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, which it resolves through the table
-/// (intel_perfmon_uncore_discovery.h). So there is no unit file for them, and Intel's metrics over
-/// UNC_P_CLOCKTICKS (cpu_cstate_c0, cpu_cstate_c6) stay out (docs/metrics.md). pmu discover lists
-/// their entries as unknown; a unit file with their discovery-type, once the runtime can take a
-/// box's addresses from the table alone, would join them.
+/// PMU structure of the U-box (system configuration controller) performance monitoring: that of
+/// [`crate::sapphire_rapids::pmu::UBOX`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "UBOX",
     scope: Scope::Socket,
     discovery_type: None,
-    controls: &[&super::ubox::U_BOX_CTL_INFO],
+    controls: &[&U_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::ubox::U_CTL_INFO.at(0),
-            super::ubox::U_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::ubox::U_CTL_INFO.at(1),
-            super::ubox::U_CTR_INFO.at(1),
-        ),
+        CounterInfo::general(0, 48, U_CTL_INFO.at(0), U_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, U_CTL_INFO.at(1), U_CTR_INFO.at(1)),
     ],
     filters: &[],
     routes: &[],
@@ -1326,120 +721,24 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "The fixed counter is not part of the structure",
-            text: "Linux counts the Sapphire Rapids U-box as a generic discovery type \
-            (spr_uncores has no entry for type 5), which has no fixed counter, so no \
-            kernel PMU counts the UCLK fixed counter; the structure requires every \
-            counter to have exactly one once a box names a kernel PMU. \
-            U_MSR_PMON_UCLK_FIXED_CTL and _CTR are described as registers, and the \
-            structure has the two general counters.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register (status_offset of \
-            the unit entry), but no public source read gives its layout or address \
-            for this processor, and there is no global overflow status to route to: \
-            the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU name",
-            text: "Linux's spr_uncores table has no entry for discovery type 5, the U-box \
-            (the Granite Rapids table names type 5 ubox: gnr_uncores[5] = \
-            gnr_uncore_ubox), so on Sapphire Rapids the kernel names its one box \
-            after the type id: uncore_type_5 (uncore_get_alias_name), with the \
-            generic formats of uncore_discovery.c (the discovery-generic driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Box types the spec does not describe",
-            text: "The discovery table of a Sapphire Rapids (and Emerald Rapids) part also \
-            lists the M2PCIe (type 3 in Linux's spr_uncores[]), the PCU (type 4), \
-            the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels. \
-            Settled against the sources (2026): no public source gives these boxes a \
-            fixed address; each finds them in the table at run time. Linux: \
-            spr_uncore_m2pcie, spr_uncore_pcu and spr_uncore_mdf (uncore_snbep.c) \
-            set only a name, formats, constraints and alias groups, no box_ctl, \
-            event_ctl or perf_ctr; spr_uncore_cpu_init and uncore_get_uncores build \
-            the types from the table (intel_uncore_generic_init_uncores) and copy \
-            those customisations onto them. Intel PCM: the PCU on SPR, EMR, GNR and \
-            SRF comes from addPMUsFromDiscoveryRef(.., SPR_PCU_BOX_TYPE = 4, ..) and \
-            the MDF from SPR_MDF_BOX_TYPE = 11 (BHS_MDF_BOX_TYPE = 20 on Granite \
-            Rapids) (cpucounters.cpp, uncore_pmu_discovery.h); PCM has no M2PCIe \
-            boxes for these processors. likwid: its Sapphire and Emerald Rapids \
-            counter maps give the M2PCIe (PBOX), PCU (WBOX) and MDF counters the \
-            placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, which it \
-            resolves through the table (intel_perfmon_uncore_discovery.h). So there \
-            is no unit file for them, and Intel's metrics over UNC_P_CLOCKTICKS \
-            (cpu_cstate_c0, cpu_cstate_c6) stay out (docs/metrics.md). `pmu \
-            discover` lists their entries as unknown; a unit file with their \
-            discovery-type, once the runtime can take a box's addresses from the \
-            table alone, would join them.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::UBOX.notes,
 };
-/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring (4 counters
-/// per box; boxes UPI0, UPI1, UPI2, UPI3).
-///
-/// **No box status, no routes** (info): The discovery table gives each box a status register, but
-/// no public source read gives its layout or address for this processor, and there is no global
-/// overflow status to route to: the structure declares neither.
-///
-/// **Linux replaces the discovery table's UPI entries** (source-conflict): Linux
-/// spr_uncore_pci_init: the discovery table's UPI entry is broken on some Sapphire Rapids variants,
-/// which also breaks the M3UPI entry, so the kernel ignores both types in the table
-/// (spr_uncore_units_ignore: UNCORE_SPR_UPI, UNCORE_SPR_M3UPI) and uses its own: four links, device
-/// 0x3241 at devfn 0x09 (device 1, function 1) and then 0x8000 apart in its bus/devfn encoding (one
-/// device per link, spr_upi_pci_offsets), with the Ice Lake-SP register offsets
-/// (ICX_UPI_PCI_PMON_BOX_CTL 0x318, CTL0 0x350, CTR0 0x320). We follow the kernel: the addresses
-/// here are the kernel's, not the table's.
-///
-/// **Kernel PMU names** (info): Linux names the UPI PMUs uncore_upi_n (spr_uncore_upi, name upi,
-/// four boxes), with spr_uncore_raw_formats_attr (the spr-raw driver).
-///
-/// **Discovery type** (info): The discovery table lists these boxes under type 8: the index of
-/// spr_uncore_upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
-/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
-/// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
-/// units the discovery table does not support and describes them itself), so the join shows them
-/// ignored (the discovery-ignored above) and never refuses them for what the table says.
+/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring: that of
+/// [`crate::sapphire_rapids::pmu::UPI`] (sapphire-rapids's, `units-from`; its notes are that
+/// one's), with emerald-rapids's registers.
 pub static UPI: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "UPI",
     scope: Scope::Socket,
     discovery_type: Some(8),
-    controls: &[&super::upi::UPI_BOX_CTL_INFO],
+    controls: &[&UPI_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(
-            0,
-            48,
-            super::upi::UPI_CTL_INFO.at(0),
-            super::upi::UPI_CTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            48,
-            super::upi::UPI_CTL_INFO.at(1),
-            super::upi::UPI_CTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            48,
-            super::upi::UPI_CTL_INFO.at(2),
-            super::upi::UPI_CTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            48,
-            super::upi::UPI_CTL_INFO.at(3),
-            super::upi::UPI_CTR_INFO.at(3),
-        ),
+        CounterInfo::general(0, 48, UPI_CTL_INFO.at(0), UPI_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, UPI_CTL_INFO.at(1), UPI_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, UPI_CTL_INFO.at(2), UPI_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, UPI_CTL_INFO.at(3), UPI_CTR_INFO.at(3)),
     ],
     filters: &[],
     routes: &[],
@@ -1470,46 +769,7 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "No box status, no routes",
-            text: "The discovery table gives each box a status register, but no public \
-            source read gives its layout or address for this processor, and there is \
-            no global overflow status to route to: the structure declares neither.",
-        },
-        NoteInfo {
-            kind: "source-conflict",
-            title: "Linux replaces the discovery table's UPI entries",
-            text: "Linux spr_uncore_pci_init: the discovery table's UPI entry is broken on \
-            some Sapphire Rapids variants, which also breaks the M3UPI entry, so the \
-            kernel ignores both types in the table (spr_uncore_units_ignore: \
-            UNCORE_SPR_UPI, UNCORE_SPR_M3UPI) and uses its own: four links, device \
-            0x3241 at devfn 0x09 (device 1, function 1) and then 0x8000 apart in its \
-            bus/devfn encoding (one device per link, spr_upi_pci_offsets), with the \
-            Ice Lake-SP register offsets (ICX_UPI_PCI_PMON_BOX_CTL 0x318, CTL0 \
-            0x350, CTR0 0x320). We follow the kernel: the addresses here are the \
-            kernel's, not the table's.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Kernel PMU names",
-            text: "Linux names the UPI PMUs uncore_upi_<n> (spr_uncore_upi, name upi, four \
-            boxes), with spr_uncore_raw_formats_attr (the spr-raw driver).",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "Discovery type",
-            text: "The discovery table lists these boxes under type 8: the index of \
-            spr_uncore_upi in Linux's spr_uncores[] (uncore_snbep.c), which the \
-            kernel matches against each entry's box type; box id k is instance k. \
-            `pmu discover` joins the table with this unit by it. Linux does not use \
-            these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
-            the units the discovery table does not support and describes them \
-            itself), so the join shows them ignored (the <discovery-ignored> above) \
-            and never refuses them for what the table says.",
-        },
-    ],
+    notes: crate::sapphire_rapids::pmu::UPI.notes,
 };
 /// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;
 /// each box's entry adds its box and PMU name.
@@ -1521,8 +781,7 @@ const UPI_PERF: PerfInfo = PerfInfo {
     driver: &PERF_SPR_RAW,
 };
 /// `UNC_CBO_CONFIG.num_cbo`.
-const UNC_CBO_CONFIG_NUM_CBO: &FieldInfo = super::ubox::UNC_CBO_CONFIG_INFO
-    .field_named("num_cbo");
+const UNC_CBO_CONFIG_NUM_CBO: &FieldInfo = UNC_CBO_CONFIG_INFO.field_named("num_cbo");
 /// The `spr-cha` perf driver's format (`spr_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_SPR_CHA: PerfDriverInfo = PerfDriverInfo {

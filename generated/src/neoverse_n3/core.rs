@@ -70,339 +70,52 @@ pub use crate::neoverse_v2::core::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["PMU"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 18] = [
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0",
-    "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0",
-    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1",
-];
+pub(crate) static PMCR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmcrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMCR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmcrLayout::NAME, type_name: "Pmcr",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmcrLayout::RESET, reserved_mask: PmcrLayout::RESERVED_MASK, ignored_mask: PmcrLayout::IGNORED_MASK, writable_mask: PmcrLayout::WRITABLE_MASK,
-    description: "Performance Monitors Control Register: enables every counter at once, resets them, selects the cycle counter's divider and the counters' overflow width, and reports how many event counters the core implements.",
-    sources: &[SOURCES[0], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMCR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 0)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmcrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6), LP (7) and N (15:11), and writes PMCR only through ARMV8_PMU_PMCR_MASK, those eight bits. The Arm ARM gives IMP (31:24) and IDCODE (23:16), read-only, and the later FZO (bit 9, FEAT_PMUv3p7) and FZS (bit 10, FEAT_SPEv1p2) freeze bits, which the Armv9.0 V2 and N2 predate: kept reserved here, with bit 8 and bits 63:32. The Armv9.2 V3 and N3 take this unit (units-from) and may have FZO; since Linux never writes it, keeping it reserved only means no tool of ours sets it." },
-    ],
-};
+pub(crate) static PMCNTENSET_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmcntensetLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMCNTENSET_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmcntensetLayout::NAME, type_name: "Pmcntenset",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmcntensetLayout::RESET, reserved_mask: PmcntensetLayout::RESERVED_MASK, ignored_mask: PmcntensetLayout::IGNORED_MASK, writable_mask: PmcntensetLayout::WRITABLE_MASK,
-    description: "Count Enable Set: reads which counters are enabled; writing 1 to a bit enables that counter (writing 0 changes nothing).",
-    sources: &[SOURCES[2], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMCNTENSET_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 1)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmcntensetLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Set and clear registers", text: "Writing 0 to a bit leaves it as it is; only PMCNTENCLR_EL0 disables a counter. arm_pmuv3.c enables a counter with write_pmcntenset(BIT(n)) and disables it with write_pmcntenclr(BIT(n)); the counter bit n is the counter's number, the cycle counter bit 31 (ARMV8_PMU_CYCLE_IDX)." },
-    ],
-};
+pub(crate) static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmcntenclrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMCNTENCLR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmcntenclrLayout::NAME, type_name: "Pmcntenclr",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmcntenclrLayout::RESET, reserved_mask: PmcntenclrLayout::RESERVED_MASK, ignored_mask: PmcntenclrLayout::IGNORED_MASK, writable_mask: PmcntenclrLayout::WRITABLE_MASK,
-    description: "Count Enable Clear: reads which counters are enabled (as PMCNTENSET_EL0); writing 1 to a bit disables that counter.",
-    sources: &[SOURCES[3], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMCNTENCLR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 2)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmcntenclrLayout::FIELDS,
-    notes: &[],
-};
+pub(crate) static PMOVSCLR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmovsclrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMOVSCLR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmovsclrLayout::NAME, type_name: "Pmovsclr",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmovsclrLayout::RESET, reserved_mask: PmovsclrLayout::RESERVED_MASK, ignored_mask: PmovsclrLayout::IGNORED_MASK, writable_mask: PmovsclrLayout::WRITABLE_MASK,
-    description: "Overflow Flag Status Clear: reads each counter's overflow flag; writing 1 to a bit clears that flag.",
-    sources: &[SOURCES[4], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMOVSCLR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 3)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmovsclrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "How Linux uses it", text: "armv8pmu_getreset_flags reads PMOVSCLR_EL0, keeps ARMV8_PMU_OVSR_MASK (P 30:0 and C 31) and writes the value back to clear the flags it read." },
-    ],
-};
+pub(crate) static PMOVSSET_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmovssetLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMOVSSET_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmovssetLayout::NAME, type_name: "Pmovsset",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmovssetLayout::RESET, reserved_mask: PmovssetLayout::RESERVED_MASK, ignored_mask: PmovssetLayout::IGNORED_MASK, writable_mask: PmovssetLayout::WRITABLE_MASK,
-    description: "Overflow Flag Status Set: reads each counter's overflow flag (as PMOVSCLR_EL0); writing 1 to a bit sets that flag, as a hypervisor restoring a guest's state does.",
-    sources: &[SOURCES[5], SOURCES[6]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMOVSSET_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 3)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmovssetLayout::FIELDS,
-    notes: &[],
-};
+pub(crate) static PMEVTYPER_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmevtyperLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMEVTYPER_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmevtyperLayout::NAME, type_name: "Pmevtyper",
-    width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
-    reset: PmevtyperLayout::RESET, reserved_mask: PmevtyperLayout::RESERVED_MASK, ignored_mask: PmevtyperLayout::IGNORED_MASK, writable_mask: PmevtyperLayout::WRITABLE_MASK,
-    description: "Event Type Register n: the event PMEVCNTR{n}_EL0 counts, and the exception levels and security states it counts in. A filter bit set to 1 excludes (P, U, NSK, NSU, M) or includes (NSH, SH) the state it names; with all zero the counter counts at EL0 and EL1 in every security state, not at EL2 or EL3 where the other bits say so.",
-    sources: &[SOURCES[7], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMEVTYPER0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 0)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER1_EL0", "PMU", 1, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 1)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER2_EL0", "PMU", 2, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 2)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER3_EL0", "PMU", 3, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 3)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER4_EL0", "PMU", 4, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 4)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER5_EL0", "PMU", 5, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 5)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER6_EL0", "PMU", 6, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 6)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER7_EL0", "PMU", 7, Location::SysReg(SysRegEncoding::new(3, 3, 14, 12, 7)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER8_EL0", "PMU", 8, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 0)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER9_EL0", "PMU", 9, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 1)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER10_EL0", "PMU", 10, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 2)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER11_EL0", "PMU", 11, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 3)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER12_EL0", "PMU", 12, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 4)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER13_EL0", "PMU", 13, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 5)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER14_EL0", "PMU", 14, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 6)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER15_EL0", "PMU", 15, Location::SysReg(SysRegEncoding::new(3, 3, 14, 13, 7)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER16_EL0", "PMU", 16, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 0)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER17_EL0", "PMU", 17, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 1)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER18_EL0", "PMU", 18, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 2)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER19_EL0", "PMU", 19, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 3)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER20_EL0", "PMU", 20, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 4)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER21_EL0", "PMU", 21, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 5)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER22_EL0", "PMU", 22, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 6)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER23_EL0", "PMU", 23, Location::SysReg(SysRegEncoding::new(3, 3, 14, 14, 7)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER24_EL0", "PMU", 24, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 0)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER25_EL0", "PMU", 25, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 1)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER26_EL0", "PMU", 26, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 2)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER27_EL0", "PMU", 27, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 3)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER28_EL0", "PMU", 28, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 4)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER29_EL0", "PMU", 29, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 5)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVTYPER30_EL0", "PMU", 30, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 6)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmevtyperLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h: ARMV8_PMU_EVTYPE_EVENT is 15:0 (the 16-bit evtCount of PMUv3p1 and later), and the filter bits ARMV8_PMU_EXCLUDE_EL1 (31, P), EXCLUDE_EL0 (30, U), EXCLUDE_NS_EL1 (29, NSK), EXCLUDE_NS_EL0 (28, NSU), INCLUDE_EL2 (27, NSH) and EXCLUDE_EL3 (26, M). The Arm ARM adds SH (24, FEAT_SEL2). Bit 25 (MT, FEAT_MTPMU, for multithreaded cores), bit 23 (T, FEAT_TME), bits 22:20 (RLK, RLU, RLH, FEAT_RME), and the threshold fields TH (43:32) and TC (63:61) of FEAT_PMUv3_TH (Armv8.8; Linux offers its threshold formats only where PMMIR_EL1.THWIDTH is non-zero) are not features of the Armv9.0 single-threaded V2 and N2 and are kept reserved; the V3 and N3, which take this unit, are described at the same level." },
-        NoteInfo { kind: "info", title: "Encoding and count", text: "sysreg.h: SYS_PMEVTYPERn_EL0(n) is sys_reg(3, 3, 14, 0xc | n[4:3], n[2:0]), so element n is the first's packed encoding plus n (stride 1). The architecture defines n = 0 to 30; the core implements PMCR_EL0.N of them (Linux reads N in __armv8pmu_probe_pmu), which the spec cannot yet express as it does CPUID counts, so a session must not place an event beyond N." },
-    ],
-};
+pub(crate) static PMEVCNTR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmevcntrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMEVCNTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmevcntrLayout::NAME, type_name: "Pmevcntr",
-    width: 64, space: Space::SysReg, count: 31, count_cpuid: None,
-    reset: PmevcntrLayout::RESET, reserved_mask: PmevcntrLayout::RESERVED_MASK, ignored_mask: PmevcntrLayout::IGNORED_MASK, writable_mask: PmevcntrLayout::WRITABLE_MASK,
-    description: "Event Count Register n: counts the event PMEVTYPER{n}_EL0 selects. With FEAT_PMUv3p5 it is 64 bits wide, and PMCR_EL0.LP says whether its overflow flag is set at the 32-bit or the 64-bit wrap.",
-    sources: &[SOURCES[8], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMEVCNTR0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 0)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR1_EL0", "PMU", 1, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 1)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR2_EL0", "PMU", 2, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 2)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR3_EL0", "PMU", 3, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 3)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR4_EL0", "PMU", 4, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 4)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR5_EL0", "PMU", 5, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 5)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR6_EL0", "PMU", 6, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 6)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR7_EL0", "PMU", 7, Location::SysReg(SysRegEncoding::new(3, 3, 14, 8, 7)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR8_EL0", "PMU", 8, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 0)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR9_EL0", "PMU", 9, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 1)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR10_EL0", "PMU", 10, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 2)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR11_EL0", "PMU", 11, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 3)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR12_EL0", "PMU", 12, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 4)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR13_EL0", "PMU", 13, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 5)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR14_EL0", "PMU", 14, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 6)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR15_EL0", "PMU", 15, Location::SysReg(SysRegEncoding::new(3, 3, 14, 9, 7)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR16_EL0", "PMU", 16, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 0)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR17_EL0", "PMU", 17, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 1)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR18_EL0", "PMU", 18, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 2)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR19_EL0", "PMU", 19, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 3)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR20_EL0", "PMU", 20, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 4)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR21_EL0", "PMU", 21, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 5)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR22_EL0", "PMU", 22, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 6)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR23_EL0", "PMU", 23, Location::SysReg(SysRegEncoding::new(3, 3, 14, 10, 7)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR24_EL0", "PMU", 24, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 0)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR25_EL0", "PMU", 25, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 1)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR26_EL0", "PMU", 26, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 2)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR27_EL0", "PMU", 27, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 3)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR28_EL0", "PMU", 28, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 4)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR29_EL0", "PMU", 29, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 5)), "linux-arm64-sysreg"),
-        AddressInfo::new("PMEVCNTR30_EL0", "PMU", 30, Location::SysReg(SysRegEncoding::new(3, 3, 14, 11, 6)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmevcntrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Width", text: "FEAT_PMUv3p5 (Armv8.5, so part of the Armv9.0 V2) makes the event counters 64-bit; arm_pmuv3.c uses them as such (armv8pmu_has_long_event) and otherwise chains two 32-bit counters for a 64-bit count. The architecture leaves the reset value UNKNOWN; the spec gives 0." },
-    ],
-};
+pub(crate) static PMCCFILTR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmccfiltrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMCCFILTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmccfiltrLayout::NAME, type_name: "Pmccfiltr",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmccfiltrLayout::RESET, reserved_mask: PmccfiltrLayout::RESERVED_MASK, ignored_mask: PmccfiltrLayout::IGNORED_MASK, writable_mask: PmccfiltrLayout::WRITABLE_MASK,
-    description: "Cycle Count Filter Register: the exception levels and security states the cycle counter counts in, with the filter bits of PMEVTYPER{n}_EL0 at the same positions; the cycle counter has no event number.",
-    sources: &[SOURCES[9], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMCCFILTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 14, 15, 7)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmccfiltrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "How Linux uses it", text: "arm_pmuv3.c writes the cycle-counter event's filter bits (config_base) to PMCCFILTR_EL0 with write_pmccfiltr when the event is on the cycle counter, and to PMEVTYPER{n}_EL0 otherwise: the two registers share the filter layout." },
-    ],
-};
+pub(crate) static PMCCNTR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmccntrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMCCNTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmccntrLayout::NAME, type_name: "Pmccntr",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmccntrLayout::RESET, reserved_mask: PmccntrLayout::RESERVED_MASK, ignored_mask: PmccntrLayout::IGNORED_MASK, writable_mask: PmccntrLayout::WRITABLE_MASK,
-    description: "Cycle Count Register: counts processor cycles (every 64th with PMCR_EL0.D) in the states PMCCFILTR_EL0 allows; 64 bits wide, its overflow flag set at the 32-bit or 64-bit wrap as PMCR_EL0.LC says.",
-    sources: &[SOURCES[10], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMCCNTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 0)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmccntrLayout::FIELDS,
-    notes: &[],
-};
+pub(crate) static PMSWINC_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmswincLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMSWINC_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmswincLayout::NAME, type_name: "Pmswinc",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmswincLayout::RESET, reserved_mask: PmswincLayout::RESERVED_MASK, ignored_mask: PmswincLayout::IGNORED_MASK, writable_mask: PmswincLayout::WRITABLE_MASK,
-    description: "Software Increment: writing 1 to bit n adds one to event counter n where that counter counts event 0x00, SW_INCR. Write-only.",
-    sources: &[SOURCES[11], SOURCES[6]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMSWINC_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 4)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmswincLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "No cycle-counter bit", text: "Bit 31 is reserved: the cycle counter has no software increment. At EL0 the write needs PMUSERENR_EL0.SW or EN." },
-    ],
-};
+pub(crate) static PMSELR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmselrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMSELR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmselrLayout::NAME, type_name: "Pmselr",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmselrLayout::RESET, reserved_mask: PmselrLayout::RESERVED_MASK, ignored_mask: PmselrLayout::IGNORED_MASK, writable_mask: PmselrLayout::WRITABLE_MASK,
-    description: "Event Counter Selection Register: which counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach, the indirect way to PMEVTYPER{n}_EL0 and PMEVCNTR{n}_EL0 (and, with 31, to PMCCFILTR_EL0).",
-    sources: &[SOURCES[12], SOURCES[6]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMSELR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 5)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmselrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "Linux's arch/arm64/tools/sysreg gives PMSELR_EL0 a single field SEL, 4:0 (PMSELR_EL0_SEL_MASK, which KVM masks a guest's writes with), the rest RES0; sysreg.h's SYS_PMSELR_EL0 is sys_reg(3, 3, 9, 12, 5). arm_pmuv3.c itself reaches each counter by its own PMEVTYPER{n}/PMEVCNTR{n} encoding, not through this selector." },
-    ],
-};
+pub(crate) static PMCEID0_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*Pmceid0Layout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMCEID0_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: Pmceid0Layout::NAME, type_name: "Pmceid0",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: Pmceid0Layout::RESET, reserved_mask: Pmceid0Layout::RESERVED_MASK, ignored_mask: Pmceid0Layout::IGNORED_MASK, writable_mask: Pmceid0Layout::WRITABLE_MASK,
-    description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
-    sources: &[SOURCES[13], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMCEID0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), "linux-arm64-sysreg"),
-    ]),
-    fields: Pmceid0Layout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "How Linux uses it", text: "__armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs (events/) only the common events these bits say the core has." },
-    ],
-};
+pub(crate) static PMCEID1_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*Pmceid1Layout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMCEID1_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: Pmceid1Layout::NAME, type_name: "Pmceid1",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: Pmceid1Layout::RESET, reserved_mask: Pmceid1Layout::RESERVED_MASK, ignored_mask: Pmceid1Layout::IGNORED_MASK, writable_mask: Pmceid1Layout::WRITABLE_MASK,
-    description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
-    sources: &[SOURCES[14], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMCEID1_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), "linux-arm64-sysreg"),
-    ]),
-    fields: Pmceid1Layout::FIELDS,
-    notes: &[],
-};
+pub(crate) static PMUSERENR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmuserenrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmuserenrLayout::NAME, type_name: "Pmuserenr",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmuserenrLayout::RESET, reserved_mask: PmuserenrLayout::RESERVED_MASK, ignored_mask: PmuserenrLayout::IGNORED_MASK, writable_mask: PmuserenrLayout::WRITABLE_MASK,
-    description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
-    sources: &[SOURCES[15], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMUSERENR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmuserenrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h: ARMV8_PMU_USERENR_EN (bit 0, PMU registers accessible at EL0), SW (1, PMSWINC writable), CR (2, cycle counter readable), ER (3, event counters readable). arm_pmuv3.c's armv8pmu_enable_user_access sets ER and CR, never EN or SW, for a task whose event has rdpmc (config1:1) and with the perf_user_access sysctl set. Later versions of the architecture add bits above ER (UEN, FEAT_PMUv3p9, which newer kernels set with ER and CR); the Armv9.0 V2 and N2 predate them, and they are kept reserved here." },
-    ],
-};
+pub(crate) static PMINTENSET_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmintensetLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmintensetLayout::NAME, type_name: "Pmintenset",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmintensetLayout::RESET, reserved_mask: PmintensetLayout::RESERVED_MASK, ignored_mask: PmintensetLayout::IGNORED_MASK, writable_mask: PmintensetLayout::WRITABLE_MASK,
-    description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
-    sources: &[SOURCES[16], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMINTENSET_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmintensetLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "How Linux uses it", text: "arm_pmuv3.c enables a counter's overflow interrupt with write_pmintenset(BIT(n)) and disables it with write_pmintenclr(BIT(n)) (armv8pmu_enable_intens, armv8pmu_disable_intens), the cycle counter at bit 31; sysreg.h's SYS_PMINTENSET_EL1 is sys_reg(3, 0, 9, 14, 1), an EL1 register (op1 0), out of reach of user space." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-pub(crate) static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
-    processor: "neoverse-n3", unit: "PMU", name: PmintenclrLayout::NAME, type_name: "Pmintenclr",
-    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
-    reset: PmintenclrLayout::RESET, reserved_mask: PmintenclrLayout::RESERVED_MASK, ignored_mask: PmintenclrLayout::IGNORED_MASK, writable_mask: PmintenclrLayout::WRITABLE_MASK,
-    description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
-    sources: &[SOURCES[17], SOURCES[1]],
-    addresses: Addresses::Known(&[
-        AddressInfo::new("PMINTENCLR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), "linux-arm64-sysreg"),
-    ]),
-    fields: PmintenclrLayout::FIELDS,
-    notes: &[],
-};
+pub(crate) static PMINTENCLR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-n3", ..*PmintenclrLayout::INFO };
 
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
@@ -1119,11 +832,6 @@ use unit_events::EVENT_INFOS;
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "neoverse-n3",
-    name: "PMU",
-    module: "core",
-    title: "Core PMU, PMUv3 (per core)",
-    description: "The Performance Monitors Extension of each core: up to 31 event counters PMEVCNTR{n}_EL0, each counting the event its PMEVTYPER{n}_EL0 selects at the exception levels and security states its filter bits allow, and the cycle counter PMCCNTR_EL0 with its filter PMCCFILTR_EL0. PMCR_EL0 enables them all and says how many event counters the core has; PMCNTENSET_EL0 and PMCNTENCLR_EL0 enable and disable each counter; PMOVSSET_EL0 and PMOVSCLR_EL0 hold each counter's overflow flag. These are system registers, read with mrs and written with msr on the core itself: no other CPU and no file reaches them, so user space counts through the kernel's perf PMU (armv8_pmuv3_0 on ACPI servers), and reads a counter itself only where the kernel allows it (perf_user_access).",
-    instances: &["PMU"],
     registers: &[
         &PMCR_INFO,
         &PMCNTENSET_INFO,
@@ -1147,5 +855,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::CORE),
-    mmio_window: None,
+    ..crate::neoverse_v2::core::UNIT
 };

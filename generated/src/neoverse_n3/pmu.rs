@@ -4,219 +4,53 @@
 //! the global level, the role traits its layouts implement, and the named fields and overflow bits
 //! they refer to. See `crate::structure`.
 use crate::structure::*;
-use crate::support::NoteInfo;
-/// PMU structure of the Core PMU, PMUv3 (per core) (32 counters per box; boxes PMU).
-///
-/// **One box per core** (info): Every core has its own PMUv3 registers, reached only by the core
-/// itself. PMCNTENSET_EL0 enables and PMOVSSET_EL0/PMOVSCLR_EL0 report and clear each counter's
-/// overflow by its bit, event counter n at bit n and the cycle counter at bit 31 (Linux:
-/// ARMV8_PMU_CYCLE_IDX 31), so the cycle counter is numbered 31 here. PMCR_EL0.E is the level
-/// above, the global enable, and PMCR_EL0.P its reset of the event counters.
-///
-/// **The kernel's name for it** (info): On ACPI systems (the servers these cores are in) Linux
-/// names the PMU armv8_pmuv3_0 (arm_pmu_acpi.c: the base name armv8_pmuv3 and the PMU's index); on
-/// device-tree systems it takes the core's compatible name (armv8_neoverse_v2).
+use super::core::{
+    PMCCFILTR_INFO, PMCCNTR_INFO, PMCNTENSET_INFO, PMCR_INFO, PMEVCNTR_INFO,
+    PMEVTYPER_INFO, PMOVSCLR_INFO, PMOVSSET_INFO,
+};
+/// PMU structure of the Core PMU, PMUv3 (per core): that of [`crate::neoverse_v2::pmu::CORE`]
+/// (neoverse-v2's, `units-from`; its notes are that one's), with neoverse-n3's registers.
 pub static CORE: PmuInfo = PmuInfo {
     processor: "neoverse-n3",
     unit: "PMU",
     scope: Scope::Cpu,
     discovery_type: None,
-    controls: &[&super::core::PMCNTENSET_INFO],
-    statuses: &[&super::core::PMOVSSET_INFO],
-    overflow_clears: &[&super::core::PMOVSCLR_INFO],
+    controls: &[&PMCNTENSET_INFO],
+    statuses: &[&PMOVSSET_INFO],
+    overflow_clears: &[&PMOVSCLR_INFO],
     counters: &[
-        CounterInfo::general(
-            0,
-            64,
-            super::core::PMEVTYPER_INFO.at(0),
-            super::core::PMEVCNTR_INFO.at(0),
-        ),
-        CounterInfo::general(
-            1,
-            64,
-            super::core::PMEVTYPER_INFO.at(1),
-            super::core::PMEVCNTR_INFO.at(1),
-        ),
-        CounterInfo::general(
-            2,
-            64,
-            super::core::PMEVTYPER_INFO.at(2),
-            super::core::PMEVCNTR_INFO.at(2),
-        ),
-        CounterInfo::general(
-            3,
-            64,
-            super::core::PMEVTYPER_INFO.at(3),
-            super::core::PMEVCNTR_INFO.at(3),
-        ),
-        CounterInfo::general(
-            4,
-            64,
-            super::core::PMEVTYPER_INFO.at(4),
-            super::core::PMEVCNTR_INFO.at(4),
-        ),
-        CounterInfo::general(
-            5,
-            64,
-            super::core::PMEVTYPER_INFO.at(5),
-            super::core::PMEVCNTR_INFO.at(5),
-        ),
-        CounterInfo::general(
-            6,
-            64,
-            super::core::PMEVTYPER_INFO.at(6),
-            super::core::PMEVCNTR_INFO.at(6),
-        ),
-        CounterInfo::general(
-            7,
-            64,
-            super::core::PMEVTYPER_INFO.at(7),
-            super::core::PMEVCNTR_INFO.at(7),
-        ),
-        CounterInfo::general(
-            8,
-            64,
-            super::core::PMEVTYPER_INFO.at(8),
-            super::core::PMEVCNTR_INFO.at(8),
-        ),
-        CounterInfo::general(
-            9,
-            64,
-            super::core::PMEVTYPER_INFO.at(9),
-            super::core::PMEVCNTR_INFO.at(9),
-        ),
-        CounterInfo::general(
-            10,
-            64,
-            super::core::PMEVTYPER_INFO.at(10),
-            super::core::PMEVCNTR_INFO.at(10),
-        ),
-        CounterInfo::general(
-            11,
-            64,
-            super::core::PMEVTYPER_INFO.at(11),
-            super::core::PMEVCNTR_INFO.at(11),
-        ),
-        CounterInfo::general(
-            12,
-            64,
-            super::core::PMEVTYPER_INFO.at(12),
-            super::core::PMEVCNTR_INFO.at(12),
-        ),
-        CounterInfo::general(
-            13,
-            64,
-            super::core::PMEVTYPER_INFO.at(13),
-            super::core::PMEVCNTR_INFO.at(13),
-        ),
-        CounterInfo::general(
-            14,
-            64,
-            super::core::PMEVTYPER_INFO.at(14),
-            super::core::PMEVCNTR_INFO.at(14),
-        ),
-        CounterInfo::general(
-            15,
-            64,
-            super::core::PMEVTYPER_INFO.at(15),
-            super::core::PMEVCNTR_INFO.at(15),
-        ),
-        CounterInfo::general(
-            16,
-            64,
-            super::core::PMEVTYPER_INFO.at(16),
-            super::core::PMEVCNTR_INFO.at(16),
-        ),
-        CounterInfo::general(
-            17,
-            64,
-            super::core::PMEVTYPER_INFO.at(17),
-            super::core::PMEVCNTR_INFO.at(17),
-        ),
-        CounterInfo::general(
-            18,
-            64,
-            super::core::PMEVTYPER_INFO.at(18),
-            super::core::PMEVCNTR_INFO.at(18),
-        ),
-        CounterInfo::general(
-            19,
-            64,
-            super::core::PMEVTYPER_INFO.at(19),
-            super::core::PMEVCNTR_INFO.at(19),
-        ),
-        CounterInfo::general(
-            20,
-            64,
-            super::core::PMEVTYPER_INFO.at(20),
-            super::core::PMEVCNTR_INFO.at(20),
-        ),
-        CounterInfo::general(
-            21,
-            64,
-            super::core::PMEVTYPER_INFO.at(21),
-            super::core::PMEVCNTR_INFO.at(21),
-        ),
-        CounterInfo::general(
-            22,
-            64,
-            super::core::PMEVTYPER_INFO.at(22),
-            super::core::PMEVCNTR_INFO.at(22),
-        ),
-        CounterInfo::general(
-            23,
-            64,
-            super::core::PMEVTYPER_INFO.at(23),
-            super::core::PMEVCNTR_INFO.at(23),
-        ),
-        CounterInfo::general(
-            24,
-            64,
-            super::core::PMEVTYPER_INFO.at(24),
-            super::core::PMEVCNTR_INFO.at(24),
-        ),
-        CounterInfo::general(
-            25,
-            64,
-            super::core::PMEVTYPER_INFO.at(25),
-            super::core::PMEVCNTR_INFO.at(25),
-        ),
-        CounterInfo::general(
-            26,
-            64,
-            super::core::PMEVTYPER_INFO.at(26),
-            super::core::PMEVCNTR_INFO.at(26),
-        ),
-        CounterInfo::general(
-            27,
-            64,
-            super::core::PMEVTYPER_INFO.at(27),
-            super::core::PMEVCNTR_INFO.at(27),
-        ),
-        CounterInfo::general(
-            28,
-            64,
-            super::core::PMEVTYPER_INFO.at(28),
-            super::core::PMEVCNTR_INFO.at(28),
-        ),
-        CounterInfo::general(
-            29,
-            64,
-            super::core::PMEVTYPER_INFO.at(29),
-            super::core::PMEVCNTR_INFO.at(29),
-        ),
-        CounterInfo::general(
-            30,
-            64,
-            super::core::PMEVTYPER_INFO.at(30),
-            super::core::PMEVCNTR_INFO.at(30),
-        ),
-        CounterInfo::fixed(
-                31,
-                64,
-                super::core::PMCCFILTR_INFO.at(0),
-                super::core::PMCCNTR_INFO.at(0),
-            )
+        CounterInfo::general(0, 64, PMEVTYPER_INFO.at(0), PMEVCNTR_INFO.at(0)),
+        CounterInfo::general(1, 64, PMEVTYPER_INFO.at(1), PMEVCNTR_INFO.at(1)),
+        CounterInfo::general(2, 64, PMEVTYPER_INFO.at(2), PMEVCNTR_INFO.at(2)),
+        CounterInfo::general(3, 64, PMEVTYPER_INFO.at(3), PMEVCNTR_INFO.at(3)),
+        CounterInfo::general(4, 64, PMEVTYPER_INFO.at(4), PMEVCNTR_INFO.at(4)),
+        CounterInfo::general(5, 64, PMEVTYPER_INFO.at(5), PMEVCNTR_INFO.at(5)),
+        CounterInfo::general(6, 64, PMEVTYPER_INFO.at(6), PMEVCNTR_INFO.at(6)),
+        CounterInfo::general(7, 64, PMEVTYPER_INFO.at(7), PMEVCNTR_INFO.at(7)),
+        CounterInfo::general(8, 64, PMEVTYPER_INFO.at(8), PMEVCNTR_INFO.at(8)),
+        CounterInfo::general(9, 64, PMEVTYPER_INFO.at(9), PMEVCNTR_INFO.at(9)),
+        CounterInfo::general(10, 64, PMEVTYPER_INFO.at(10), PMEVCNTR_INFO.at(10)),
+        CounterInfo::general(11, 64, PMEVTYPER_INFO.at(11), PMEVCNTR_INFO.at(11)),
+        CounterInfo::general(12, 64, PMEVTYPER_INFO.at(12), PMEVCNTR_INFO.at(12)),
+        CounterInfo::general(13, 64, PMEVTYPER_INFO.at(13), PMEVCNTR_INFO.at(13)),
+        CounterInfo::general(14, 64, PMEVTYPER_INFO.at(14), PMEVCNTR_INFO.at(14)),
+        CounterInfo::general(15, 64, PMEVTYPER_INFO.at(15), PMEVCNTR_INFO.at(15)),
+        CounterInfo::general(16, 64, PMEVTYPER_INFO.at(16), PMEVCNTR_INFO.at(16)),
+        CounterInfo::general(17, 64, PMEVTYPER_INFO.at(17), PMEVCNTR_INFO.at(17)),
+        CounterInfo::general(18, 64, PMEVTYPER_INFO.at(18), PMEVCNTR_INFO.at(18)),
+        CounterInfo::general(19, 64, PMEVTYPER_INFO.at(19), PMEVCNTR_INFO.at(19)),
+        CounterInfo::general(20, 64, PMEVTYPER_INFO.at(20), PMEVCNTR_INFO.at(20)),
+        CounterInfo::general(21, 64, PMEVTYPER_INFO.at(21), PMEVCNTR_INFO.at(21)),
+        CounterInfo::general(22, 64, PMEVTYPER_INFO.at(22), PMEVCNTR_INFO.at(22)),
+        CounterInfo::general(23, 64, PMEVTYPER_INFO.at(23), PMEVCNTR_INFO.at(23)),
+        CounterInfo::general(24, 64, PMEVTYPER_INFO.at(24), PMEVCNTR_INFO.at(24)),
+        CounterInfo::general(25, 64, PMEVTYPER_INFO.at(25), PMEVCNTR_INFO.at(25)),
+        CounterInfo::general(26, 64, PMEVTYPER_INFO.at(26), PMEVCNTR_INFO.at(26)),
+        CounterInfo::general(27, 64, PMEVTYPER_INFO.at(27), PMEVCNTR_INFO.at(27)),
+        CounterInfo::general(28, 64, PMEVTYPER_INFO.at(28), PMEVCNTR_INFO.at(28)),
+        CounterInfo::general(29, 64, PMEVTYPER_INFO.at(29), PMEVCNTR_INFO.at(29)),
+        CounterInfo::general(30, 64, PMEVTYPER_INFO.at(30), PMEVCNTR_INFO.at(30)),
+        CounterInfo::fixed(31, 64, PMCCFILTR_INFO.at(0), PMCCNTR_INFO.at(0))
             .counting("processor cycles"),
     ],
     filters: &[],
@@ -241,34 +75,15 @@ pub static CORE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
-    notes: &[
-        NoteInfo {
-            kind: "info",
-            title: "One box per core",
-            text: "Every core has its own PMUv3 registers, reached only by the core \
-            itself. PMCNTENSET_EL0 enables and PMOVSSET_EL0/PMOVSCLR_EL0 report and \
-            clear each counter's overflow by its bit, event counter n at bit n and \
-            the cycle counter at bit 31 (Linux: ARMV8_PMU_CYCLE_IDX 31), so the \
-            cycle counter is numbered 31 here. PMCR_EL0.E is the level above, the \
-            global enable, and PMCR_EL0.P its reset of the event counters.",
-        },
-        NoteInfo {
-            kind: "info",
-            title: "The kernel's name for it",
-            text: "On ACPI systems (the servers these cores are in) Linux names the PMU \
-            armv8_pmuv3_0 (arm_pmu_acpi.c: the base name armv8_pmuv3 and the PMU's \
-            index); on device-tree systems it takes the core's compatible name \
-            (armv8_neoverse_v2).",
-        },
-    ],
+    notes: crate::neoverse_v2::pmu::CORE.notes,
 };
 /// The level above every box: global control, status and overflow clear.
 pub static GLOBAL: GlobalInfo = GlobalInfo {
     unit: "PMU",
     instance: "PMU",
-    control: &super::core::PMCR_INFO,
-    status: &super::core::PMOVSSET_INFO,
-    overflow_clear: Some(&super::core::PMOVSCLR_INFO),
+    control: &PMCR_INFO,
+    status: &PMOVSSET_INFO,
+    overflow_clear: Some(&PMOVSCLR_INFO),
 };
 /// The `armv8-pmuv3` perf driver's format (`armv8_pmuv3_format_attrs`, Linux kernel,
 /// drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long

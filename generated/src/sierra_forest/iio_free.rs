@@ -25,76 +25,18 @@ pub use crate::granite_rapids::iio_free::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 16] = ["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5", "IIO_FREE6", "IIO_FREE7", "IIO_FREE8", "IIO_FREE9", "IIO_FREE10", "IIO_FREE11", "IIO_FREE12", "IIO_FREE13", "IIO_FREE14", "IIO_FREE15"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 1] = [
-    "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-];
+pub(crate) static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*IioFreeIoclkLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static IIO_FREE_IOCLK_INFO_ADDRESSES: [AddressInfo; 16] = AddressInfo::msrs(&IIO_FREE_MSR_IOCLK, &INSTANCE_NAMES, "linux-snbep");
+pub(crate) static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*IioFreeBwInLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static IIO_FREE_IOCLK_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "IIO_FREE", name: IioFreeIoclkLayout::NAME, type_name: "IioFreeIoclk",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: IioFreeIoclkLayout::RESET, reserved_mask: IioFreeIoclkLayout::RESERVED_MASK, ignored_mask: IioFreeIoclkLayout::IGNORED_MASK, writable_mask: IioFreeIoclkLayout::WRITABLE_MASK,
-    description: "The stack's free-running I/O clock counter.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_FREE_IOCLK_INFO_ADDRESSES),
-    fields: IioFreeIoclkLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Linux gnr_iio_freerunning[SPR_IIO_MSR_IOCLK] = { 0x290e, 0x01, 0x10, 1, 48 }: one counter at MSR 0x290E, 0x10 apart per stack, 48 bits." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IIO_FREE_BW_IN_INFO_ADDRESSES: [AddressInfo; 128] = AddressInfo::msr_arrays(&IIO_FREE_MSR_BW_IN, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_FREE_BW_IN_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "IIO_FREE", name: IioFreeBwInLayout::NAME, type_name: "IioFreeBwIn",
-    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
-    reset: IioFreeBwInLayout::RESET, reserved_mask: IioFreeBwInLayout::RESERVED_MASK, ignored_mask: IioFreeBwInLayout::IGNORED_MASK, writable_mask: IioFreeBwInLayout::WRITABLE_MASK,
-    description: "Inbound bandwidth counter n of the stack: the data in from port n.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_FREE_BW_IN_INFO_ADDRESSES),
-    fields: IioFreeBwInLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux gnr_iio_freerunning[SPR_IIO_MSR_BW_IN] = { 0x360e, 0x10, 0x80, 8, 48 }: eight counters from MSR 0x360E, 0x10 apart, 0x80 apart per stack, 48 bits (Sapphire Rapids' are one apart); the kernel's events bw_in_port0-7 are umask 0x20-0x27." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static IIO_FREE_BW_OUT_INFO_ADDRESSES: [AddressInfo; 128] = AddressInfo::msr_arrays(&IIO_FREE_MSR_BW_OUT, &INSTANCE_NAMES, "linux-snbep");
-
-#[cfg(feature = "metadata")]
-pub(crate) static IIO_FREE_BW_OUT_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "IIO_FREE", name: IioFreeBwOutLayout::NAME, type_name: "IioFreeBwOut",
-    width: 64, space: Space::Msr, count: 8, count_cpuid: None,
-    reset: IioFreeBwOutLayout::RESET, reserved_mask: IioFreeBwOutLayout::RESERVED_MASK, ignored_mask: IioFreeBwOutLayout::IGNORED_MASK, writable_mask: IioFreeBwOutLayout::WRITABLE_MASK,
-    description: "Outbound bandwidth counter n of the stack: the data out to port n.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&IIO_FREE_BW_OUT_INFO_ADDRESSES),
-    fields: IioFreeBwOutLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Linux gnr_iio_freerunning[SPR_IIO_MSR_BW_OUT] = { 0x2e0e, 0x10, 0x80, 8, 48 }: eight counters from MSR 0x2E0E, 0x10 apart, 0x80 apart per stack, 48 bits; selected by umask 0x30-0x37." },
-    ],
-};
+pub(crate) static IIO_FREE_BW_OUT_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*IioFreeBwOutLayout::INFO };
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "sierra-forest",
-    name: "IIO_FREE",
-    module: "iio_free",
-    title: "IIO free-running counters",
-    description: "Each of the sixteen I/O stacks has seventeen read-only counters that run without any control: its I/O clock and the bandwidth in from and out to each of its eight ports. All are MSRs, 48 bits wide; the kernel reads them as the PMUs uncore_iio_free_running_0 to _15.",
-    instances: &["IIO_FREE0", "IIO_FREE1", "IIO_FREE2", "IIO_FREE3", "IIO_FREE4", "IIO_FREE5", "IIO_FREE6", "IIO_FREE7", "IIO_FREE8", "IIO_FREE9", "IIO_FREE10", "IIO_FREE11", "IIO_FREE12", "IIO_FREE13", "IIO_FREE14", "IIO_FREE15"],
     registers: &[
         &IIO_FREE_IOCLK_INFO,
         &IIO_FREE_BW_IN_INFO,
@@ -102,5 +44,5 @@ pub static UNIT: UnitInfo = UnitInfo {
     ],
     events: &[],
     pmu: Some(&super::pmu::IIO_FREE),
-    mmio_window: None,
+    ..crate::granite_rapids::iio_free::UNIT
 };

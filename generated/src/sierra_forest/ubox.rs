@@ -33,245 +33,29 @@ pub use crate::granite_rapids::ubox::{
 };
 
 #[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const INSTANCE_NAMES: [&str; 1] = ["UBOX"];
-
-/// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
-#[cfg(feature = "metadata")]
-#[allow(dead_code)]
-const SOURCES: [&str; 2] = [
-    "Linux kernel, arch/x86/events/intel/uncore_discovery.h and uncore_discovery.c (the uncore discovery table, the generic box and counter control layout, generic_uncore_formats_attr), with the per-platform corrections in uncore_snbep.c (spr_uncore_cpu_init, spr_uncore_pci_init, spr_uncores, spr_uncore_units_ignore)",
-    "Intel PCM (Processor Counter Monitor), src/cpucounters.h, cpucounters.cpp and types.h",
-];
+pub(crate) static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UBoxCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_BOX_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_BOX_CTL], &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static U_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UBoxCtlLayout::NAME, type_name: "UBoxCtl",
-    width: 32, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UBoxCtlLayout::RESET, reserved_mask: UBoxCtlLayout::RESERVED_MASK, ignored_mask: UBoxCtlLayout::IGNORED_MASK, writable_mask: UBoxCtlLayout::WRITABLE_MASK,
-    description: "Box-wide control: freeze, and reset of all counters or all controls in one write.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_BOX_CTL_INFO_ADDRESSES),
-    fields: UBoxCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux's generic discovery driver", text: "Linux programs every Granite Rapids box it finds in the discovery table with the generic box control of uncore_discovery.h: GENERIC_PMON_BOX_CTL_FRZ (bit 0) written to stop the box and cleared to start it (intel_generic_uncore_*_disable_box / enable_box), and GENERIC_PMON_BOX_CTL_RST_CTRL (bit 8) with RST_CTRS (bit 9) written together at initialisation. Intel PCM defines the same three bits (SPR_UNC_PMON_UNIT_CTL_FRZ, _RST_CONTROL, _RST_COUNTERS, types.h). Unlike the Skylake-SP box control, there is no freeze-enable bit. The other bits are covered by no source read and are reserved." },
-        NoteInfo { kind: "info", title: "Address", text: "Intel PCM BHS_UBOX_MSR_PMON_BOX_CTL_ADDR = 0x3FF0 (types.h)." },
-    ],
-};
+pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UCtrLayout::INFO };
 
 #[cfg(feature = "metadata")]
-static U_CTL_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTL], &INSTANCE_NAMES, "intel-pcm");
+pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UUclkFixedCtlLayout::INFO };
 
 #[cfg(feature = "metadata")]
-pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
-    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
-    description: "Control for counter n: event, unit mask, enable, and an 8-bit threshold with inversion and edge detection.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_CTL_INFO_ADDRESSES),
-    fields: UCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux's generic discovery event mask GENERIC_PMON_RAW_EVENT_MASK (uncore_discovery.h) gives ev_sel 7:0, umask 15:8, edge 18, invert 23 and an 8-bit threshold 31:24. The enable bit 22 is the one Intel PCM sets when it programs these boxes (the *_PMON_CTL_EN macros of types.h) and the one Linux writes for the iMC fixed counter of Sapphire Rapids and Granite Rapids (SNBEP_PMON_CTL_EN in spr_uncore_mmio_enable_event). The control is 64 bits: Linux writes it with wrmsrl, or as two dwords for the PCI boxes (spr_uncore_pci_enable_event). Bits no source describes, among them the Skylake-SP reset bit 17, are reserved." },
-        NoteInfo { kind: "info", title: "Addresses", text: "Intel PCM BHS_UBOX_MSR_PMON_CTL0_ADDR = 0x3FF2 and CTL1 = 0x3FF3." },
-    ],
-};
+pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo { processor: "sierra-forest", ..*UUclkFixedCtrLayout::INFO };
 
-#[cfg(feature = "metadata")]
-static U_CTR_INFO_ADDRESSES: [AddressInfo; 2] = AddressInfo::msr_arrays(&[U_MSR_PMON_CTR], &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
-    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
-    reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,
-    description: "Data counter n: a 48-bit event count.",
-    sources: &[SOURCES[0]],
-    addresses: Addresses::Known(&U_CTR_INFO_ADDRESSES),
-    fields: UCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Addresses and width", text: "Intel PCM BHS_UBOX_MSR_PMON_CTR0_ADDR = 0x3FF8 and CTR1 = 0x3FF9. 48 bits: Linux counts these boxes with the Sapphire Rapids types (gnr_uncores reuses spr_uncore_chabox, spr_uncore_iio and spr_uncore_irp), whose counters the discovery table reports 48 bits wide on Sapphire Rapids; no source read states the width for this processor." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_UCLK_FIXED_CTL_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTL], &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
-    description: "Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables that counter.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_UCLK_FIXED_CTL_INFO_ADDRESSES),
-    fields: UUclkFixedCtlLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and layout", text: "Intel PCM BHS_UCLK_FIXED_CTL_ADDR = 0x3FFE (types.h), enabled with bit 22 as on the earlier Xeons. No source read describes the other bits; they are reserved." },
-    ],
-};
-
-#[cfg(feature = "metadata")]
-static U_UCLK_FIXED_CTR_INFO_ADDRESSES: [AddressInfo; 1] = AddressInfo::msrs(&[U_MSR_PMON_UCLK_FIXED_CTR], &INSTANCE_NAMES, "intel-pcm");
-
-#[cfg(feature = "metadata")]
-pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
-    processor: "sierra-forest", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
-    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
-    reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
-    description: "The U-box fixed counter: advances once per uncore clock while enabled.",
-    sources: &[SOURCES[1]],
-    addresses: Addresses::Known(&U_UCLK_FIXED_CTR_INFO_ADDRESSES),
-    fields: UUclkFixedCtrLayout::FIELDS,
-    notes: &[
-        NoteInfo { kind: "info", title: "Address and width", text: "Intel PCM BHS_UCLK_FIXED_CTR_ADDR = 0x3FFD, below its control (0x3FFE), unlike Sapphire Rapids where the counter follows the control. The 48-bit width is the earlier Xeons'; no source read restates it for this processor." },
-    ],
-};
-
-/// The unit's events (the `events` feature), re-exported: [`Event`].
+/// The unit's events (the `events` feature): sierra-forest's list is granite-rapids's, so its
+/// `Event` is [`crate::granite_rapids::ubox::Event`], re-exported.
 #[cfg(feature = "events")]
-mod unit_events {
-use super::*;
-#[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
-#[cfg(feature = "metadata")]
-use crate::core_events::{event_info_refs, event_infos};
-
-/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
-/// an event of one unit cannot be programmed into another's counter. Each constant is a row
-/// of the unit's event table, which gives its event select, umask and the counters that may
-/// count it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
-pub struct Event {
-    code: u8,
-    umask: u8,
-    ext_sel: bool,
-    /// Its row in `EVENT_INFOS`.
-    row: u16,
-}
-
-impl Event {
-    /// `UNC_U_EVENT_MSG.MSI_RCVD`.
-    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(0);
-
-    /// Every event of the unit.
-    pub const ALL: &'static [Event] = &{
-        let mut all = [Event::row(0); ROW_COUNT];
-        let mut i = 0;
-        while i < ROW_COUNT {
-            all[i] = Event::row(i as u16);
-            i += 1;
-        }
-        all
-    };
-
-    /// The event of row `n` of the unit's table.
-    const fn row(n: u16) -> Event {
-        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
-        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
-    }
-
-    /// Event select.
-    pub const fn code(self) -> u8 {
-        self.code
-    }
-
-    /// Unit mask.
-    pub const fn umask(self) -> u8 {
-        self.umask
-    }
-
-    /// Whether it needs the event-select extension bit.
-    pub const fn ext_sel(self) -> bool {
-        self.ext_sel
-    }
-}
-
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
-    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
-    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
-    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-}
-
-#[cfg(feature = "metadata")]
-impl Event {
-    /// The event's facts.
-    pub const fn info(self) -> &'static EventInfo {
-        EVENT_INFOS[self.row as usize]
-    }
-
-    /// Whether counter `n` may count it.
-    pub const fn can_count_on(self, n: u32) -> bool {
-        self.info().can_count_on(n)
-    }
-}
-
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
-#[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
-    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11),
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11),
-    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11),
-];
-#[cfg(not(feature = "experimental-events"))]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[];
-/// The rows built.
-const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
-
-/// The facts of the rows, 64 a chunk.
-#[cfg(feature = "metadata")]
-const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
-    &event_infos::<1>(EVENT_ROWS, 0, false),
-    #[cfg(feature = "experimental-events")]
-    &event_infos::<4>(EXPERIMENTAL_ROWS, 0, true),
-];
-/// The facts of `Event::ALL`, row for row.
-#[cfg(feature = "metadata")]
-pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
-
-impl Event {
-    /// `ctl` set to count this event: its event select and umask. (`UCtl::with_event` takes the
-    /// events of the processor that defines `UCtl`.)
-    #[inline]
-    pub const fn program(self, ctl: UCtl) -> UCtl {
-        let event = self;
-        ctl.with_ev_sel(event.code).with_umask(event.umask)
-    }
-}
-
-}
-#[cfg(feature = "events")]
-pub use unit_events::Event;
-#[cfg(all(feature = "events", feature = "metadata"))]
-use unit_events::EVENT_INFOS;
+pub use crate::granite_rapids::ubox::Event;
 
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
     processor: "sierra-forest",
-    name: "UBOX",
-    module: "ubox",
-    title: "U-box (system configuration controller) performance monitoring",
-    description: "The U-box carries the uncore's message channel and interrupt routing. Its monitoring block has a box control and two general 48-bit counters with their controls, and a fixed counter of uncore clocks.",
-    instances: &["UBOX"],
     registers: &[
         &U_BOX_CTL_INFO,
         &U_CTL_INFO,
@@ -279,10 +63,6 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_UCLK_FIXED_CTL_INFO,
         &U_UCLK_FIXED_CTR_INFO,
     ],
-    #[cfg(feature = "events")]
-    events: EVENT_INFOS,
-    #[cfg(not(feature = "events"))]
-    events: &[],
     pmu: Some(&super::pmu::UBOX),
-    mmio_window: None,
+    ..crate::granite_rapids::ubox::UNIT
 };

@@ -53,12 +53,21 @@ pub use crate::neoverse_v2::core::{
     Pmselr,
     PmselrLayout,
     PMSELR_EL0,
+    Pmxevtyper,
+    PmxevtyperLayout,
+    PMXEVTYPER_EL0,
+    Pmxevcntr,
+    PmxevcntrLayout,
+    PMXEVCNTR_EL0,
     Pmceid0,
     Pmceid0Layout,
     PMCEID0_EL0,
     Pmceid1,
     Pmceid1Layout,
     PMCEID1_EL0,
+    Pmmir,
+    PmmirLayout,
+    PMMIR_EL1,
     Pmuserenr,
     PmuserenrLayout,
     PMUSERENR_EL0,
@@ -77,25 +86,28 @@ const INSTANCE_NAMES: [&str; 1] = ["PMU"];
 /// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
 #[cfg(feature = "metadata")]
 #[allow(dead_code)]
-const SOURCES: [&str; 18] = [
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0",
+const SOURCES: [&str; 21] = [
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0",
     "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0",
-    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0",
+    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2, SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMXEVTYPER_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMXEVCNTR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMMIR_EL1",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1",
 ];
 
 #[cfg(feature = "metadata")]
@@ -111,6 +123,7 @@ pub(crate) static PMCR_INFO: RegisterInfo = RegisterInfo {
     fields: PmcrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Bits", text: "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6), LP (7) and N (15:11), and writes PMCR only through ARMV8_PMU_PMCR_MASK, those eight bits. The Arm ARM gives IMP (31:24) and IDCODE (23:16), read-only, and the later FZO (bit 9, FEAT_PMUv3p7) and FZS (bit 10, FEAT_SPEv1p2) freeze bits, which the Armv9.0 V2 and N2 predate: kept reserved here, with bit 8 and bits 63:32. The Armv9.2 V3 and N3 take this unit (units-from) and may have FZO; since Linux never writes it, keeping it reserved only means no tool of ours sets it." },
+        NoteInfo { kind: "info", title: "How many event counters: PMCR_EL0.N", text: "The architecture allows 0 to 31 event counters and says how many in PMCR_EL0.N; Linux reads N once per PMU (__armv8pmu_probe_pmu: FIELD_GET(ARMV8_PMU_PMCR_N, read_pmcr())) and uses no other count, and so does the simulator (it reports N in PMCR_EL0 and refuses PMEVTYPER{n}/PMEVCNTR{n} at n from N). Every core that takes this unit reads N as 6: the Neoverse V2 TRM (Arm 102375), N2 TRM (102099), V3 TRM (107734) and N3 TRM (107997), PMCR_EL0.N; the same six in Arm's gator (daemon/events-Neoverse-V2.xml, -N2, -V3, -N3: counter_set count 6), in libpfm4's man pages for the N2, V2 and V3 (\"6 counters\"), and in Arm's event list for the N2 (counters 6). The reset value of n is that number; a part whose N differed would need its own unit." },
     ],
 };
 
@@ -330,12 +343,44 @@ pub(crate) static PMSELR_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+pub(crate) static PMXEVTYPER_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-n2", unit: "PMU", name: PmxevtyperLayout::NAME, type_name: "Pmxevtyper",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmxevtyperLayout::RESET, reserved_mask: PmxevtyperLayout::RESERVED_MASK, ignored_mask: PmxevtyperLayout::IGNORED_MASK, writable_mask: PmxevtyperLayout::WRITABLE_MASK,
+    description: "Selected Event Type Register: reads and writes the PMEVTYPER{n}_EL0 of the counter PMSELR_EL0.SEL selects, or PMCCFILTR_EL0 when SEL is 31. Its bits are the selected register's.",
+    sources: &[SOURCES[13], SOURCES[6]],
+    addresses: Addresses::Known(&[
+        AddressInfo::new("PMXEVTYPER_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 1)), "linux-arm64-sysreg"),
+    ]),
+    fields: PmxevtyperLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "The indirect way", text: "sysreg.h's SYS_PMXEVTYPER_EL0 is sys_reg(3, 3, 9, 13, 1); arch/arm64/tools/sysreg gives it no fields of its own. The Arm ARM makes an access with SEL at or above PMCR_EL0.N (and not 31) CONSTRAINED UNPREDICTABLE; the simulator refuses it. arm_pmuv3.c no longer uses it (each counter has its own encoding); KVM emulates it for guests (access_pmu_evtyper with PMSELR_EL0.SEL)." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMXEVCNTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-n2", unit: "PMU", name: PmxevcntrLayout::NAME, type_name: "Pmxevcntr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmxevcntrLayout::RESET, reserved_mask: PmxevcntrLayout::RESERVED_MASK, ignored_mask: PmxevcntrLayout::IGNORED_MASK, writable_mask: PmxevcntrLayout::WRITABLE_MASK,
+    description: "Selected Event Counter Register: reads and writes the PMEVCNTR{n}_EL0 of the counter PMSELR_EL0.SEL selects (0 to N - 1; SEL 31 does not reach the cycle counter through it).",
+    sources: &[SOURCES[14], SOURCES[6]],
+    addresses: Addresses::Known(&[
+        AddressInfo::new("PMXEVCNTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 2)), "linux-arm64-sysreg"),
+    ]),
+    fields: PmxevcntrLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "The indirect way", text: "sysreg.h's SYS_PMXEVCNTR_EL0 is sys_reg(3, 3, 9, 13, 2), with no fields of its own in arch/arm64/tools/sysreg. With SEL 31 or at or above PMCR_EL0.N the access is CONSTRAINED UNPREDICTABLE (Arm ARM); the simulator refuses it." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
 pub(crate) static PMCEID0_INFO: RegisterInfo = RegisterInfo {
     processor: "neoverse-n2", unit: "PMU", name: Pmceid0Layout::NAME, type_name: "Pmceid0",
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: Pmceid0Layout::RESET, reserved_mask: Pmceid0Layout::RESERVED_MASK, ignored_mask: Pmceid0Layout::IGNORED_MASK, writable_mask: Pmceid0Layout::WRITABLE_MASK,
     description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
-    sources: &[SOURCES[13], SOURCES[1]],
+    sources: &[SOURCES[15], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCEID0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), "linux-arm64-sysreg"),
     ]),
@@ -351,7 +396,7 @@ pub(crate) static PMCEID1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: Pmceid1Layout::RESET, reserved_mask: Pmceid1Layout::RESERVED_MASK, ignored_mask: Pmceid1Layout::IGNORED_MASK, writable_mask: Pmceid1Layout::WRITABLE_MASK,
     description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
-    sources: &[SOURCES[14], SOURCES[1]],
+    sources: &[SOURCES[16], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCEID1_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), "linux-arm64-sysreg"),
     ]),
@@ -360,12 +405,28 @@ pub(crate) static PMCEID1_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[cfg(feature = "metadata")]
+pub(crate) static PMMIR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-n2", unit: "PMU", name: PmmirLayout::NAME, type_name: "Pmmir",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmmirLayout::RESET, reserved_mask: PmmirLayout::RESERVED_MASK, ignored_mask: PmmirLayout::IGNORED_MASK, writable_mask: PmmirLayout::WRITABLE_MASK,
+    description: "Machine Identification Register: what the PMU's events count in, for the metrics built on them: the operation width (slots) the STALL_SLOT events count, and the bus's width and slots. Read-only, EL1 and above (FEAT_PMUv3p4).",
+    sources: &[SOURCES[17], SOURCES[6]],
+    addresses: Addresses::Known(&[
+        AddressInfo::new("PMMIR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 6)), "linux-arm64-sysreg"),
+    ]),
+    fields: PmmirLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Bits", text: "arch/arm64/tools/sysreg: PMMIR_EL1 at (3, 0, 9, 14, 6) with THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS 15:8 and SLOTS 7:0; arm_pmuv3.c reads it at probe (armv8pmu_probe_pmu, when PMUv3p4) and shows SLOTS in sysfs as caps/slots, BUS_SLOTS and BUS_WIDTH as caps/bus_slots and caps/bus_width. The Arm ARM adds EDGE (27:24, FEAT_PMUv3_EDGE) and SME (28, FEAT_SME's PMU), later than the Armv9.0 V2 and N2: kept reserved here. The values are the part's, IMPLEMENTATION DEFINED; the spec gives 0, \"not given\"." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
 pub(crate) static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
     processor: "neoverse-n2", unit: "PMU", name: PmuserenrLayout::NAME, type_name: "Pmuserenr",
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmuserenrLayout::RESET, reserved_mask: PmuserenrLayout::RESERVED_MASK, ignored_mask: PmuserenrLayout::IGNORED_MASK, writable_mask: PmuserenrLayout::WRITABLE_MASK,
     description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
-    sources: &[SOURCES[15], SOURCES[1]],
+    sources: &[SOURCES[18], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMUSERENR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), "linux-arm64-sysreg"),
     ]),
@@ -381,7 +442,7 @@ pub(crate) static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmintensetLayout::RESET, reserved_mask: PmintensetLayout::RESERVED_MASK, ignored_mask: PmintensetLayout::IGNORED_MASK, writable_mask: PmintensetLayout::WRITABLE_MASK,
     description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
-    sources: &[SOURCES[16], SOURCES[1]],
+    sources: &[SOURCES[19], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMINTENSET_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), "linux-arm64-sysreg"),
     ]),
@@ -397,7 +458,7 @@ pub(crate) static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmintenclrLayout::RESET, reserved_mask: PmintenclrLayout::RESERVED_MASK, ignored_mask: PmintenclrLayout::IGNORED_MASK, writable_mask: PmintenclrLayout::WRITABLE_MASK,
     description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
-    sources: &[SOURCES[17], SOURCES[1]],
+    sources: &[SOURCES[20], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMINTENCLR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), "linux-arm64-sysreg"),
     ]),
@@ -998,8 +1059,11 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PMCCNTR_INFO,
         &PMSWINC_INFO,
         &PMSELR_INFO,
+        &PMXEVTYPER_INFO,
+        &PMXEVCNTR_INFO,
         &PMCEID0_INFO,
         &PMCEID1_INFO,
+        &PMMIR_INFO,
         &PMUSERENR_INFO,
         &PMINTENSET_INFO,
         &PMINTENCLR_INFO,

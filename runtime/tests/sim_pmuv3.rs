@@ -362,3 +362,34 @@ fn every_arm_core_reports_its_trm_event_counter_count_in_pmcr() {
         );
     }
 }
+
+/// The simulated `armv8_pmuv3_0` takes as many counters as the core's PMCR_EL0.N says (six on
+/// the V2, its TRM's number), as Linux's driver does from its probe: a group of seven events
+/// does not fit, and its seventh is the one refused.
+#[test]
+fn the_simulated_perf_driver_has_pmcr_n_counters() {
+    use pmu_runtime::perf::layer::{EventAttr, PerfLayer};
+    use pmu_runtime::perf::EventSources;
+    use pmu_runtime::sim_perf::{write_kernel_tree, SimPerf};
+
+    let sim = sim();
+    let tree = tempfile::tempdir().unwrap();
+    write_kernel_tree(&pmu_regs::neoverse_v2::PROCESSOR, tree.path(), "0").unwrap();
+    let type_: u32 = std::fs::read_to_string(tree.path().join("armv8_pmuv3_0/type"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let driver = SimPerf::new(&sim, &EventSources::with_root(tree.path())).unwrap();
+    let attr = EventAttr {
+        type_,
+        config: [u64::from(event("INST_RETIRED")), 0, 0],
+        exclude_user: false,
+        exclude_kernel: false,
+    };
+    assert!(driver.open_group(Some(0), &[attr.clone(); 6]).is_ok());
+    let Err(e) = driver.open_group(Some(0), &[attr; 7]) else {
+        panic!("seven events on six counters");
+    };
+    assert_eq!(e.index, 6, "{}", e.source);
+}

@@ -47,11 +47,12 @@
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * Note (info): How many event counters: PMCR_EL0.N.
@@ -176,11 +177,12 @@ static inline uint64_t pmu_neoverse_v1_pmcr_el0_e_set(uint64_t reg, uint64_t val
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Set and clear registers.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -229,11 +231,12 @@ static inline uint64_t pmu_neoverse_v1_pmcntenset_el0_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V1_PMCNTENCLR_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMCNTENCLR_EL0_COUNT 1
@@ -273,11 +276,12 @@ static inline uint64_t pmu_neoverse_v1_pmcntenclr_el0_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -331,9 +335,8 @@ static inline uint64_t pmu_neoverse_v1_pmovsclr_el0_p_set(uint64_t reg, uint64_t
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  */
 #define PMU_NEOVERSE_V1_PMOVSSET_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMOVSSET_EL0_COUNT 1
@@ -385,11 +388,12 @@ static inline uint64_t pmu_neoverse_v1_pmovsset_el0_p_set(uint64_t reg, uint64_t
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * Note (info): Encoding and count.
@@ -548,11 +552,12 @@ static inline uint64_t pmu_neoverse_v1_pmevtyper_el0_ev_sel_set(uint64_t reg, ui
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Width.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -651,11 +656,12 @@ static inline uint64_t pmu_neoverse_v1_pmevcntr_el0_count_set(uint64_t reg, uint
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -733,11 +739,12 @@ static inline uint64_t pmu_neoverse_v1_pmccfiltr_el0_m_set(uint64_t reg, uint64_
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V1_PMCCNTR_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMCCNTR_EL0_COUNT 1
@@ -774,9 +781,8 @@ static inline uint64_t pmu_neoverse_v1_pmccntr_el0_count_set(uint64_t reg, uint6
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): No cycle-counter bit.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -819,9 +825,8 @@ static inline uint64_t pmu_neoverse_v1_pmswinc_el0_p_set(uint64_t reg, uint64_t 
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -865,9 +870,8 @@ static inline uint64_t pmu_neoverse_v1_pmselr_el0_sel_set(uint64_t reg, uint64_t
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): The indirect way.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -910,9 +914,8 @@ static inline uint64_t pmu_neoverse_v1_pmxevtyper_el0_value_set(uint64_t reg, ui
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): The indirect way.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -950,11 +953,12 @@ static inline uint64_t pmu_neoverse_v1_pmxevcntr_el0_value_set(uint64_t reg, uin
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -997,11 +1001,12 @@ static inline uint64_t pmu_neoverse_v1_pmceid0_el0_id_get(uint64_t reg) { return
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V1_PMCEID1_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMCEID1_EL0_COUNT 1
@@ -1042,11 +1047,12 @@ static inline uint64_t pmu_neoverse_v1_pmceid1_el0_id_get(uint64_t reg) { return
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -1113,11 +1119,12 @@ static inline uint64_t pmu_neoverse_v1_pmuserenr_el0_en_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -1163,11 +1170,12 @@ static inline uint64_t pmu_neoverse_v1_pmintenset_el1_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V1_PMINTENCLR_EL1_WIDTH 64
 #define PMU_NEOVERSE_V1_PMINTENCLR_EL1_COUNT 1

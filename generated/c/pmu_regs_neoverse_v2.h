@@ -54,11 +54,12 @@
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * Note (info): How many event counters: PMCR_EL0.N.
@@ -196,11 +197,12 @@ static inline uint64_t pmu_neoverse_v2_pmcr_el0_e_set(uint64_t reg, uint64_t val
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Set and clear registers.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -251,11 +253,12 @@ static inline uint64_t pmu_neoverse_v2_pmcntenset_el0_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V2_PMCNTENCLR_EL0_WIDTH 64
 #define PMU_NEOVERSE_V2_PMCNTENCLR_EL0_COUNT 1
@@ -297,11 +300,12 @@ static inline uint64_t pmu_neoverse_v2_pmcntenclr_el0_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -357,9 +361,8 @@ static inline uint64_t pmu_neoverse_v2_pmovsclr_el0_p_set(uint64_t reg, uint64_t
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  */
 #define PMU_NEOVERSE_V2_PMOVSSET_EL0_WIDTH 64
 #define PMU_NEOVERSE_V2_PMOVSSET_EL0_COUNT 1
@@ -413,11 +416,12 @@ static inline uint64_t pmu_neoverse_v2_pmovsset_el0_p_set(uint64_t reg, uint64_t
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * Note (info): Encoding and count.
@@ -590,11 +594,12 @@ static inline uint64_t pmu_neoverse_v2_pmevtyper_el0_ev_sel_set(uint64_t reg, ui
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Width.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -695,11 +700,12 @@ static inline uint64_t pmu_neoverse_v2_pmevcntr_el0_count_set(uint64_t reg, uint
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -787,11 +793,12 @@ static inline uint64_t pmu_neoverse_v2_pmccfiltr_el0_sh_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V2_PMCCNTR_EL0_WIDTH 64
 #define PMU_NEOVERSE_V2_PMCCNTR_EL0_COUNT 1
@@ -830,9 +837,8 @@ static inline uint64_t pmu_neoverse_v2_pmccntr_el0_count_set(uint64_t reg, uint6
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): No cycle-counter bit.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -877,9 +883,8 @@ static inline uint64_t pmu_neoverse_v2_pmswinc_el0_p_set(uint64_t reg, uint64_t 
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -925,9 +930,8 @@ static inline uint64_t pmu_neoverse_v2_pmselr_el0_sel_set(uint64_t reg, uint64_t
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): The indirect way.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -973,9 +977,8 @@ static inline uint64_t pmu_neoverse_v2_pmxevtyper_el0_value_set(uint64_t reg, ui
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): The indirect way.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -1015,11 +1018,12 @@ static inline uint64_t pmu_neoverse_v2_pmxevcntr_el0_value_set(uint64_t reg, uin
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -1064,11 +1068,12 @@ static inline uint64_t pmu_neoverse_v2_pmceid0_el0_id_get(uint64_t reg) { return
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V2_PMCEID1_EL0_WIDTH 64
 #define PMU_NEOVERSE_V2_PMCEID1_EL0_COUNT 1
@@ -1114,9 +1119,8 @@ static inline uint64_t pmu_neoverse_v2_pmceid1_el0_id_get(uint64_t reg) { return
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
  * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
- * SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
- * 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
- * 0xd5000000 ORed with the encoding and register).
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -1182,11 +1186,12 @@ static inline uint64_t pmu_neoverse_v2_pmmir_el1_slots_get(uint64_t reg) { retur
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -1255,11 +1260,12 @@ static inline uint64_t pmu_neoverse_v2_pmuserenr_el0_en_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v2/core.md.
@@ -1307,11 +1313,12 @@ static inline uint64_t pmu_neoverse_v2_pmintenset_el1_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V2_PMINTENCLR_EL1_WIDTH 64
 #define PMU_NEOVERSE_V2_PMINTENCLR_EL1_COUNT 1

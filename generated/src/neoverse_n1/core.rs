@@ -27,12 +27,12 @@ const INSTANCE_NAMES: [&str; 1] = ["PMU"];
 #[allow(dead_code)]
 const SOURCES: [&str; 20] = [
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCR_EL0",
-    "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
+    "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENSET_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENCLR_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSCLR_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSSET_EL0",
-    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2, SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS 15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
+    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2, SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVTYPER{n}_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVCNTR{n}_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCFILTR_EL0",
@@ -74,11 +74,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcrLayout {}
 
 impl Layout for PmcrLayout {
@@ -219,11 +220,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcntensetLayout {}
 
 impl Layout for PmcntensetLayout {
@@ -299,11 +301,12 @@ pub type Pmcntenclr = Reg64<PmcntenclrLayout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcntenclrLayout {}
 
 impl Layout for PmcntenclrLayout {
@@ -380,11 +383,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmovsclrLayout {}
 
 impl Layout for PmovsclrLayout {
@@ -459,9 +463,8 @@ pub type Pmovsset = Reg64<PmovssetLayout>;
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
 ///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
-///   SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
-///   15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
-///   0xd5000000 ORed with the encoding and register)
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmovssetLayout {}
 
 impl Layout for PmovssetLayout {
@@ -553,11 +556,12 @@ pub type Pmevtyper = Reg64<PmevtyperLayout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmevtyperLayout {}
 
 impl Layout for PmevtyperLayout {
@@ -716,11 +720,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmevcntrLayout {}
 
 impl Layout for PmevcntrLayout {
@@ -821,11 +826,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmccfiltrLayout {}
 
 impl Layout for PmccfiltrLayout {
@@ -935,11 +941,12 @@ pub type Pmccntr = Reg64<PmccntrLayout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmccntrLayout {}
 
 impl Layout for PmccntrLayout {
@@ -1010,9 +1017,8 @@ noted! {
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
 ///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
-///   SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
-///   15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
-///   0xd5000000 ORed with the encoding and register)
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmswincLayout {}
 
 impl Layout for PmswincLayout {
@@ -1086,9 +1092,8 @@ noted! {
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
 ///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
-///   SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
-///   15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
-///   0xd5000000 ORed with the encoding and register)
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmselrLayout {}
 
 impl Layout for PmselrLayout {
@@ -1165,9 +1170,8 @@ noted! {
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
 ///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
-///   SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
-///   15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
-///   0xd5000000 ORed with the encoding and register)
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmxevtyperLayout {}
 
 impl Layout for PmxevtyperLayout {
@@ -1240,9 +1244,8 @@ noted! {
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
 ///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
-///   SYS_PMMIR_EL1 3,0,9,14,6 (arch/arm64/tools/sysreg: THWIDTH 23:20, BUS_WIDTH 19:16, BUS_SLOTS
-///   15:8, SLOTS 7:0); the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and
-///   0xd5000000 ORed with the encoding and register)
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmxevcntrLayout {}
 
 impl Layout for PmxevcntrLayout {
@@ -1312,11 +1315,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum Pmceid0Layout {}
 
 impl Layout for Pmceid0Layout {
@@ -1383,11 +1387,12 @@ pub type Pmceid1 = Reg64<Pmceid1Layout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum Pmceid1Layout {}
 
 impl Layout for Pmceid1Layout {
@@ -1460,11 +1465,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmuserenrLayout {}
 
 impl Layout for PmuserenrLayout {
@@ -1560,11 +1566,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmintensetLayout {}
 
 impl Layout for PmintensetLayout {
@@ -1640,11 +1647,12 @@ pub type Pmintenclr = Reg64<PmintenclrLayout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmintenclrLayout {}
 
 impl Layout for PmintenclrLayout {

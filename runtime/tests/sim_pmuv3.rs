@@ -387,7 +387,7 @@ fn the_simulated_perf_driver_has_pmcr_n_counters() {
         exclude_user: false,
         exclude_kernel: false,
     };
-    assert!(driver.open_group(Some(0), &[attr.clone(); 6]).is_ok());
+    assert!(driver.open_group(Some(0), &[attr; 6]).is_ok());
     let Err(e) = driver.open_group(Some(0), &[attr; 7]) else {
         panic!("seven events on six counters");
     };

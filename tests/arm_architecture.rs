@@ -314,6 +314,14 @@ fn the_pmuv3_registers_match_the_architecture_field_by_field() {
     let n1 = check(&pmu_regs::neoverse_n1::PROCESSOR, &n1_unit());
     // Every field of every register of both units was compared.
     assert_eq!((v2, n1), (56, 49));
+    // PMCR_EL0.N (15:11) is the unit's counter count, the structure's `counter-count`.
+    for p in [
+        &pmu_regs::neoverse_v2::PROCESSOR,
+        &pmu_regs::neoverse_n1::PROCESSOR,
+    ] {
+        let n = register(p, "PMCR_EL0").role(pmu_regs::Role::CounterCount);
+        assert_eq!(n.map(|f| (f.msb, f.lsb)), Some((15, 11)), "{}", p.id);
+    }
 }
 
 /// The processors that take a unit (units-from) have its registers as they are.

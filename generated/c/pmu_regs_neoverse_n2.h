@@ -87,10 +87,10 @@ static inline uint64_t pmu_neoverse_n2_pmcr_el0_imp_get(uint64_t reg) { return p
 static inline uint64_t pmu_neoverse_n2_pmcr_el0_idcode_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMCR_EL0_IDCODE_MASK, PMU_NEOVERSE_N2_PMCR_EL0_IDCODE_SHIFT); }
 
 /*
- * n (bits 15:11, ro): How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0
- * and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is the part's (the
- * Technical Reference Manual's PMCR_EL0.N), which a reader takes from the register rather than
- * from the spec.
+ * n (bits 15:11, ro, role counter-count): How many event counters the core implements (0 to
+ * 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value
+ * given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from
+ * the register rather than from the spec.
  */
 #define PMU_NEOVERSE_N2_PMCR_EL0_N_SHIFT 11
 #define PMU_NEOVERSE_N2_PMCR_EL0_N_WIDTH 5

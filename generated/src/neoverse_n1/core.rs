@@ -51,7 +51,7 @@ const SOURCES: [&str; 20] = [
 noted! {
     PMCR_INFO_NOTES = [
         ("info", "Bits", "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6) and N (15:11). LP (bit 7), the long event counters, came with FEAT_PMUv3p5 (Armv8.5), which the Armv8.2 N1 and the Armv8.4 V1 predate: bit 7 is reserved here with bits 10:8 and 63:32, and arm_pmuv3.c never sets it on such a core (armv8pmu_has_long_event is false; a 64-bit count chains two counters)."),
-        ("info", "How many event counters: PMCR_EL0.N", "The architecture allows 0 to 31 event counters and says how many in PMCR_EL0.N, which Linux reads once per PMU (__armv8pmu_probe_pmu) and the simulator reports. The N1 and the V1, which takes this unit, read N as 6: the Neoverse N1 TRM (Arm 100616) and V1 TRM (101427), PMCR_EL0.N; the same six in Arm's event lists for both (counters 6), in Arm's gator (daemon/events-Neoverse-N1.xml and -V1: counter_set count 6) and in libpfm4's V1 man page. The reset value of n is that number."),
+        ("info", "How many event counters: PMCR_EL0.N", "The architecture allows 0 to 31 event counters and says how many in PMCR_EL0.N, which Linux reads once per PMU (__armv8pmu_probe_pmu) and the simulator reports. The N1 and the V1, which takes this unit, read N as 6: the Neoverse N1 TRM (Arm 100616) and V1 TRM (101427), PMCR_EL0.N; the same six in Arm's event lists for both (counters 6), in Arm's gator (daemon/events-Neoverse-N1.xml and -V1: counter_set count 6) and in libpfm4's V1 man page. The field has the role counter-count (the structure's \"the unit's general counters the part implements\") and that number as its reset value."),
     ];
     /// Performance Monitors Control Register: enables every counter at once, resets them, selects the
     /// cycle counter's divider and the counters' overflow width, and reports how many event counters
@@ -98,7 +98,7 @@ impl Layout for PmcrLayout {
             "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
         FieldInfo::row("idcode", 16, 23, Access::Ro,
             "Identification code (deprecated; read MIDR_EL1)."),
-        FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6,
+        FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6, role: Some(Role::CounterCount),
             description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the register rather than from the spec.", ..FieldInfo::EMPTY },
         FieldInfo::row("rsv", 7, 10, Access::Rsv,
             "Reserved; write zero."),

@@ -53,7 +53,7 @@ const SOURCES: [&str; 21] = [
 noted! {
     PMCR_INFO_NOTES = [
         ("info", "Bits", "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6), LP (7) and N (15:11), and writes PMCR only through ARMV8_PMU_PMCR_MASK, those eight bits. The Arm ARM gives IMP (31:24) and IDCODE (23:16), read-only, and the later FZO (bit 9, FEAT_PMUv3p7) and FZS (bit 10, FEAT_SPEv1p2) freeze bits, which the Armv9.0 V2 and N2 predate: kept reserved here, with bit 8 and bits 63:32. The Armv9.2 V3 and N3 take this unit (units-from) and may have FZO; since Linux never writes it, keeping it reserved only means no tool of ours sets it."),
-        ("info", "How many event counters: PMCR_EL0.N", "The architecture allows 0 to 31 event counters and says how many in PMCR_EL0.N; Linux reads N once per PMU (__armv8pmu_probe_pmu: FIELD_GET(ARMV8_PMU_PMCR_N, read_pmcr())) and uses no other count, and so does the simulator (it reports N in PMCR_EL0 and refuses PMEVTYPER{n}/PMEVCNTR{n} at n from N). Every core that takes this unit reads N as 6: the Neoverse V2 TRM (Arm 102375), N2 TRM (102099), V3 TRM (107734) and N3 TRM (107997), PMCR_EL0.N; the same six in Arm's gator (daemon/events-Neoverse-V2.xml, -N2, -V3, -N3: counter_set count 6), in libpfm4's man pages for the N2, V2 and V3 (\"6 counters\"), and in Arm's event list for the N2 (counters 6). The reset value of n is that number; a part whose N differed would need its own unit."),
+        ("info", "How many event counters: PMCR_EL0.N", "The architecture allows 0 to 31 event counters and says how many in PMCR_EL0.N; Linux reads N once per PMU (__armv8pmu_probe_pmu: FIELD_GET(ARMV8_PMU_PMCR_N, read_pmcr())) and uses no other count, and so does the simulator (it reports N in PMCR_EL0 and refuses PMEVTYPER{n}/PMEVCNTR{n} at n from N). Every core that takes this unit reads N as 6: the Neoverse V2 TRM (Arm 102375), N2 TRM (102099), V3 TRM (107734) and N3 TRM (107997), PMCR_EL0.N; the same six in Arm's gator (daemon/events-Neoverse-V2.xml, -N2, -V3, -N3: counter_set count 6), in libpfm4's man pages for the N2, V2 and V3 (\"6 counters\"), and in Arm's event list for the N2 (counters 6). The field has the role counter-count (the structure's \"the unit's general counters the part implements\") and that number as its reset value; a part whose N differed would need its own unit."),
     ];
     /// Performance Monitors Control Register: enables every counter at once, resets them, selects the
     /// cycle counter's divider and the counters' overflow width, and reports how many event counters
@@ -102,7 +102,7 @@ impl Layout for PmcrLayout {
             "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
         FieldInfo::row("idcode", 16, 23, Access::Ro,
             "Identification code (deprecated; read MIDR_EL1)."),
-        FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6,
+        FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6, role: Some(Role::CounterCount),
             description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the register rather than from the spec.", ..FieldInfo::EMPTY },
         FieldInfo::row("rsv", 8, 10, Access::Rsv,
             "Reserved; write zero."),

@@ -142,12 +142,12 @@ impl Pmuv3Regs {
         }
     }
 
-    /// The event counters the core implements: PMCR_EL0.N of `pmcr`, at the spec's field
-    /// `n` (Arm ARM: bits 15:11).
+    /// The event counters the core implements: PMCR_EL0.N of `pmcr`, the field whose role is
+    /// `counter-count` (Arm ARM: bits 15:11).
     fn event_counters(&self, pmcr: u64) -> u32 {
         let n = self
             .info(PmuReg::Pmcr)
-            .and_then(|info| info.field("n"))
+            .and_then(|info| info.role(pmu_regs::Role::CounterCount))
             .map_or(0, |f| f.extract(pmcr));
         // The field is 5 bits wide: at most 31.
         n.min(31) as u32

@@ -55,9 +55,11 @@ struct Slot {
     value: u64,
 }
 
-/// The number of event counters `pmcr` (PMCR_EL0, laid out by `info`) reports: its field N.
+/// The number of event counters `pmcr` (PMCR_EL0, laid out by `info`) reports: its field N,
+/// whose role is `counter-count`.
 fn event_counters(info: &RegisterInfo, pmcr: u64) -> u32 {
-    info.field("n").map_or(0, |f| f.extract(pmcr)) as u32
+    info.role(pmu_regs::Role::CounterCount)
+        .map_or(0, |f| f.extract(pmcr)) as u32
 }
 
 /// The slots of `events` on box `b` of kernel PMU `pmu`, the counters in `numbers`' order

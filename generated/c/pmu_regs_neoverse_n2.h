@@ -41,25 +41,28 @@
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
+ * Note (info): How many event counters: PMCR_EL0.N.
  * The notes in full: generated/docs/neoverse_n2/core.md.
  */
 #define PMU_NEOVERSE_N2_PMCR_EL0_WIDTH 64
 #define PMU_NEOVERSE_N2_PMCR_EL0_COUNT 1
-#define PMU_NEOVERSE_N2_PMCR_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMCR_EL0_RESET 0x0000000000003000ULL
 #define PMU_NEOVERSE_N2_PMCR_EL0_RESERVED_MASK 0xFFFFFFFF00000700ULL
 #define PMU_NEOVERSE_N2_PMCR_EL0_IGNORED_MASK 0x0000000000000000ULL
 #define PMU_NEOVERSE_N2_PMCR_EL0_WRITABLE_MASK 0x00000000000000FFULL
@@ -84,8 +87,10 @@ static inline uint64_t pmu_neoverse_n2_pmcr_el0_imp_get(uint64_t reg) { return p
 static inline uint64_t pmu_neoverse_n2_pmcr_el0_idcode_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMCR_EL0_IDCODE_MASK, PMU_NEOVERSE_N2_PMCR_EL0_IDCODE_SHIFT); }
 
 /*
- * n (bits 15:11, ro): How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0
- * and PMEVTYPER{n}_EL0 exist for n below this value.
+ * n (bits 15:11, ro, role counter-count): How many event counters the core implements (0 to
+ * 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value
+ * given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from
+ * the register rather than from the spec.
  */
 #define PMU_NEOVERSE_N2_PMCR_EL0_N_SHIFT 11
 #define PMU_NEOVERSE_N2_PMCR_EL0_N_WIDTH 5
@@ -179,18 +184,20 @@ static inline uint64_t pmu_neoverse_n2_pmcr_el0_e_set(uint64_t reg, uint64_t val
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Set and clear registers.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -233,18 +240,20 @@ static inline uint64_t pmu_neoverse_n2_pmcntenset_el0_p_set(uint64_t reg, uint64
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_N2_PMCNTENCLR_EL0_WIDTH 64
 #define PMU_NEOVERSE_N2_PMCNTENCLR_EL0_COUNT 1
@@ -278,18 +287,20 @@ static inline uint64_t pmu_neoverse_n2_pmcntenclr_el0_p_set(uint64_t reg, uint64
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -334,8 +345,9 @@ static inline uint64_t pmu_neoverse_n2_pmovsclr_el0_p_set(uint64_t reg, uint64_t
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0.
  * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
  * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
  * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -343,8 +355,9 @@ static inline uint64_t pmu_neoverse_n2_pmovsclr_el0_p_set(uint64_t reg, uint64_t
  * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
- * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
- * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  */
 #define PMU_NEOVERSE_N2_PMOVSSET_EL0_WIDTH 64
 #define PMU_NEOVERSE_N2_PMOVSSET_EL0_COUNT 1
@@ -390,18 +403,20 @@ static inline uint64_t pmu_neoverse_n2_pmovsset_el0_p_set(uint64_t reg, uint64_t
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * Note (info): Encoding and count.
@@ -566,18 +581,20 @@ static inline uint64_t pmu_neoverse_n2_pmevtyper_el0_ev_sel_set(uint64_t reg, ui
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Width.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -670,18 +687,20 @@ static inline uint64_t pmu_neoverse_n2_pmevcntr_el0_count_set(uint64_t reg, uint
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -761,18 +780,20 @@ static inline uint64_t pmu_neoverse_n2_pmccfiltr_el0_sh_set(uint64_t reg, uint64
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_N2_PMCCNTR_EL0_WIDTH 64
 #define PMU_NEOVERSE_N2_PMCCNTR_EL0_COUNT 1
@@ -800,8 +821,9 @@ static inline uint64_t pmu_neoverse_n2_pmccntr_el0_count_set(uint64_t reg, uint6
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0.
  * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
  * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
  * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -809,8 +831,9 @@ static inline uint64_t pmu_neoverse_n2_pmccntr_el0_count_set(uint64_t reg, uint6
  * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
- * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
- * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): No cycle-counter bit.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -844,8 +867,9 @@ static inline uint64_t pmu_neoverse_n2_pmswinc_el0_p_set(uint64_t reg, uint64_t 
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0.
  * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
  * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
  * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -853,8 +877,9 @@ static inline uint64_t pmu_neoverse_n2_pmswinc_el0_p_set(uint64_t reg, uint64_t 
  * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
- * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
- * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -880,6 +905,97 @@ static inline uint64_t pmu_neoverse_n2_pmselr_el0_sel_get(uint64_t reg) { return
 static inline uint64_t pmu_neoverse_n2_pmselr_el0_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N2_PMSELR_EL0_SEL_MASK, PMU_NEOVERSE_N2_PMSELR_EL0_SEL_SHIFT, value); }
 
 /*
+ * PMXEVTYPER_EL0: Selected Event Type Register: reads and writes the PMEVTYPER{n}_EL0 of the
+ * counter PMSELR_EL0.SEL selects, or PMCCFILTR_EL0 when SEL is 31. Its bits are the selected
+ * register's.
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMXEVTYPER_EL0.
+ * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+ * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+ * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+ * SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+ * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
+ * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
+ * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
+ *
+ * Note (info): The indirect way.
+ * The notes in full: generated/docs/neoverse_n2/core.md.
+ */
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_WIDTH 64
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_COUNT 1
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_NAME "S3_3_C9_C13_1"
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_ENCODING 0x1B9D20U
+
+/*
+ * value (bits 63:0, rw): The selected PMEVTYPER{n}_EL0 (event and filter bits) or, with SEL
+ * 31, PMCCFILTR_EL0, as that register lays them out; a reserved bit of it is refused as there.
+ */
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_VALUE_SHIFT 0
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_VALUE_WIDTH 64
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_VALUE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_NEOVERSE_N2_PMXEVTYPER_EL0_VALUE_MAX 0xFFFFFFFFFFFFFFFFULL
+static inline uint64_t pmu_neoverse_n2_pmxevtyper_el0_value_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMXEVTYPER_EL0_VALUE_MASK, PMU_NEOVERSE_N2_PMXEVTYPER_EL0_VALUE_SHIFT); }
+static inline uint64_t pmu_neoverse_n2_pmxevtyper_el0_value_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N2_PMXEVTYPER_EL0_VALUE_MASK, PMU_NEOVERSE_N2_PMXEVTYPER_EL0_VALUE_SHIFT, value); }
+
+/*
+ * PMXEVCNTR_EL0: Selected Event Counter Register: reads and writes the PMEVCNTR{n}_EL0 of the
+ * counter PMSELR_EL0.SEL selects (0 to N - 1; SEL 31 does not reach the cycle counter through
+ * it).
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMXEVCNTR_EL0.
+ * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+ * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+ * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+ * SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+ * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
+ * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
+ * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
+ *
+ * Note (info): The indirect way.
+ * The notes in full: generated/docs/neoverse_n2/core.md.
+ */
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_WIDTH 64
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_COUNT 1
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_NAME "S3_3_C9_C13_2"
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_ENCODING 0x1B9D40U
+
+/* value (bits 63:0, rw-v): The selected event counter's count. */
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_VALUE_SHIFT 0
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_VALUE_WIDTH 64
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_VALUE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_NEOVERSE_N2_PMXEVCNTR_EL0_VALUE_MAX 0xFFFFFFFFFFFFFFFFULL
+static inline uint64_t pmu_neoverse_n2_pmxevcntr_el0_value_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMXEVCNTR_EL0_VALUE_MASK, PMU_NEOVERSE_N2_PMXEVCNTR_EL0_VALUE_SHIFT); }
+static inline uint64_t pmu_neoverse_n2_pmxevcntr_el0_value_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_N2_PMXEVCNTR_EL0_VALUE_MASK, PMU_NEOVERSE_N2_PMXEVCNTR_EL0_VALUE_SHIFT, value); }
+
+/*
  * PMCEID0_EL0: Common Event Identification 0: which of the architecture's common events 0x00
  * to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per
  * event. Read-only.
@@ -889,18 +1005,20 @@ static inline uint64_t pmu_neoverse_n2_pmselr_el0_sel_set(uint64_t reg, uint64_t
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -937,18 +1055,20 @@ static inline uint64_t pmu_neoverse_n2_pmceid0_el0_id_get(uint64_t reg) { return
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_N2_PMCEID1_EL0_WIDTH 64
 #define PMU_NEOVERSE_N2_PMCEID1_EL0_COUNT 1
@@ -974,6 +1094,76 @@ static inline uint64_t pmu_neoverse_n2_pmceid1_el0_idhi_get(uint64_t reg) { retu
 static inline uint64_t pmu_neoverse_n2_pmceid1_el0_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMCEID1_EL0_ID_MASK, PMU_NEOVERSE_N2_PMCEID1_EL0_ID_SHIFT); }
 
 /*
+ * PMMIR_EL1: Machine Identification Register: what the PMU's events count in, for the metrics
+ * built on them: the operation width (slots) the STALL_SLOT events count, and the bus's width
+ * and slots. Read-only, EL1 and above (FEAT_PMUv3p4).
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+ * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMMIR_EL1.
+ * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+ * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+ * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+ * SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+ * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
+ * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
+ * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
+ *
+ * Note (info): Bits.
+ * The notes in full: generated/docs/neoverse_n2/core.md.
+ */
+#define PMU_NEOVERSE_N2_PMMIR_EL1_WIDTH 64
+#define PMU_NEOVERSE_N2_PMMIR_EL1_COUNT 1
+#define PMU_NEOVERSE_N2_PMMIR_EL1_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMMIR_EL1_RESERVED_MASK 0xFFFFFFFFFF000000ULL
+#define PMU_NEOVERSE_N2_PMMIR_EL1_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMMIR_EL1_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_N2_PMMIR_EL1_NAME "S3_0_C9_C14_6"
+#define PMU_NEOVERSE_N2_PMMIR_EL1_ENCODING 0x189EC0U
+
+/*
+ * thwidth (bits 23:20, ro): Width of PMEVTYPER{n}_EL0.TH, the event threshold (FEAT_PMUv3_TH);
+ * 0: no threshold, as on the Armv9.0 V2 and N2.
+ */
+#define PMU_NEOVERSE_N2_PMMIR_EL1_THWIDTH_SHIFT 20
+#define PMU_NEOVERSE_N2_PMMIR_EL1_THWIDTH_WIDTH 4
+#define PMU_NEOVERSE_N2_PMMIR_EL1_THWIDTH_MASK 0x0000000000F00000ULL
+#define PMU_NEOVERSE_N2_PMMIR_EL1_THWIDTH_MAX 0x000000000000000FULL
+static inline uint64_t pmu_neoverse_n2_pmmir_el1_thwidth_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMMIR_EL1_THWIDTH_MASK, PMU_NEOVERSE_N2_PMMIR_EL1_THWIDTH_SHIFT); }
+
+/* bus_width (bits 19:16, ro): The bus width, as a power of two in bytes (0: not given). */
+#define PMU_NEOVERSE_N2_PMMIR_EL1_BUS_WIDTH_SHIFT 16
+#define PMU_NEOVERSE_N2_PMMIR_EL1_BUS_WIDTH_WIDTH 4
+#define PMU_NEOVERSE_N2_PMMIR_EL1_BUS_WIDTH_MASK 0x00000000000F0000ULL
+#define PMU_NEOVERSE_N2_PMMIR_EL1_BUS_WIDTH_MAX 0x000000000000000FULL
+static inline uint64_t pmu_neoverse_n2_pmmir_el1_bus_width_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMMIR_EL1_BUS_WIDTH_MASK, PMU_NEOVERSE_N2_PMMIR_EL1_BUS_WIDTH_SHIFT); }
+
+/* bus_slots (bits 15:8, ro): The largest value BUS_ACCESS can add in a cycle (0: not given). */
+#define PMU_NEOVERSE_N2_PMMIR_EL1_BUS_SLOTS_SHIFT 8
+#define PMU_NEOVERSE_N2_PMMIR_EL1_BUS_SLOTS_WIDTH 8
+#define PMU_NEOVERSE_N2_PMMIR_EL1_BUS_SLOTS_MASK 0x000000000000FF00ULL
+#define PMU_NEOVERSE_N2_PMMIR_EL1_BUS_SLOTS_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_neoverse_n2_pmmir_el1_bus_slots_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMMIR_EL1_BUS_SLOTS_MASK, PMU_NEOVERSE_N2_PMMIR_EL1_BUS_SLOTS_SHIFT); }
+
+/*
+ * slots (bits 7:0, ro): The operation width: the largest value STALL_SLOT can add in a cycle,
+ * the slots of the top-down formulas (0: not given).
+ */
+#define PMU_NEOVERSE_N2_PMMIR_EL1_SLOTS_SHIFT 0
+#define PMU_NEOVERSE_N2_PMMIR_EL1_SLOTS_WIDTH 8
+#define PMU_NEOVERSE_N2_PMMIR_EL1_SLOTS_MASK 0x00000000000000FFULL
+#define PMU_NEOVERSE_N2_PMMIR_EL1_SLOTS_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_neoverse_n2_pmmir_el1_slots_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_N2_PMMIR_EL1_SLOTS_MASK, PMU_NEOVERSE_N2_PMMIR_EL1_SLOTS_SHIFT); }
+
+/*
  * PMUSERENR_EL0: User Enable Register: what EL0 (user space) may do with the PMU. Writable at
  * EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks
  * for user reads (perf_user_access).
@@ -983,18 +1173,20 @@ static inline uint64_t pmu_neoverse_n2_pmceid1_el0_id_get(uint64_t reg) { return
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -1055,18 +1247,20 @@ static inline uint64_t pmu_neoverse_n2_pmuserenr_el0_en_set(uint64_t reg, uint64
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_n2/core.md.
@@ -1106,18 +1300,20 @@ static inline uint64_t pmu_neoverse_n2_pmintenset_el1_p_set(uint64_t reg, uint64
  * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
  * Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
  * PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
- * PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
- * PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1.
+ * PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+ * PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0,
+ * PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1.
  * Source: Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes
  * event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_N2_PMINTENCLR_EL1_WIDTH 64
 #define PMU_NEOVERSE_N2_PMINTENCLR_EL1_COUNT 1

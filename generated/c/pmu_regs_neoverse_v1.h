@@ -47,18 +47,20 @@
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
+ * Note (info): How many event counters: PMCR_EL0.N.
  * The notes in full: generated/docs/neoverse_v1/core.md.
  */
 #define PMU_NEOVERSE_V1_PMCR_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMCR_EL0_COUNT 1
-#define PMU_NEOVERSE_V1_PMCR_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_V1_PMCR_EL0_RESET 0x0000000000003000ULL
 #define PMU_NEOVERSE_V1_PMCR_EL0_RESERVED_MASK 0xFFFFFFFF00000780ULL
 #define PMU_NEOVERSE_V1_PMCR_EL0_IGNORED_MASK 0x0000000000000000ULL
 #define PMU_NEOVERSE_V1_PMCR_EL0_WRITABLE_MASK 0x000000000000007FULL
@@ -83,8 +85,10 @@ static inline uint64_t pmu_neoverse_v1_pmcr_el0_imp_get(uint64_t reg) { return p
 static inline uint64_t pmu_neoverse_v1_pmcr_el0_idcode_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_V1_PMCR_EL0_IDCODE_MASK, PMU_NEOVERSE_V1_PMCR_EL0_IDCODE_SHIFT); }
 
 /*
- * n (bits 15:11, ro): How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0
- * and PMEVTYPER{n}_EL0 exist for n below this value.
+ * n (bits 15:11, ro, role counter-count): How many event counters the core implements (0 to
+ * 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value
+ * given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from
+ * the register rather than from the spec.
  */
 #define PMU_NEOVERSE_V1_PMCR_EL0_N_SHIFT 11
 #define PMU_NEOVERSE_V1_PMCR_EL0_N_WIDTH 5
@@ -173,11 +177,12 @@ static inline uint64_t pmu_neoverse_v1_pmcr_el0_e_set(uint64_t reg, uint64_t val
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Set and clear registers.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -226,11 +231,12 @@ static inline uint64_t pmu_neoverse_v1_pmcntenset_el0_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V1_PMCNTENCLR_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMCNTENCLR_EL0_COUNT 1
@@ -270,11 +276,12 @@ static inline uint64_t pmu_neoverse_v1_pmcntenclr_el0_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -327,8 +334,9 @@ static inline uint64_t pmu_neoverse_v1_pmovsclr_el0_p_set(uint64_t reg, uint64_t
  * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
- * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
- * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  */
 #define PMU_NEOVERSE_V1_PMOVSSET_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMOVSSET_EL0_COUNT 1
@@ -380,11 +388,12 @@ static inline uint64_t pmu_neoverse_v1_pmovsset_el0_p_set(uint64_t reg, uint64_t
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * Note (info): Encoding and count.
@@ -543,11 +552,12 @@ static inline uint64_t pmu_neoverse_v1_pmevtyper_el0_ev_sel_set(uint64_t reg, ui
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Width.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -646,11 +656,12 @@ static inline uint64_t pmu_neoverse_v1_pmevcntr_el0_count_set(uint64_t reg, uint
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -728,11 +739,12 @@ static inline uint64_t pmu_neoverse_v1_pmccfiltr_el0_m_set(uint64_t reg, uint64_
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V1_PMCCNTR_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMCCNTR_EL0_COUNT 1
@@ -768,8 +780,9 @@ static inline uint64_t pmu_neoverse_v1_pmccntr_el0_count_set(uint64_t reg, uint6
  * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
- * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
- * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): No cycle-counter bit.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -811,8 +824,9 @@ static inline uint64_t pmu_neoverse_v1_pmswinc_el0_p_set(uint64_t reg, uint64_t 
  * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
  * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
  * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
- * SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
- * 0xd5200000 and 0xd5000000 ORed with the encoding and register).
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -838,6 +852,92 @@ static inline uint64_t pmu_neoverse_v1_pmselr_el0_sel_get(uint64_t reg) { return
 static inline uint64_t pmu_neoverse_v1_pmselr_el0_sel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_V1_PMSELR_EL0_SEL_MASK, PMU_NEOVERSE_V1_PMSELR_EL0_SEL_SHIFT, value); }
 
 /*
+ * PMXEVTYPER_EL0: Selected Event Type Register: reads and writes the PMEVTYPER{n}_EL0 of the
+ * counter PMSELR_EL0.SEL selects, or PMCCFILTR_EL0 when SEL is 31. Its bits are the selected
+ * register's.
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they
+ * read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without
+ * FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMXEVTYPER_EL0.
+ * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+ * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+ * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+ * SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+ * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
+ * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
+ * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
+ *
+ * Note (info): The indirect way.
+ * The notes in full: generated/docs/neoverse_v1/core.md.
+ */
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_WIDTH 64
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_COUNT 1
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_NAME "S3_3_C9_C13_1"
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_ENCODING 0x1B9D20U
+
+/*
+ * value (bits 63:0, rw): The selected PMEVTYPER{n}_EL0 (event and filter bits) or, with SEL
+ * 31, PMCCFILTR_EL0, as that register lays them out; a reserved bit of it is refused as there.
+ */
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_VALUE_SHIFT 0
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_VALUE_WIDTH 64
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_VALUE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_NEOVERSE_V1_PMXEVTYPER_EL0_VALUE_MAX 0xFFFFFFFFFFFFFFFFULL
+static inline uint64_t pmu_neoverse_v1_pmxevtyper_el0_value_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_V1_PMXEVTYPER_EL0_VALUE_MASK, PMU_NEOVERSE_V1_PMXEVTYPER_EL0_VALUE_SHIFT); }
+static inline uint64_t pmu_neoverse_v1_pmxevtyper_el0_value_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_V1_PMXEVTYPER_EL0_VALUE_MASK, PMU_NEOVERSE_V1_PMXEVTYPER_EL0_VALUE_SHIFT, value); }
+
+/*
+ * PMXEVCNTR_EL0: Selected Event Counter Register: reads and writes the PMEVCNTR{n}_EL0 of the
+ * counter PMSELR_EL0.SEL selects (0 to N - 1), 32 bits wide as they are before FEAT_PMUv3p5.
+ *
+ * 64-bit Arm system register (read with mrs, written with msr; see _NAME and _ENCODING).
+ *
+ * Source: Arm Architecture Reference Manual for A-profile architecture: chapter D13, The
+ * Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they
+ * read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without
+ * FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMXEVCNTR_EL0.
+ * Source: Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+ * SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+ * SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+ * SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+ * its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7,
+ * SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2,
+ * SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0],
+ * SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+ * SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+ * and 0xd5000000 ORed with the encoding and register).
+ *
+ * Note (info): The indirect way.
+ * The notes in full: generated/docs/neoverse_v1/core.md.
+ */
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_WIDTH 64
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_COUNT 1
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_RESET 0x0000000000000000ULL
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_RESERVED_MASK 0xFFFFFFFF00000000ULL
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_WRITABLE_MASK 0x00000000FFFFFFFFULL
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_NAME "S3_3_C9_C13_2"
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_ENCODING 0x1B9D40U
+
+/* value (bits 31:0, rw-v): The selected event counter's count. */
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_VALUE_SHIFT 0
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_VALUE_WIDTH 32
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_VALUE_MASK 0x00000000FFFFFFFFULL
+#define PMU_NEOVERSE_V1_PMXEVCNTR_EL0_VALUE_MAX 0x00000000FFFFFFFFULL
+static inline uint64_t pmu_neoverse_v1_pmxevcntr_el0_value_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_NEOVERSE_V1_PMXEVCNTR_EL0_VALUE_MASK, PMU_NEOVERSE_V1_PMXEVCNTR_EL0_VALUE_SHIFT); }
+static inline uint64_t pmu_neoverse_v1_pmxevcntr_el0_value_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_NEOVERSE_V1_PMXEVCNTR_EL0_VALUE_MASK, PMU_NEOVERSE_V1_PMXEVCNTR_EL0_VALUE_SHIFT, value); }
+
+/*
  * PMCEID0_EL0: Common Event Identification 0: which of the architecture's common events 0x00
  * to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per
  * event. Read-only.
@@ -853,11 +953,12 @@ static inline uint64_t pmu_neoverse_v1_pmselr_el0_sel_set(uint64_t reg, uint64_t
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -900,11 +1001,12 @@ static inline uint64_t pmu_neoverse_v1_pmceid0_el0_id_get(uint64_t reg) { return
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V1_PMCEID1_EL0_WIDTH 64
 #define PMU_NEOVERSE_V1_PMCEID1_EL0_COUNT 1
@@ -945,11 +1047,12 @@ static inline uint64_t pmu_neoverse_v1_pmceid1_el0_id_get(uint64_t reg) { return
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): Bits.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -1016,11 +1119,12 @@ static inline uint64_t pmu_neoverse_v1_pmuserenr_el0_en_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  *
  * Note (info): How Linux uses it.
  * The notes in full: generated/docs/neoverse_v1/core.md.
@@ -1066,11 +1170,12 @@ static inline uint64_t pmu_neoverse_v1_pmintenset_el1_p_set(uint64_t reg, uint64
  * enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E
  * set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
  * include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
- * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
- * __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
- * 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
- * the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
- * INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31).
+ * 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS
+ * 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1,
+ * low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+ * write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+ * EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at
+ * most 31 general counters, the cycle counter at index 31).
  */
 #define PMU_NEOVERSE_V1_PMINTENCLR_EL1_WIDTH 64
 #define PMU_NEOVERSE_V1_PMINTENCLR_EL1_COUNT 1

@@ -101,6 +101,10 @@ pub enum Role {
     /// Global control: writing 1 lifts the freeze, whether written or raised by an
     /// overflow.
     GlobalUnfreeze,
+    /// Global control, read-only: how many general counters the part implements, of those
+    /// the unit lists (Arm's PMCR_EL0.N); a reader counts on no more, and the spec's reset
+    /// value is the part's documented number.
+    CounterCount,
 }
 impl Role {
     /// The spec's spelling (`"ring-enable"`).
@@ -136,6 +140,7 @@ impl Role {
             Role::PmiSelect => "pmi-select",
             Role::GlobalFreeze => "global-freeze",
             Role::GlobalUnfreeze => "global-unfreeze",
+            Role::CounterCount => "counter-count",
         }
     }
     /// The value the spec spells `name` (`"ring-enable"`), if any.
@@ -171,6 +176,7 @@ impl Role {
             b"pmi-select" => Some(Role::PmiSelect),
             b"global-freeze" => Some(Role::GlobalFreeze),
             b"global-unfreeze" => Some(Role::GlobalUnfreeze),
+            b"counter-count" => Some(Role::CounterCount),
             _ => None,
         }
     }

@@ -79,6 +79,7 @@ fn role(r: m::Role) -> Role {
         R::PmiSelect => Role::PmiSelect,
         R::GlobalFreeze => Role::GlobalFreeze,
         R::GlobalUnfreeze => Role::GlobalUnfreeze,
+        R::CounterCount => Role::CounterCount,
     }
 }
 

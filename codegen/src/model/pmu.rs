@@ -78,6 +78,10 @@ vocabulary! {
         /// Global control: writing 1 lifts the freeze, whether written or raised by an
         /// overflow.
         GlobalUnfreeze = "global-unfreeze",
+        /// Global control, read-only: how many general counters the part implements, of those
+        /// the unit lists (Arm's PMCR_EL0.N); a reader counts on no more, and the spec's reset
+        /// value is the part's documented number.
+        CounterCount = "counter-count",
     }
 }
 
@@ -114,7 +118,7 @@ impl Role {
             Overflow => RoleClass::BoxStatus,
             OverflowClear => RoleClass::BoxOverflowClear,
             GlobalEnable | GlobalReset | FreezeOnPmi | PmiSelect | GlobalFreeze
-            | GlobalUnfreeze => RoleClass::GlobalControl,
+            | GlobalUnfreeze | CounterCount => RoleClass::GlobalControl,
         }
     }
 
@@ -122,7 +126,8 @@ impl Role {
     pub fn element_width(self) -> Option<u32> {
         use Role::*;
         match self {
-            Event | Umask | Threshold | UmaskExt | PortMask | FcMask | Count | PmiSelect => None,
+            Event | Umask | Threshold | UmaskExt | PortMask | FcMask | Count | PmiSelect
+            | CounterCount => None,
             RingEnable => Some(2),
             _ => Some(1),
         }
@@ -146,6 +151,7 @@ impl Role {
             Role::OverflowClear => matches!(a, W1c | Wo),
             Role::Reset => matches!(a, Wo | W1c | Rw | RwV),
             Role::GlobalFreeze | Role::GlobalUnfreeze => a == Wo,
+            Role::CounterCount => a == Ro,
             _ => a.is_writable(),
         };
         if ok {
@@ -160,6 +166,9 @@ impl Role {
             Role::OverflowClear => "an overflow-clear bit is w1c or wo",
             Role::GlobalFreeze | Role::GlobalUnfreeze => {
                 "a global freeze or unfreeze bit is wo: writing 1 acts, and nothing reads back"
+            }
+            Role::CounterCount => {
+                "a counter count is ro: the part reports it, with its documented value as reset"
             }
             _ => "a control role needs a writable field (rw, rw-v, wo)",
         })

@@ -25,20 +25,22 @@ const INSTANCE_NAMES: [&str; 1] = ["PMU"];
 /// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
 #[cfg(feature = "metadata")]
 #[allow(dead_code)]
-const SOURCES: [&str; 18] = [
+const SOURCES: [&str; 20] = [
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCR_EL0",
-    "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
+    "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENSET_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCNTENCLR_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSCLR_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMOVSSET_EL0",
-    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
+    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2, SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVTYPER{n}_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMEVCNTR{n}_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCFILTR_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCCNTR_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMSWINC_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMSELR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMXEVTYPER_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMXEVCNTR_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCEID0_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMCEID1_EL0",
     "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3 before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMUSERENR_EL0",
@@ -49,6 +51,7 @@ const SOURCES: [&str; 18] = [
 noted! {
     PMCR_INFO_NOTES = [
         ("info", "Bits", "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6) and N (15:11). LP (bit 7), the long event counters, came with FEAT_PMUv3p5 (Armv8.5), which the Armv8.2 N1 and the Armv8.4 V1 predate: bit 7 is reserved here with bits 10:8 and 63:32, and arm_pmuv3.c never sets it on such a core (armv8pmu_has_long_event is false; a 64-bit count chains two counters)."),
+        ("info", "How many event counters: PMCR_EL0.N", "The architecture allows 0 to 31 event counters and says how many in PMCR_EL0.N, which Linux reads once per PMU (__armv8pmu_probe_pmu) and the simulator reports. The N1 and the V1, which takes this unit, read N as 6: the Neoverse N1 TRM (Arm 100616) and V1 TRM (101427), PMCR_EL0.N; the same six in Arm's event lists for both (counters 6), in Arm's gator (daemon/events-Neoverse-N1.xml and -V1: counter_set count 6) and in libpfm4's V1 man page. The field has the role counter-count (the structure's \"the unit's general counters the part implements\") and that number as its reset value."),
     ];
     /// Performance Monitors Control Register: enables every counter at once, resets them, selects the
     /// cycle counter's divider and the counters' overflow width, and reports how many event counters
@@ -71,16 +74,17 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcrLayout {}
 
 impl Layout for PmcrLayout {
     const NAME: &'static str = "PMCR_EL0";
-    const RESET: u64 = 0x0;
+    const RESET: u64 = 0x3000;
     const RESERVED_MASK: u64 = 0xffffffff00000780;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0x7f;
@@ -94,8 +98,8 @@ impl Layout for PmcrLayout {
             "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
         FieldInfo::row("idcode", 16, 23, Access::Ro,
             "Identification code (deprecated; read MIDR_EL1)."),
-        FieldInfo::row("n", 11, 15, Access::Ro,
-            "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value."),
+        FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6, role: Some(Role::CounterCount),
+            description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the register rather than from the spec.", ..FieldInfo::EMPTY },
         FieldInfo::row("rsv", 7, 10, Access::Rsv,
             "Reserved; write zero."),
         FieldInfo::row("lc", 6, 6, Access::Rw,
@@ -120,7 +124,7 @@ impl Pmcr {
     pub const IMP_BITS: BitRange = BitRange::new(31, 24);
     /// `idcode`: bits 23:16 (ro, reset 0x0).
     pub const IDCODE_BITS: BitRange = BitRange::new(23, 16);
-    /// `n`: bits 15:11 (ro, reset 0x0).
+    /// `n`: bits 15:11 (ro, reset 0x6).
     pub const N_BITS: BitRange = BitRange::new(15, 11);
     /// `lc`: bit 6 (rw, reset 0x0).
     pub const LC_BITS: BitRange = BitRange::new(6, 6);
@@ -142,7 +146,9 @@ impl Pmcr {
     /// `idcode` ([`Self::IDCODE_BITS`]): Identification code (deprecated; read MIDR_EL1).
     #[inline] pub const fn idcode(self) -> u8 { Self::IDCODE_BITS.get(self.raw64()) as u8 }
     /// `n` ([`Self::N_BITS`]): How many event counters the core implements (0 to 31):
-    /// PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value.
+    /// PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is
+    /// the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the
+    /// register rather than from the spec.
     #[inline] pub const fn n(self) -> u8 { Self::N_BITS.get(self.raw64()) as u8 }
     /// `lc` ([`Self::LC_BITS`]): Long cycle counter: when set, the cycle counter overflows when it
     /// wraps at 64 bits; when clear, at 32 bits.
@@ -214,11 +220,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcntensetLayout {}
 
 impl Layout for PmcntensetLayout {
@@ -294,11 +301,12 @@ pub type Pmcntenclr = Reg64<PmcntenclrLayout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcntenclrLayout {}
 
 impl Layout for PmcntenclrLayout {
@@ -375,11 +383,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmovsclrLayout {}
 
 impl Layout for PmovsclrLayout {
@@ -453,8 +462,9 @@ pub type Pmovsset = Reg64<PmovssetLayout>;
 ///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
-///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
-///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmovssetLayout {}
 
 impl Layout for PmovssetLayout {
@@ -546,11 +556,12 @@ pub type Pmevtyper = Reg64<PmevtyperLayout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmevtyperLayout {}
 
 impl Layout for PmevtyperLayout {
@@ -709,11 +720,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmevcntrLayout {}
 
 impl Layout for PmevcntrLayout {
@@ -814,11 +826,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmccfiltrLayout {}
 
 impl Layout for PmccfiltrLayout {
@@ -928,11 +941,12 @@ pub type Pmccntr = Reg64<PmccntrLayout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmccntrLayout {}
 
 impl Layout for PmccntrLayout {
@@ -1002,8 +1016,9 @@ noted! {
 ///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
-///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
-///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmswincLayout {}
 
 impl Layout for PmswincLayout {
@@ -1076,8 +1091,9 @@ noted! {
 ///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
-///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
-///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmselrLayout {}
 
 impl Layout for PmselrLayout {
@@ -1128,6 +1144,154 @@ static PMSELR_INFO: RegisterInfo = RegisterInfo {
 };
 
 noted! {
+    PMXEVTYPER_INFO_NOTES = [
+        ("info", "The indirect way", "sysreg.h's SYS_PMXEVTYPER_EL0 is sys_reg(3, 3, 9, 13, 1), with no fields of its own in arch/arm64/tools/sysreg. An access with SEL at or above PMCR_EL0.N (and not 31) is CONSTRAINED UNPREDICTABLE (Arm ARM); the simulator refuses it."),
+    ];
+    /// Selected Event Type Register: reads and writes the PMEVTYPER{n}_EL0 of the counter
+    /// PMSELR_EL0.SEL selects, or PMCCFILTR_EL0 when SEL is 31. Its bits are the selected register's.
+    ///
+    /// `PMXEVTYPER_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
+    /// sources: [`PmxevtyperLayout`].
+    pub type Pmxevtyper = Reg64<PmxevtyperLayout>;
+}
+
+/// The layout of [`Pmxevtyper`] (`PMXEVTYPER_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3
+///   before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no
+///   PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMXEVTYPER_EL0
+/// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+///   SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
+///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
+///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
+pub enum PmxevtyperLayout {}
+
+impl Layout for PmxevtyperLayout {
+    const NAME: &'static str = "PMXEVTYPER_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMXEVTYPER_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo::row("value", 0, 63, Access::Rw,
+            "The selected PMEVTYPER{n}_EL0 (event and filter bits) or, with SEL 31, PMCCFILTR_EL0, as that register lays them out; a reserved bit of it is refused as there."),
+    ];
+}
+
+impl Pmxevtyper {
+    /// `value`: bits 63:0 (rw, reset 0x0).
+    pub const VALUE_BITS: BitRange = BitRange::new(63, 0);
+    /// `value` ([`Self::VALUE_BITS`]): The selected PMEVTYPER{n}_EL0 (event and filter bits) or,
+    /// with SEL 31, PMCCFILTR_EL0, as that register lays them out; a reserved bit of it is refused
+    /// as there.
+    #[inline] pub const fn value(self) -> u64 { Self::VALUE_BITS.get(self.raw64()) }
+    /// This value with `value` set to `v`.
+    #[inline] pub const fn with_value(self, v: u64) -> Self { self.with_raw64(Self::VALUE_BITS.set(self.raw64(), v)) }
+}
+
+/// `PMXEVTYPER_EL0` of instance PMU.
+pub const PMXEVTYPER_EL0: SysReg<Pmxevtyper> = SysReg::new(SysRegEncoding::new(3, 3, 9, 13, 1), "PMXEVTYPER_EL0");
+
+#[cfg(feature = "metadata")]
+static PMXEVTYPER_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-n1", unit: "PMU", name: PmxevtyperLayout::NAME, type_name: "Pmxevtyper",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmxevtyperLayout::RESET, reserved_mask: PmxevtyperLayout::RESERVED_MASK, ignored_mask: PmxevtyperLayout::IGNORED_MASK, writable_mask: PmxevtyperLayout::WRITABLE_MASK,
+    description: "Selected Event Type Register: reads and writes the PMEVTYPER{n}_EL0 of the counter PMSELR_EL0.SEL selects, or PMCCFILTR_EL0 when SEL is 31. Its bits are the selected register's.",
+    sources: &[SOURCES[13], SOURCES[6]],
+    addresses: Addresses::Known(&[
+        AddressInfo::new("PMXEVTYPER_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 1)), "linux-arm64-sysreg"),
+    ]),
+    fields: PmxevtyperLayout::FIELDS,
+    notes: PMXEVTYPER_INFO_NOTES,
+};
+
+noted! {
+    PMXEVCNTR_INFO_NOTES = [
+        ("info", "The indirect way", "sysreg.h's SYS_PMXEVCNTR_EL0 is sys_reg(3, 3, 9, 13, 2). With SEL 31 or at or above PMCR_EL0.N the access is CONSTRAINED UNPREDICTABLE (Arm ARM); the simulator refuses it."),
+    ];
+    /// Selected Event Counter Register: reads and writes the PMEVCNTR{n}_EL0 of the counter
+    /// PMSELR_EL0.SEL selects (0 to N - 1), 32 bits wide as they are before FEAT_PMUv3p5.
+    ///
+    /// `PMXEVCNTR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-n1). Fields, masks and
+    /// sources: [`PmxevcntrLayout`].
+    pub type Pmxevcntr = Reg64<PmxevcntrLayout>;
+}
+
+/// The layout of [`Pmxevcntr`] (`PMXEVCNTR_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions, as they read for PMUv3
+///   before FEAT_PMUv3p5 (32-bit PMEVCNTR{n}_EL0, no PMCR_EL0.LP) and without FEAT_SEL2 (no
+///   PMEVTYPER{n}_EL0.SH) (DDI 0487), section D13; PMXEVCNTR_EL0
+/// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+///   SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
+///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
+///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
+pub enum PmxevcntrLayout {}
+
+impl Layout for PmxevcntrLayout {
+    const NAME: &'static str = "PMXEVCNTR_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffff00000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMXEVCNTR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo::row("rsv", 32, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("value", 0, 31, Access::RwV,
+            "The selected event counter's count."),
+    ];
+}
+
+impl Pmxevcntr {
+    /// `value`: bits 31:0 (rw-v, reset 0x0).
+    pub const VALUE_BITS: BitRange = BitRange::new(31, 0);
+    /// `value` ([`Self::VALUE_BITS`]): The selected event counter's count.
+    #[inline] pub const fn value(self) -> u32 { Self::VALUE_BITS.get(self.raw64()) as u32 }
+    /// This value with `value` set to `v`.
+    #[inline] pub const fn with_value(self, v: u32) -> Self { self.with_raw64(Self::VALUE_BITS.set(self.raw64(), v as u64)) }
+}
+
+/// `PMXEVCNTR_EL0` of instance PMU.
+pub const PMXEVCNTR_EL0: SysReg<Pmxevcntr> = SysReg::new(SysRegEncoding::new(3, 3, 9, 13, 2), "PMXEVCNTR_EL0");
+
+#[cfg(feature = "metadata")]
+static PMXEVCNTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-n1", unit: "PMU", name: PmxevcntrLayout::NAME, type_name: "Pmxevcntr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmxevcntrLayout::RESET, reserved_mask: PmxevcntrLayout::RESERVED_MASK, ignored_mask: PmxevcntrLayout::IGNORED_MASK, writable_mask: PmxevcntrLayout::WRITABLE_MASK,
+    description: "Selected Event Counter Register: reads and writes the PMEVCNTR{n}_EL0 of the counter PMSELR_EL0.SEL selects (0 to N - 1), 32 bits wide as they are before FEAT_PMUv3p5.",
+    sources: &[SOURCES[14], SOURCES[6]],
+    addresses: Addresses::Known(&[
+        AddressInfo::new("PMXEVCNTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 2)), "linux-arm64-sysreg"),
+    ]),
+    fields: PmxevcntrLayout::FIELDS,
+    notes: PMXEVCNTR_INFO_NOTES,
+};
+
+noted! {
     PMCEID0_INFO_NOTES = [
         ("info", "How Linux uses it", "__armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs (events/) only the common events these bits say the core has."),
     ];
@@ -1151,11 +1315,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum Pmceid0Layout {}
 
 impl Layout for Pmceid0Layout {
@@ -1195,7 +1360,7 @@ static PMCEID0_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: Pmceid0Layout::RESET, reserved_mask: Pmceid0Layout::RESERVED_MASK, ignored_mask: Pmceid0Layout::IGNORED_MASK, writable_mask: Pmceid0Layout::WRITABLE_MASK,
     description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
-    sources: &[SOURCES[13], SOURCES[1]],
+    sources: &[SOURCES[15], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCEID0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), "linux-arm64-sysreg"),
     ]),
@@ -1222,11 +1387,12 @@ pub type Pmceid1 = Reg64<Pmceid1Layout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum Pmceid1Layout {}
 
 impl Layout for Pmceid1Layout {
@@ -1266,7 +1432,7 @@ static PMCEID1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: Pmceid1Layout::RESET, reserved_mask: Pmceid1Layout::RESERVED_MASK, ignored_mask: Pmceid1Layout::IGNORED_MASK, writable_mask: Pmceid1Layout::WRITABLE_MASK,
     description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
-    sources: &[SOURCES[14], SOURCES[1]],
+    sources: &[SOURCES[16], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCEID1_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), "linux-arm64-sysreg"),
     ]),
@@ -1299,11 +1465,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmuserenrLayout {}
 
 impl Layout for PmuserenrLayout {
@@ -1367,7 +1534,7 @@ static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmuserenrLayout::RESET, reserved_mask: PmuserenrLayout::RESERVED_MASK, ignored_mask: PmuserenrLayout::IGNORED_MASK, writable_mask: PmuserenrLayout::WRITABLE_MASK,
     description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
-    sources: &[SOURCES[15], SOURCES[1]],
+    sources: &[SOURCES[17], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMUSERENR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), "linux-arm64-sysreg"),
     ]),
@@ -1399,11 +1566,12 @@ noted! {
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmintensetLayout {}
 
 impl Layout for PmintensetLayout {
@@ -1452,7 +1620,7 @@ static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmintensetLayout::RESET, reserved_mask: PmintensetLayout::RESERVED_MASK, ignored_mask: PmintensetLayout::IGNORED_MASK, writable_mask: PmintensetLayout::WRITABLE_MASK,
     description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
-    sources: &[SOURCES[16], SOURCES[1]],
+    sources: &[SOURCES[18], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMINTENSET_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), "linux-arm64-sysreg"),
     ]),
@@ -1479,11 +1647,12 @@ pub type Pmintenclr = Reg64<PmintenclrLayout>;
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmintenclrLayout {}
 
 impl Layout for PmintenclrLayout {
@@ -1528,7 +1697,7 @@ static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmintenclrLayout::RESET, reserved_mask: PmintenclrLayout::RESERVED_MASK, ignored_mask: PmintenclrLayout::IGNORED_MASK, writable_mask: PmintenclrLayout::WRITABLE_MASK,
     description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
-    sources: &[SOURCES[17], SOURCES[1]],
+    sources: &[SOURCES[19], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMINTENCLR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), "linux-arm64-sysreg"),
     ]),
@@ -1991,6 +2160,8 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PMCCNTR_INFO,
         &PMSWINC_INFO,
         &PMSELR_INFO,
+        &PMXEVTYPER_INFO,
+        &PMXEVCNTR_INFO,
         &PMCEID0_INFO,
         &PMCEID1_INFO,
         &PMUSERENR_INFO,

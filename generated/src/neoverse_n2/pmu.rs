@@ -91,11 +91,11 @@ pub static GLOBAL: GlobalInfo = GlobalInfo {
 /// PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to
 /// start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR
 /// bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask
-/// 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the
-/// common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for
-/// each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30,
-/// EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general
-/// counters, the cycle counter at index 31)).
+/// 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16,
+/// THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F,
+/// high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow
+/// interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
+/// INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)).
 pub static PERF_ARMV8_PMUV3: PerfDriverInfo = PerfDriverInfo {
     id: "armv8-pmuv3",
     module: "arm_pmuv3",
@@ -108,10 +108,11 @@ pub static PERF_ARMV8_PMUV3: PerfDriverInfo = PerfDriverInfo {
             PMCR.E set and cleared to start and stop, PMCR.LP for long counters on \
             PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, \
             DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask \
-            15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading \
-            PMCEID0/1, low halves the common events 0x00-0x3F, high halves \
-            0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's \
-            overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, \
+            15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0, BUS_SLOTS 15:8, \
+            BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, \
+            low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; \
+            write_pmintenset and write_pmintenclr for each counter's overflow \
+            interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, \
             EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at \
             most 31 general counters, the cycle counter at index 31)",
     formats: &[

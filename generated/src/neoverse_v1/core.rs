@@ -52,6 +52,12 @@ pub use crate::neoverse_n1::core::{
     Pmselr,
     PmselrLayout,
     PMSELR_EL0,
+    Pmxevtyper,
+    PmxevtyperLayout,
+    PMXEVTYPER_EL0,
+    Pmxevcntr,
+    PmxevcntrLayout,
+    PMXEVCNTR_EL0,
     Pmceid0,
     Pmceid0Layout,
     PMCEID0_EL0,
@@ -101,6 +107,12 @@ pub(crate) static PMSWINC_INFO: RegisterInfo = RegisterInfo { processor: "neover
 
 #[cfg(feature = "metadata")]
 pub(crate) static PMSELR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v1", ..*PmselrLayout::INFO };
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMXEVTYPER_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v1", ..*PmxevtyperLayout::INFO };
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMXEVCNTR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v1", ..*PmxevcntrLayout::INFO };
 
 #[cfg(feature = "metadata")]
 pub(crate) static PMCEID0_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v1", ..*Pmceid0Layout::INFO };
@@ -636,6 +648,8 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PMCCNTR_INFO,
         &PMSWINC_INFO,
         &PMSELR_INFO,
+        &PMXEVTYPER_INFO,
+        &PMXEVCNTR_INFO,
         &PMCEID0_INFO,
         &PMCEID1_INFO,
         &PMUSERENR_INFO,

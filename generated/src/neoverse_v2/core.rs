@@ -26,30 +26,34 @@ const INSTANCE_NAMES: [&str; 1] = ["PMU"];
 /// The sources the registers' metadata cites (`RegisterInfo::sources`), each once.
 #[cfg(feature = "metadata")]
 #[allow(dead_code)]
-const SOURCES: [&str; 18] = [
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0",
-    "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0",
-    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1",
-    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1",
+const SOURCES: [&str; 21] = [
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0",
+    "Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P 30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0, BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0",
+    "Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2, SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3, SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0 3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0 3,3,14,0b10:n[4:3],n[2:0], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n[4:3],n[2:0], SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2, SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000 and 0xd5000000 ORed with the encoding and register)",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMXEVTYPER_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMXEVCNTR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMMIR_EL1",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1",
+    "Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0, PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0, PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1",
 ];
 
 noted! {
     PMCR_INFO_NOTES = [
         ("info", "Bits", "arm_pmuv3.h names E (0), P (1), C (2), D (3), X (4), DP (5), LC (6), LP (7) and N (15:11), and writes PMCR only through ARMV8_PMU_PMCR_MASK, those eight bits. The Arm ARM gives IMP (31:24) and IDCODE (23:16), read-only, and the later FZO (bit 9, FEAT_PMUv3p7) and FZS (bit 10, FEAT_SPEv1p2) freeze bits, which the Armv9.0 V2 and N2 predate: kept reserved here, with bit 8 and bits 63:32. The Armv9.2 V3 and N3 take this unit (units-from) and may have FZO; since Linux never writes it, keeping it reserved only means no tool of ours sets it."),
+        ("info", "How many event counters: PMCR_EL0.N", "The architecture allows 0 to 31 event counters and says how many in PMCR_EL0.N; Linux reads N once per PMU (__armv8pmu_probe_pmu: FIELD_GET(ARMV8_PMU_PMCR_N, read_pmcr())) and uses no other count, and so does the simulator (it reports N in PMCR_EL0 and refuses PMEVTYPER{n}/PMEVCNTR{n} at n from N). Every core that takes this unit reads N as 6: the Neoverse V2 TRM (Arm 102375), N2 TRM (102099), V3 TRM (107734) and N3 TRM (107997), PMCR_EL0.N; the same six in Arm's gator (daemon/events-Neoverse-V2.xml, -N2, -V3, -N3: counter_set count 6), in libpfm4's man pages for the N2, V2 and V3 (\"6 counters\"), and in Arm's event list for the N2 (counters 6). The field has the role counter-count (the structure's \"the unit's general counters the part implements\") and that number as its reset value; a part whose N differed would need its own unit."),
     ];
     /// Performance Monitors Control Register: enables every counter at once, resets them, selects the
     /// cycle counter's divider and the counters' overflow width, and reports how many event counters
@@ -66,23 +70,25 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCR_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMCR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcrLayout {}
 
 impl Layout for PmcrLayout {
     const NAME: &'static str = "PMCR_EL0";
-    const RESET: u64 = 0x0;
+    const RESET: u64 = 0x3000;
     const RESERVED_MASK: u64 = 0xffffffff00000700;
     const IGNORED_MASK: u64 = 0x0;
     const WRITABLE_MASK: u64 = 0xff;
@@ -96,8 +102,8 @@ impl Layout for PmcrLayout {
             "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
         FieldInfo::row("idcode", 16, 23, Access::Ro,
             "Identification code (deprecated; read MIDR_EL1)."),
-        FieldInfo::row("n", 11, 15, Access::Ro,
-            "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value."),
+        FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6, role: Some(Role::CounterCount),
+            description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the register rather than from the spec.", ..FieldInfo::EMPTY },
         FieldInfo::row("rsv", 8, 10, Access::Rsv,
             "Reserved; write zero."),
         FieldInfo::row("lp", 7, 7, Access::Rw,
@@ -124,7 +130,7 @@ impl Pmcr {
     pub const IMP_BITS: BitRange = BitRange::new(31, 24);
     /// `idcode`: bits 23:16 (ro, reset 0x0).
     pub const IDCODE_BITS: BitRange = BitRange::new(23, 16);
-    /// `n`: bits 15:11 (ro, reset 0x0).
+    /// `n`: bits 15:11 (ro, reset 0x6).
     pub const N_BITS: BitRange = BitRange::new(15, 11);
     /// `lp`: bit 7 (rw, reset 0x0).
     pub const LP_BITS: BitRange = BitRange::new(7, 7);
@@ -148,7 +154,9 @@ impl Pmcr {
     /// `idcode` ([`Self::IDCODE_BITS`]): Identification code (deprecated; read MIDR_EL1).
     #[inline] pub const fn idcode(self) -> u8 { Self::IDCODE_BITS.get(self.raw64()) as u8 }
     /// `n` ([`Self::N_BITS`]): How many event counters the core implements (0 to 31):
-    /// PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value.
+    /// PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is
+    /// the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the
+    /// register rather than from the spec.
     #[inline] pub const fn n(self) -> u8 { Self::N_BITS.get(self.raw64()) as u8 }
     /// `lp` ([`Self::LP_BITS`]): Long event counters: when set, an event counter overflows (sets
     /// its overflow flag) when it wraps at 64 bits; when clear, at 32 bits. (FEAT_PMUv3p5.)
@@ -219,18 +227,20 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENSET_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMCNTENSET_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcntensetLayout {}
 
 impl Layout for PmcntensetLayout {
@@ -300,18 +310,20 @@ pub type Pmcntenclr = Reg64<PmcntenclrLayout>;
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCNTENCLR_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMCNTENCLR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmcntenclrLayout {}
 
 impl Layout for PmcntenclrLayout {
@@ -382,18 +394,20 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSCLR_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMOVSCLR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmovsclrLayout {}
 
 impl Layout for PmovsclrLayout {
@@ -459,8 +473,9 @@ pub type Pmovsset = Reg64<PmovssetLayout>;
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMOVSSET_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMOVSSET_EL0
 /// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
 ///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
 ///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -468,8 +483,9 @@ pub type Pmovsset = Reg64<PmovssetLayout>;
 ///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
-///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
-///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmovssetLayout {}
 
 impl Layout for PmovssetLayout {
@@ -557,18 +573,20 @@ pub type Pmevtyper = Reg64<PmevtyperLayout>;
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVTYPER{n}_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMEVTYPER{n}_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmevtyperLayout {}
 
 impl Layout for PmevtyperLayout {
@@ -733,18 +751,20 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMEVCNTR{n}_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMEVCNTR{n}_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmevcntrLayout {}
 
 impl Layout for PmevcntrLayout {
@@ -837,18 +857,20 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCFILTR_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMCCFILTR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmccfiltrLayout {}
 
 impl Layout for PmccfiltrLayout {
@@ -962,18 +984,20 @@ pub type Pmccntr = Reg64<PmccntrLayout>;
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCCNTR_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMCCNTR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmccntrLayout {}
 
 impl Layout for PmccntrLayout {
@@ -1035,8 +1059,9 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSWINC_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMSWINC_EL0
 /// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
 ///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
 ///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -1044,8 +1069,9 @@ noted! {
 ///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
-///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
-///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmswincLayout {}
 
 impl Layout for PmswincLayout {
@@ -1110,8 +1136,9 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMSELR_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMSELR_EL0
 /// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
 ///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
 ///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
@@ -1119,8 +1146,9 @@ noted! {
 ///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
 ///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
 ///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
-///   SYS_PMCCFILTR_EL0 3,3,14,15,7; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as
-///   0xd5200000 and 0xd5000000 ORed with the encoding and register)
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
 pub enum PmselrLayout {}
 
 impl Layout for PmselrLayout {
@@ -1171,6 +1199,156 @@ static PMSELR_INFO: RegisterInfo = RegisterInfo {
 };
 
 noted! {
+    PMXEVTYPER_INFO_NOTES = [
+        ("info", "The indirect way", "sysreg.h's SYS_PMXEVTYPER_EL0 is sys_reg(3, 3, 9, 13, 1); arch/arm64/tools/sysreg gives it no fields of its own. The Arm ARM makes an access with SEL at or above PMCR_EL0.N (and not 31) CONSTRAINED UNPREDICTABLE; the simulator refuses it. arm_pmuv3.c no longer uses it (each counter has its own encoding); KVM emulates it for guests (access_pmu_evtyper with PMSELR_EL0.SEL)."),
+    ];
+    /// Selected Event Type Register: reads and writes the PMEVTYPER{n}_EL0 of the counter
+    /// PMSELR_EL0.SEL selects, or PMCCFILTR_EL0 when SEL is 31. Its bits are the selected register's.
+    ///
+    /// `PMXEVTYPER_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and
+    /// sources: [`PmxevtyperLayout`].
+    pub type Pmxevtyper = Reg64<PmxevtyperLayout>;
+}
+
+/// The layout of [`Pmxevtyper`] (`PMXEVTYPER_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMXEVTYPER_EL0
+/// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+///   SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
+///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
+///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
+pub enum PmxevtyperLayout {}
+
+impl Layout for PmxevtyperLayout {
+    const NAME: &'static str = "PMXEVTYPER_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMXEVTYPER_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo::row("value", 0, 63, Access::Rw,
+            "The selected PMEVTYPER{n}_EL0 (event and filter bits) or, with SEL 31, PMCCFILTR_EL0, as that register lays them out; a reserved bit of it is refused as there."),
+    ];
+}
+
+impl Pmxevtyper {
+    /// `value`: bits 63:0 (rw, reset 0x0).
+    pub const VALUE_BITS: BitRange = BitRange::new(63, 0);
+    /// `value` ([`Self::VALUE_BITS`]): The selected PMEVTYPER{n}_EL0 (event and filter bits) or,
+    /// with SEL 31, PMCCFILTR_EL0, as that register lays them out; a reserved bit of it is refused
+    /// as there.
+    #[inline] pub const fn value(self) -> u64 { Self::VALUE_BITS.get(self.raw64()) }
+    /// This value with `value` set to `v`.
+    #[inline] pub const fn with_value(self, v: u64) -> Self { self.with_raw64(Self::VALUE_BITS.set(self.raw64(), v)) }
+}
+
+/// `PMXEVTYPER_EL0` of instance PMU.
+pub const PMXEVTYPER_EL0: SysReg<Pmxevtyper> = SysReg::new(SysRegEncoding::new(3, 3, 9, 13, 1), "PMXEVTYPER_EL0");
+
+#[cfg(feature = "metadata")]
+static PMXEVTYPER_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: PmxevtyperLayout::NAME, type_name: "Pmxevtyper",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmxevtyperLayout::RESET, reserved_mask: PmxevtyperLayout::RESERVED_MASK, ignored_mask: PmxevtyperLayout::IGNORED_MASK, writable_mask: PmxevtyperLayout::WRITABLE_MASK,
+    description: "Selected Event Type Register: reads and writes the PMEVTYPER{n}_EL0 of the counter PMSELR_EL0.SEL selects, or PMCCFILTR_EL0 when SEL is 31. Its bits are the selected register's.",
+    sources: &[SOURCES[13], SOURCES[6]],
+    addresses: Addresses::Known(&[
+        AddressInfo::new("PMXEVTYPER_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 1)), "linux-arm64-sysreg"),
+    ]),
+    fields: PmxevtyperLayout::FIELDS,
+    notes: PMXEVTYPER_INFO_NOTES,
+};
+
+noted! {
+    PMXEVCNTR_INFO_NOTES = [
+        ("info", "The indirect way", "sysreg.h's SYS_PMXEVCNTR_EL0 is sys_reg(3, 3, 9, 13, 2), with no fields of its own in arch/arm64/tools/sysreg. With SEL 31 or at or above PMCR_EL0.N the access is CONSTRAINED UNPREDICTABLE (Arm ARM); the simulator refuses it."),
+    ];
+    /// Selected Event Counter Register: reads and writes the PMEVCNTR{n}_EL0 of the counter
+    /// PMSELR_EL0.SEL selects (0 to N - 1; SEL 31 does not reach the cycle counter through it).
+    ///
+    /// `PMXEVCNTR_EL0`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and
+    /// sources: [`PmxevcntrLayout`].
+    pub type Pmxevcntr = Reg64<PmxevcntrLayout>;
+}
+
+/// The layout of [`Pmxevcntr`] (`PMXEVCNTR_EL0`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMXEVCNTR_EL0
+/// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+///   SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
+///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
+///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
+pub enum PmxevcntrLayout {}
+
+impl Layout for PmxevcntrLayout {
+    const NAME: &'static str = "PMXEVCNTR_EL0";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMXEVCNTR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo::row("value", 0, 63, Access::RwV,
+            "The selected event counter's count."),
+    ];
+}
+
+impl Pmxevcntr {
+    /// `value`: bits 63:0 (rw-v, reset 0x0).
+    pub const VALUE_BITS: BitRange = BitRange::new(63, 0);
+    /// `value` ([`Self::VALUE_BITS`]): The selected event counter's count.
+    #[inline] pub const fn value(self) -> u64 { Self::VALUE_BITS.get(self.raw64()) }
+    /// This value with `value` set to `v`.
+    #[inline] pub const fn with_value(self, v: u64) -> Self { self.with_raw64(Self::VALUE_BITS.set(self.raw64(), v)) }
+}
+
+/// `PMXEVCNTR_EL0` of instance PMU.
+pub const PMXEVCNTR_EL0: SysReg<Pmxevcntr> = SysReg::new(SysRegEncoding::new(3, 3, 9, 13, 2), "PMXEVCNTR_EL0");
+
+#[cfg(feature = "metadata")]
+static PMXEVCNTR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: PmxevcntrLayout::NAME, type_name: "Pmxevcntr",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmxevcntrLayout::RESET, reserved_mask: PmxevcntrLayout::RESERVED_MASK, ignored_mask: PmxevcntrLayout::IGNORED_MASK, writable_mask: PmxevcntrLayout::WRITABLE_MASK,
+    description: "Selected Event Counter Register: reads and writes the PMEVCNTR{n}_EL0 of the counter PMSELR_EL0.SEL selects (0 to N - 1; SEL 31 does not reach the cycle counter through it).",
+    sources: &[SOURCES[14], SOURCES[6]],
+    addresses: Addresses::Known(&[
+        AddressInfo::new("PMXEVCNTR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 13, 2)), "linux-arm64-sysreg"),
+    ]),
+    fields: PmxevcntrLayout::FIELDS,
+    notes: PMXEVCNTR_INFO_NOTES,
+};
+
+noted! {
     PMCEID0_INFO_NOTES = [
         ("info", "How Linux uses it", "__armv8pmu_probe_pmu in arm_pmuv3.c reads PMCEID0_EL0 and PMCEID1_EL0 once per PMU: their low halves make the bitmap of common events 0x00 to 0x3F, their high halves (shifted down 32) the bitmap of 0x4000 to 0x403F; the driver lists in sysfs (events/) only the common events these bits say the core has."),
     ];
@@ -1188,18 +1366,20 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID0_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMCEID0_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum Pmceid0Layout {}
 
 impl Layout for Pmceid0Layout {
@@ -1239,7 +1419,7 @@ static PMCEID0_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: Pmceid0Layout::RESET, reserved_mask: Pmceid0Layout::RESERVED_MASK, ignored_mask: Pmceid0Layout::IGNORED_MASK, writable_mask: Pmceid0Layout::WRITABLE_MASK,
     description: "Common Event Identification 0: which of the architecture's common events 0x00 to 0x1F (bits 31:0) and 0x4000 to 0x401F (bits 63:32) the core implements, one bit per event. Read-only.",
-    sources: &[SOURCES[13], SOURCES[1]],
+    sources: &[SOURCES[15], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCEID0_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 6)), "linux-arm64-sysreg"),
     ]),
@@ -1260,18 +1440,20 @@ pub type Pmceid1 = Reg64<Pmceid1Layout>;
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMCEID1_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMCEID1_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum Pmceid1Layout {}
 
 impl Layout for Pmceid1Layout {
@@ -1311,12 +1493,109 @@ static PMCEID1_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: Pmceid1Layout::RESET, reserved_mask: Pmceid1Layout::RESERVED_MASK, ignored_mask: Pmceid1Layout::IGNORED_MASK, writable_mask: Pmceid1Layout::WRITABLE_MASK,
     description: "Common Event Identification 1: which of the common events 0x20 to 0x3F (bits 31:0) and 0x4020 to 0x403F (bits 63:32) the core implements. Read-only.",
-    sources: &[SOURCES[14], SOURCES[1]],
+    sources: &[SOURCES[16], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMCEID1_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 12, 7)), "linux-arm64-sysreg"),
     ]),
     fields: Pmceid1Layout::FIELDS,
     notes: &[],
+};
+
+noted! {
+    PMMIR_INFO_NOTES = [
+        ("info", "Bits", "sysreg.h: SYS_PMMIR_EL1 is sys_reg(3, 0, 9, 14, 6); include/linux/perf/arm_pmuv3.h gives its fields SLOTS (7:0), BUS_SLOTS (15:8), BUS_WIDTH (19:16) and THWIDTH (23:20) (ARMV8_PMU_SLOTS, ARMV8_PMU_BUS_SLOTS, ARMV8_PMU_BUS_WIDTH, ARMV8_PMU_THWIDTH); arm_pmuv3.c reads it at probe (armv8pmu_probe_pmu, when PMUv3p4) and shows SLOTS in sysfs as caps/slots, BUS_SLOTS and BUS_WIDTH as caps/bus_slots and caps/bus_width. The Arm ARM adds EDGE (27:24, FEAT_PMUv3_EDGE) and SME (28, FEAT_SME's PMU), later than the Armv9.0 V2 and N2: kept reserved here. The values are the part's, IMPLEMENTATION DEFINED; the spec gives 0, \"not given\"."),
+    ];
+    /// Machine Identification Register: what the PMU's events count in, for the metrics built on them:
+    /// the operation width (slots) the STALL_SLOT events count, and the bus's width and slots.
+    /// Read-only, EL1 and above (FEAT_PMUv3p4).
+    ///
+    /// `PMMIR_EL1`: 64-bit SYSREG register of the PMU unit (neoverse-v2). Fields, masks and sources:
+    /// [`PmmirLayout`].
+    pub type Pmmir = Reg64<PmmirLayout>;
+}
+
+/// The layout of [`Pmmir`] (`PMMIR_EL1`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
+///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
+///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMMIR_EL1
+/// - Linux kernel, arch/arm64/include/asm/sysreg.h (sys_reg(op0, op1, CRn, CRm, op2) of
+///   SYS_PMCR_EL0 3,3,9,12,0, SYS_PMCNTENSET_EL0 3,3,9,12,1, SYS_PMCNTENCLR_EL0 3,3,9,12,2,
+///   SYS_PMOVSCLR_EL0 3,3,9,12,3, SYS_PMCCNTR_EL0 3,3,9,13,0, SYS_PMOVSSET_EL0 3,3,9,14,3,
+///   SYS_PMSWINC_EL0 3,3,9,12,4, SYS_PMSELR_EL0 3,3,9,12,5 (now in arch/arm64/tools/sysreg, with
+///   its field SEL 4:0), SYS_PMCEID0_EL0 3,3,9,12,6, SYS_PMCEID1_EL0 3,3,9,12,7, SYS_PMUSERENR_EL0
+///   3,3,9,14,0, SYS_PMINTENSET_EL1 3,0,9,14,1, SYS_PMINTENCLR_EL1 3,0,9,14,2, SYS_PMEVCNTRn_EL0
+///   3,3,14,0b10:n\[4:3\],n\[2:0\], SYS_PMEVTYPERn_EL0 3,3,14,0b11:n\[4:3\],n\[2:0\],
+///   SYS_PMCCFILTR_EL0 3,3,14,15,7, SYS_PMXEVTYPER_EL0 3,3,9,13,1, SYS_PMXEVCNTR_EL0 3,3,9,13,2,
+///   SYS_PMMIR_EL1 3,0,9,14,6; the fields' shifts 19, 16, 12, 8, 5; mrs_s and msr_s as 0xd5200000
+///   and 0xd5000000 ORed with the encoding and register)
+pub enum PmmirLayout {}
+
+impl Layout for PmmirLayout {
+    const NAME: &'static str = "PMMIR_EL1";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffffff000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PMMIR_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo::row("rsv", 24, 63, Access::Rsv,
+            "Reserved; write zero."),
+        FieldInfo::row("thwidth", 20, 23, Access::Ro,
+            "Width of PMEVTYPER{n}_EL0.TH, the event threshold (FEAT_PMUv3_TH); 0: no threshold, as on the Armv9.0 V2 and N2."),
+        FieldInfo::row("bus_width", 16, 19, Access::Ro,
+            "The bus width, as a power of two in bytes (0: not given)."),
+        FieldInfo::row("bus_slots", 8, 15, Access::Ro,
+            "The largest value BUS_ACCESS can add in a cycle (0: not given)."),
+        FieldInfo::row("slots", 0, 7, Access::Ro,
+            "The operation width: the largest value STALL_SLOT can add in a cycle, the slots of the top-down formulas (0: not given)."),
+    ];
+}
+
+impl Pmmir {
+    /// `thwidth`: bits 23:20 (ro, reset 0x0).
+    pub const THWIDTH_BITS: BitRange = BitRange::new(23, 20);
+    /// `bus_width`: bits 19:16 (ro, reset 0x0).
+    pub const BUS_WIDTH_BITS: BitRange = BitRange::new(19, 16);
+    /// `bus_slots`: bits 15:8 (ro, reset 0x0).
+    pub const BUS_SLOTS_BITS: BitRange = BitRange::new(15, 8);
+    /// `slots`: bits 7:0 (ro, reset 0x0).
+    pub const SLOTS_BITS: BitRange = BitRange::new(7, 0);
+    /// `thwidth` ([`Self::THWIDTH_BITS`]): Width of PMEVTYPER{n}_EL0.TH, the event threshold
+    /// (FEAT_PMUv3_TH); 0: no threshold, as on the Armv9.0 V2 and N2.
+    #[inline] pub const fn thwidth(self) -> u8 { Self::THWIDTH_BITS.get(self.raw64()) as u8 }
+    /// `bus_width` ([`Self::BUS_WIDTH_BITS`]): The bus width, as a power of two in bytes (0: not
+    /// given).
+    #[inline] pub const fn bus_width(self) -> u8 { Self::BUS_WIDTH_BITS.get(self.raw64()) as u8 }
+    /// `bus_slots` ([`Self::BUS_SLOTS_BITS`]): The largest value BUS_ACCESS can add in a cycle (0:
+    /// not given).
+    #[inline] pub const fn bus_slots(self) -> u8 { Self::BUS_SLOTS_BITS.get(self.raw64()) as u8 }
+    /// `slots` ([`Self::SLOTS_BITS`]): The operation width: the largest value STALL_SLOT can add in
+    /// a cycle, the slots of the top-down formulas (0: not given).
+    #[inline] pub const fn slots(self) -> u8 { Self::SLOTS_BITS.get(self.raw64()) as u8 }
+}
+
+/// `PMMIR_EL1` of instance PMU.
+pub const PMMIR_EL1: SysReg<Pmmir> = SysReg::new(SysRegEncoding::new(3, 0, 9, 14, 6), "PMMIR_EL1");
+
+#[cfg(feature = "metadata")]
+static PMMIR_INFO: RegisterInfo = RegisterInfo {
+    processor: "neoverse-v2", unit: "PMU", name: PmmirLayout::NAME, type_name: "Pmmir",
+    width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
+    reset: PmmirLayout::RESET, reserved_mask: PmmirLayout::RESERVED_MASK, ignored_mask: PmmirLayout::IGNORED_MASK, writable_mask: PmmirLayout::WRITABLE_MASK,
+    description: "Machine Identification Register: what the PMU's events count in, for the metrics built on them: the operation width (slots) the STALL_SLOT events count, and the bus's width and slots. Read-only, EL1 and above (FEAT_PMUv3p4).",
+    sources: &[SOURCES[17], SOURCES[6]],
+    addresses: Addresses::Known(&[
+        AddressInfo::new("PMMIR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 6)), "linux-arm64-sysreg"),
+    ]),
+    fields: PmmirLayout::FIELDS,
+    notes: PMMIR_INFO_NOTES,
 };
 
 noted! {
@@ -1338,18 +1617,20 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMUSERENR_EL0
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMUSERENR_EL0
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmuserenrLayout {}
 
 impl Layout for PmuserenrLayout {
@@ -1413,7 +1694,7 @@ static PMUSERENR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmuserenrLayout::RESET, reserved_mask: PmuserenrLayout::RESERVED_MASK, ignored_mask: PmuserenrLayout::IGNORED_MASK, writable_mask: PmuserenrLayout::WRITABLE_MASK,
     description: "User Enable Register: what EL0 (user space) may do with the PMU. Writable at EL1 and above, read-only at EL0; the kernel sets it, for a task with a perf event that asks for user reads (perf_user_access).",
-    sources: &[SOURCES[15], SOURCES[1]],
+    sources: &[SOURCES[18], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMUSERENR_EL0", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 3, 9, 14, 0)), "linux-arm64-sysreg"),
     ]),
@@ -1439,18 +1720,20 @@ noted! {
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENSET_EL1
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMINTENSET_EL1
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmintensetLayout {}
 
 impl Layout for PmintensetLayout {
@@ -1499,7 +1782,7 @@ static PMINTENSET_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmintensetLayout::RESET, reserved_mask: PmintensetLayout::RESERVED_MASK, ignored_mask: PmintensetLayout::IGNORED_MASK, writable_mask: PmintensetLayout::WRITABLE_MASK,
     description: "Interrupt Enable Set: reads which counters raise the PMU overflow interrupt; writing 1 to a bit enables that counter's interrupt. EL1 and above only.",
-    sources: &[SOURCES[16], SOURCES[1]],
+    sources: &[SOURCES[19], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMINTENSET_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 1)), "linux-arm64-sysreg"),
     ]),
@@ -1520,18 +1803,20 @@ pub type Pmintenclr = Reg64<PmintenclrLayout>;
 /// - Arm Architecture Reference Manual for A-profile architecture: chapter D13, The Performance
 ///   Monitors Extension, and the AArch64 PMU system register descriptions (PMCR_EL0,
 ///   PMCNTENSET_EL0, PMCNTENCLR_EL0, PMOVSCLR_EL0, PMOVSSET_EL0, PMSWINC_EL0, PMSELR_EL0,
-///   PMCEID0_EL0, PMCEID1_EL0, PMUSERENR_EL0, PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0,
-///   PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0) (DDI 0487), section D13; PMINTENCLR_EL1
+///   PMXEVTYPER_EL0, PMXEVCNTR_EL0, PMCEID0_EL0, PMCEID1_EL0, PMMIR_EL1, PMUSERENR_EL0,
+///   PMINTENSET_EL1, PMINTENCLR_EL1, PMEVTYPER{n}_EL0, PMEVCNTR{n}_EL0, PMCCFILTR_EL0, PMCCNTR_EL0)
+///   (DDI 0487), section D13; PMINTENCLR_EL1
 /// - Linux kernel, drivers/perf/arm_pmuv3.c (the PMUv3 driver: its format attributes event
 ///   config:0-15, long config1:0 and rdpmc config1:1, armv8_pmuv3_format_attrs; counters enabled
 ///   through PMCNTENSET/PMCNTENCLR, overflows read and cleared through PMOVSCLR, PMCR.E set and
 ///   cleared to start and stop, PMCR.LP for long counters on PMUv3p5) and
 ///   include/linux/perf/arm_pmuv3.h (PMCR bits E, P, C, D, X, DP, LC, LP and N at 15:11; PMOVSR P
-///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3;
-///   __armv8pmu_probe_pmu reading PMCEID0/1, low halves the common events 0x00-0x3F, high halves
-///   0x4000-0x403F; write_pmintenset and write_pmintenclr for each counter's overflow interrupt;
-///   the filter bits EXCLUDE_EL1 31, EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28,
-///   INCLUDE_EL2 27, EXCLUDE_EL3 26; at most 31 general counters, the cycle counter at index 31)
+///   30:0 and C 31; PMXEVTYPER event mask 15:0; PMUSERENR EN 0, SW 1, CR 2, ER 3; PMMIR SLOTS 7:0,
+///   BUS_SLOTS 15:8, BUS_WIDTH 19:16, THWIDTH 23:20; __armv8pmu_probe_pmu reading PMCEID0/1, low
+///   halves the common events 0x00-0x3F, high halves 0x4000-0x403F; write_pmintenset and
+///   write_pmintenclr for each counter's overflow interrupt; the filter bits EXCLUDE_EL1 31,
+///   EXCLUDE_EL0 30, EXCLUDE_NS_EL1 29, EXCLUDE_NS_EL0 28, INCLUDE_EL2 27, EXCLUDE_EL3 26; at most
+///   31 general counters, the cycle counter at index 31)
 pub enum PmintenclrLayout {}
 
 impl Layout for PmintenclrLayout {
@@ -1576,7 +1861,7 @@ static PMINTENCLR_INFO: RegisterInfo = RegisterInfo {
     width: 64, space: Space::SysReg, count: 1, count_cpuid: None,
     reset: PmintenclrLayout::RESET, reserved_mask: PmintenclrLayout::RESERVED_MASK, ignored_mask: PmintenclrLayout::IGNORED_MASK, writable_mask: PmintenclrLayout::WRITABLE_MASK,
     description: "Interrupt Enable Clear: reads which counters raise the overflow interrupt (as PMINTENSET_EL1); writing 1 to a bit disables that counter's interrupt. EL1 and above only.",
-    sources: &[SOURCES[17], SOURCES[1]],
+    sources: &[SOURCES[20], SOURCES[1]],
     addresses: Addresses::Known(&[
         AddressInfo::new("PMINTENCLR_EL1", "PMU", 0, Location::SysReg(SysRegEncoding::new(3, 0, 9, 14, 2)), "linux-arm64-sysreg"),
     ]),
@@ -2175,8 +2460,11 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PMCCNTR_INFO,
         &PMSWINC_INFO,
         &PMSELR_INFO,
+        &PMXEVTYPER_INFO,
+        &PMXEVCNTR_INFO,
         &PMCEID0_INFO,
         &PMCEID1_INFO,
+        &PMMIR_INFO,
         &PMUSERENR_INFO,
         &PMINTENSET_INFO,
         &PMINTENCLR_INFO,

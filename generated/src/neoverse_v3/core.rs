@@ -52,12 +52,21 @@ pub use crate::neoverse_v2::core::{
     Pmselr,
     PmselrLayout,
     PMSELR_EL0,
+    Pmxevtyper,
+    PmxevtyperLayout,
+    PMXEVTYPER_EL0,
+    Pmxevcntr,
+    PmxevcntrLayout,
+    PMXEVCNTR_EL0,
     Pmceid0,
     Pmceid0Layout,
     PMCEID0_EL0,
     Pmceid1,
     Pmceid1Layout,
     PMCEID1_EL0,
+    Pmmir,
+    PmmirLayout,
+    PMMIR_EL1,
     Pmuserenr,
     PmuserenrLayout,
     PMUSERENR_EL0,
@@ -103,10 +112,19 @@ pub(crate) static PMSWINC_INFO: RegisterInfo = RegisterInfo { processor: "neover
 pub(crate) static PMSELR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v3", ..*PmselrLayout::INFO };
 
 #[cfg(feature = "metadata")]
+pub(crate) static PMXEVTYPER_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v3", ..*PmxevtyperLayout::INFO };
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMXEVCNTR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v3", ..*PmxevcntrLayout::INFO };
+
+#[cfg(feature = "metadata")]
 pub(crate) static PMCEID0_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v3", ..*Pmceid0Layout::INFO };
 
 #[cfg(feature = "metadata")]
 pub(crate) static PMCEID1_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v3", ..*Pmceid1Layout::INFO };
+
+#[cfg(feature = "metadata")]
+pub(crate) static PMMIR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v3", ..*PmmirLayout::INFO };
 
 #[cfg(feature = "metadata")]
 pub(crate) static PMUSERENR_INFO: RegisterInfo = RegisterInfo { processor: "neoverse-v3", ..*PmuserenrLayout::INFO };
@@ -928,8 +946,11 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PMCCNTR_INFO,
         &PMSWINC_INFO,
         &PMSELR_INFO,
+        &PMXEVTYPER_INFO,
+        &PMXEVCNTR_INFO,
         &PMCEID0_INFO,
         &PMCEID1_INFO,
+        &PMMIR_INFO,
         &PMUSERENR_INFO,
         &PMINTENSET_INFO,
         &PMINTENCLR_INFO,

@@ -5271,6 +5271,14 @@ layout! {
     checked(try_with_sel, u8, 5);
 }
 layout! {
+    pmxevtyper: Pmxevtyper;
+    rw(value, with_value, val u64, 0, 64);
+}
+layout! {
+    pmxevcntr: Pmxevcntr;
+    rw(value, with_value, val u64, 0, 64);
+}
+layout! {
     pmceid0: Pmceid0;
     ro(idhi, val u32, 32, 32);
     ro(id, val u32, 0, 32);
@@ -5279,6 +5287,13 @@ layout! {
     pmceid1: Pmceid1;
     ro(idhi, val u32, 32, 32);
     ro(id, val u32, 0, 32);
+}
+layout! {
+    pmmir: Pmmir;
+    ro(thwidth, val u8, 20, 4);
+    ro(bus_width, val u8, 16, 4);
+    ro(bus_slots, val u8, 8, 8);
+    ro(slots, val u8, 0, 8);
 }
 layout! {
     pmuserenr: Pmuserenr;
@@ -5311,8 +5326,11 @@ layouts! {
     pmccntr,
     pmswinc,
     pmselr,
+    pmxevtyper,
+    pmxevcntr,
     pmceid0,
     pmceid1,
+    pmmir,
     pmuserenr,
     pmintenset,
     pmintenclr,
@@ -5399,6 +5417,14 @@ layout! {
     checked(try_with_sel, u8, 5);
 }
 layout! {
+    pmxevtyper: Pmxevtyper;
+    rw(value, with_value, val u64, 0, 64);
+}
+layout! {
+    pmxevcntr: Pmxevcntr;
+    rw(value, with_value, val u32, 0, 32);
+}
+layout! {
     pmceid0: Pmceid0;
     ro(idhi, val u32, 32, 32);
     ro(id, val u32, 0, 32);
@@ -5439,6 +5465,8 @@ layouts! {
     pmccntr,
     pmswinc,
     pmselr,
+    pmxevtyper,
+    pmxevcntr,
     pmceid0,
     pmceid1,
     pmuserenr,

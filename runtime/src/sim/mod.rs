@@ -339,13 +339,15 @@ impl Sim {
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;
         let mut socket = part::socket_state(&config);
         quirks::power_on(boxes, &mut socket.regs);
+        let sysregs = pmuv3::Pmuv3Regs::of(config.processor);
+        let pmuv3 = sysregs.power_on();
         let sim = Self {
             config,
             index,
             uncore,
             windows: mmio::Windows::new(config.processor, sockets),
             core_box,
-            sysregs: pmuv3::Pmuv3Regs::of(config.processor),
+            sysregs,
             state: Mutex::new(SimState {
                 uncore: (0..sockets as u32)
                     .map(|s| part::with_stack_buses(&config, s, socket.clone()))
@@ -353,7 +355,7 @@ impl Sim {
                 cores: vec![Default::default(); cpus],
                 l3s: vec![socket; cpus],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
-                pmuv3: vec![pmuv3::Pmuv3State::default(); cpus],
+                pmuv3: vec![pmuv3; cpus],
                 journal: Journal::default(),
             }),
             claims: OnceLock::new(),

@@ -3,8 +3,9 @@
 //! says, for a processor whose spec has `space="sysreg"` registers (`neoverse-v2`):
 //!
 //! - PMCR_EL0: E is the global enable; a write of P zeroes the event counters and of C the
-//!   cycle counter (both read as zero); N (read-only) is the number of event counters,
-//!   [`EVENT_COUNTERS`]; LP and LC choose where an event counter and the cycle counter
+//!   cycle counter (both read as zero); N (read-only) is the number of event counters, the
+//!   spec's reset value of the field (the part's TRM's), which every other rule here takes
+//!   from the register; LP and LC choose where an event counter and the cycle counter
 //!   overflow (64 bits when set, 32 when clear).
 //! - PMCNTENSET_EL0 and PMCNTENCLR_EL0 read the same enable bits; a 1 written to the first
 //!   sets a bit, to the second clears it, a 0 changes nothing. PMOVSSET_EL0 and PMOVSCLR_EL0
@@ -16,6 +17,10 @@
 //!   (FEAT_PMUv3p5) and overflow (set their flag) on a carry out of bit 31, or of bit 63 under
 //!   LP/LC; the value itself wraps at 64 bits, as Linux KVM's emulation (`pmu-emul.c`) does.
 //! - PMEVTYPER{n}/PMEVCNTR{n} with n >= N are UNDEFINED: the access is refused.
+//! - PMSELR_EL0.SEL selects the counter PMXEVTYPER_EL0 and PMXEVCNTR_EL0 reach: event
+//!   counter SEL below N, or with SEL 31 PMCCFILTR_EL0 through PMXEVTYPER_EL0; any other
+//!   selection (CONSTRAINED UNPREDICTABLE in the Arm ARM) is refused. A write through them
+//!   follows the selected register's own rules (its reserved bits refused).
 //!
 //! Not modelled: Secure and Realm states (a Linux host runs Non-secure), EL3, PMCR_EL0.D
 //! (the divide-by-64 of the cycle counter), chained counters, interrupts (PMINTENSET keeps its
@@ -31,10 +36,6 @@ use super::regs;
 pub(crate) type Refused = &'static str;
 type Answer<T> = std::result::Result<T, Refused>;
 
-/// Event counters a simulated core implements (PMCR_EL0.N): six, the `counters` Arm's
-/// machine-readable event lists give the Neoverse N1, N2 and V1 (the V2, V3 and N3 lists do
-/// not say; every simulated Neoverse core takes six).
-pub const EVENT_COUNTERS: u32 = 6;
 /// The common event the cycle counter counts: CPU_CYCLES (Arm ARM, common event 0x0011).
 pub const CPU_CYCLES: u16 = 0x11;
 /// The cycle counter's bit in the enable and overflow registers.
@@ -63,6 +64,11 @@ enum PmuReg {
     Evcntr(u32),
     Ccfiltr,
     Ccntr,
+    Selr,
+    /// PMXEVTYPER_EL0: the PMEVTYPER (or PMCCFILTR) PMSELR_EL0 selects.
+    Xevtyper,
+    /// PMXEVCNTR_EL0: the PMEVCNTR PMSELR_EL0 selects.
+    Xevcntr,
     /// Any other PMU register: kept as the generic model keeps one.
     Other,
 }
@@ -95,6 +101,9 @@ impl Pmuv3Regs {
                     "Pmevcntr" => PmuReg::Evcntr(addr.index),
                     "Pmccfiltr" => PmuReg::Ccfiltr,
                     "Pmccntr" => PmuReg::Ccntr,
+                    "Pmselr" => PmuReg::Selr,
+                    "Pmxevtyper" => PmuReg::Xevtyper,
+                    "Pmxevcntr" => PmuReg::Xevcntr,
                     _ => PmuReg::Other,
                 };
                 by_location.insert(addr.location, (kind, *info));
@@ -116,6 +125,34 @@ impl Pmuv3Regs {
         self.by_location.is_empty()
     }
 
+    /// The register of kind `kind` (a box-level one: PMCR_EL0, PMCCFILTR_EL0, ...).
+    fn info(&self, kind: PmuReg) -> Option<&'static RegisterInfo> {
+        self.by_location
+            .values()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, info)| *info)
+    }
+
+    /// A core's PMU at power-on: PMCR_EL0 at the spec's reset value, whose N (the part's
+    /// number of event counters, from its TRM) says which counters exist.
+    pub fn power_on(&self) -> Pmuv3State {
+        Pmuv3State {
+            pmcr: self.info(PmuReg::Pmcr).map_or(0, |info| info.reset),
+            ..Pmuv3State::default()
+        }
+    }
+
+    /// The event counters the core implements: PMCR_EL0.N of `pmcr`, the field whose role is
+    /// `counter-count` (Arm ARM: bits 15:11).
+    fn event_counters(&self, pmcr: u64) -> u32 {
+        let n = self
+            .info(PmuReg::Pmcr)
+            .and_then(|info| info.role(pmu_regs::Role::CounterCount))
+            .map_or(0, |f| f.extract(pmcr));
+        // The field is 5 bits wide: at most 31.
+        n.min(31) as u32
+    }
+
     fn get(&self, location: Location) -> Answer<(PmuReg, &'static RegisterInfo)> {
         self.by_location
             .get(&location)
@@ -125,7 +162,7 @@ impl Pmuv3Regs {
 }
 
 /// One core's PMU state.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Pmuv3State {
     /// PMCR_EL0's stored bits (N included).
     pmcr: u64,
@@ -135,35 +172,35 @@ pub(crate) struct Pmuv3State {
     counts: [u64; 31],
     cycle_filter: u64,
     cycles: u64,
+    /// PMSELR_EL0.SEL.
+    selected: u32,
     other: HashMap<Location, u64>,
 }
 
-impl Default for Pmuv3State {
-    fn default() -> Self {
-        Self {
-            pmcr: u64::from(EVENT_COUNTERS) << 11,
-            enabled: 0,
-            overflowed: 0,
-            types: [0; 31],
-            counts: [0; 31],
-            cycle_filter: 0,
-            cycles: 0,
-            other: HashMap::new(),
-        }
+/// The enable/overflow bits of the `n` event counters and the cycle counter.
+fn implemented(n: u32) -> u32 {
+    ((1u64 << n) - 1) as u32 | (1 << CYCLE_BIT)
+}
+
+/// `Ok(i)` for event counter `i` of the `n` implemented, else the UNDEFINED access refused.
+fn counter(i: u32, n: u32) -> Answer<usize> {
+    if i < n {
+        Ok(i as usize)
+    } else {
+        Err("an event counter below PMCR_EL0.N (the others are UNDEFINED)")
     }
 }
 
-/// The enable/overflow bits of the counters the core implements.
-fn implemented() -> u32 {
-    ((1u32 << EVENT_COUNTERS) - 1) | (1 << CYCLE_BIT)
-}
-
-/// `Ok(n)` for an implemented event counter, else the UNDEFINED access refused.
-fn counter(n: u32) -> Answer<usize> {
-    if n < EVENT_COUNTERS {
-        Ok(n as usize)
-    } else {
-        Err("an event counter below PMCR_EL0.N (the others are UNDEFINED)")
+/// What PMXEVTYPER_EL0 or PMXEVCNTR_EL0 reaches with PMSELR_EL0.SEL `sel`.
+fn selected(kind: PmuReg, sel: u32, n: u32) -> Answer<PmuReg> {
+    match kind {
+        PmuReg::Xevtyper if sel == CYCLE_BIT => Ok(PmuReg::Ccfiltr),
+        PmuReg::Xevtyper if sel < n => Ok(PmuReg::Evtyper(sel)),
+        PmuReg::Xevcntr if sel < n => Ok(PmuReg::Evcntr(sel)),
+        _ => Err(
+            "PMSELR_EL0.SEL below PMCR_EL0.N (or 31, PMCCFILTR_EL0, for PMXEVTYPER_EL0): \
+                  any other selection is CONSTRAINED UNPREDICTABLE",
+        ),
     }
 }
 
@@ -181,30 +218,64 @@ pub(crate) fn counts_at(filter: u64, level: ExceptionLevel) -> bool {
 }
 
 impl Pmuv3State {
-    /// Reads the register at `location`.
-    pub fn read(&self, regs: &Pmuv3Regs, location: Location) -> Answer<u64> {
-        let (kind, info) = regs.get(location)?;
+    /// The register `kind` names, or for PMXEVTYPER_EL0 and PMXEVCNTR_EL0 the one PMSELR_EL0
+    /// selects.
+    fn resolve(&self, regs: &Pmuv3Regs, kind: PmuReg) -> Answer<PmuReg> {
+        match kind {
+            PmuReg::Xevtyper | PmuReg::Xevcntr => {
+                selected(kind, self.selected, regs.event_counters(self.pmcr))
+            }
+            k => Ok(k),
+        }
+    }
+
+    /// The value of register `kind` (resolved), `info` and `location` its own.
+    fn value(
+        &self,
+        regs: &Pmuv3Regs,
+        kind: PmuReg,
+        (location, info): (Location, &RegisterInfo),
+    ) -> Answer<u64> {
+        let n = regs.event_counters(self.pmcr);
         Ok(match kind {
             PmuReg::Pmcr => self.pmcr,
             PmuReg::CntenSet | PmuReg::CntenClr => u64::from(self.enabled),
             PmuReg::OvsSet | PmuReg::OvsClr => u64::from(self.overflowed),
-            PmuReg::Evtyper(n) => self.types[counter(n)?],
-            PmuReg::Evcntr(n) => self.counts[counter(n)?],
+            PmuReg::Evtyper(i) => self.types[counter(i, n)?],
+            PmuReg::Evcntr(i) => self.counts[counter(i, n)?],
             PmuReg::Ccfiltr => self.cycle_filter,
             PmuReg::Ccntr => self.cycles,
-            PmuReg::Other => self.other.get(&location).copied().unwrap_or(info.reset),
+            PmuReg::Selr => u64::from(self.selected),
+            PmuReg::Other | PmuReg::Xevtyper | PmuReg::Xevcntr => {
+                self.other.get(&location).copied().unwrap_or(info.reset)
+            }
         })
     }
 
-    /// Writes `raw` to the register at `location`; a read-only register or a reserved bit set
-    /// is refused, nothing written.
-    pub fn write(&mut self, regs: &Pmuv3Regs, location: Location, raw: u64) -> Answer<()> {
+    /// Reads the register at `location`.
+    pub fn read(&self, regs: &Pmuv3Regs, location: Location) -> Answer<u64> {
         let (kind, info) = regs.get(location)?;
-        let old = self.read(regs, location)?;
+        self.value(regs, self.resolve(regs, kind)?, (location, info))
+    }
+
+    /// Writes `raw` to the register at `location` (through PMXEVTYPER_EL0 or PMXEVCNTR_EL0,
+    /// to the one selected, under its rules); a read-only register or a reserved bit set is
+    /// refused, nothing written.
+    pub fn write(&mut self, regs: &Pmuv3Regs, location: Location, raw: u64) -> Answer<()> {
+        let (kind, own) = regs.get(location)?;
+        let target = self.resolve(regs, kind)?;
+        let info = if target == kind {
+            own
+        } else {
+            regs.info(target)
+                .ok_or("the selected register in this core's spec")?
+        };
+        let old = self.value(regs, target, (location, info))?;
         let written =
             regs::write(info, old, raw).ok_or("a writable register and no reserved bit set")?;
-        let bits = (raw as u32) & implemented();
-        match kind {
+        let n = regs.event_counters(self.pmcr);
+        let bits = (raw as u32) & implemented(n);
+        match target {
             PmuReg::Pmcr => {
                 self.pmcr = written.stored;
                 if raw & 0b10 != 0 {
@@ -218,11 +289,13 @@ impl Pmuv3State {
             PmuReg::CntenClr => self.enabled &= !bits,
             PmuReg::OvsSet => self.overflowed |= bits,
             PmuReg::OvsClr => self.overflowed &= !bits,
-            PmuReg::Evtyper(n) => self.types[counter(n)?] = written.stored,
-            PmuReg::Evcntr(n) => self.counts[counter(n)?] = raw,
+            PmuReg::Evtyper(i) => self.types[counter(i, n)?] = written.stored,
+            PmuReg::Evcntr(i) => self.counts[counter(i, n)?] = raw,
             PmuReg::Ccfiltr => self.cycle_filter = written.stored,
             PmuReg::Ccntr => self.cycles = raw,
-            PmuReg::Other => {
+            // SEL is bits 4:0 (Arm ARM; the rest is reserved, refused above).
+            PmuReg::Selr => self.selected = (written.stored & 0x1f) as u32,
+            PmuReg::Other | PmuReg::Xevtyper | PmuReg::Xevcntr => {
                 self.other.insert(location, written.stored);
             }
         }
@@ -235,7 +308,7 @@ impl Pmuv3State {
             return;
         }
         let long_events = self.pmcr >> 7 & 1 == 1;
-        for n in 0..EVENT_COUNTERS as usize {
+        for n in 0..regs.event_counters(self.pmcr) as usize {
             let t = self.types[n];
             if self.enabled >> n & 1 == 1 && t & 0xffff == u64::from(event) && counts_at(t, level) {
                 let long = long_events && regs.event_bits == 64;

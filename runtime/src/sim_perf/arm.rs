@@ -6,7 +6,9 @@
 //! Opening a group decodes each event's `config` through the PMU's format files into
 //! PMEVTYPER{n}_EL0 (the event, and the filter bits: `exclude_user` sets U, `exclude_kernel`
 //! P, as the driver's `armv8pmu_set_event_filter` does) and takes the event counters in
-//! order. Enabling writes each PMEVTYPER, sets its bit in PMCNTENSET_EL0 and PMCR_EL0.E;
+//! order, only those below the core's PMCR_EL0.N, as the driver's probe
+//! (`__armv8pmu_probe_pmu`) reads the number of counters from the core and uses no other, so
+//! a group larger than N is refused when opened. Enabling writes each PMEVTYPER, sets its bit in PMCNTENSET_EL0 and PMCR_EL0.E;
 //! reading adds each counter's 64-bit increments; closing clears the enable bits it set
 //! (PMCNTENCLR_EL0) and puts back PMCR_EL0, the types and the counters as they were.
 
@@ -53,17 +55,25 @@ struct Slot {
     value: u64,
 }
 
-/// The slots of `events` on box `b` of kernel PMU `pmu`, the counters in `numbers`' order.
+/// The number of event counters `pmcr` (PMCR_EL0, laid out by `info`) reports: its field N,
+/// whose role is `counter-count`.
+fn event_counters(info: &RegisterInfo, pmcr: u64) -> u32 {
+    info.role(pmu_regs::Role::CounterCount)
+        .map_or(0, |f| f.extract(pmcr)) as u32
+}
+
+/// The slots of `events` on box `b` of kernel PMU `pmu`, the counters in `numbers`' order
+/// and below `n` (PMCR_EL0.N).
 fn slots(
     b: &'static PmuBox,
-    pmu: &KernelPmu,
-    numbers: &[u32],
+    (pmu, numbers, n): (&KernelPmu, &[u32], u32),
     events: &[EventAttr],
 ) -> Result<Vec<Slot>, OpenError> {
     let general: Vec<&crate::boxes::Counter> = numbers
         .iter()
         .filter_map(|&n| b.counter(n))
         .filter(|c| c.info.kind == pmu_regs::CounterKind::General)
+        .filter(|c| c.number() < n)
         .collect();
     let mut out = Vec::new();
     for (i, ev) in events.iter().enumerate() {
@@ -136,7 +146,6 @@ impl<'s> SysRegGroup<'s> {
         cpu: u32,
         events: &[EventAttr],
     ) -> Result<Self, OpenError> {
-        let slots = slots(b, pmu, numbers, events)?;
         let regs = (
             box_reg(b, "Pmcr"),
             box_reg(b, "Pmcntenset"),
@@ -149,6 +158,19 @@ impl<'s> SysRegGroup<'s> {
                 source: io::Error::other("the spec lacks PMCR_EL0 or PMCNTENSET/CLR_EL0"),
             });
         };
+        let pmcr_info = b.unit.registers.iter().find(|r| r.type_name == "Pmcr");
+        let n = match (pmcr_info, sim.read_sysreg(cpu, pmcr)) {
+            (Some(info), Ok(value)) => event_counters(info, value),
+            (_, Err(e)) => {
+                return Err(OpenError {
+                    index: 0,
+                    fits_alone: false,
+                    source: io_err(e),
+                })
+            }
+            (None, Ok(_)) => 0,
+        };
+        let slots = slots(b, (pmu, numbers, n), events)?;
         let n = events.len();
         Ok(Self {
             sim,

@@ -220,7 +220,8 @@ fn stop_on_signals() -> Arc<AtomicBool> {
 }
 
 /// Runs `pmu stat`: the exit status is the command's (128 + the signal if one ended it),
-/// 127 if it does not exist, 2 for a usage error, 1 for a failed count.
+/// 127 if it does not exist, 2 for a usage error, 1 for a failed count, 141 (as perf, which
+/// SIGPIPE ends) when the reader of `-I`'s counts goes away.
 pub fn run(a: &StatArgs, json: bool) -> ExitCode {
     let fail = |m: &str, code: u8| {
         crate::eprint_error(m);
@@ -274,16 +275,20 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         Ok(o) => o,
         Err(m) => return fail(&m, 1),
     };
-    let mut index = 0;
+    let (mut index, mut gone) = (0, false);
     let outcome = run::measure(&plan, &stop, |iv| {
         let lines = match a.metric_only {
             true => metric_only::interval(iv, index, plan.aggr, &layout).unwrap_or_default(),
             false => report::interval(iv, index, &layout),
         };
-        let _ = out.write_all(lines.as_bytes());
-        let _ = out.flush();
+        // The reader went away (`| head`): stop counting, as perf (which SIGPIPE ends).
+        gone |= out.write_all(lines.as_bytes()).and_then(|()| out.flush()).is_err();
+        stop.fetch_or(gone, Ordering::SeqCst);
         index += 1;
     });
+    if gone {
+        return ExitCode::from(128 + 13);
+    }
     match outcome {
         Ok(o) => {
             if plan.interval.is_none() {

@@ -724,7 +724,13 @@ fn user_and_sys_times_only_when_the_command_alone_is_counted() {
     ] {
         let (p, o) = (perf(args), pmu(args));
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-        assert_eq!(words(&o), words(&p), "{args:?}\n{}\n{}", stderr(&o), stderr(&p));
+        assert_eq!(
+            words(&o),
+            words(&p),
+            "{args:?}\n{}\n{}",
+            stderr(&o),
+            stderr(&p)
+        );
     }
 }
 
@@ -738,7 +744,10 @@ fn a_closed_pipe_ends_the_count_as_perfs() {
     use std::os::unix::process::ExitStatusExt;
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let args = ["stat", "-I", "100", "-a", "-e", "cpu-clock"];
-    for tool in ["perf", assert_cmd::cargo::cargo_bin("pmu").to_str().unwrap()] {
+    for tool in [
+        "perf",
+        assert_cmd::cargo::cargo_bin("pmu").to_str().unwrap(),
+    ] {
         let mut c = Command::new(tool);
         // Both write the counts to stderr: the pipe is a shell's `2>&1 | head -3`.
         c.args(args).stdout(std::process::Stdio::null());
@@ -760,7 +769,9 @@ fn a_closed_pipe_ends_the_count_as_perfs() {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
-        let shell = status.code().unwrap_or_else(|| 128 + status.signal().unwrap());
+        let shell = status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap());
         assert_eq!(shell, 141, "{tool}: {status:?}");
     }
 }

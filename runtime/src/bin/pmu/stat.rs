@@ -234,12 +234,6 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
             2,
         );
     }
-    if a.metric_only && (json || a.json_lines) {
-        return fail(
-            "--metric-only is laid out as text or, with -x SEP, CSV; leave out -j/--json",
-            2,
-        );
-    }
     let stop = stop_on_signals();
     if a.sim && json {
         return fail(
@@ -282,7 +276,10 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
             false => report::interval(iv, index, &layout),
         };
         // The reader went away (`| head`): stop counting, as perf (which SIGPIPE ends).
-        gone |= out.write_all(lines.as_bytes()).and_then(|()| out.flush()).is_err();
+        gone |= out
+            .write_all(lines.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err();
         stop.fetch_or(gone, Ordering::SeqCst);
         index += 1;
     });

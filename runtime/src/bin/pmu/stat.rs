@@ -61,16 +61,17 @@ pub struct StatArgs {
     /// With -a or -C: each socket's counts, summed over its CPUs.
     #[arg(long = "per-socket")]
     per_socket: bool,
-    /// With -a or -C and -e: count only the tasks of cgroup NAME (relative to the cgroup
-    /// mount point, e.g. /sys/fs/cgroup/unified); one name limits every event, a list
-    /// (`cg1,,cg2`) each event of -e in order (empty: every task), as perf's -G.
+    /// With -a or -C, after -e: count only the tasks of cgroup NAME (relative to the cgroup
+    /// mount point, e.g. /sys/fs/cgroup/unified); one name limits every event before it, a
+    /// list (`cg1,,cg2`) each event in order (empty: every task); repeatable, each -G's names
+    /// going on to the next events (`-e a -G g1 -e b -G g2`), as perf's -G.
     #[arg(
         short = 'G',
         long = "cgroup",
         value_name = "NAMES",
         conflicts_with = "sim"
     )]
-    cgroup: Option<String>,
+    cgroup: Vec<String>,
     /// Start counting MS milliseconds after the command starts.
     #[arg(short = 'D', long = "delay", value_name = "MS")]
     delay: Option<u64>,
@@ -161,10 +162,12 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         !a.command.is_empty(),
     )
     .map_err(|e| (e.to_string(), e.exit_code()))?;
-    let events = if a.event.is_empty() {
-        events::default_events(matches!(scope, run::StatScope::Cpus(_)))
+    let each = if a.event.is_empty() {
+        vec![events::default_events(matches!(
+            scope,
+            run::StatScope::Cpus(_)
+        ))]
     } else {
-        let lists: Vec<&str> = a.event.iter().map(String::as_str).collect();
         let core = crate::detect::processor_named(a.processor.as_deref())
             .map_err(|e| usage(e.to_string()))?
             .or_else(|| crate::detect::detected(false, None));
@@ -173,19 +176,19 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         } else {
             ""
         };
-        events::parse_events_for(&lists, &crate::perf_cli::sources(None), core)
-            .map_err(|e| usage(format!("-e: {e}{hint}")))?
+        let mut each = Vec::new();
+        for list in &a.event {
+            each.push(
+                events::parse_events_for(&[list], &crate::perf_cli::sources(None), core)
+                    .map_err(|e| usage(format!("-e: {e}{hint}")))?,
+            );
+        }
+        each
     };
-    let mut events = events;
-    if let Some(names) = &a.cgroup {
-        let mut named = if a.event.is_empty() {
-            Vec::new()
-        } else {
-            events
-        };
-        events::assign_cgroups(&mut named, names).map_err(usage)?;
-        events = named;
-    }
+    let given: Vec<(usize, &str)> = (cgroups_after_events(a).into_iter())
+        .zip(a.cgroup.iter().map(String::as_str))
+        .collect();
+    let events = events::with_cgroups(each, &given).map_err(usage)?;
     let target = report::target_label(&scope, &a.command, all);
     let plan = StatPlan {
         events,
@@ -202,6 +205,26 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         delay: a.delay.map(Duration::from_millis),
     };
     Ok((plan, target))
+}
+
+/// For each -G, how many -e options came before it on the command line, as perf pairs them
+/// (every -e if the order cannot be read back).
+fn cgroups_after_events(a: &StatArgs) -> Vec<usize> {
+    let m = <crate::Cli as clap::CommandFactory>::command()
+        .try_get_matches()
+        .ok();
+    let stat = m.as_ref().and_then(|m| m.subcommand_matches("stat"));
+    let at = |id| {
+        stat.and_then(|s| s.indices_of(id))
+            .map(Iterator::collect::<Vec<_>>)
+    };
+    match (at("event").unwrap_or_default(), at("cgroup")) {
+        (e, Some(g)) if g.len() == a.cgroup.len() => g
+            .iter()
+            .map(|i| e.iter().filter(|j| *j < i).count())
+            .collect(),
+        _ => vec![a.event.len(); a.cgroup.len()],
+    }
 }
 
 /// Ctrl-C reaches the command itself (it shares the terminal); this process lives on to

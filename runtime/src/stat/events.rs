@@ -190,13 +190,13 @@ pub fn assign_cgroups(events: &mut [StatEvent], names: &str) -> Result<(), Strin
 /// The events of several `-e` lists in order, with the cgroups of the `-G`s among them as
 /// [`pair_cgroups`] gives them: `cgroups` holds each `-G`'s names with how many `-e` lists
 /// came before it.
-pub fn with_cgroups(
+pub fn with_cgroups<S: AsRef<str>>(
     lists: Vec<Vec<StatEvent>>,
-    cgroups: &[(usize, &str)],
+    cgroups: &[(usize, S)],
 ) -> Result<Vec<StatEvent>, String> {
     let given: Vec<(usize, &str)> = cgroups
         .iter()
-        .map(|&(n, g)| (lists.iter().take(n).map(Vec::len).sum(), g))
+        .map(|(n, g)| (lists.iter().take(*n).map(Vec::len).sum(), g.as_ref()))
         .collect();
     let mut events = lists.concat();
     pair_cgroups(&mut events, &given)?;

@@ -12,7 +12,7 @@ use clap::Args;
 use pmu_runtime::stat::aggr::StatAggr;
 use pmu_runtime::stat::report::{self, StatLayout};
 use pmu_runtime::stat::run::{self, StatPlan};
-use pmu_runtime::stat::{events, metric_only};
+use pmu_runtime::stat::{events, metric_only, views};
 
 /// `pmu stat`'s options, as perf stat spells them.
 #[derive(Args)]
@@ -101,13 +101,13 @@ pub struct StatArgs {
     workload: Option<String>,
     /// With --sim: the top-down tree to level N, indented, each node over its threshold (Intel's metric
     /// lists) marked `<==`, as toplev shows it.
-    #[arg(long = "td-level", value_name = "N", group = "sim_view", requires = "sim",
+    #[arg(long = "td-level", value_name = "N", group = "sim_view",
           value_parser = clap::value_parser!(u8).range(1..=6))]
     td_level: Option<u8>,
     /// With --sim: a view across units, `memory` (each socket's DRAM read and write bandwidth per
     /// channel, as pcm-memory shows it), `io` (each socket's IO read and write bandwidth) or
     /// `upi` (each UPI link's transmit and receive bandwidth).
-    #[arg(long, value_name = "VIEW", group = "sim_view", requires = "sim",
+    #[arg(long, value_name = "VIEW", group = "sim_view",
           value_parser = clap::builder::PossibleValuesParser::new(pmu_runtime::stat::views::VIEWS))]
     view: Option<String>,
     /// With --sim: metrics by name, category or group (`-M TmaL1,memory_bandwidth_read`),
@@ -118,8 +118,7 @@ pub struct StatArgs {
         alias = "metric",
         value_name = "METRICS",
         value_delimiter = ',',
-        group = "sim_view",
-        requires = "sim"
+        group = "sim_view"
     )]
     metrics: Vec<String>,
     /// The metric values alone, a line of headers and a line of values (with -I: a line per
@@ -162,11 +161,9 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         !a.command.is_empty(),
     )
     .map_err(|e| (e.to_string(), e.exit_code()))?;
+    let system_wide = matches!(scope, run::StatScope::Cpus(_));
     let each = if a.event.is_empty() {
-        vec![events::default_events(matches!(
-            scope,
-            run::StatScope::Cpus(_)
-        ))]
+        vec![events::default_events(system_wide)]
     } else {
         let core = crate::detect::processor_named(a.processor.as_deref())
             .map_err(|e| usage(e.to_string()))?
@@ -176,18 +173,12 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         } else {
             ""
         };
-        let mut each = Vec::new();
-        for list in &a.event {
-            each.push(
-                events::parse_events_for(&[list], &crate::perf_cli::sources(None), core)
-                    .map_err(|e| usage(format!("-e: {e}{hint}")))?,
-            );
-        }
-        each
+        let sources = crate::perf_cli::sources(None);
+        let parse = |list: &String| events::parse_events_for(&[list], &sources, core);
+        let each: Result<Vec<_>, _> = a.event.iter().map(parse).collect();
+        each.map_err(|e| usage(format!("-e: {e}{hint}")))?
     };
-    let given: Vec<(usize, &str)> = (cgroups_after_events(a).into_iter())
-        .zip(a.cgroup.iter().map(String::as_str))
-        .collect();
+    let given: Vec<_> = cgroups_after_events(a).into_iter().zip(&a.cgroup).collect();
     let events = events::with_cgroups(each, &given).map_err(usage)?;
     let target = report::target_label(&scope, &a.command, all);
     let plan = StatPlan {
@@ -256,6 +247,14 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
              -M TmaL1 --metric-only -- CMD) or the tree with --td-level N",
             2,
         );
+    }
+    let given = (
+        a.td_level.is_some(),
+        a.view.is_some(),
+        !a.metrics.is_empty(),
+    );
+    if let Some(m) = views::without_sim(given.0, given.1, given.2).filter(|_| !a.sim) {
+        return fail(&m, 2);
     }
     let stop = stop_on_signals();
     if a.sim && json {
@@ -329,7 +328,6 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
 /// prints it where the counts go.
 fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
     use pmu_runtime::report::metric_values::{render_metric_only, render_metric_only_interval};
-    use pmu_runtime::stat::views;
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
         Some(p) => pmu_runtime::lookup::processor(p).map_err(|e| usage(e.to_string()))?,

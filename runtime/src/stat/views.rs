@@ -465,6 +465,22 @@ pub fn sim_header(command: &[String], counts: &SimCounts) -> String {
     )
 }
 
+/// Why `pmu stat`'s simulator options are refused as given, with what to type instead, or
+/// `None`: `--sim --metric-only` without `-M` or `--td-level`, or `-M`, `--td-level` or
+/// `--view` (`given`: whether each of `--td-level`, `--view` and `-M` is) without `--sim`
+/// ([`without_sim`]).
+pub fn refused(sim: bool, metric_only: bool, given: (bool, bool, bool)) -> Option<String> {
+    let (td_level, view, metrics) = given;
+    if sim && metric_only && !metrics && !td_level {
+        return Some(
+            "--metric-only prints metric values alone: name the metrics with -M (pmu stat --sim \
+             -M TmaL1 --metric-only -- CMD) or the tree with --td-level N"
+                .into(),
+        );
+    }
+    without_sim(td_level, view, metrics).filter(|_| !sim)
+}
+
 /// Why `-M`, `--td-level` or `--view` (each given or not: `td_level`, `view`, `metrics`)
 /// without `--sim` is refused, and what to type instead; `None` if none is given.
 /// `pmu stat` counts metrics on the simulator only so far; the machine's own lack (no

@@ -199,11 +199,10 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
 }
 
 /// For each -G, how many -e options came before it on the command line, as perf pairs them
-/// (every -e if the order cannot be read back).
+/// (every -e if the order cannot be read back); the command line is read again only with -G.
 fn cgroups_after_events(a: &StatArgs) -> Vec<usize> {
-    let m = <crate::Cli as clap::CommandFactory>::command()
-        .try_get_matches()
-        .ok();
+    let parse = || <crate::Cli as clap::CommandFactory>::command().try_get_matches();
+    let m = (!a.cgroup.is_empty()).then(parse).and_then(Result::ok);
     let stat = m.as_ref().and_then(|m| m.subcommand_matches("stat"));
     let at = |id| {
         stat.and_then(|s| s.indices_of(id))
@@ -241,19 +240,12 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
-    if a.metric_only && a.sim && a.metrics.is_empty() && a.td_level.is_none() {
-        return fail(
-            "--metric-only prints metric values alone: name the metrics with -M (pmu stat --sim \
-             -M TmaL1 --metric-only -- CMD) or the tree with --td-level N",
-            2,
-        );
-    }
     let given = (
         a.td_level.is_some(),
         a.view.is_some(),
         !a.metrics.is_empty(),
     );
-    if let Some(m) = views::without_sim(given.0, given.1, given.2).filter(|_| !a.sim) {
+    if let Some(m) = views::refused(a.sim, a.metric_only, given) {
         return fail(&m, 2);
     }
     let stop = stop_on_signals();

@@ -132,3 +132,46 @@ fn cgroup_lines_follow_the_schema() {
     let cgroups: Vec<&Value> = lines.iter().map(|l| &l["cgroup"]).collect();
     assert_eq!(cgroups, ["/", "", ""]);
 }
+
+/// `--metric-only -j` (schema 1.2): every line valid, per CPU and per socket under `-I`
+/// (`{}` first, perf's header) and after the run; a column's value is a string of digits
+/// or `none`, never a number or a unit (the schema refuses them).
+#[test]
+fn metric_only_lines_follow_the_schema() {
+    use pmu_runtime::stat::metric_only;
+    let v = validator();
+    let stop = AtomicBool::new(false);
+    for aggr in [StatAggr::PerCpu, StatAggr::PerSocket] {
+        let every = StatPlan {
+            interval: Some(Duration::from_millis(50)),
+            aggr,
+            ..plan(
+                StatScope::Cpus(run::online_cpus().unwrap()),
+                &["sleep", "0.12"],
+            )
+        };
+        let mut text = String::new();
+        let mut index = 0;
+        let o = run::measure(&every, &stop, |iv| {
+            text.push_str(&metric_only::interval(iv, index, aggr, &StatLayout::Json).unwrap());
+            index += 1;
+        })
+        .unwrap();
+        let lines = valid_lines(&v, &text);
+        assert_eq!(lines[0], serde_json::json!({}));
+        assert!(lines[1..].iter().all(|l| l.get("interval").is_some()));
+        let after = metric_only::summary(&o, "'sleep 0.12'", &StatLayout::Json).unwrap();
+        valid_lines(&v, &after);
+    }
+    let good: Value = serde_json::from_str(
+        r#"{"interval" : 0.100000000, "cpu" : "0", "GHz" : "2.000", "branch-misses of all branches" : "none"}"#,
+    )
+    .unwrap();
+    assert!(v.is_valid(&good));
+    let mut bad = good.clone();
+    bad["GHz"] = Value::from(2.0);
+    assert!(!v.is_valid(&bad));
+    let mut bad = good;
+    bad["GHz"] = Value::from("2.000 GHz");
+    assert!(!v.is_valid(&bad));
+}

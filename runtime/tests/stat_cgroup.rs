@@ -226,3 +226,71 @@ fn mistakes_say_what_to_do() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// Several `-G`, each after its `-e`, as perf pairs them (the N-th cgroup name of all the
+/// `-G`s goes to the N-th event; a single one so far limits every event before it): each
+/// event's cgroup column (`-x,`) as perf's on the same command line, and what perf refuses
+/// (`-G` before any `-e`, more names than events before it) refused with status 2.
+#[test]
+fn several_cgroup_options_pair_with_events_as_perfs() {
+    let (Some(g1), Some(g2)) = (Cgroup::make("pair1"), Cgroup::make("pair2")) else {
+        return;
+    };
+    let dir = std::env::temp_dir();
+    let (a, b) = (g1.name.as_str(), g2.name.as_str());
+    let lines: [&[&str]; 4] = [
+        &["-e", "task-clock", "-G", a, "-e", "page-faults"],
+        &["-e", "task-clock", "-G", a, "-e", "page-faults", "-G", b],
+        &[
+            "-e",
+            "task-clock,page-faults",
+            "-G",
+            a,
+            "-e",
+            "cpu-clock",
+            "-G",
+            b,
+        ],
+        &["-e", "task-clock", "-e", "page-faults,cpu-clock", "-G", a],
+    ];
+    let cgroups = |out: &str| -> Vec<(String, String)> {
+        out.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f.len() > 3).then(|| (f[2].to_string(), f[3].to_string()))
+            })
+            .collect()
+    };
+    for events in lines {
+        let args: Vec<&str> = [&["-a", "-x,"][..], events, &["--", "sleep", "0.01"]].concat();
+        let perf = tool("perf", &args, &dir);
+        let pmu = tool("pmu", &args, &dir);
+        let (perf, pmu) = (
+            String::from_utf8_lossy(&perf.stderr),
+            String::from_utf8_lossy(&pmu.stderr),
+        );
+        assert_eq!(
+            cgroups(&pmu),
+            cgroups(&perf),
+            "{args:?}\nperf:\n{perf}\npmu:\n{pmu}"
+        );
+        assert!(
+            cgroups(&perf).iter().any(|(_, g)| g == a),
+            "{args:?}: {perf}"
+        );
+    }
+    for refused in [
+        &["-a", "-G", a, "-e", "task-clock", "--", "true"][..],
+        &["-a", "-e", "task-clock", "-G", a, "-G", b, "--", "true"],
+    ] {
+        let perf = tool("perf", refused, &dir);
+        assert!(!perf.status.success(), "perf took {refused:?}");
+        let o = tool("pmu", refused, &dir);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{refused:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -701,3 +701,77 @@ fn dash_o_writes_the_counts_to_a_file_and_never_through_a_link() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
 }
+
+/// perf prints the user and system times only for one run counting the command alone
+/// (builtin-stat.c: `run_count == 1 && target__none`): with -a or -C beside a command the
+/// footer is the elapsed time alone. The footers' words, compared with perf's.
+#[test]
+fn user_and_sys_times_only_when_the_command_alone_is_counted() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let words = |o: &Output| {
+        let (_, footer) = text(&stderr(o));
+        footer
+            .iter()
+            .flat_map(|b| b.lines())
+            .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+    };
+    for args in [
+        &["-a", "-e", "cpu-clock", "--", "sleep", "0.05"][..],
+        &["-C", "0", "-e", "cpu-clock", "--", "sleep", "0.05"][..],
+        &["-e", "task-clock", "--", "sleep", "0.05"][..],
+    ] {
+        let (p, o) = (perf(args), pmu(args));
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_eq!(
+            words(&o),
+            words(&p),
+            "{args:?}\n{}\n{}",
+            stderr(&o),
+            stderr(&p)
+        );
+    }
+}
+
+/// `pmu stat -I 100 -a | head -3` (counts to a pipe whose reader goes away): perf ends (its
+/// SIGPIPE: 141 as a shell reports it) at the next interval instead of counting on for ever;
+/// pmu must end too, with the same status. Each tool's counts go through a pipe that is
+/// closed after its first 3 lines; each must be gone within 3 s after.
+#[test]
+fn a_closed_pipe_ends_the_count_as_perfs() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let args = ["stat", "-I", "100", "-a", "-e", "cpu-clock"];
+    for tool in [
+        "perf",
+        assert_cmd::cargo::cargo_bin("pmu").to_str().unwrap(),
+    ] {
+        let mut c = Command::new(tool);
+        // Both write the counts to stderr: the pipe is a shell's `2>&1 | head -3`.
+        c.args(args).stdout(std::process::Stdio::null());
+        c.stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        for _ in 0..3 {
+            lines.next().unwrap().unwrap();
+        }
+        drop(lines);
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(3) {
+                let _ = child.kill();
+                panic!("{tool} kept counting after its reader went away");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let shell = status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap());
+        assert_eq!(shell, 141, "{tool}: {status:?}");
+    }
+}

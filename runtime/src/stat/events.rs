@@ -179,34 +179,68 @@ fn parse_known(lists: &[&str], sources: &EventSources) -> Result<Vec<StatEvent>,
     Ok(out)
 }
 
-/// perf's `-G NAMES` over `events`: one name (no comma) limits every event to that cgroup;
-/// a list gives the events their cgroups in order (an empty name: every task; events past
-/// the list: every task). More names than events is an error, as in perf.
+/// perf's `-G NAMES` after every `-e`: one name (no comma) limits every event to that
+/// cgroup; a list gives the events their cgroups in order (an empty name: every task; events
+/// past the list: every task). More names than events is an error, as in perf.
 pub fn assign_cgroups(events: &mut [StatEvent], names: &str) -> Result<(), String> {
-    if events.is_empty() {
-        return Err(
-            "-G limits events to a cgroup: name them first (-e task-clock -G NAME), \
-                    as perf requires"
-                .into(),
-        );
-    }
-    let list: Vec<&str> = names.split(',').collect();
-    if list.len() > events.len() {
-        return Err(format!(
-            "-G {names}: {} cgroups for {} events; give one cgroup for all the events, or at \
-             most one for each event in -e's order (an empty name: every task)",
-            list.len(),
-            events.len()
-        ));
-    }
-    let one = list.len() == 1;
-    for (i, ev) in events.iter_mut().enumerate() {
-        let name = if one {
-            list[0]
-        } else {
-            list.get(i).copied().unwrap_or("")
-        };
-        ev.cgroup = (!name.is_empty()).then(|| name.to_string());
+    let defined = events.len();
+    pair_cgroups(events, &[(defined, names)])
+}
+
+/// The events of several `-e` lists in order, with the cgroups of the `-G`s among them as
+/// [`pair_cgroups`] gives them: `cgroups` holds each `-G`'s names with how many `-e` lists
+/// came before it.
+pub fn with_cgroups<S: AsRef<str>>(
+    lists: Vec<Vec<StatEvent>>,
+    cgroups: &[(usize, S)],
+) -> Result<Vec<StatEvent>, String> {
+    let given: Vec<(usize, &str)> = cgroups
+        .iter()
+        .map(|(n, g)| (lists.iter().take(*n).map(Vec::len).sum(), g.as_ref()))
+        .collect();
+    let mut events = lists.concat();
+    pair_cgroups(&mut events, &given)?;
+    Ok(events)
+}
+
+/// perf's `-G` pairing over a command line with several `-e` and `-G` (perf 6.1,
+/// tools/perf/util/cgroup.c `parse_cgroups`, checked against the perf binary): `given` holds
+/// each `-G`'s names in order, with how many events the `-e` options before it defined. The
+/// N-th name of all the `-G`s together goes to the N-th event (an empty name: every task),
+/// which must be defined before that `-G`; while only one name has been given, it limits
+/// every event defined so far. So `-e a -G g1 -e b -G g2` gives a g1 and b g2, `-e a -G g1 -e
+/// b` leaves b on every task, and `-e a,b -G g1 -e c -G g2` gives a g1, b g2 (the second
+/// name goes to the second event) and c every task.
+pub fn pair_cgroups(events: &mut [StatEvent], given: &[(usize, &str)]) -> Result<(), String> {
+    let mut next = 0;
+    for &(defined, names) in given {
+        let defined = defined.min(events.len());
+        if defined == 0 {
+            return Err(format!(
+                "-G {names} limits events to a cgroup: name them first (-e task-clock -G \
+                 NAME), as perf requires"
+            ));
+        }
+        let list: Vec<&str> = names.split(',').collect();
+        if next + list.len() > defined {
+            return Err(format!(
+                "-G {names}: {} cgroups for {} events; give one cgroup for all the events \
+                 before it, or at most one for each event in -e's order (an empty name: every \
+                 task), each -G after the -e it limits",
+                next + list.len(),
+                defined
+            ));
+        }
+        for name in list {
+            events[next].cgroup = (!name.is_empty()).then(|| name.to_string());
+            next += 1;
+        }
+        if next == 1 {
+            let first = events[0].cgroup.clone();
+            events[..defined]
+                .iter_mut()
+                .for_each(|e| e.cgroup.clone_from(&first));
+        }
     }
     Ok(())
 }
@@ -247,6 +281,31 @@ mod tests {
             .unwrap_err()
             .contains("3 cgroups for 2"));
         assert!(assign_cgroups(&mut [], "cg").unwrap_err().contains("-e"));
+    }
+
+    // perf 6.1 on this machine (`perf stat -a -x, ... -- sleep 0.01`, the cgroup column):
+    // `-e task-clock -G g1 -e page-faults` g1, none; `-e task-clock -G g1 -e page-faults -G
+    // g2` g1, g2; `-e task-clock,page-faults -G g1 -e cpu-clock -G g2` g1, g2, none;
+    // `-G g1 -e task-clock` and `-e task-clock -G g1 -G g2` refused.
+    #[test]
+    fn several_cgroup_options_pair_as_perfs() {
+        let cgroups = |given: &[(usize, &str)]| {
+            let mut evs = default_events(false);
+            evs.truncate(3);
+            pair_cgroups(&mut evs, given).map(|()| {
+                evs.iter()
+                    .map(|e| e.cgroup.clone().unwrap_or_default())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(cgroups(&[(1, "g1")]).unwrap(), ["g1", "", ""]);
+        assert_eq!(cgroups(&[(1, "g1"), (2, "g2")]).unwrap(), ["g1", "g2", ""]);
+        assert_eq!(cgroups(&[(2, "g1"), (3, "g2")]).unwrap(), ["g1", "g2", ""]);
+        assert_eq!(cgroups(&[(3, ",g2")]).unwrap(), ["", "g2", ""]);
+        assert!(cgroups(&[(0, "g1")])
+            .unwrap_err()
+            .contains("name them first"));
+        assert!(cgroups(&[(1, "g1"), (1, "g2")]).is_err());
     }
 
     #[test]

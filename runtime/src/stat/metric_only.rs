@@ -16,12 +16,20 @@
 //! - CSV: headers and values each followed by the separator, values without padding or
 //!   unit; under `-I` the header starts ` time,` (perf writes that comma whatever the
 //!   separator) and each line with the time and the separator.
+//! - JSON (`-j`): an object a line for each place (under `-I` after a first line `{}`,
+//!   perf's header, which writes no column names into JSON): `"interval"` under `-I`,
+//!   the place as perf's `-j` rows (`"cpu"`, or `"socket"` and `"aggregate-number"`), then
+//!   each column as perf's `print_metric_only_json` writes it, `"HEADER" : "VALUE"` with the
+//!   number alone (`"none"` where it was not worked out). perf 6.1 opens the objects of its
+//!   places and columns on separate lines, which no JSON reader takes; the fields and their
+//!   order are perf's, each line a whole object. On this machine (no column) perf's lines
+//!   are `{}` and `{"interval" : 0.100160336}`, as pmu's.
 
 use std::fmt::Write;
 
 use super::aggr::{RowPlace, StatAggr};
 use super::events::EventRole;
-use super::report::{footer, interval_time, place_text, StatLayout};
+use super::report::{footer, interval_time, json_place, place_text, quoted, StatLayout};
 use super::rows::{RowValue, StatRow};
 use super::run::{IntervalRows, StatOutcome};
 
@@ -91,6 +99,28 @@ fn fields<'a>(rows: impl Iterator<Item = &'a StatRow>, sep: Option<&str>) -> (St
     (head, line)
 }
 
+/// A JSON object a line for each place, after `time` (under `-I`).
+fn json_lines(rows: &[StatRow], time: Option<&str>) -> String {
+    let mut s = String::new();
+    for (place, rows) in by_place(rows) {
+        let mut fields: Vec<String> = Vec::new();
+        if let Some(t) = time {
+            fields.push(format!("\"interval\" : {}", t.trim()));
+        }
+        fields.extend(json_place(place));
+        for r in rows {
+            let Some(h) = column(r).filter(|_| r.value != RowValue::NotSupported) else {
+                continue;
+            };
+            let v = value(r, true);
+            let v = if v.is_empty() { "none".to_string() } else { v };
+            fields.push(format!("{} : {}", quoted(&h), quoted(&v)));
+        }
+        let _ = writeln!(s, "{{{}}}", fields.join(", "));
+    }
+    s
+}
+
 fn separator(layout: &StatLayout) -> Option<&str> {
     match layout {
         StatLayout::Csv(sep) => Some(sep.as_str()),
@@ -143,9 +173,12 @@ fn value_lines(rows: &[StatRow], time: Option<&str>, sep: Option<&str>) -> Strin
 
 /// The output after the runs with `--metric-only`: for [`StatLayout::Text`] perf's header
 /// naming `target`, the columns' line, the values' line and the footer; the two lines alone
-/// for CSV. JSON is not laid out this way (`None`).
+/// for CSV; an object a line for each place for JSON.
 pub fn summary(o: &StatOutcome, target: &str, layout: &StatLayout) -> Option<String> {
     let rows = o.rows();
+    if *layout == StatLayout::Json {
+        return Some(json_lines(&rows, None));
+    }
     let sep = separator(layout);
     let body = plain_header(&rows, o.aggr, sep) + &value_lines(&rows, None, sep);
     match layout {
@@ -157,13 +190,13 @@ pub fn summary(o: &StatOutcome, target: &str, layout: &StatLayout) -> Option<Str
             }
             Some(s + ":\n\n" + &body + "\n" + &footer(o))
         }
-        StatLayout::Csv(_) => Some(body),
-        StatLayout::Json => None,
+        StatLayout::Csv(_) | StatLayout::Json => Some(body),
     }
 }
 
 /// The `index`-th interval's lines with `--metric-only`: the header before the first (and
-/// every 25th, as perf repeats it in text), then a line per place. JSON: `None`.
+/// every 25th, as perf repeats it in text), then a line per place; JSON: an object a line
+/// for each place.
 pub fn interval(
     iv: &IntervalRows,
     index: u64,
@@ -172,7 +205,12 @@ pub fn interval(
 ) -> Option<String> {
     let sep = separator(layout);
     let header = match layout {
-        StatLayout::Json => return None,
+        StatLayout::Json => {
+            // perf's header line: it writes no column names into JSON, so `{}`.
+            let head = if index == 0 { "{}\n" } else { "" };
+            let time = interval_time(iv.seconds);
+            return Some(head.to_string() + &json_lines(&iv.rows, Some(&time)));
+        }
         StatLayout::Text => index % 25 == 0,
         StatLayout::Csv(_) => index == 0,
     };
@@ -252,5 +290,13 @@ mod tests {
         );
         let later = interval(&iv, 1, StatAggr::Global, &StatLayout::Csv(",".into())).unwrap();
         assert_eq!(later, "     0.100000000,2.000,1.50,,\n");
+        // JSON: perf's print_metric_only_json, `"UNIT" : "VALUE"` with the number alone,
+        // `none` where there is none, after `{}` (perf's header) on the first interval.
+        let json = interval(&iv, 0, StatAggr::Global, &StatLayout::Json).unwrap();
+        assert_eq!(
+            json,
+            "{}\n{\"interval\" : 0.100000000, \"GHz\" : \"2.000\", \"insn per cycle\" : \"1.50\", \
+             \"branch-misses of all branches\" : \"none\"}\n"
+        );
     }
 }

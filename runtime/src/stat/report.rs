@@ -110,7 +110,7 @@ fn csv_row(r: &StatRow, sep: &str) -> String {
 }
 
 /// A JSON string literal.
-fn quoted(s: &str) -> String {
+pub(super) fn quoted(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
@@ -126,6 +126,18 @@ fn quoted(s: &str) -> String {
     out
 }
 
+/// A place's JSON fields as perf's: `"cpu" : "0"`, or `"socket" : "S0",
+/// "aggregate-number" : 2`; none for every CPU summed.
+pub(super) fn json_place(place: RowPlace) -> Option<String> {
+    match place {
+        RowPlace::All => None,
+        RowPlace::Cpu(c) => Some(format!("\"cpu\" : \"{c}\"")),
+        RowPlace::Socket { socket, cpus } => Some(format!(
+            "\"socket\" : \"S{socket}\", \"aggregate-number\" : {cpus}"
+        )),
+    }
+}
+
 fn json_row(r: &StatRow, interval: Option<&str>) -> String {
     let value = match r.value {
         RowValue::Counted(v) => format!("{v:.6}"),
@@ -135,17 +147,8 @@ fn json_row(r: &StatRow, interval: Option<&str>) -> String {
     if let Some(t) = interval {
         let _ = write!(s, "\"interval\" : {t}, ");
     }
-    match r.place {
-        RowPlace::All => {}
-        RowPlace::Cpu(c) => {
-            let _ = write!(s, "\"cpu\" : \"{c}\", ");
-        }
-        RowPlace::Socket { socket, cpus } => {
-            let _ = write!(
-                s,
-                "\"socket\" : \"S{socket}\", \"aggregate-number\" : {cpus}, "
-            );
-        }
+    if let Some(p) = json_place(r.place) {
+        let _ = write!(s, "{p}, ");
     }
     let _ = write!(
         s,

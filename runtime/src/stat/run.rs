@@ -74,7 +74,8 @@ pub struct StatOutcome {
     pub aggr: StatAggr,
     /// The wall time of the runs, in nanoseconds.
     pub elapsed_ns: Spread,
-    /// The command's user and system CPU time, with one run of a command.
+    /// The command's user and system CPU time, with one run of a command counted alone
+    /// (not with -a, -C or -p, as perf).
     pub user_sys: Option<(Duration, Duration)>,
     /// The last run's exit status as a shell reports it (128 + the signal for a command a
     /// signal ended); 0 without a command.
@@ -514,7 +515,9 @@ pub fn measure(
         totals,
         aggr: plan.aggr,
         elapsed_ns,
-        user_sys: (plan.repeat == 1 && !plan.command.is_empty()).then_some(last.0),
+        // As perf: only for one run with no other target than the command (its
+        // `target__none`); with -a, -C or -p the times would not be the counted tasks'.
+        user_sys: (plan.repeat == 1 && plan.scope == StatScope::Command).then_some(last.0),
         exit_code: last.1,
     })
 }

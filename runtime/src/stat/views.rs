@@ -464,3 +464,44 @@ pub fn sim_header(command: &[String], counts: &SimCounts) -> String {
         counts.processor.id, counts.workload.name
     )
 }
+
+/// Why `pmu stat`'s simulator options are refused as given, with what to type instead, or
+/// `None`: `--sim --metric-only` without `-M` or `--td-level`, or `-M`, `--td-level` or
+/// `--view` (`given`: whether each of `--td-level`, `--view` and `-M` is) without `--sim`
+/// ([`without_sim`]).
+pub fn refused(sim: bool, metric_only: bool, given: (bool, bool, bool)) -> Option<String> {
+    let (td_level, view, metrics) = given;
+    if sim && metric_only && !metrics && !td_level {
+        return Some(
+            "--metric-only prints metric values alone: name the metrics with -M (pmu stat --sim \
+             -M TmaL1 --metric-only -- CMD) or the tree with --td-level N"
+                .into(),
+        );
+    }
+    without_sim(td_level, view, metrics).filter(|_| !sim)
+}
+
+/// Why `-M`, `--td-level` or `--view` (each given or not: `td_level`, `view`, `metrics`)
+/// without `--sim` is refused, and what to type instead; `None` if none is given.
+/// `pmu stat` counts metrics on the simulator only so far; the machine's own lack (no
+/// hardware or uncore PMU, no MSR access, from
+/// [`CountingAccess`](crate::report::machine::CountingAccess)) is named with what works here.
+pub fn without_sim(td_level: bool, view: bool, metrics: bool) -> Option<String> {
+    let given = [(td_level, "--td-level"), (view, "--view"), (metrics, "-M")];
+    let option = given.iter().find(|(g, _)| *g)?.1;
+    let processor = default_sim_processor().map_or("NAME", |p| p.name);
+    let access = crate::report::machine::CountingAccess::of(None);
+    let mut m = format!(
+        "{option} is counted on the simulator only so far: add --sim (pmu stat --sim \
+         --processor {processor} {option} ... -- CMD); on real hardware, `pmu watch \
+         --metric NAME` counts a metric's unit"
+    );
+    let missing = access.missing();
+    if !missing.is_empty() {
+        m += &format!("; this machine has {}", missing.join(", "));
+    }
+    if let Some(instead) = access.instead() {
+        m += &format!("; {instead}");
+    }
+    Some(m)
+}

@@ -12,7 +12,7 @@ use clap::Args;
 use pmu_runtime::stat::aggr::StatAggr;
 use pmu_runtime::stat::report::{self, StatLayout};
 use pmu_runtime::stat::run::{self, StatPlan};
-use pmu_runtime::stat::{events, metric_only};
+use pmu_runtime::stat::{events, metric_only, views};
 
 /// `pmu stat`'s options, as perf stat spells them.
 #[derive(Args)]
@@ -61,16 +61,17 @@ pub struct StatArgs {
     /// With -a or -C: each socket's counts, summed over its CPUs.
     #[arg(long = "per-socket")]
     per_socket: bool,
-    /// With -a or -C and -e: count only the tasks of cgroup NAME (relative to the cgroup
-    /// mount point, e.g. /sys/fs/cgroup/unified); one name limits every event, a list
-    /// (`cg1,,cg2`) each event of -e in order (empty: every task), as perf's -G.
+    /// With -a or -C, after -e: count only the tasks of cgroup NAME (relative to the cgroup
+    /// mount point, e.g. /sys/fs/cgroup/unified); one name limits every event before it, a
+    /// list (`cg1,,cg2`) each event in order (empty: every task); repeatable, each -G's names
+    /// going on to the next events (`-e a -G g1 -e b -G g2`), as perf's -G.
     #[arg(
         short = 'G',
         long = "cgroup",
         value_name = "NAMES",
         conflicts_with = "sim"
     )]
-    cgroup: Option<String>,
+    cgroup: Vec<String>,
     /// Start counting MS milliseconds after the command starts.
     #[arg(short = 'D', long = "delay", value_name = "MS")]
     delay: Option<u64>,
@@ -100,13 +101,13 @@ pub struct StatArgs {
     workload: Option<String>,
     /// With --sim: the top-down tree to level N, indented, each node over its threshold (Intel's metric
     /// lists) marked `<==`, as toplev shows it.
-    #[arg(long = "td-level", value_name = "N", group = "sim_view", requires = "sim",
+    #[arg(long = "td-level", value_name = "N", group = "sim_view",
           value_parser = clap::value_parser!(u8).range(1..=6))]
     td_level: Option<u8>,
     /// With --sim: a view across units, `memory` (each socket's DRAM read and write bandwidth per
     /// channel, as pcm-memory shows it), `io` (each socket's IO read and write bandwidth) or
     /// `upi` (each UPI link's transmit and receive bandwidth).
-    #[arg(long, value_name = "VIEW", group = "sim_view", requires = "sim",
+    #[arg(long, value_name = "VIEW", group = "sim_view",
           value_parser = clap::builder::PossibleValuesParser::new(pmu_runtime::stat::views::VIEWS))]
     view: Option<String>,
     /// With --sim: metrics by name, category or group (`-M TmaL1,memory_bandwidth_read`),
@@ -117,8 +118,7 @@ pub struct StatArgs {
         alias = "metric",
         value_name = "METRICS",
         value_delimiter = ',',
-        group = "sim_view",
-        requires = "sim"
+        group = "sim_view"
     )]
     metrics: Vec<String>,
     /// The metric values alone, a line of headers and a line of values (with -I: a line per
@@ -161,10 +161,10 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         !a.command.is_empty(),
     )
     .map_err(|e| (e.to_string(), e.exit_code()))?;
-    let events = if a.event.is_empty() {
-        events::default_events(matches!(scope, run::StatScope::Cpus(_)))
+    let system_wide = matches!(scope, run::StatScope::Cpus(_));
+    let each = if a.event.is_empty() {
+        vec![events::default_events(system_wide)]
     } else {
-        let lists: Vec<&str> = a.event.iter().map(String::as_str).collect();
         let core = crate::detect::processor_named(a.processor.as_deref())
             .map_err(|e| usage(e.to_string()))?
             .or_else(|| crate::detect::detected(false, None));
@@ -173,19 +173,13 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         } else {
             ""
         };
-        events::parse_events_for(&lists, &crate::perf_cli::sources(None), core)
-            .map_err(|e| usage(format!("-e: {e}{hint}")))?
+        let sources = crate::perf_cli::sources(None);
+        let parse = |list: &String| events::parse_events_for(&[list], &sources, core);
+        let each: Result<Vec<_>, _> = a.event.iter().map(parse).collect();
+        each.map_err(|e| usage(format!("-e: {e}{hint}")))?
     };
-    let mut events = events;
-    if let Some(names) = &a.cgroup {
-        let mut named = if a.event.is_empty() {
-            Vec::new()
-        } else {
-            events
-        };
-        events::assign_cgroups(&mut named, names).map_err(usage)?;
-        events = named;
-    }
+    let given: Vec<_> = cgroups_after_events(a).into_iter().zip(&a.cgroup).collect();
+    let events = events::with_cgroups(each, &given).map_err(usage)?;
     let target = report::target_label(&scope, &a.command, all);
     let plan = StatPlan {
         events,
@@ -204,6 +198,25 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
     Ok((plan, target))
 }
 
+/// For each -G, how many -e options came before it on the command line, as perf pairs them
+/// (every -e if the order cannot be read back); the command line is read again only with -G.
+fn cgroups_after_events(a: &StatArgs) -> Vec<usize> {
+    let parse = || <crate::Cli as clap::CommandFactory>::command().try_get_matches();
+    let m = (!a.cgroup.is_empty()).then(parse).and_then(Result::ok);
+    let stat = m.as_ref().and_then(|m| m.subcommand_matches("stat"));
+    let at = |id| {
+        stat.and_then(|s| s.indices_of(id))
+            .map(Iterator::collect::<Vec<_>>)
+    };
+    match (at("event").unwrap_or_default(), at("cgroup")) {
+        (e, Some(g)) if g.len() == a.cgroup.len() => g
+            .iter()
+            .map(|i| e.iter().filter(|j| *j < i).count())
+            .collect(),
+        _ => vec![a.event.len(); a.cgroup.len()],
+    }
+}
+
 /// Ctrl-C reaches the command itself (it shares the terminal); this process lives on to
 /// print, or, counting without a command, stops. SIGTERM is passed on to the command (or,
 /// without one, stops too).
@@ -220,24 +233,20 @@ fn stop_on_signals() -> Arc<AtomicBool> {
 }
 
 /// Runs `pmu stat`: the exit status is the command's (128 + the signal if one ended it),
-/// 127 if it does not exist, 2 for a usage error, 1 for a failed count.
+/// 127 if it does not exist, 2 for a usage error, 1 for a failed count, 141 (as perf, which
+/// SIGPIPE ends) when the reader of `-I`'s counts goes away.
 pub fn run(a: &StatArgs, json: bool) -> ExitCode {
     let fail = |m: &str, code: u8| {
         crate::eprint_error(m);
         ExitCode::from(code)
     };
-    if a.metric_only && a.sim && a.metrics.is_empty() && a.td_level.is_none() {
-        return fail(
-            "--metric-only prints metric values alone: name the metrics with -M (pmu stat --sim \
-             -M TmaL1 --metric-only -- CMD) or the tree with --td-level N",
-            2,
-        );
-    }
-    if a.metric_only && (json || a.json_lines) {
-        return fail(
-            "--metric-only is laid out as text or, with -x SEP, CSV; leave out -j/--json",
-            2,
-        );
+    let given = (
+        a.td_level.is_some(),
+        a.view.is_some(),
+        !a.metrics.is_empty(),
+    );
+    if let Some(m) = views::refused(a.sim, a.metric_only, given) {
+        return fail(&m, 2);
     }
     let stop = stop_on_signals();
     if a.sim && json {
@@ -274,16 +283,23 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         Ok(o) => o,
         Err(m) => return fail(&m, 1),
     };
-    let mut index = 0;
+    let (mut index, mut gone) = (0, false);
     let outcome = run::measure(&plan, &stop, |iv| {
         let lines = match a.metric_only {
             true => metric_only::interval(iv, index, plan.aggr, &layout).unwrap_or_default(),
             false => report::interval(iv, index, &layout),
         };
-        let _ = out.write_all(lines.as_bytes());
-        let _ = out.flush();
+        // The reader went away (`| head`): stop counting, as perf (which SIGPIPE ends).
+        gone |= out
+            .write_all(lines.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err();
+        stop.fetch_or(gone, Ordering::SeqCst);
         index += 1;
     });
+    if gone {
+        return ExitCode::from(128 + 13);
+    }
     match outcome {
         Ok(o) => {
             if plan.interval.is_none() {
@@ -304,7 +320,6 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
 /// prints it where the counts go.
 fn sim_view(a: &StatArgs, stop: &AtomicBool) -> Result<ExitCode, (String, u8)> {
     use pmu_runtime::report::metric_values::{render_metric_only, render_metric_only_interval};
-    use pmu_runtime::stat::views;
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
         Some(p) => pmu_runtime::lookup::processor(p).map_err(|e| usage(e.to_string()))?,

@@ -59,39 +59,45 @@ fn is_time(field: &str) -> bool {
     whole.len() == 6 && frac.len() == 9 && frac.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The interval lines' shape: header, then (time, place and values) per line.
-fn same_interval_shape(perf: &str, pmu: &str, sep: Option<&str>, place_fields: usize) {
+/// The interval lines' shape: the header as perf's; then each line starts with the time as
+/// perf prints it, and each interval (the lines of one time) has perf's first interval's places
+/// and values, in order. How many intervals each prints is left to the clock: on a loaded
+/// machine the command may outlast one more tick of either tool.
+fn same_interval_shape(perf: &str, pmu: &str, sep: Option<&str>) {
     let lines = |s: &str| -> Vec<String> { s.lines().map(str::to_string).collect() };
     let (theirs, ours) = (lines(perf), lines(pmu));
     assert_eq!(ours[0], theirs[0], "header\nperf:\n{perf}\npmu:\n{pmu}");
-    assert_eq!(
-        ours.len(),
-        theirs.len(),
-        "lines\nperf:\n{perf}\npmu:\n{pmu}"
-    );
-    for (o, t) in ours[1..].iter().zip(&theirs[1..]) {
-        let time = match sep {
-            Some(s) => o.split(s).next().unwrap(),
-            None => &o[..16],
-        };
-        assert!(
-            is_time(time),
-            "{o:?} starts with the time as perf prints it"
-        );
-        let skip = 1 + place_fields;
-        let place = |l: &str| {
-            values(l, sep, 1)
-                .into_iter()
-                .take(place_fields)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(place(o), place(t), "place of {o:?} against perf's {t:?}");
-        assert_eq!(
-            values(o, sep, skip),
-            values(t, sep, skip),
-            "{o:?} against perf's {t:?}"
-        );
+    let intervals = |ls: &[String]| -> Vec<Vec<Vec<String>>> {
+        let mut out: Vec<(String, Vec<Vec<String>>)> = Vec::new();
+        for l in ls {
+            let time = match sep {
+                Some(s) => l.split(s).next().unwrap().to_string(),
+                None => l.get(..16).unwrap_or(l).to_string(),
+            };
+            assert!(
+                is_time(&time),
+                "{l:?} starts with the time as perf prints it"
+            );
+            let row = values(l, sep, 1);
+            match out.last_mut() {
+                Some((t, rows)) if *t == time => rows.push(row),
+                _ => out.push((time, vec![row])),
+            }
+        }
+        out.into_iter().map(|(_, rows)| rows).collect()
+    };
+    let (theirs, ours) = (intervals(&theirs[1..]), intervals(&ours[1..]));
+    assert!(!ours.is_empty(), "no interval\npmu:\n{pmu}");
+    // Places and values as printed: the software events here carry no metric, so perf and pmu
+    // print the same words after the time.
+    for (i, rows) in ours.iter().enumerate() {
+        assert_eq!(rows, &theirs[0], "interval {i}\nperf:\n{perf}\npmu:\n{pmu}");
     }
+    let (n, m) = (ours.len(), theirs.len());
+    assert!(
+        n.abs_diff(m) <= 1,
+        "{n} intervals against perf's {m}\nperf:\n{perf}\npmu:\n{pmu}"
+    );
 }
 
 #[test]
@@ -103,9 +109,11 @@ fn intervals_are_a_line_each_with_perfs_columns() {
         args.extend(flag.as_deref());
         args.extend(events);
         let (perf, pmu) = both(&args);
-        // 0.35 s in 100 ms intervals: three whole ones and the rest, after the header.
-        assert_eq!(pmu.lines().count(), 5, "{pmu}");
-        same_interval_shape(&perf, &pmu, sep, 0);
+        // 0.35 s in 100 ms intervals: three whole ones and the rest, after the header (one
+        // more where the loaded machine lets the command outlast a fourth tick).
+        let n = pmu.lines().count();
+        assert!((5..=6).contains(&n), "{n} lines:\n{pmu}");
+        same_interval_shape(&perf, &pmu, sep);
     }
 }
 
@@ -122,11 +130,11 @@ fn per_socket_intervals_name_the_socket_as_perf() {
         "0.25",
     ];
     let (perf, pmu) = both(&args);
-    same_interval_shape(&perf, &pmu, None, 2);
+    same_interval_shape(&perf, &pmu, None);
     let mut with_x = vec!["-x,"];
     with_x.extend(args);
     let (perf, pmu) = both(&with_x);
-    same_interval_shape(&perf, &pmu, Some(","), 2);
+    same_interval_shape(&perf, &pmu, Some(","));
 }
 
 #[test]

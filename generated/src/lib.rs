@@ -123,6 +123,7 @@
 //! | `neoverse-n3` | [`neoverse_n3`] | Arm Neoverse N3 core PMU (PMUv3) |
 //! | `neoverse-n1` | [`neoverse_n1`] | Arm Neoverse N1 core PMU (PMUv3, Armv8.2: 32-bit event counters) |
 //! | `neoverse-v1` | [`neoverse_v1`] | Arm Neoverse V1 core PMU (PMUv3, Armv8.4: 32-bit event counters) |
+//! | `apmt` | [`apmt`] | ACPI APMT (Arm Performance Monitoring Table) and the Arm CoreSight PMU architecture (arm_cspmu) |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -229,6 +230,9 @@ pub mod neoverse_n1;
 #[cfg(feature = "neoverse-v1")]
 #[rustfmt::skip]
 pub mod neoverse_v1;
+#[cfg(feature = "apmt")]
+#[rustfmt::skip]
+pub mod apmt;
 #[cfg(feature = "discovery")]
 #[rustfmt::skip]
 pub mod discovery;
@@ -287,6 +291,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &neoverse_n1::PROCESSOR,
     #[cfg(feature = "neoverse-v1")]
     &neoverse_v1::PROCESSOR,
+    #[cfg(feature = "apmt")]
+    &apmt::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,
 ];

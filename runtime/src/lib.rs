@@ -70,6 +70,7 @@
 #![warn(clippy::too_many_lines)]
 
 pub mod access;
+pub mod apmt;
 pub mod bounded;
 pub mod boxes;
 pub mod check;

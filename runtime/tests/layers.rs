@@ -757,6 +757,7 @@ const LAYERS: [&[&str]; 9] = [
         "cpuid",
         "identify",
         "midr",
+        "apmt",
         "table_format",
         "ownership",
         "perfmon",

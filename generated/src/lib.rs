@@ -333,3 +333,31 @@ pub fn processor_for_midr(midr: u64) -> Option<&'static ProcessorInfo> {
     let identifies = |p: &&&ProcessorInfo| p.midr.is_some_and(|m| m.matches(midr));
     PROCESSORS.iter().find(identifies).copied()
 }
+/// Every SoC the spec composes from its processors: its cores' processor, its other
+/// PMUs' processors, and the SMCCC SOC_ID that recognises it where a public source
+/// gives one.
+#[cfg(feature = "metadata")]
+pub static SOCS: &[support::SocInfo] = &[
+    support::SocInfo {
+        id: "nvidia-grace",
+        name: "NVIDIA Grace (Neoverse V2 cores, Scalable Coherency Fabric)",
+        cores: "neoverse-v2",
+        uncore: &["apmt"],
+        soc_id: Some(("jep106:036b:0241", "nvidia-grace-soc-id")),
+        source: "nvidia-grace-soc",
+    },
+    support::SocInfo {
+        id: "aws-graviton4",
+        name: "AWS Graviton4 (Neoverse V2 cores, CMN-700 mesh)",
+        cores: "neoverse-v2",
+        uncore: &[],
+        soc_id: None,
+        source: "aws-graviton4-soc",
+    },
+];
+/// The SoC whose SMCCC SOC_ID (`/sys/devices/soc0/soc_id`, e.g. `jep106:036b:0241`)
+/// is `soc_id`, if the spec knows it.
+#[cfg(feature = "metadata")]
+pub fn soc_for_soc_id(soc_id: &str) -> Option<&'static support::SocInfo> {
+    SOCS.iter().find(|s| s.claims(soc_id))
+}

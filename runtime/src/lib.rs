@@ -106,6 +106,7 @@ pub mod sampling;
 pub mod session;
 pub mod sim;
 pub mod sim_perf;
+pub mod soc;
 #[cfg(target_os = "linux")]
 pub mod stat;
 pub mod table_format;

@@ -767,7 +767,7 @@ const LAYERS: [&[&str]; 9] = [
     &["counters", "discovery"],
     &["sampling"],
     &["machine", "perf", "sim_perf"],
-    &["part", "constants", "detect"],
+    &["part", "constants", "detect", "soc"],
     &["session"],
     &["metrics", "export", "report", "check", "stat"],
 ];

@@ -33,6 +33,8 @@
 //! - [`discovery`]: the uncore discovery table (Sapphire Rapids on): located through PCI,
 //!   read through memory-mapped access, checked, and joined with the spec's boxes.
 //!   [`table_format`]: the table's bytes, which the reader and the simulator both use.
+//! - [`apmt`]: the ACPI APMT table (the CoreSight PMUs of an Arm SoC), read from its bytes
+//!   and checked. [`soc`]: which SoC an Arm machine is, by its SMCCC SOC_ID.
 //! - `perfmon` (feature `perfmon`): event descriptions from Intel's perfmon JSON files, and
 //!   what an event sets beyond its code and umask, as `pmu list --events` shows them.
 //! - [`detect`]: what this machine has, as data: the processor `/proc/cpuinfo` describes,

@@ -7,7 +7,6 @@
 use std::fs;
 
 #[path = "support/fake_machine.rs"]
-#[allow(dead_code)]
 mod fake_machine;
 
 use fake_machine::run;

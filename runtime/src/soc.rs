@@ -8,6 +8,7 @@ use std::path::Path;
 
 use pmu_regs::support::SocInfo;
 
+use crate::apmt::{self, ApmtError, ApmtTable};
 use crate::bounded;
 use crate::midr::Midr;
 
@@ -18,7 +19,7 @@ pub const SOC_ID_PATH: &str = "sys/devices/soc0/soc_id";
 pub const SOC_FAMILY_PATH: &str = "sys/devices/soc0/family";
 
 /// What the machine under a root says of its SoC.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SocReport {
     /// The SOC_ID, as Linux shows it, when the firmware implements SMCCC's SOC_ID call.
     pub soc_id: Option<String>,
@@ -28,6 +29,8 @@ pub struct SocReport {
     pub soc: Option<&'static SocInfo>,
     /// The processor the cores' MIDR_EL1 names.
     pub cores: Option<&'static str>,
+    /// The APMT table (`/sys/firmware/acpi/tables/APMT`), read and checked, where there is one.
+    pub apmt: Option<Result<ApmtTable, ApmtError>>,
 }
 
 impl SocReport {
@@ -47,6 +50,10 @@ impl SocReport {
             family: read(SOC_FAMILY_PATH),
             soc,
             cores: midr.and_then(Midr::processor).map(|p| p.id),
+            apmt: {
+                let path = root.join(apmt::SYSFS_PATH);
+                path.exists().then(|| apmt::read_file(&path))
+            },
         }
     }
 
@@ -58,8 +65,24 @@ impl SocReport {
             .collect()
     }
 
-    /// `pmu detect`'s `soc:` line.
+    /// `pmu detect`'s `soc:` line, and an `apmt:` line where the machine has the table.
     pub fn text(&self) -> String {
+        let apmt = match &self.apmt {
+            None => String::new(),
+            Some(Ok(t)) => format!(
+                "apmt: {} CoreSight PMU{} ({}); the kernel's arm_cspmu driver owns them: \
+                 count through its perf PMUs\n",
+                t.nodes.len(),
+                if t.nodes.len() == 1 { "" } else { "s" },
+                node_list(t)
+            ),
+            Some(Err(e)) => format!("apmt: refused: {e}\n"),
+        };
+        self.soc_line() + &apmt
+    }
+
+    /// The `soc:` line.
+    fn soc_line(&self) -> String {
         match (self.soc, &self.soc_id) {
             (Some(s), Some(id)) => {
                 let mut line = format!(
@@ -104,6 +127,25 @@ impl SocReport {
             }
         }
     }
+}
+
+/// `node 0 acpi_device, affinity 0; ...`.
+fn node_list(t: &ApmtTable) -> String {
+    let nodes: Vec<String> = t
+        .nodes
+        .iter()
+        .map(|n| {
+            let kind = n
+                .type_name()
+                .map_or_else(|| format!("type {}", n.node_type), str::to_string);
+            let affinity = match n.affinity {
+                apmt::Affinity::Processor(u) => format!("processor {u}"),
+                apmt::Affinity::Container(u) => format!("container {u}"),
+            };
+            format!("node {} {kind} at {:#x}, {affinity}", n.id, n.base0)
+        })
+        .collect();
+    nodes.join("; ")
 }
 
 /// The SOC_IDs the spec knows: `nvidia-grace jep106:036b:0241, aws-graviton4 (none known)`.

@@ -117,3 +117,54 @@ fn every_soc_names_processors_of_the_spec() {
         }
     }
 }
+
+/// An APMT table of one ACPI-device node (Linux's struct acpi_apmt_node, packed: length 56 at
+/// 0, flags at 2, type at 3, id at 4, base_address0 at 20, proc_affinity at 48) with a right
+/// checksum (byte 9).
+fn apmt_bytes(id: u32, base0: u64, affinity: u32) -> Vec<u8> {
+    let mut t = b"APMT".to_vec();
+    t.extend(92u32.to_le_bytes());
+    t.extend([0u8; 28]);
+    let mut node = vec![0u8; 56];
+    node[0..2].copy_from_slice(&56u16.to_le_bytes());
+    node[3] = 3;
+    node[4..8].copy_from_slice(&id.to_le_bytes());
+    node[20..28].copy_from_slice(&base0.to_le_bytes());
+    node[48..52].copy_from_slice(&affinity.to_le_bytes());
+    t.extend(node);
+    let sum = t.iter().fold(0u8, |s, b| s.wrapping_add(*b));
+    t[9] = 0u8.wrapping_sub(sum);
+    t
+}
+
+#[test]
+fn detect_lists_the_apmt_nodes_and_refuses_a_corrupt_table() {
+    let with = |bytes: Vec<u8>| {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("proc")).unwrap();
+        fs::write(
+            root.path().join("proc/cpuinfo"),
+            "processor\t: 0\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\nCPU revision\t: 0\n\n",
+        )
+        .unwrap();
+        let dir = root.path().join("sys/firmware/acpi/tables");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("APMT"), bytes).unwrap();
+        let (code, out, err) = run(&["detect", "--root", root.path().to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let out = with(apmt_bytes(5, 0x1000_0000, 0));
+    assert!(
+        out.contains("apmt: 1 CoreSight PMU (node 5 acpi_device at 0x10000000, processor 0)"),
+        "{out}"
+    );
+    let mut bad = apmt_bytes(5, 0x1000_0000, 0);
+    // The node's id byte (36 + 4) from 5 to 4: the bytes now add up to 0xff.
+    bad[40] ^= 1;
+    let out = with(bad);
+    assert!(
+        out.contains("apmt: refused: the APMT table's bytes add up to 0xff"),
+        "{out}"
+    );
+}

@@ -225,6 +225,14 @@ fn midr_errors() {
     insta::assert_snapshot!(processors_diagnostics("midr_errors"));
 }
 
+/// SoCs (issue 44): a SoC whose cores or uncore name no processor, whose cores are no Arm
+/// core, whose SOC_ID is not Linux's `jep106:XXXX:XXXX`; two SoCs with one id or one SOC_ID;
+/// undeclared sources.
+#[test]
+fn soc_errors() {
+    insta::assert_snapshot!(processors_diagnostics("soc_errors"));
+}
+
 /// Discovery domains (issue 43) found both ways or neither, through a PCI device id beyond 16
 /// bits, twice under one id, with ignore lists that are not `TYPE=NAME` or give a type twice,
 /// from an undeclared source; and fixed-counters naming a counter the core unit lacks, fixed

@@ -33,6 +33,43 @@ pub struct RawProcessors {
     pub source: Vec<RawPublicSource>,
     #[serde(default, rename = "perf-driver")]
     pub perf_driver: Vec<RawPerfDriver>,
+    /// `<soc>`s: SoCs as compositions of the processors above.
+    #[serde(default)]
+    pub soc: Vec<RawSoc>,
+}
+
+/// `<soc id=".." name=".." cores=".." uncore=".." source="..">` with an optional
+/// `<soc-id value="jep106:036b:0241" source=".."/>`: a SoC as the processors whose PMUs it has.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSoc {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@id")]
+    pub id: String,
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@cores")]
+    pub cores: String,
+    #[serde(rename = "@uncore", default)]
+    pub uncore: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "soc-id", default)]
+    pub soc_id: Option<RawSocId>,
+}
+
+/// `<soc-id value="jep106:BBII:SSSS" source=".."/>`: the SMCCC SOC_ID Linux shows in
+/// `/sys/devices/soc0/soc_id`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSocId {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@value")]
+    pub value: String,
+    #[serde(rename = "@source")]
+    pub source: String,
 }
 
 /// `<perf-driver>`: a Linux perf driver's format for a kind of box.

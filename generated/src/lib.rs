@@ -124,6 +124,7 @@
 //! | `neoverse-n1` | [`neoverse_n1`] | Arm Neoverse N1 core PMU (PMUv3, Armv8.2: 32-bit event counters) |
 //! | `neoverse-v1` | [`neoverse_v1`] | Arm Neoverse V1 core PMU (PMUv3, Armv8.4: 32-bit event counters) |
 //! | `arm-cmn-700` | [`arm_cmn_700`] | Arm CoreLink CMN-700 coherent mesh network PMU (AWS Graviton4 and others) |
+//! | `apmt` | [`apmt`] | ACPI APMT (Arm Performance Monitoring Table) and the Arm CoreSight PMU architecture (arm_cspmu) |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -233,6 +234,9 @@ pub mod neoverse_v1;
 #[cfg(feature = "arm-cmn-700")]
 #[rustfmt::skip]
 pub mod arm_cmn_700;
+#[cfg(feature = "apmt")]
+#[rustfmt::skip]
+pub mod apmt;
 #[cfg(feature = "discovery")]
 #[rustfmt::skip]
 pub mod discovery;
@@ -293,6 +297,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &neoverse_v1::PROCESSOR,
     #[cfg(feature = "arm-cmn-700")]
     &arm_cmn_700::PROCESSOR,
+    #[cfg(feature = "apmt")]
+    &apmt::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,
 ];
@@ -332,4 +338,32 @@ pub fn processor_for_signature(
 pub fn processor_for_midr(midr: u64) -> Option<&'static ProcessorInfo> {
     let identifies = |p: &&&ProcessorInfo| p.midr.is_some_and(|m| m.matches(midr));
     PROCESSORS.iter().find(identifies).copied()
+}
+/// Every SoC the spec composes from its processors: its cores' processor, its other
+/// PMUs' processors, and the SMCCC SOC_ID that recognises it where a public source
+/// gives one.
+#[cfg(feature = "metadata")]
+pub static SOCS: &[support::SocInfo] = &[
+    support::SocInfo {
+        id: "nvidia-grace",
+        name: "NVIDIA Grace (Neoverse V2 cores, Scalable Coherency Fabric)",
+        cores: "neoverse-v2",
+        uncore: &["apmt"],
+        soc_id: Some(("jep106:036b:0241", "nvidia-grace-soc-id")),
+        source: "nvidia-grace-soc",
+    },
+    support::SocInfo {
+        id: "aws-graviton4",
+        name: "AWS Graviton4 (Neoverse V2 cores, CMN-700 mesh)",
+        cores: "neoverse-v2",
+        uncore: &["arm-cmn-700"],
+        soc_id: None,
+        source: "aws-graviton4-soc",
+    },
+];
+/// The SoC whose SMCCC SOC_ID (`/sys/devices/soc0/soc_id`, e.g. `jep106:036b:0241`)
+/// is `soc_id`, if the spec knows it.
+#[cfg(feature = "metadata")]
+pub fn soc_for_soc_id(soc_id: &str) -> Option<&'static support::SocInfo> {
+    SOCS.iter().find(|s| s.claims(soc_id))
 }

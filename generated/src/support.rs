@@ -716,6 +716,37 @@ impl MidrIdentity {
 }
 
 #[cfg(feature = "metadata")]
+/// A SoC as the processors whose PMUs it has (`<soc>` in the spec): its cores', and its
+/// mesh's and CoreSight PMUs', each named by processor id (a processor whose feature is not
+/// built is not in [`crate::PROCESSORS`]).
+#[derive(Debug)]
+pub struct SocInfo {
+    /// Identifier (`nvidia-grace`).
+    pub id: &'static str,
+    /// Human-readable name.
+    pub name: &'static str,
+    /// The processor id of its cores (`neoverse-v2`).
+    pub cores: &'static str,
+    /// The processor ids of its other PMUs.
+    pub uncore: &'static [&'static str],
+    /// The SMCCC SOC_ID Linux shows in `/sys/devices/soc0/soc_id` and the public source of
+    /// the value, where one gives it.
+    pub soc_id: Option<(&'static str, &'static str)>,
+    /// The public source of the composition (a `processors.xml` source id).
+    pub source: &'static str,
+}
+
+#[cfg(feature = "metadata")]
+impl SocInfo {
+    /// Whether `soc_id` (as read from `/sys/devices/soc0/soc_id`, surrounding white space
+    /// ignored, hex digits in either case) is this SoC's SMCCC SOC_ID.
+    pub fn claims(&self, soc_id: &str) -> bool {
+        self.soc_id
+            .is_some_and(|(v, _)| v.eq_ignore_ascii_case(soc_id.trim()))
+    }
+}
+
+#[cfg(feature = "metadata")]
 /// A processor family and its units.
 #[derive(Debug)]
 pub struct ProcessorInfo {

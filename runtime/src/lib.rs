@@ -33,6 +33,8 @@
 //! - [`discovery`]: the uncore discovery table (Sapphire Rapids on): located through PCI,
 //!   read through memory-mapped access, checked, and joined with the spec's boxes.
 //!   [`table_format`]: the table's bytes, which the reader and the simulator both use.
+//! - [`apmt`]: the ACPI APMT table (the CoreSight PMUs of an Arm SoC), read from its bytes
+//!   and checked. [`soc`]: which SoC an Arm machine is, by its SMCCC SOC_ID.
 //! - `perfmon` (feature `perfmon`): event descriptions from Intel's perfmon JSON files, and
 //!   what an event sets beyond its code and umask, as `pmu list --events` shows them.
 //! - [`detect`]: what this machine has, as data: the processor `/proc/cpuinfo` describes,
@@ -70,6 +72,7 @@
 #![warn(clippy::too_many_lines)]
 
 pub mod access;
+pub mod apmt;
 pub mod bounded;
 pub mod boxes;
 pub mod check;
@@ -106,6 +109,7 @@ pub mod sampling;
 pub mod session;
 pub mod sim;
 pub mod sim_perf;
+pub mod soc;
 #[cfg(target_os = "linux")]
 pub mod stat;
 pub mod table_format;

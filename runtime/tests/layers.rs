@@ -757,6 +757,7 @@ const LAYERS: [&[&str]; 9] = [
         "cpuid",
         "identify",
         "midr",
+        "apmt",
         "table_format",
         "ownership",
         "perfmon",
@@ -767,7 +768,7 @@ const LAYERS: [&[&str]; 9] = [
     &["counters", "discovery"],
     &["sampling"],
     &["machine", "perf", "sim_perf"],
-    &["part", "constants", "detect"],
+    &["part", "constants", "detect", "soc"],
     &["session"],
     &["metrics", "export", "report", "check", "stat"],
 ];

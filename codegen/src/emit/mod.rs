@@ -13,6 +13,7 @@ pub mod json;
 pub mod layout;
 pub mod metrics;
 pub mod rust;
+pub mod socs;
 pub mod structure;
 pub mod svg;
 pub mod tests;
@@ -146,7 +147,8 @@ fn crate_files(spec: &Spec, sink: &mut dyn Sink) -> Result<(), EmitError> {
     let lib_items = rust::format_file({
         let mods = rust::processor_mods(spec);
         let table = rust::processors_table(spec);
-        quote::quote!(#mods #table)
+        let socs = socs::socs_table(spec);
+        quote::quote!(#mods #table #socs)
     });
     // The header's inner attributes must come first, so the generated items follow them.
     let lib_body = lib_items.strip_prefix(rust::HEADER).unwrap_or(&lib_items);

@@ -9,6 +9,7 @@ pub mod formula;
 mod json;
 pub mod metric;
 pub mod pmu;
+pub mod soc;
 pub mod sysreg;
 pub mod vocab;
 
@@ -34,6 +35,8 @@ pub struct Spec {
     /// Public sources cited for facts the Intel documents do not state.
     #[serde(rename = "sources")]
     pub public_sources: Vec<PublicSource>,
+    /// SoCs, each the processors whose PMUs it has (`<soc>`).
+    pub socs: Vec<soc::Soc>,
 }
 
 /// A public source (kernel driver, likwid, PCM).

@@ -30,6 +30,7 @@ mod models;
 mod numbers;
 mod pci_identity;
 mod processors;
+mod socs;
 mod steppings;
 mod structure;
 mod sysreg;
@@ -66,6 +67,7 @@ pub(crate) struct SpecContext {
     pub(crate) processors: Vec<Processor>,
     pub(crate) public_sources: Vec<PublicSource>,
     pub(crate) catalogue: Catalogue,
+    pub(crate) socs: Vec<crate::model::soc::Soc>,
 }
 
 #[derive(Default)]
@@ -257,6 +259,7 @@ impl Validator {
             Ok(Spec {
                 processors: ctx.processors,
                 public_sources: ctx.public_sources,
+                socs: ctx.socs,
             })
         } else {
             Err(self.errors)

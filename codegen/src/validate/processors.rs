@@ -75,10 +75,12 @@ impl Validator {
         self.midrs(&ctx, &mut processors, &raw.processor, &catalogue);
         self.core_pmus(&ctx, &mut processors, &raw.processor);
         self.units_from(&ctx, &mut processors, &raw.processor);
+        let socs = self.socs(&ctx, &raw.soc, &processors, &catalogue);
         SpecContext {
             processors,
             public_sources,
             catalogue,
+            socs,
         }
     }
 

@@ -5683,6 +5683,217 @@ layouts! {
 }
 }
 
+#[cfg(feature = "apmt")]
+mod apmt_cspmu {
+use super::*;
+use pmu_regs::apmt::cspmu::*;
+
+layout! {
+    pmevcntr: Pmevcntr;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    pmccntr: Pmccntr;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    pmevtyper: Pmevtyper;
+    rw(evtcount, with_evtcount, val u32, 0, 32);
+}
+layout! {
+    pmccfiltr: Pmccfiltr;
+    rw(filter, with_filter, val u32, 0, 32);
+}
+layout! {
+    pmevfiltr: Pmevfiltr;
+    rw(filter, with_filter, val u32, 0, 32);
+}
+layout! {
+    pmcntenset: Pmcntenset;
+    rw(cycle, with_cycle, val bool, 31, 1);
+    rw(counters, with_counters, val u32, 0, 31);
+    checked(try_with_counters, u32, 31);
+}
+layout! {
+    pmcntenclr: Pmcntenclr;
+    rw(cycle, with_cycle, val bool, 31, 1);
+    rw(counters, with_counters, val u32, 0, 31);
+    checked(try_with_counters, u32, 31);
+}
+layout! {
+    pmintenset: Pmintenset;
+    rw(counters, with_counters, val u32, 0, 32);
+}
+layout! {
+    pmintenclr: Pmintenclr;
+    rw(counters, with_counters, val u32, 0, 32);
+}
+layout! {
+    pmovsclr: Pmovsclr;
+    rw(counters, with_counters, val u32, 0, 32);
+}
+layout! {
+    pmovsset: Pmovsset;
+    rw(counters, with_counters, val u32, 0, 32);
+}
+layout! {
+    pmcfgr: Pmcfgr;
+    ro(ncg, val u8, 28, 4);
+    ro(hdbg, val bool, 24, 1);
+    ro(tro, val bool, 23, 1);
+    ro(ss, val bool, 22, 1);
+    ro(fzo, val bool, 21, 1);
+    ro(msi, val bool, 20, 1);
+    ro(uen, val bool, 19, 1);
+    ro(na, val bool, 17, 1);
+    ro(ex, val bool, 16, 1);
+    ro(ccd, val bool, 15, 1);
+    ro(cc, val bool, 14, 1);
+    ro(size, val u8, 8, 6);
+    ro(n, val u8, 0, 8);
+}
+layout! {
+    pmcr: Pmcr;
+    rw(tro, with_tro, val bool, 11, 1);
+    rw(hdbg, with_hdbg, val bool, 10, 1);
+    rw(fzo, with_fzo, val bool, 9, 1);
+    rw(na, with_na, val bool, 8, 1);
+    rw(dp, with_dp, val bool, 5, 1);
+    rw(x, with_x, val bool, 4, 1);
+    rw(d, with_d, val bool, 3, 1);
+    wo(with_c, val bool, 2, 1);
+    wo(with_p, val bool, 1, 1);
+    rw(e, with_e, val bool, 0, 1);
+}
+layout! {
+    pmiidr: Pmiidr;
+    ro(productid, val u16, 20, 12);
+    ro(variant, val u8, 16, 4);
+    ro(revision, val u8, 12, 4);
+    ro(implementer, val u16, 0, 12);
+}
+layouts! {
+    pmevcntr,
+    pmccntr,
+    pmevtyper,
+    pmccfiltr,
+    pmevfiltr,
+    pmcntenset,
+    pmcntenclr,
+    pmintenset,
+    pmintenclr,
+    pmovsclr,
+    pmovsset,
+    pmcfgr,
+    pmcr,
+    pmiidr,
+}
+}
+
+#[cfg(feature = "apmt")]
+mod apmt_header {
+use super::*;
+use pmu_regs::apmt::header::*;
+
+layout! {
+    apmt_signature: ApmtSignature;
+    ro(signature, val u32, 0, 32);
+}
+layout! {
+    apmt_length: ApmtLength;
+    ro(length, val u32, 0, 32);
+}
+layout! {
+    apmt_revision_checksum: ApmtRevisionChecksum;
+    ro(oem_id_0_1, val u16, 16, 16);
+    ro(checksum, val u8, 8, 8);
+    ro(revision, val u8, 0, 8);
+}
+layouts! {
+    apmt_signature,
+    apmt_length,
+    apmt_revision_checksum,
+}
+}
+
+#[cfg(feature = "apmt")]
+mod apmt_node {
+use super::*;
+use pmu_regs::apmt::node::*;
+
+layout! {
+    apmt_node_header: ApmtNodeHeader;
+    ro(type_, val u8, 24, 8);
+    ro(atomic, val bool, 18, 1);
+    ro(affinity_container, val bool, 17, 1);
+    ro(dual_page, val bool, 16, 1);
+    ro(length, val u16, 0, 16);
+}
+layout! {
+    apmt_node_id: ApmtNodeId;
+    ro(id, val u32, 0, 32);
+}
+layout! {
+    apmt_instance_primary: ApmtInstancePrimary;
+    ro(instance, val u64, 0, 64);
+}
+layout! {
+    apmt_instance_secondary: ApmtInstanceSecondary;
+    ro(instance, val u32, 0, 32);
+}
+layout! {
+    apmt_base_address0_lo: ApmtBaseAddress0Lo;
+    ro(address, val u32, 0, 32);
+}
+layout! {
+    apmt_base_address0_hi: ApmtBaseAddress0Hi;
+    ro(address, val u32, 0, 32);
+}
+layout! {
+    apmt_base_address1_lo: ApmtBaseAddress1Lo;
+    ro(address, val u32, 0, 32);
+}
+layout! {
+    apmt_base_address1_hi: ApmtBaseAddress1Hi;
+    ro(address, val u32, 0, 32);
+}
+layout! {
+    apmt_overflow_irq: ApmtOverflowIrq;
+    ro(gsiv, val u32, 0, 32);
+}
+layout! {
+    apmt_node_reserved: ApmtNodeReserved;
+}
+layout! {
+    apmt_overflow_irq_flags: ApmtOverflowIrqFlags;
+    ro(irq_type, val bool, 1, 1);
+    ro(mode, named ApmtOverflowIrqFlagsMode, 0, 1);
+}
+layout! {
+    apmt_processor_affinity: ApmtProcessorAffinity;
+    ro(uid, val u32, 0, 32);
+}
+layout! {
+    apmt_implementation_id: ApmtImplementationId;
+    ro(impl_id, val u32, 0, 32);
+}
+layouts! {
+    apmt_node_header,
+    apmt_node_id,
+    apmt_instance_primary,
+    apmt_instance_secondary,
+    apmt_base_address0_lo,
+    apmt_base_address0_hi,
+    apmt_base_address1_lo,
+    apmt_base_address1_hi,
+    apmt_overflow_irq,
+    apmt_node_reserved,
+    apmt_overflow_irq_flags,
+    apmt_processor_affinity,
+    apmt_implementation_id,
+}
+}
+
 #[cfg(feature = "discovery")]
 mod discovery_dvsec {
 use super::*;

@@ -30,7 +30,10 @@ pub fn describe(root: Option<&Path>, json_out: bool) -> Result<String, String> {
     let access = CountingAccess::of(root);
     if json_out {
         let arm = cpu.midr.map(|_| crate::detect::arm_counting(root, uncore));
-        return Ok(describe_json(&cpu, discovery.as_deref(), &access, arm));
+        let soc = cpu
+            .midr
+            .map(|m| soc_json(&crate::soc::SocReport::of(root, Some(m))));
+        return Ok(describe_json(&cpu, discovery.as_deref(), &access, arm, soc));
     }
     let mut out = format!("processor: {}\n{}\n", cpu.describe(), verdict(&cpu));
     if let Some(p) = uncore {
@@ -39,7 +42,8 @@ pub fn describe(root: Option<&Path>, json_out: bool) -> Result<String, String> {
     if let Some(tables) = &discovery {
         out.push_str(&discovery_lines(root, tables));
     }
-    if cpu.midr.is_some() {
+    if let Some(m) = cpu.midr {
+        out.push_str(&crate::soc::SocReport::of(root, Some(m)).text());
         out.push_str(&crate::detect::arm_counting(root, uncore));
     } else {
         out.push_str(&access.text());
@@ -54,6 +58,7 @@ fn describe_json(
     discovery: Option<&[TableReport]>,
     access: &CountingAccess,
     arm: Option<String>,
+    soc: Option<serde_json::Value>,
 ) -> String {
     let tables: Vec<_> = discovery
         .iter()
@@ -69,8 +74,13 @@ fn describe_json(
     let midr = cpu.midr.map(|m| json!({"value": format!("{:#010x}", m.0), "implementer": m.implementer(), "part": m.part(), "variant": m.variant(), "revision": m.revision()}));
     format!(
         "{}\n",
-        json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "midr": midr, "specs": cpu.specs(), "discovery_tables": discovery.map(|_| tables), "counting": counting})
+        json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "midr": midr, "specs": cpu.specs(), "discovery_tables": discovery.map(|_| tables), "soc": soc, "counting": counting})
     )
+}
+
+/// The `soc` object of `pmu detect --json` on an Arm machine.
+fn soc_json(r: &crate::soc::SocReport) -> serde_json::Value {
+    json!({"soc_id": r.soc_id, "family": r.family, "id": r.soc.map(|s| s.id), "cores": r.soc.map(|s| s.cores), "uncore": r.soc.map(|s| s.uncore), "text": r.text().trim_end()})
 }
 
 /// What the specs say of `cpu`: `specs: ID (code names), ...`, or why none matches and what

@@ -499,6 +499,18 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
         })
     }));
     let (saturation, global_init) = quirks(names, u, pmu);
+    let clock_event = opt(pmu.clock_event.as_ref().map(|c| {
+        let (code, umask, source) = (
+            Literal::u16_unsuffixed(c.code),
+            Literal::u16_unsuffixed(c.umask),
+            &c.source,
+        );
+        quote!(ClockEventInfo {
+            code: #code,
+            umask: #umask,
+            source: #source,
+        })
+    }));
     let discovery_count = opt(pmu.discovery_count.as_ref().map(|c| {
         let boxes = Literal::u32_unsuffixed(c.boxes);
         let (source, description) = (&c.source, text_lit(&c.description));
@@ -539,6 +551,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             discovery_broken: #discovery_broken,
             saturation: #saturation,
             global_init: #global_init,
+            clock_event: #clock_event,
             notes: &[#(#notes),*],
         };
     }

@@ -83,6 +83,7 @@ pub static CORE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -248,6 +249,7 @@ pub static DF: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -353,6 +355,7 @@ pub static L3: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -460,6 +463,7 @@ pub static UMC: PmuInfo = PmuInfo {
             does the same.",
     }),
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",

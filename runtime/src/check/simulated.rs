@@ -141,6 +141,22 @@ impl Injected {
     }
 }
 
+/// The simulated machine of `processor` a counting session (`pmu watch`, `pmu stat`,
+/// `pmu serve` with `--sim --inject-fault TEXT`) runs on: a register fault, or a box that does
+/// not count (`broken:BOX`, which the session reports by name) or does not reset; a perf
+/// group fault is `pmu check`'s only, and refused.
+pub fn session_machine(processor: &'static pmu_regs::ProcessorInfo, text: &str) -> Result<Machine> {
+    match Injected::parse(processor, text)? {
+        Injected::Perf(_) => Err(UsageError::BadValue {
+            text: text.to_string(),
+            expected: "a register fault (read:N:KIND, write:N:KIND, writes-from:N:KIND),                        broken:BOX or no-reset:BOX: perf-read faults are for `pmu check`"
+                .into(),
+        }
+        .into()),
+        injected => Ok(Injected::machine(Some(injected), processor).0),
+    }
+}
+
 /// The conformance run on `machine`, which must be simulated, handling the quirks `quirks`
 /// says (a run with them off shows what the part does without the runtime's corrections).
 pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {

@@ -40,6 +40,7 @@
 //! ```
 
 mod backend;
+mod broken;
 mod discovered;
 mod named;
 mod open;
@@ -63,6 +64,7 @@ use crate::quirks::Quirks;
 use turns::Turns;
 
 pub use backend::{BackendKind, PerfBackend, Route, SessionBackend};
+pub use broken::BrokenBox;
 pub use named::config_line;
 pub use open::SLOTS_PER_EVENT;
 pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};
@@ -532,8 +534,11 @@ impl<'m> Session<'m> {
                     times,
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
         self.last = Some((at, now));
+        if let Some(broken) = self.broken_box(&counts, (at - before).as_secs_f64()) {
+            return Err(Error::Broken(Box::new(broken)));
+        }
         let topdown = self.read_topdown()?;
         Ok(Interval {
             time,

@@ -67,6 +67,7 @@ impl Validator {
         let discovery_broken = self.pmu_discovery_broken(unit, raw);
         let saturation = self.pmu_saturation(unit, raw.saturation.as_ref(), &counters);
         let global_init = self.pmu_global_init(unit, &raw.global_init);
+        let clock_event = self.pmu_clock_event(unit, raw.clock_event.as_ref());
         if self.errors.len() > before {
             return None;
         }
@@ -90,6 +91,7 @@ impl Validator {
                 discovery_broken,
                 saturation,
                 global_init,
+                clock_event,
                 notes: raw.note.iter().map(note).collect(),
             },
             PendingRoutes {

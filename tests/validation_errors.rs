@@ -160,9 +160,17 @@ fn a_clock_event_must_be_the_event_lists_clock_tick_event() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     for (name, accepted) in [("UNC_X_INSERTS", false), ("UNC_X_CLOCKTICKS", true)] {
         let dir = tempfile::tempdir().expect("temporary directory");
-        std::fs::copy(root.join("ok/processors.xml"), dir.path().join("processors.xml")).unwrap();
+        std::fs::copy(
+            root.join("ok/processors.xml"),
+            dir.path().join("processors.xml"),
+        )
+        .unwrap();
         std::fs::create_dir_all(dir.path().join("demo/events")).unwrap();
-        std::fs::copy(root.join("clock_event_unit.xml"), dir.path().join("demo/x.xml")).unwrap();
+        std::fs::copy(
+            root.join("clock_event_unit.xml"),
+            dir.path().join("demo/x.xml"),
+        )
+        .unwrap();
         std::fs::write(
             dir.path().join("demo/events/x.xml"),
             format!(

@@ -426,8 +426,15 @@ fn a_box_whose_clock_event_counts_nothing_is_reported_broken_by_name() {
 fn watch_names_a_broken_box_instead_of_printing_zero() {
     let watch = |fault: Option<&str>| {
         let mut cmd = Command::cargo_bin("pmu").unwrap();
-        cmd.args(["watch", "--sim", "--processor", "skylake-sp", "--unit", "CHA0"])
-            .args(["--unit", "CHA1", "-e", "UNC_CHA_CLOCKTICKS", "--count", "1"]);
+        cmd.args([
+            "watch",
+            "--sim",
+            "--processor",
+            "skylake-sp",
+            "--unit",
+            "CHA0",
+        ])
+        .args(["--unit", "CHA1", "-e", "UNC_CHA_CLOCKTICKS", "--count", "1"]);
         if let Some(f) = fault {
             cmd.args(["--inject-fault", f]);
         }
@@ -439,7 +446,10 @@ fn watch_names_a_broken_box_instead_of_printing_zero() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     );
-    assert!(stderr.contains("box CHA1 of socket 0 is broken"), "{stderr}");
+    assert!(
+        stderr.contains("box CHA1 of socket 0 is broken"),
+        "{stderr}"
+    );
     assert!(stderr.contains("UNC_CHA_CLOCKTICKS"), "{stderr}");
     assert!(!stdout.contains("C1_MSR_PMON_CTR0"), "{stdout}");
     let ok = watch(None).success();

@@ -10,9 +10,11 @@ use std::fmt;
 
 pub use crate::access::{AccessError, BackendError, Op, Target};
 
+mod broken;
 mod sampling;
 mod usage;
 
+pub use broken::BrokenBox;
 pub use sampling::SamplingError;
 pub use usage::UsageError;
 
@@ -39,7 +41,7 @@ pub enum Error {
     Driver(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// A box does not count: its clock event counted nothing over an interval it was
     /// enabled (the spec's `<clock-event>`); its counts are not shown.
-    Broken(Box<crate::session::BrokenBox>),
+    Broken(Box<BrokenBox>),
 }
 
 impl Error {

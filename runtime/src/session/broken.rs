@@ -4,41 +4,10 @@
 //! state, docs/quirks-sources.md), and a session reports it by name instead of showing its
 //! zeros.
 
-use std::fmt;
-
 use crate::boxes::EventSelect;
+use crate::error::BrokenBox;
 
 use super::{Count, Session};
-
-/// A box whose clock event counted nothing over an interval it was enabled.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BrokenBox {
-    /// The processor's id.
-    pub processor: &'static str,
-    /// The socket.
-    pub socket: u32,
-    /// The box (`CHA3`).
-    pub instance: &'static str,
-    /// The clock event, by its name in the processor's event list where it has one
-    /// (`UNC_CHA_CLOCKTICKS`), else by its encoding.
-    pub event: String,
-    /// The public source that names the event (the spec's `<clock-event source>`).
-    pub source: &'static str,
-    /// The interval, in seconds.
-    pub seconds: f64,
-}
-
-impl fmt::Display for BrokenBox {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "box {} of socket {} is broken: its clock event {} (the event that counts the box's \
-             own clock, {}) counted nothing in {:.3} s while enabled, so its counts are not \
-             shown; count other boxes, or run `pmu check` and attach its dump to a bug report",
-            self.instance, self.socket, self.event, self.source, self.seconds
-        )
-    }
-}
 
 /// Whether `sel` selects `pmu_box`'s clock event, and the event's name then.
 fn clock_event(pmu_box: &crate::boxes::PmuBox, sel: &EventSelect) -> Option<String> {
@@ -46,11 +15,10 @@ fn clock_event(pmu_box: &crate::boxes::PmuBox, sel: &EventSelect) -> Option<Stri
     if sel.ev_sel != clock.code || sel.umask.unwrap_or(0) != clock.umask {
         return None;
     }
-    let listed = pmu_box
-        .unit
-        .events
-        .iter()
-        .find(|e| e.code == clock.code && e.umask == clock.umask && e.name.ends_with("CLOCKTICKS"));
+    let listed =
+        pmu_box.unit.events.iter().find(|e| {
+            e.code == clock.code && e.umask == clock.umask && e.name.ends_with("CLOCKTICKS")
+        });
     Some(match listed {
         Some(e) => e.name.to_string(),
         None => format!("event={:#04x},umask={:#04x}", clock.code, clock.umask),

@@ -64,7 +64,6 @@ use crate::quirks::Quirks;
 use turns::Turns;
 
 pub use backend::{BackendKind, PerfBackend, Route, SessionBackend};
-pub use broken::BrokenBox;
 pub use named::config_line;
 pub use open::SLOTS_PER_EVENT;
 pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};

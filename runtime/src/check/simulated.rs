@@ -188,7 +188,13 @@ pub fn on_simulator_with(
     rows.extend(discovery(machine, boxes));
     rows.extend(super::buses::rows(machine, boxes, None));
     rows.extend(through_perf_only(boxes));
-    let counted = counted_boxes(boxes);
+    let faulted: Vec<&str> = config
+        .broken
+        .iter()
+        .chain(config.no_reset)
+        .copied()
+        .collect();
+    let counted = counted_boxes(boxes, &faulted);
     let touched: Vec<(Reg, Where)> = counted
         .iter()
         .flat_map(|b| registers_of(machine, boxes, b))
@@ -297,11 +303,15 @@ fn perf_only_boxes(boxes: &'static Boxes) -> Vec<&'static PmuBox> {
     out
 }
 
-/// The first box of every unit that has a general counter and registers the simulator models.
-fn counted_boxes(boxes: &'static Boxes) -> Vec<&'static PmuBox> {
+/// The first box of every unit that has a general counter and registers the simulator models,
+/// and every such box a fault profile names (`faulted`: `broken:BOX`, `no-reset:BOX`), so a
+/// fault on any box is found and named.
+fn counted_boxes(boxes: &'static Boxes, faulted: &[&str]) -> Vec<&'static PmuBox> {
     let mut out: Vec<&'static PmuBox> = Vec::new();
     for b in boxes.boxes.iter().filter(|b| !b.through_perf_only()) {
-        if general(b).is_some() && !out.iter().any(|o| std::ptr::eq(o.unit, b.unit)) {
+        let named = faulted.iter().any(|f| f.eq_ignore_ascii_case(b.instance));
+        let first = !out.iter().any(|o| std::ptr::eq(o.unit, b.unit));
+        if general(b).is_some() && (first || named) {
             out.push(b);
         }
     }

@@ -141,20 +141,17 @@ impl Injected {
     }
 }
 
-/// The simulated machine of `processor` a counting session (`pmu watch`, `pmu stat`,
-/// `pmu serve` with `--sim --inject-fault TEXT`) runs on: a register fault, or a box that does
-/// not count (`broken:BOX`, which the session reports by name) or does not reset; a perf
-/// group fault is `pmu check`'s only, and refused.
+/// The simulated machine of `processor` a command (`pmu watch`, `pmu serve`, `pmu read` with
+/// `--sim --inject-fault TEXT`) runs on: a box that does not count (`broken:BOX`, which a
+/// session reports by name) or does not reset (`no-reset:BOX`), else a register fault as
+/// [`crate::fault::parse`] reads it (perf group faults are `pmu check`'s only).
 pub fn session_machine(processor: &'static pmu_regs::ProcessorInfo, text: &str) -> Result<Machine> {
-    match Injected::parse(processor, text)? {
-        Injected::Perf(_) => Err(UsageError::BadValue {
-            text: text.to_string(),
-            expected: "a register fault (read:N:KIND, write:N:KIND, writes-from:N:KIND),                        broken:BOX or no-reset:BOX: perf-read faults are for `pmu check`"
-                .into(),
-        }
-        .into()),
-        injected => Ok(Injected::machine(Some(injected), processor).0),
+    if text.starts_with("broken:") || text.starts_with("no-reset:") {
+        let injected = Injected::parse(processor, text)?;
+        return Ok(Injected::machine(Some(injected), processor).0);
     }
+    let (when, fault) = crate::fault::parse(text)?;
+    Ok(Machine::simulating(processor).with_fault(when, fault))
 }
 
 /// The conformance run on `machine`, which must be simulated, handling the quirks `quirks`

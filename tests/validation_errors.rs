@@ -147,9 +147,50 @@ error_cases!(
     // Hardware quirks (spec/README.md, "Hardware quirks").
     pmu_saturation_errors,
     pmu_global_init_errors,
+    pmu_clock_event_errors,
     pmu_discovery_corrections_without_type,
     pmu_discovery_corrections_errors,
 );
+
+/// `<clock-event>` against the processor's event list (read after every unit): an encoding
+/// whose event is not named as a clock tick (`*_CLOCKTICKS`) is refused; with the list's
+/// clock-tick event at that encoding the spec loads.
+#[test]
+fn a_clock_event_must_be_the_event_lists_clock_tick_event() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    for (name, accepted) in [("UNC_X_INSERTS", false), ("UNC_X_CLOCKTICKS", true)] {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        std::fs::copy(
+            root.join("ok/processors.xml"),
+            dir.path().join("processors.xml"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("demo/events")).unwrap();
+        std::fs::copy(
+            root.join("clock_event_unit.xml"),
+            dir.path().join("demo/x.xml"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("demo/events/x.xml"),
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<events processor=\"demo\" unit=\"X\" source=\"demo-driver\">\n  <event name=\"{name}\" code=\"0x01\" umask=\"0x00\" counters=\"0\"/>\n</events>\n"
+            ),
+        )
+        .unwrap();
+        match codegen::load_spec(dir.path()) {
+            Ok(_) => assert!(accepted, "{name} was accepted as the clock event"),
+            Err(e) => {
+                let text = e.to_string();
+                assert!(!accepted, "{name}: {text}");
+                assert!(
+                    text.contains("clock-event code 0x01 umask 0x00 of unit X is no event of demo named *_CLOCKTICKS"),
+                    "{text}"
+                );
+            }
+        }
+    }
+}
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
 #[test]

@@ -109,6 +109,7 @@ pub fn load_dir_with_files(
             Err(e) => v.push(e),
         }
     }
+    v.clock_events(&ctx.processors);
     // Metrics files, once every event is known.
     load_metrics(&mut v, &mut ctx, dir, metrics);
     v.metric_parents(&ctx.processors);

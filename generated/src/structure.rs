@@ -570,6 +570,10 @@ pub struct PmuInfo {
     /// Fields software writes before counting, because the part powers up with a value
     /// there that stops every count (the spec's `<global-init>`); empty for most units.
     pub global_init: &'static [GlobalInitInfo],
+    /// The event that counts the unit's own clock (the spec's `<clock-event>`: Intel's
+    /// `UNC_CHA_CLOCKTICKS`); a box that counts nothing with it over an enabled interval is
+    /// broken. `None` where no source names one.
+    pub clock_event: Option<ClockEventInfo>,
     /// Decisions about the structure, with their sources.
     pub notes: &'static [NoteInfo],
 }
@@ -741,6 +745,20 @@ pub struct DiscoveryCountInfo {
     pub source: &'static str,
     /// What is wrong with the table's count, in words, for messages.
     pub description: &'static str,
+}
+
+/// The event that counts a unit's own clock (the spec's `<clock-event>`): it counts in every
+/// interval a working box is enabled, so a session reports a box whose clock event counted
+/// nothing as broken instead of showing its zeros.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockEventInfo {
+    /// Event select.
+    pub code: u16,
+    /// Unit mask.
+    pub umask: u16,
+    /// The public source that names it (a `processors.xml` source id: the vendor's event
+    /// list).
+    pub source: &'static str,
 }
 
 /// Counters that stop at their top instead of wrapping (the spec's `<saturation>`): a later

@@ -1,5 +1,6 @@
 //! The hardware quirks the spec records (`<global-init>`, `<saturation>`), as the runtime
-//! reads them, and the switch that turns the runtime's handling of them off.
+//! reads them, and the switch that turns the runtime's handling of them off (and of a box
+//! whose `<clock-event>` counts nothing: a session reports it broken).
 //!
 //! Real parts differ from their documents, and the Linux kernel carries the corrections:
 //! some parts power up with their uncore frozen and count nothing until a global field is
@@ -22,6 +23,9 @@ pub struct Quirks {
     /// Reset a saturating counter when its `<saturation>` bit reads 1, and take its deltas
     /// over that many bits.
     pub saturation: bool,
+    /// Report a box whose `<clock-event>` counted nothing over an interval it was enabled as
+    /// broken, by name, instead of showing its counts (0).
+    pub clock_event: bool,
 }
 
 impl Quirks {
@@ -29,19 +33,22 @@ impl Quirks {
     pub const ALL: Quirks = Quirks {
         global_init: true,
         saturation: true,
+        clock_event: true,
     };
     /// None handled: the registers as the hardware leaves them.
     pub const NONE: Quirks = Quirks {
         global_init: false,
         saturation: false,
+        clock_event: false,
     };
 }
 
 impl Quirks {
     /// The names [`Quirks::without`] takes: each quirk's spec element, and `all`.
-    pub const NAMES: [&'static str; 3] = ["global-init", "saturation", "all"];
+    pub const NAMES: [&'static str; 4] = ["global-init", "saturation", "clock-event", "all"];
 
-    /// Every quirk handled but those `names` names (`global-init`, `saturation`, or `all`
+    /// Every quirk handled but those `names` names (`global-init`, `saturation`,
+    /// `clock-event`, or `all`
     /// for every one): what `pmu watch` and `pmu check` take as `--no-quirk NAME`.
     pub fn without<S: AsRef<str>>(names: &[S]) -> Result<Quirks, crate::error::UsageError> {
         let mut quirks = Quirks::ALL;
@@ -49,6 +56,7 @@ impl Quirks {
             match name.as_ref() {
                 "global-init" => quirks.global_init = false,
                 "saturation" => quirks.saturation = false,
+                "clock-event" => quirks.clock_event = false,
                 "all" => quirks = Quirks::NONE,
                 other => {
                     return Err(crate::error::UsageError::BadValue {

@@ -154,6 +154,31 @@ fn a_box_that_does_not_count_is_named_broken() {
     assert!(err.contains("CHA0 is broken"), "{err}");
 }
 
+/// The run counts the first box of each unit, and also the box a fault profile names: a broken
+/// CHA1 on Ice Lake-SP (not a first box) fails its rows, named, where before the run passed
+/// without counting it; CHA0 still counts 10,000 an interval.
+#[test]
+fn a_fault_on_a_box_other_than_the_first_is_found_and_named() {
+    let (code, out, err) = run(&[
+        "check",
+        "--sim",
+        "--processor",
+        "ice-lake-sp",
+        "--inject-fault",
+        "broken:CHA1",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let failed: Vec<&str> = out.lines().filter(|l| l.contains(" FAIL ")).collect();
+    assert!(!failed.is_empty(), "{out}");
+    for r in &failed {
+        assert!(r.contains("CHA1 is broken"), "{r}");
+    }
+    assert!(out
+        .lines()
+        .any(|l| l.starts_with("count CHA0") && l.contains("10000, 10000, 10000")));
+    assert!(err.contains("CHA1 is broken"), "{err}");
+}
+
 /// A box the processor lacks is a usage error that names some it has.
 #[test]
 fn a_broken_box_the_processor_lacks_is_refused() {

@@ -361,3 +361,98 @@ fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_writ
     assert!(err.contains("event 2 may count on"), "{err}");
     assert_eq!(controls(&machine), before);
 }
+
+/// A box whose clock event (the spec's `<clock-event>`: Skylake-SP's CHA, event 0x00 umask
+/// 0x00, Intel's UNC_CHA_CLOCKTICKS) counts nothing while enabled is broken: with the fault
+/// profile `broken:CHA1` a session's interval names CHA1 instead of giving its 0, and with the
+/// handling off (`clock-event`) the 0 shows through; without the fault both boxes count the
+/// pace: 1,000,000 per second over 10 ms is 10,000 (hand computed).
+#[test]
+fn a_box_whose_clock_event_counts_nothing_is_reported_broken_by_name() {
+    use pmu_runtime::check::simulated::session_machine;
+    use pmu_runtime::quirks::Quirks;
+    const SKX: &pmu_regs::ProcessorInfo = &pmu_regs::skylake_sp::PROCESSOR;
+    let boxes = Boxes::of(SKX);
+    let chas = [boxes.find("CHA0").unwrap(), boxes.find("CHA1").unwrap()];
+    // Intel's skylakex uncore list: UNC_CHA_CLOCKTICKS is EventCode 0x00, UMask 0x00.
+    let clockticks = EventSelect {
+        umask: Some(0x00),
+        ..EventSelect::event(0x00)
+    };
+    let selection = Selection::of_boxes(
+        &[(boxes, chas[0]), (boxes, chas[1])],
+        &["UNC_CHA_CLOCKTICKS"],
+        &[clockticks],
+    )
+    .unwrap();
+    let run = |fault: Option<&str>, quirks: Quirks| {
+        let machine = match fault {
+            Some(f) => session_machine(SKX, f).unwrap(),
+            None => Machine::simulating(SKX),
+        };
+        let backend = SessionBackend::Registers(&machine);
+        let options = Options {
+            quirks,
+            ..stepped(10, Pace::Steady(1_000_000))
+        };
+        let mut session = Session::open(&backend, &selection, options).unwrap();
+        let interval = session.interval();
+        session.close().unwrap();
+        interval
+    };
+    let counts = |i: pmu_runtime::session::Interval| -> Vec<u64> {
+        i.counts.iter().map(|c| c.delta).collect()
+    };
+    assert_eq!(counts(run(None, Quirks::ALL).unwrap()), [10_000, 10_000]);
+    match run(Some("broken:CHA1"), Quirks::ALL) {
+        Err(pmu_runtime::Error::Broken(b)) => {
+            assert_eq!((b.instance, b.socket), ("CHA1", 0));
+            assert_eq!(b.event, "UNC_CHA_CLOCKTICKS");
+            let text = b.to_string();
+            assert!(text.contains("box CHA1 of socket 0 is broken"), "{text}");
+        }
+        other => panic!("a broken CHA1 was not reported: {other:?}"),
+    }
+    let off = Quirks {
+        clock_event: false,
+        ..Quirks::ALL
+    };
+    assert_eq!(counts(run(Some("broken:CHA1"), off).unwrap()), [10_000, 0]);
+}
+
+/// `pmu watch --sim --inject-fault broken:BOX` exits 1 naming the box, and prints no 0 for
+/// it; without the fault it prints the box's counts.
+#[test]
+fn watch_names_a_broken_box_instead_of_printing_zero() {
+    let watch = |fault: Option<&str>| {
+        let mut cmd = Command::cargo_bin("pmu").unwrap();
+        cmd.args([
+            "watch",
+            "--sim",
+            "--processor",
+            "skylake-sp",
+            "--unit",
+            "CHA0",
+        ])
+        .args(["--unit", "CHA1", "-e", "UNC_CHA_CLOCKTICKS", "--count", "1"]);
+        if let Some(f) = fault {
+            cmd.args(["--inject-fault", f]);
+        }
+        cmd.assert()
+    };
+    let out = watch(Some("broken:CHA1")).code(1);
+    let out = out.get_output();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        stderr.contains("box CHA1 of socket 0 is broken"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("UNC_CHA_CLOCKTICKS"), "{stderr}");
+    assert!(!stdout.contains("C1_MSR_PMON_CTR0"), "{stdout}");
+    let ok = watch(None).success();
+    let stdout = String::from_utf8_lossy(&ok.get_output().stdout).to_string();
+    assert!(stdout.contains("C1_MSR_PMON_CTR0"), "{stdout}");
+}

@@ -66,6 +66,7 @@ fn variant(e: &Error) -> &'static str {
         },
         Error::Cleanup { .. } => "Cleanup",
         Error::RestoreFailed(_) => "RestoreFailed",
+        Error::Broken(_) => "Broken",
         Error::Driver(d) => match d
             .downcast_ref::<PerfError>()
             .expect("the only driver error")
@@ -398,6 +399,14 @@ fn every_error() -> Vec<Error> {
         }
         .into(),
         Error::RestoreFailed(Box::new(access(Op::Write, AccessError::Rejected, None))),
+        Error::Broken(Box::new(pmu_runtime::error::BrokenBox {
+            processor: "skylake-sp",
+            socket: 0,
+            instance: "CHA1",
+            event: "UNC_CHA_CLOCKTICKS".into(),
+            source: "intel-perfmon-skylake-sp",
+            seconds: 1.0,
+        })),
         Error::from(PerfError::PmuAbsent {
             pmu: "uncore_ha".into(),
             path: "/sys/bus/event_source/devices/uncore_ha".into(),

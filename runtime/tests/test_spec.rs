@@ -13,9 +13,10 @@ use std::path::Path;
 
 use codegen::model::{self, pmu as m};
 use pmu_regs::{
-    Access, AddressInfo, Addresses, BitRef, CounterInfo, CounterKind, DiscoveryCountInfo,
-    DiscoveryIgnoredInfo, FieldInfo, GlobalInfo, GlobalInitInfo, Hop, Location, PmuInfo,
-    ProcessorInfo, RegRef, RegisterInfo, Role, RouteInfo, SaturationInfo, Scope, Space, UnitInfo,
+    Access, AddressInfo, Addresses, BitRef, ClockEventInfo, CounterInfo, CounterKind,
+    DiscoveryCountInfo, DiscoveryIgnoredInfo, FieldInfo, GlobalInfo, GlobalInitInfo, Hop, Location,
+    PmuInfo, ProcessorInfo, RegRef, RegisterInfo, Role, RouteInfo, SaturationInfo, Scope, Space,
+    UnitInfo,
 };
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::counters::Counting;
@@ -337,6 +338,11 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                         })
                         .collect::<Vec<_>>()
                         .leak(),
+                    clock_event: pm.clock_event.as_ref().map(|c| ClockEventInfo {
+                        code: c.code,
+                        umask: c.umask,
+                        source: s(&c.source),
+                    }),
                 })
             });
             leak(UnitInfo {

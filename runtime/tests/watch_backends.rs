@@ -45,7 +45,7 @@ fn a_box_through_perf_and_a_box_through_the_registers_in_one_watch() {
     let msr = root.path().join("dev/cpu/0/msr");
     let before = fs::read(&msr).unwrap();
     // auto: the kernel has the HA's PMU here, not the C-box's.
-    let (code, out, err) = run(&[
+    let args = [
         "--json",
         "watch",
         "--root",
@@ -60,7 +60,17 @@ fn a_box_through_perf_and_a_box_through_the_registers_in_one_watch() {
         "1",
         "--interval",
         "0.05",
-    ]);
+    ];
+    // Event 0 is the C-box's clock event (Intel's UNC_C_CLOCKTICKS), and a counter in a file
+    // never moves: the session names the box broken instead of printing its 0, and puts it
+    // back.
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("box C0 of socket 0 is broken"), "{err}");
+    assert!(err.contains("UNC_C_CLOCKTICKS"), "{err}");
+    assert_eq!(fs::read(&msr).unwrap(), before, "the C-box was put back");
+    // With that check off the file's 0 shows.
+    let (code, out, err) = run(&[&args[..], &["--no-quirk", "clock-event"]].concat());
     assert_eq!(code, 0, "{err}");
     // One object per row (docs/pmu.md, "One output contract"), each with its backend.
     let counts = lines(&out);

@@ -520,14 +520,16 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
     let (doc, notes) = doc_and_notes(names.p, unit, pmu);
     let box_count = opt(pmu.box_count.as_ref().map(|b| box_count(names, b)));
     let (socket_bus, stack_bus) = buses(names, pmu);
-    let discovery_ignored = opt(pmu.discovery_ignored.as_ref().map(|d| {
+    let ignored = |d: &crate::model::pmu::DiscoveryIgnored| {
         let (source, description) = (&d.source, text_lit(&d.description));
         quote!(DiscoveryIgnoredInfo {
             source: #source,
             description: #description,
         })
-    }));
+    };
+    let discovery_ignored = opt(pmu.discovery_ignored.as_ref().map(ignored));
     let (saturation, global_init) = quirks(names, u, pmu);
+    let clock_event = opt(pmu.clock_event.as_ref().map(clock_event_info));
     let discovery_count = opt(pmu.discovery_count.as_ref().map(|c| {
         let boxes = Literal::u32_unsuffixed(c.boxes);
         let (source, description) = (&c.source, text_lit(&c.description));
@@ -537,13 +539,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             description: #description,
         })
     }));
-    let discovery_broken = opt(pmu.discovery_broken.as_ref().map(|d| {
-        let (source, description) = (&d.source, text_lit(&d.description));
-        quote!(DiscoveryIgnoredInfo {
-            source: #source,
-            description: #description,
-        })
-    }));
+    let discovery_broken = opt(pmu.discovery_broken.as_ref().map(ignored));
     let (proc_id, unit_name) = (&names.p.id, &unit.name);
     quote! {
         #doc
@@ -567,9 +563,24 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             discovery_broken: #discovery_broken,
             saturation: #saturation,
             global_init: #global_init,
+            clock_event: #clock_event,
             notes: #notes,
         };
     }
+}
+
+/// A unit's `ClockEventInfo`.
+fn clock_event_info(c: &crate::model::pmu::ClockEvent) -> TokenStream {
+    let (code, umask, source) = (
+        Literal::u16_unsuffixed(c.code),
+        Literal::u16_unsuffixed(c.umask),
+        &c.source,
+    );
+    quote!(ClockEventInfo {
+        code: #code,
+        umask: #umask,
+        source: #source,
+    })
 }
 
 /// A unit's hardware quirks: its `SaturationInfo` (or `None`) and its `GlobalInitInfo`s.

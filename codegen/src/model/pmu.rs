@@ -386,6 +386,9 @@ pub struct Pmu {
     /// What software writes before counting, because the part powers up with a value there
     /// that stops every count (`<global-init>`).
     pub global_init: Vec<GlobalInit>,
+    /// The event that counts the unit's clock (`<clock-event>`): a box that counts nothing
+    /// with it over an enabled interval is broken.
+    pub clock_event: Option<ClockEvent>,
     /// Decisions about the structure and their sources.
     pub notes: Vec<super::Note>,
 }
@@ -400,6 +403,21 @@ pub struct DiscoveryCount {
     pub source: String,
     /// What is wrong with the table's count, in our words.
     pub description: String,
+}
+
+/// The event that counts a unit's own clock (the spec's `<clock-event>`, as the vendor's event
+/// list names it: Intel's `UNC_CHA_CLOCKTICKS`): it counts in every interval a working box is
+/// enabled, so a box whose clock event counts nothing is broken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClockEvent {
+    /// Event select.
+    pub code: u16,
+    /// Unit mask.
+    pub umask: u16,
+    /// The public source (the event list that names it).
+    pub source: String,
+    /// Where it is written, for the check against the processors' event lists.
+    pub at: super::Position,
 }
 
 /// Counters that stop at their top instead of wrapping (a hardware behaviour a public source

@@ -48,8 +48,25 @@ pub struct RawPmu {
     pub saturation: Option<RawSaturation>,
     #[serde(default, rename = "global-init")]
     pub global_init: Vec<RawGlobalInit>,
+    #[serde(default, rename = "clock-event")]
+    pub clock_event: Option<RawClockEvent>,
     #[serde(default)]
     pub note: Vec<RawNote>,
+}
+
+/// `<clock-event>`: the event (select and unit mask) that counts the unit's own clock, which
+/// counts in every enabled interval of a box that works.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawClockEvent {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@code")]
+    pub code: String,
+    #[serde(rename = "@umask")]
+    pub umask: String,
+    #[serde(rename = "@source")]
+    pub source: String,
 }
 
 /// `<discovery-count>`: how many boxes of the unit the part has, where its discovery table

@@ -68,6 +68,7 @@ pub static CORE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -154,6 +155,7 @@ pub static DF: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -226,6 +228,7 @@ pub static L3: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",

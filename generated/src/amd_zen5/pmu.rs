@@ -59,6 +59,7 @@ pub static CORE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -157,6 +158,7 @@ pub static DF: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -245,6 +247,7 @@ pub static L3: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -345,6 +348,7 @@ pub static UMC: PmuInfo = PmuInfo {
             does the same.",
     }),
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -49,6 +49,7 @@ pub static CORE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::amd_zen5::pmu::CORE.notes,
 };
 /// PMU structure of the Data Fabric performance counters (per socket): that of
@@ -105,6 +106,7 @@ pub static DF: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::amd_zen5::pmu::DF.notes,
 };
 /// PMU structure of the L3 cache performance counters (per core complex): that of
@@ -151,6 +153,7 @@ pub static L3: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::amd_zen5::pmu::L3.notes,
 };
 /// PMU structure of the Unified memory controller performance counters (per channel): that of
@@ -217,6 +220,7 @@ pub static UMC: PmuInfo = PmuInfo {
             does the same.",
     }),
     global_init: &[],
+    clock_event: None,
     notes: crate::amd_zen5::pmu::UMC.notes,
 };
 /// What the perf PMUs of the Unified memory controller performance counters (per channel) share;

@@ -404,6 +404,11 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: crate::skylake_sp::pmu::CHA.notes,
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
@@ -587,6 +592,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::skylake_sp::pmu::IIO_FREE.notes,
 };
 /// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
@@ -707,6 +713,11 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: crate::skylake_sp::pmu::IIO.notes,
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
@@ -783,6 +794,11 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: crate::skylake_sp::pmu::IMC.notes,
 };
 /// What the perf PMUs of the iMC (integrated memory controller channel) performance monitoring
@@ -832,6 +848,11 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: crate::skylake_sp::pmu::IRP.notes,
 };
 /// What the perf PMUs of the IRP (I/O coherency agent) performance monitoring share; each box's
@@ -902,6 +923,11 @@ pub static M2M: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: crate::skylake_sp::pmu::M2M.notes,
 };
 /// What the perf PMUs of the M2M (mesh to memory) performance monitoring share; each box's entry
@@ -953,6 +979,7 @@ pub static M2PCIE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::skylake_sp::pmu::M2PCIE.notes,
 };
 /// What the perf PMUs of the M2PCIe (mesh to PCIe stack) performance monitoring share; each box's
@@ -1023,6 +1050,11 @@ pub static M3UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: crate::skylake_sp::pmu::M3UPI.notes,
 };
 /// What the perf PMUs of the M3UPI (mesh to UPI) performance monitoring share; each box's entry
@@ -1094,6 +1126,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: crate::skylake_sp::pmu::PCU.notes,
 };
 /// PMU structure of the U-box (system configuration controller) performance monitoring: that of
@@ -1248,6 +1285,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::skylake_sp::pmu::UBOX.notes,
 };
 /// The level above every box: global control, status and overflow clear.
@@ -1329,6 +1367,11 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: crate::skylake_sp::pmu::UPI.notes,
 };
 /// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;

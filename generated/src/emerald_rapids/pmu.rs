@@ -131,6 +131,11 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-sapphire-rapids",
+    }),
     notes: crate::sapphire_rapids::pmu::CHA.notes,
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
@@ -322,6 +327,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::sapphire_rapids::pmu::IIO_FREE.notes,
 };
 /// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
@@ -380,6 +386,11 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-sapphire-rapids",
+    }),
     notes: crate::sapphire_rapids::pmu::IIO.notes,
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
@@ -451,6 +462,7 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::sapphire_rapids::pmu::IMC_FREE.notes,
 };
 /// What the perf PMUs of the iMC free-running counters (memory-mapped) share; each box's entry adds
@@ -507,6 +519,11 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 1,
+        source: "intel-perfmon-sapphire-rapids",
+    }),
     notes: crate::sapphire_rapids::pmu::IMC.notes,
 };
 /// What the perf PMUs of the iMC channel performance monitoring (memory-mapped) share; each box's
@@ -563,6 +580,11 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-sapphire-rapids",
+    }),
     notes: crate::sapphire_rapids::pmu::IRP.notes,
 };
 /// What the perf PMUs of the IRP (IIO ring port) performance monitoring share; each box's entry
@@ -613,6 +635,11 @@ pub static M2M: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-sapphire-rapids",
+    }),
     notes: crate::sapphire_rapids::pmu::M2M.notes,
 };
 /// What the perf PMUs of the M2M (mesh to memory) performance monitoring share; each box's entry
@@ -670,6 +697,11 @@ pub static M3UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-sapphire-rapids",
+    }),
     notes: crate::sapphire_rapids::pmu::M3UPI.notes,
 };
 /// What the perf PMUs of the M3UPI (mesh to UPI) performance monitoring share; each box's entry
@@ -721,6 +753,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::sapphire_rapids::pmu::UBOX.notes,
 };
 /// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring: that of
@@ -769,6 +802,11 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-sapphire-rapids",
+    }),
     notes: crate::sapphire_rapids::pmu::UPI.notes,
 };
 /// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;

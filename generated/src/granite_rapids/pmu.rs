@@ -74,6 +74,11 @@ pub static B2CMI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -324,6 +329,11 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -591,6 +601,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -708,6 +719,11 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -844,6 +860,11 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 1,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1003,6 +1024,7 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "source-conflict",
@@ -1144,6 +1166,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1275,6 +1298,11 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",

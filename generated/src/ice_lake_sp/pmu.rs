@@ -136,6 +136,11 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -310,6 +315,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -406,6 +412,11 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -542,6 +553,7 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -646,6 +658,11 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -736,6 +753,11 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -817,6 +839,11 @@ pub static M2M: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -898,6 +925,11 @@ pub static M2PCIE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -981,6 +1013,11 @@ pub static M3UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1076,6 +1113,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1260,6 +1302,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1366,6 +1409,11 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-ice-lake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",

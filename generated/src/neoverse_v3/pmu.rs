@@ -75,6 +75,7 @@ pub static CORE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::neoverse_v2::pmu::CORE.notes,
 };
 /// The level above every box: global control, status and overflow clear.

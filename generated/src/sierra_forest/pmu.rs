@@ -61,6 +61,11 @@ pub static B2CMI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::B2CMI.notes,
 };
 /// What the perf PMUs of the B2CMI (mesh to memory controller) performance monitoring share; each
@@ -243,6 +248,11 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::CHA.notes,
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
@@ -438,6 +448,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::granite_rapids::pmu::IIO_FREE.notes,
 };
 /// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
@@ -500,6 +511,11 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::IIO.notes,
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
@@ -560,6 +576,11 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 1,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::IMC.notes,
 };
 /// What the perf PMUs of the iMC channel performance monitoring (memory-mapped) share; each box's
@@ -620,6 +641,7 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::granite_rapids::pmu::IRP.notes,
 };
 /// What the perf PMUs of the IRP (IIO ring port) performance monitoring share; each box's entry
@@ -671,6 +693,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: crate::granite_rapids::pmu::UBOX.notes,
 };
 /// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring: that of
@@ -714,6 +737,11 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-granite-rapids",
+    }),
     notes: crate::granite_rapids::pmu::UPI.notes,
 };
 /// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;

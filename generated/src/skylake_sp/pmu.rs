@@ -412,6 +412,11 @@ pub static CHA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -656,6 +661,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -813,6 +819,11 @@ pub static IIO: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -948,6 +959,11 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1067,6 +1083,11 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1174,6 +1195,11 @@ pub static M2M: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1275,6 +1301,7 @@ pub static M2PCIE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1395,6 +1422,11 @@ pub static M3UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1523,6 +1555,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1740,6 +1777,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1889,6 +1927,11 @@ pub static UPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-skylake-sp",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",

@@ -106,6 +106,7 @@ pub static BBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -252,6 +253,7 @@ pub static CBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -372,6 +374,7 @@ pub static MBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -515,6 +518,7 @@ pub static RBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -628,6 +632,7 @@ pub static SBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -718,6 +723,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -819,6 +825,7 @@ pub static WBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",

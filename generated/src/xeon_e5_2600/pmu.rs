@@ -78,6 +78,11 @@ pub static CBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -208,6 +213,11 @@ pub static HA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -306,6 +316,11 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -458,6 +473,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -612,6 +632,11 @@ pub static QPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 20,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -723,6 +748,11 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -812,6 +842,11 @@ pub static R3QPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1000,6 +1035,11 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",

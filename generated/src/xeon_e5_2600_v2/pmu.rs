@@ -260,6 +260,11 @@ pub static CBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-xeon-e5-2600-v2",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -428,6 +433,11 @@ pub static HA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-xeon-e5-2600-v2",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -581,6 +591,7 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -712,6 +723,11 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-xeon-e5-2600-v2",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -871,6 +887,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-xeon-e5-2600-v2",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1053,6 +1074,11 @@ pub static QPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 20,
+        umask: 0,
+        source: "intel-perfmon-xeon-e5-2600-v2",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1181,6 +1207,11 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-xeon-e5-2600-v2",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1305,6 +1336,11 @@ pub static R3QPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon-xeon-e5-2600-v2",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1531,6 +1567,11 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon-xeon-e5-2600-v2",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",

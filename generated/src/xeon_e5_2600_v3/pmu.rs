@@ -133,6 +133,11 @@ pub static CBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -326,6 +331,11 @@ pub static HA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -495,6 +505,11 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -650,6 +665,11 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -821,6 +841,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1019,6 +1044,11 @@ pub static QPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 20,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1165,6 +1195,11 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1306,6 +1341,11 @@ pub static R3QPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1451,6 +1491,11 @@ pub static SBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1726,6 +1771,11 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",

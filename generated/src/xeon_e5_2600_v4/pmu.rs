@@ -140,6 +140,11 @@ pub static CBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -333,6 +338,11 @@ pub static HA: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -502,6 +512,7 @@ pub static IMC: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -657,6 +668,11 @@ pub static IRP: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -828,6 +844,11 @@ pub static PCU: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1026,6 +1047,11 @@ pub static QPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 20,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1172,6 +1198,11 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1313,6 +1344,11 @@ pub static R3QPI: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 1,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1458,6 +1494,11 @@ pub static SBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: Some(ClockEventInfo {
+        code: 0,
+        umask: 0,
+        source: "intel-perfmon",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1732,6 +1773,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     discovery_broken: None,
     saturation: None,
     global_init: &[],
+    clock_event: None,
     notes: &[
         NoteInfo {
             kind: "info",

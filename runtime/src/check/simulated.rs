@@ -141,6 +141,19 @@ impl Injected {
     }
 }
 
+/// The simulated machine of `processor` a command (`pmu watch`, `pmu serve`, `pmu read` with
+/// `--sim --inject-fault TEXT`) runs on: a box that does not count (`broken:BOX`, which a
+/// session reports by name) or does not reset (`no-reset:BOX`), else a register fault as
+/// [`crate::fault::parse`] reads it (perf group faults are `pmu check`'s only).
+pub fn session_machine(processor: &'static pmu_regs::ProcessorInfo, text: &str) -> Result<Machine> {
+    if text.starts_with("broken:") || text.starts_with("no-reset:") {
+        let injected = Injected::parse(processor, text)?;
+        return Ok(Injected::machine(Some(injected), processor).0);
+    }
+    let (when, fault) = crate::fault::parse(text)?;
+    Ok(Machine::simulating(processor).with_fault(when, fault))
+}
+
 /// The conformance run on `machine`, which must be simulated, handling the quirks `quirks`
 /// says (a run with them off shows what the part does without the runtime's corrections).
 pub fn on_simulator(machine: &Machine, quirks: Quirks) -> Result<CheckReport> {
@@ -172,7 +185,13 @@ pub fn on_simulator_with(
     rows.extend(discovery(machine, boxes));
     rows.extend(super::buses::rows(machine, boxes, None));
     rows.extend(through_perf_only(boxes));
-    let counted = counted_boxes(boxes);
+    let faulted: Vec<&str> = config
+        .broken
+        .iter()
+        .chain(config.no_reset)
+        .copied()
+        .collect();
+    let counted = counted_boxes(boxes, &faulted);
     let touched: Vec<(Reg, Where)> = counted
         .iter()
         .flat_map(|b| registers_of(machine, boxes, b))
@@ -281,11 +300,15 @@ fn perf_only_boxes(boxes: &'static Boxes) -> Vec<&'static PmuBox> {
     out
 }
 
-/// The first box of every unit that has a general counter and registers the simulator models.
-fn counted_boxes(boxes: &'static Boxes) -> Vec<&'static PmuBox> {
+/// The first box of every unit that has a general counter and registers the simulator models,
+/// and every such box a fault profile names (`faulted`: `broken:BOX`, `no-reset:BOX`), so a
+/// fault on any box is found and named.
+fn counted_boxes(boxes: &'static Boxes, faulted: &[&str]) -> Vec<&'static PmuBox> {
     let mut out: Vec<&'static PmuBox> = Vec::new();
     for b in boxes.boxes.iter().filter(|b| !b.through_perf_only()) {
-        if general(b).is_some() && !out.iter().any(|o| std::ptr::eq(o.unit, b.unit)) {
+        let named = faulted.iter().any(|f| f.eq_ignore_ascii_case(b.instance));
+        let first = !out.iter().any(|o| std::ptr::eq(o.unit, b.unit));
+        if general(b).is_some() && (first || named) {
             out.push(b);
         }
     }

@@ -10,9 +10,11 @@ use std::fmt;
 
 pub use crate::access::{AccessError, BackendError, Op, Target};
 
+mod broken;
 mod sampling;
 mod usage;
 
+pub use broken::BrokenBox;
 pub use sampling::SamplingError;
 pub use usage::UsageError;
 
@@ -37,6 +39,9 @@ pub enum Error {
     /// A backend above the register access layer failed (the kernel's perf drivers): its
     /// own error, which a caller can `downcast_ref` to its type.
     Driver(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// A box does not count: its clock event counted nothing over an interval it was
+    /// enabled (the spec's `<clock-event>`); its counts are not shown.
+    Broken(Box<BrokenBox>),
 }
 
 impl Error {
@@ -81,6 +86,7 @@ impl fmt::Display for Error {
             Error::Usage(e) => e.fmt(f),
             Error::Sampling(e) => e.fmt(f),
             Error::Driver(e) => e.fmt(f),
+            Error::Broken(e) => e.fmt(f),
             Error::Cleanup { error, cleanup } => write!(f, "{error}; putting the registers back also failed: {cleanup}; check them with `pmu read` before counting again"),
             Error::RestoreFailed(e) => write!(f, "counting finished, but restoring the registers failed: {e}; check them with `pmu read`"),
         }
@@ -96,6 +102,7 @@ impl std::error::Error for Error {
             Error::Usage(e) => e.source(),
             Error::Sampling(e) => e.source(),
             Error::Driver(e) => e.source(),
+            Error::Broken(_) => None,
             Error::Cleanup { error, .. } => error.source(),
             Error::RestoreFailed(e) => e.source(),
         }

@@ -40,6 +40,7 @@
 //! ```
 
 mod backend;
+mod broken;
 mod discovered;
 mod named;
 mod open;
@@ -532,8 +533,11 @@ impl<'m> Session<'m> {
                     times,
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
         self.last = Some((at, now));
+        if let Some(broken) = self.broken_box(&counts, (at - before).as_secs_f64()) {
+            return Err(Error::Broken(Box::new(broken)));
+        }
         let topdown = self.read_topdown()?;
         Ok(Interval {
             time,

@@ -308,7 +308,8 @@ impl Model {
         journal: &mut Journal,
     ) {
         for (bi, b) in self.boxes.boxes.iter().enumerate() {
-            if b.scope() != scope {
+            // A broken box (the fault profile) counts nothing under a workload either.
+            if b.scope() != scope || self.broken.contains(&bi) {
                 continue;
             }
             if self.frozen(st, b) {

@@ -17,6 +17,7 @@ use crate::diagnostics::Diagnostic;
 use crate::model::{Instance, Position, Register};
 
 mod box_count;
+mod clock;
 mod counters;
 mod free_running;
 mod perf;

@@ -8,7 +8,9 @@
 
 use super::super::{normalize_text, parse_number, Validator};
 use super::UnitScope;
-use crate::model::pmu::{Counter, DiscoveryCount, DiscoveryIgnored, GlobalInit, Saturation};
+use crate::model::pmu::{
+    ClockEvent, Counter, DiscoveryCount, DiscoveryIgnored, GlobalInit, Saturation,
+};
 use crate::parse::pmu::{RawDiscoveryIgnored, RawGlobalInit, RawPmu, RawSaturation};
 
 /// What to do about a quirk without a description.
@@ -20,6 +22,19 @@ const CORRECTION_NEEDS_TYPE: &str =
     "give the <pmu> the discovery-type whose table entries it corrects, or remove the correction";
 
 impl Validator {
+    /// A unit's `<saturation>`, `<global-init>`s and `<clock-event>`, each as written.
+    pub(super) fn pmu_quirks(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawPmu,
+        counters: &[Counter],
+    ) -> (Option<Saturation>, Vec<GlobalInit>, Option<ClockEvent>) {
+        let saturation = self.pmu_saturation(unit, raw.saturation.as_ref(), counters);
+        let global_init = self.pmu_global_init(unit, &raw.global_init);
+        let clock_event = self.pmu_clock_event(unit, raw.clock_event.as_ref());
+        (saturation, global_init, clock_event)
+    }
+
     /// `<saturation>`: a bit below every counter's width (the usable width that remains),
     /// a declared source and a description.
     pub(super) fn pmu_saturation(

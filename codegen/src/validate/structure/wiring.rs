@@ -65,8 +65,7 @@ impl Validator {
             .and_then(|b| self.stack_bus_as_written(unit, b));
         let discovery_count = self.pmu_discovery_count(unit, raw);
         let discovery_broken = self.pmu_discovery_broken(unit, raw);
-        let saturation = self.pmu_saturation(unit, raw.saturation.as_ref(), &counters);
-        let global_init = self.pmu_global_init(unit, &raw.global_init);
+        let (saturation, global_init, clock_event) = self.pmu_quirks(unit, raw, &counters);
         if self.errors.len() > before {
             return None;
         }
@@ -90,6 +89,7 @@ impl Validator {
                 discovery_broken,
                 saturation,
                 global_init,
+                clock_event,
                 notes: raw.note.iter().map(note).collect(),
             },
             PendingRoutes {

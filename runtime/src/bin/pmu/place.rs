@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use pmu_regs::ProcessorInfo;
+use pmu_runtime::check::simulated;
 use pmu_runtime::fault;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::session::{Route, SessionBackend, Sockets};
@@ -37,7 +38,8 @@ pub struct PlaceArgs {
     pub workload: Option<String>,
     /// Fail one register access (without performing it) to see how a command copes:
     /// read:N:KIND, write:N:KIND or writes-from:N:KIND, KIND one of eio, eacces, enoent,
-    /// short. N counts reads or writes from 1.
+    /// short. N counts reads or writes from 1. With --sim also broken:BOX (a box that does
+    /// not count) or no-reset:BOX.
     #[arg(long, value_name = "OP:N:KIND", hide_short_help = true)]
     pub inject_fault: Option<String>,
 }
@@ -53,6 +55,7 @@ impl PlaceArgs {
             Machine::hardware(self.root.clone().unwrap_or_else(|| PathBuf::from("/")))
         };
         Ok(match &self.inject_fault {
+            Some(text) if self.sim => simulated::session_machine(processor, text)?,
             Some(text) => {
                 let (when, fault) = fault::parse(text)?;
                 machine.with_fault(when, fault)

@@ -149,6 +149,10 @@ error_cases!(
     pmu_global_init_errors,
     pmu_discovery_corrections_without_type,
     pmu_discovery_corrections_errors,
+    // Table-placed registers (spec/README.md, "Addresses": <from-table>).
+    pmu_from_table_errors,
+    pmu_from_table_without_type,
+    pmu_from_table_places,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

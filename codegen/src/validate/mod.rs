@@ -33,6 +33,7 @@ mod processors;
 mod steppings;
 mod structure;
 mod sysreg;
+mod table_placed;
 mod unit;
 
 use crate::naming::{

@@ -1052,6 +1052,105 @@ const IRP_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
+/// PMU structure of the PCU (power control unit) performance monitoring (4 counters per box; boxes
+/// PCU).
+///
+/// **Table-placed** (info): Every register of the structure is placed by the discovery table
+/// (from-table): a session takes the box's addresses from the joined table entry, never from the
+/// spec; a part whose table lacks the entry cannot count the box.
+///
+/// **Kernel PMU name** (info): Linux names the Granite Rapids PCU PMU uncore_pcu (gnr_uncores4 =
+/// spr_uncore_pcu, name pcu), with the generic formats of uncore_discovery.c (the discovery-generic
+/// driver), since the type sets no format group of its own.
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout for this processor, and no global overflow status is
+/// described to route to: the structure declares neither.
+pub static PCU: PmuInfo = PmuInfo {
+    processor: "sierra-forest",
+    unit: "PCU",
+    scope: Scope::Socket,
+    discovery_type: Some(4),
+    controls: &[&super::pcu::PCU_BOX_CTL_INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(
+            0,
+            48,
+            super::pcu::PCU_CTL_INFO.at(0),
+            super::pcu::PCU_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::pcu::PCU_CTL_INFO.at(1),
+            super::pcu::PCU_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::pcu::PCU_CTL_INFO.at(2),
+            super::pcu::PCU_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::pcu::PCU_CTL_INFO.at(3),
+            super::pcu::PCU_CTR_INFO.at(3),
+        ),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "PCU",
+            pmu: "uncore_pcu",
+            counters: &[0, 1, 2, 3],
+            source: "linux-snbep",
+            driver: &PERF_DISCOVERY_GENERIC,
+        },
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers the \
+            PCU from the table's entries of type 4 (uncore_discovery.c, gnr_uncores) \
+            and reads no other count.",
+    }),
+    socket_bus: None,
+    stack_bus: None,
+    discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Table-placed",
+            text: "Every register of the structure is placed by the discovery table \
+            (from-table): a session takes the box's addresses from the joined table \
+            entry, never from the spec; a part whose table lacks the entry cannot \
+            count the box.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU name",
+            text: "Linux names the Granite Rapids PCU PMU uncore_pcu (gnr_uncores[4] = \
+            spr_uncore_pcu, name pcu), with the generic formats of \
+            uncore_discovery.c (the discovery-generic driver), since the type sets \
+            no format group of its own.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout for this processor, and no global overflow \
+            status is described to route to: the structure declares neither.",
+        },
+    ],
+};
 /// PMU structure of the U-box (system configuration controller) performance monitoring (2 counters
 /// per box; boxes UBOX).
 ///

@@ -46,6 +46,7 @@ impl Validator {
         };
         let numbers: Vec<u32> = counters.iter().map(|c| c.number).collect();
         self.role_placement(unit, &parts, &numbers);
+        self.table_placement(unit, raw, &parts);
         self.shared_controls(unit, &counters);
         self.bitmap_coverage(unit, raw.at, &parts, &counters);
         self.overflow_seen_once(unit, raw.at, &parts, &counters);

@@ -56,6 +56,15 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
             let b = j
                 .spec
                 .expect("every box of a simulated table is the spec's");
+            if b.table_placed() {
+                // Placed by the table: joined (above), not yet counted at the table's place.
+                let e = b.assign(&[EventSelect::event(0x21)]).unwrap_err();
+                assert!(
+                    e.to_string().contains("discovery table places this box"),
+                    "{e}"
+                );
+                continue;
+            }
             // The session's own check of the joined view, before any write.
             let selection =
                 Selection::of_boxes(&[(boxes, b)], &["e"], &[EventSelect::event(0x21)]).unwrap();
@@ -80,7 +89,11 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
             assert_eq!(after, before, "{}:{} put back", p.id, b.instance);
             counted += 1;
         }
-        assert_eq!(counted, joined.boxes.len());
+        let placed = joined
+            .boxes
+            .iter()
+            .filter(|j| j.spec.is_some_and(|b| b.table_placed()));
+        assert_eq!(counted + placed.count(), joined.boxes.len());
         println!(
             "{}: {counted} boxes discovered, joined, counted and put back",
             p.id
@@ -111,7 +124,7 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
 }
 
 /// A Granite Rapids table lists types the spec has no unit file for: those Linux names
-/// (gnr_uncores[4] = spr_uncore_pcu, [18] = gnr_uncore_b2upi, after upstream commit
+/// (gnr_uncores[20] = spr_uncore_mdf, [18] = gnr_uncore_b2upi, after upstream commit
 /// 6d642735cdb6) are shown by name, still unknown (no registers are described, so nothing
 /// can be compared or counted); a type no source names keeps its number.
 #[test]
@@ -123,7 +136,7 @@ fn granite_rapids_names_the_types_it_has_no_unit_file_for() {
     let boxes = Boxes::of(gnr);
     let table = simulated_table(boxes, 0xFE00_0000, DEVICE).unwrap();
     let mut read = read_table(&table, 0xFE00_0000).unwrap();
-    for (box_type, box_id) in [(4, 0), (18, 2), (3, 0)] {
+    for (box_type, box_id) in [(20, 0), (18, 2), (3, 0)] {
         let mut extra = read.boxes[0];
         extra.box_type = box_type;
         extra.box_id = box_id;
@@ -139,9 +152,69 @@ fn granite_rapids_names_the_types_it_has_no_unit_file_for() {
     assert_eq!(
         named,
         [
-            ("PCU 0".to_string(), "unknown"),
+            ("MDF 0".to_string(), "unknown"),
             ("B2UPI 2".to_string(), "unknown"),
             ("type 3 id 0".to_string(), "unknown"),
+        ]
+    );
+}
+
+/// The Granite Rapids PCU is placed by the table (the spec's `<from-table>`: Linux's
+/// gnr_uncores[4] = spr_uncore_pcu, and Intel PCM's SPR_PCU_BOX_TYPE 4, take it from the
+/// table): the simulated part publishes it at a place of its own, the join accepts it there,
+/// comparing only what the spec still says (4 counters, Intel's perfmon list: counters 0-3 for
+/// every PCU event; 48 bits), and a table that says otherwise disagrees, naming the source.
+#[test]
+fn granite_rapids_pcu_is_placed_by_the_table() {
+    let gnr = PROCESSORS
+        .iter()
+        .find(|p| p.id == "granite-rapids")
+        .unwrap();
+    let boxes = Boxes::of(gnr);
+    let pcu = boxes.find("PCU").unwrap();
+    assert!(pcu.table_placed());
+    assert!(
+        pcu.counters.is_empty() && pcu.controls.is_empty(),
+        "no fixed address in the spec"
+    );
+    let sim = Sim::new(SimConfig::of(gnr));
+    let table = sim.discovery_table().unwrap();
+    let at = locate(&table, DEVICE).unwrap()[0].address;
+    let mut read = read_table(&table, at).unwrap();
+    let joined = join(boxes, &read);
+    let j = joined.of(pcu).unwrap();
+    assert_eq!(j.status.as_str(), "matching", "{j:?}");
+    let entry = j.table.unwrap();
+    assert_eq!(
+        (entry.box_type, entry.box_id, entry.counters, entry.width),
+        (4, 0, 4, 48)
+    );
+    assert_eq!(
+        entry.box_control.to_string(),
+        format!("MSR {:#x}", pmu_runtime::sim::table_placed::PLACED_BASE)
+    );
+    // A table whose PCU has 2 counters of 32 bits disagrees on both.
+    let i = read.boxes.iter().position(|b| b.box_type == 4).unwrap();
+    read.boxes[i].counters = 2;
+    read.boxes[i].width = 32;
+    let joined = join(boxes, &read);
+    let BoxStatus::Disagreeing(d) = &joined.of(pcu).unwrap().status else {
+        panic!("{:?}", joined.of(pcu));
+    };
+    let said: Vec<String> = d
+        .iter()
+        .map(|d| {
+            format!(
+                "{}: table {}, spec {} ({})",
+                d.what, d.table, d.spec, d.source
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "counters: table 2, spec 4 (linux-discovery)",
+            "width: table 32, spec 48 (linux-discovery)"
         ]
     );
 }

@@ -888,9 +888,15 @@ pub fn table_placed_text(t: &TablePlacement) -> String {
     let stride = if t.stride == 0 {
         String::new()
     } else {
-        format!(", element n {} on (registers for an MSR, bytes otherwise)", t.stride)
+        format!(
+            ", element n {} on (registers for an MSR, bytes otherwise)",
+            t.stride
+        )
     };
-    format!("**Placed by the discovery table:** no fixed address; {at}{stride} ({}).", t.source)
+    format!(
+        "**Placed by the discovery table:** no fixed address; {at}{stride} ({}).",
+        t.source
+    )
 }
 
 /// Emits one unit's module: its registers, events and metadata.

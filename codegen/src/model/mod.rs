@@ -577,7 +577,10 @@ impl TablePlace {
 
     /// The spec's spelling.
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, p)| *p == self).map_or("", |(n, _)| n)
+        Self::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("", |(n, _)| n)
     }
 }
 

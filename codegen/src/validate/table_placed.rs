@@ -28,11 +28,17 @@ impl Validator {
         if !matches!(reg.space, Space::Msr | Space::Pci | Space::Mmio) {
             self.push(reg.ctx.error(
                 t.at,
-                format!("<from-table> on a register in {} space", space_name(reg.space)),
+                format!(
+                    "<from-table> on a register in {} space",
+                    space_name(reg.space)
+                ),
                 "the discovery table places MSR, PCI and memory-mapped boxes only",
             ));
         }
-        let place = TablePlace::ALL.iter().find(|(n, _)| *n == t.place).map(|(_, p)| *p);
+        let place = TablePlace::ALL
+            .iter()
+            .find(|(n, _)| *n == t.place)
+            .map(|(_, p)| *p);
         if place.is_none() {
             self.push(reg.ctx.error(
                 t.at,

@@ -330,6 +330,154 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     notes: PCU_CTR_INFO_NOTES,
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
+#[allow(unused_imports)]
+use crate::core_events::{ev, EventRow};
+#[cfg(feature = "metadata")]
+use crate::core_events::{event_info_refs, event_infos};
+
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant is a row
+/// of the unit's event table, which gives its event select, umask and the counters that may
+/// count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_P_CLOCKTICKS`.
+    pub const CLOCKTICKS: Event = Event::row(0);
+    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C0`.
+    pub const POWER_STATE_OCCUPANCY_CORES_C0: Event = Event::row(1);
+    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C6`.
+    pub const POWER_STATE_OCCUPANCY_CORES_C6: Event = Event::row(2);
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &{
+        let mut all = [Event::row(0); ROW_COUNT];
+        let mut i = 0;
+        while i < ROW_COUNT {
+            all[i] = Event::row(i as u16);
+            i += 1;
+        }
+        all
+    };
+
+    /// The event of row `n` of the unit's table.
+    const fn row(n: u16) -> Event {
+        let r = crate::core_events::event_row(EVENT_ROWS, EXPERIMENTAL_ROWS, n);
+        Event { code: r.code as u8, umask: r.umask as u8, ext_sel: r.ext_sel, row: n }
+    }
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+/// The experimental events: from the vendor's experimental lists, whose counts it has
+/// not validated; built with the `experimental-events` feature.
+#[cfg(feature = "experimental-events")]
+impl Event {
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental).
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(3);
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental).
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(4);
+    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental).
+    pub const FREQ_TRANS_CYCLES: Event = Event::row(5);
+    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental).
+    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(6);
+    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental).
+    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(7);
+    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C3` (experimental).
+    pub const POWER_STATE_OCCUPANCY_CORES_C3: Event = Event::row(8);
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental).
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(9);
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental).
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(10);
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
+/// of counters: counter n may count it) and what else each sets.
+const EVENT_ROWS: &[EventRow] = &[
+    ev("UNC_P_CLOCKTICKS", 0x01, 0x00, 0b1111),
+    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C0", 0x35, 0x00, 0b1111),
+    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C6", 0x37, 0x00, 0b1111),
+];
+/// The experimental events, numbered after `EVENT_ROWS`.
+#[cfg(feature = "experimental-events")]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[
+    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
+    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
+    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
+    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
+    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C3", 0x36, 0x00, 0b1111),
+    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
+    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
+];
+#[cfg(not(feature = "experimental-events"))]
+const EXPERIMENTAL_ROWS: &[EventRow] = &[];
+/// The rows built.
+const ROW_COUNT: usize = EVENT_ROWS.len() + EXPERIMENTAL_ROWS.len();
+
+/// The facts of the rows, 64 a chunk.
+#[cfg(feature = "metadata")]
+const EVENT_INFO_CHUNKS: &[&[EventInfo]] = &[
+    &event_infos::<3>(EVENT_ROWS, 0, false),
+    #[cfg(feature = "experimental-events")]
+    &event_infos::<8>(EXPERIMENTAL_ROWS, 0, true),
+];
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+pub(super) const EVENT_INFOS: &[&EventInfo] = &event_info_refs::<ROW_COUNT>(EVENT_INFO_CHUNKS);
+
+impl PcuCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask)
+    }
+}
+
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -344,6 +492,9 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_CTL_INFO,
         &PCU_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
+    events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
     events: &[],
     pmu: Some(&super::pmu::PCU),
     mmio_window: None,

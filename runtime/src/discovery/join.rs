@@ -287,7 +287,11 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
             },
             (None, None, None) => BoxStatus::Missing,
             (None, Some(i), _) => {
-                let d = compare(b, &table.boxes[i], part.mmio.as_deref());
+                let d = if b.table_placed() {
+                    compare_placed(b, &table.boxes[i])
+                } else {
+                    compare(b, &table.boxes[i], part.mmio.as_deref())
+                };
                 if d.is_empty() {
                     BoxStatus::Matching
                 } else {
@@ -360,6 +364,47 @@ fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Di
         });
     }
     if let Some(w) = v.width.filter(|w| *w != u32::from(t.width)) {
+        out.push(Disagreement {
+            what: "width",
+            spec: w.to_string(),
+            table: t.width.to_string(),
+            source,
+        });
+    }
+    out
+}
+
+/// A table-placed box (the spec's `<from-table>`) against its entry: the table gives its
+/// addresses, so only what the spec still says is compared, its general counters' number and
+/// width, each citing the source of the counters' placement.
+fn compare_placed(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
+    let general: Vec<_> = b
+        .pmu
+        .counters
+        .iter()
+        .filter(|c| c.kind == CounterKind::General)
+        .collect();
+    let source = general
+        .first()
+        .and_then(|c| match c.counter.register.addresses {
+            pmu_regs::Addresses::FromTable(p) => Some(p.source),
+            _ => None,
+        })
+        .unwrap_or("");
+    let mut out = Vec::new();
+    if general.len() != usize::from(t.counters) {
+        out.push(Disagreement {
+            what: "counters",
+            spec: general.len().to_string(),
+            table: t.counters.to_string(),
+            source,
+        });
+    }
+    if let Some(w) = general
+        .first()
+        .map(|c| c.width)
+        .filter(|w| *w != u32::from(t.width))
+    {
         out.push(Disagreement {
             what: "width",
             spec: w.to_string(),

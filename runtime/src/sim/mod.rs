@@ -39,6 +39,7 @@ pub mod pmuv3;
 mod quirks;
 mod regs;
 mod running;
+pub mod table_placed;
 mod uncore;
 mod workload;
 pub mod workloads;
@@ -365,8 +366,14 @@ impl Sim {
             Ok(Site::Mmio(a)) => Some(a),
             _ => None,
         };
-        let table =
-            table_format::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
+        let placed = table_placed::entries(boxes);
+        let table = table_format::simulated_table_with(
+            boxes,
+            DISCOVERY_TABLE,
+            DISCOVERY_DEVICE,
+            &mmio,
+            placed,
+        );
         sim.publish_discovery_table(table);
         sim
     }

@@ -11,7 +11,12 @@ use crate::parse::pmu::RawPmu;
 
 impl Validator {
     /// Table-placed registers in the structure: a discovery type, and each at its part's place.
-    pub(super) fn table_placement(&mut self, unit: &UnitScope<'_>, raw: &RawPmu, parts: &Parts<'_>) {
+    pub(super) fn table_placement(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawPmu,
+        parts: &Parts<'_>,
+    ) {
         let regs = unit.registers;
         let Some(first) = regs.iter().find(|r| placement(r).is_some()) else {
             return;
@@ -25,8 +30,16 @@ impl Validator {
             return;
         }
         let wanted = [
-            (parts.controls, Some(TablePlace::BoxControl), "the box control"),
-            (parts.counter_controls, Some(TablePlace::CounterControl), "a counter's control"),
+            (
+                parts.controls,
+                Some(TablePlace::BoxControl),
+                "the box control",
+            ),
+            (
+                parts.counter_controls,
+                Some(TablePlace::CounterControl),
+                "a counter's control",
+            ),
             (parts.counter_regs, Some(TablePlace::Counter), "a counter"),
             (parts.statuses, None, "a box status"),
             (parts.overflow_clears, None, "an overflow clear"),

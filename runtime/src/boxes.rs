@@ -401,7 +401,7 @@ pub struct CountedBox<'a> {
 }
 
 /// One box (an instance of a unit) and its resolved registers.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PmuBox {
     /// The unit (box kind).
     pub unit: &'static UnitInfo,
@@ -466,13 +466,13 @@ impl PmuBox {
     /// counter is asked for twice, or when turns would mix with free-running counters on
     /// one box (turns rotate every event of a box).
     pub fn assign(&self, sels: &[EventSelect]) -> Result<Vec<&Counter>, UsageError> {
-        if self.table_placed() {
+        if self.table_placed() && self.counters.is_empty() {
             return Err(UsageError::NoSuchCounter {
                 counter: format!("a counter of {} at a known address", self.instance),
-                available: "none yet: the part's discovery table places this box (the spec's \
-                            <from-table>) and sessions do not yet count at the table's \
-                            addresses; `pmu discover` shows where the table puts it, and the \
-                            kernel's perf PMU counts it (--backend perf)"
+                available: "none here: the part's discovery table places this box (the spec's \
+                            <from-table>), and it has not been placed from a joined table \
+                            (pmu_runtime::table_placed); `pmu discover` shows where the table \
+                            puts it, and the kernel's perf PMU counts it (--backend perf)"
                     .to_string(),
             });
         }

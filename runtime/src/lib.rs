@@ -108,6 +108,7 @@ pub mod sim_perf;
 #[cfg(target_os = "linux")]
 pub mod stat;
 pub mod table_format;
+pub mod table_placed;
 /// Sockets and their CPUs: in the access layer ([`access::Topology`]), kept here by its old name.
 pub use access::topology;
 

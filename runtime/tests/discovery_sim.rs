@@ -6,10 +6,11 @@
 use pmu_regs::{AddressInfo, Location, PROCESSORS};
 use pmu_runtime::boxes::{Boxes, Reg};
 use pmu_runtime::counters::Counting;
-use pmu_runtime::discovery::{join, locate, read_table, simulated_table, BoxStatus};
+use pmu_runtime::discovery::{join, locate, msr_place, read_table, simulated_table, BoxStatus};
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::Selection;
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
+use pmu_runtime::table_placed::placed_boxes;
 use pmu_runtime::{read_by_info, Bdf, Site};
 
 const DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
@@ -56,15 +57,14 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
             let b = j
                 .spec
                 .expect("every box of a simulated table is the spec's");
-            if b.table_placed() {
-                // Placed by the table: joined (above), not yet counted at the table's place.
-                let e = b.assign(&[EventSelect::event(0x21)]).unwrap_err();
-                assert!(
-                    e.to_string().contains("discovery table places this box"),
-                    "{e}"
-                );
-                continue;
-            }
+            // A box the table places (the spec's <from-table>) is placed from its entry.
+            let (boxes, b) = match j.table.and_then(|t| msr_place(&t)) {
+                Some(at) if b.table_placed() => {
+                    let placed = placed_boxes(boxes, &[(b.instance, at)]);
+                    (placed, placed.find(b.instance).unwrap())
+                }
+                _ => (boxes, b),
+            };
             // The session's own check of the joined view, before any write.
             let selection =
                 Selection::of_boxes(&[(boxes, b)], &["e"], &[EventSelect::event(0x21)]).unwrap();
@@ -89,11 +89,7 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
             assert_eq!(after, before, "{}:{} put back", p.id, b.instance);
             counted += 1;
         }
-        let placed = joined
-            .boxes
-            .iter()
-            .filter(|j| j.spec.is_some_and(|b| b.table_placed()));
-        assert_eq!(counted + placed.count(), joined.boxes.len());
+        assert_eq!(counted, joined.boxes.len());
         println!(
             "{}: {counted} boxes discovered, joined, counted and put back",
             p.id
@@ -180,8 +176,8 @@ fn granite_rapids_pcu_is_placed_by_the_table() {
     let sim = Sim::new(SimConfig::of(gnr));
     let table = sim.discovery_table().unwrap();
     let at = locate(&table, DEVICE).unwrap()[0].address;
-    let mut read = read_table(&table, at).unwrap();
-    let joined = join(boxes, &read);
+    let mut listed = read_table(&table, at).unwrap();
+    let joined = join(boxes, &listed);
     let j = joined.of(pcu).unwrap();
     assert_eq!(j.status.as_str(), "matching", "{j:?}");
     let entry = j.table.unwrap();
@@ -193,11 +189,42 @@ fn granite_rapids_pcu_is_placed_by_the_table() {
         entry.box_control.to_string(),
         format!("MSR {:#x}", pmu_runtime::sim::table_placed::PLACED_BASE)
     );
+    // Unplaced, the box has nothing to count on; placed from its entry, it counts Intel's
+    // UNC_P_CLOCKTICKS (event 0x01, graniterapids_uncore.json) and is put back.
+    let e = pcu.assign(&[EventSelect::event(0x01)]).unwrap_err();
+    assert!(
+        e.to_string().contains("discovery table places this box"),
+        "{e}"
+    );
+    let placed = placed_boxes(boxes, &[("PCU", msr_place(&entry).unwrap())]);
+    let pb = placed.find("PCU").unwrap();
+    let ctl0 = pb.counter(0).unwrap().control.unwrap();
+    assert_eq!((ctl0.name(), ctl0.msr()), ("PCU_PMON_CTL0", Some(0x3F02)));
+    assert_eq!(pb.counter(3).unwrap().counter.msr(), Some(0x3F0B));
+    let regs: Vec<Reg> = pb
+        .counters
+        .iter()
+        .flat_map(|c| c.control.into_iter().chain([c.counter]))
+        .chain(pb.controls.iter().copied())
+        .collect();
+    let before: Vec<u64> = regs.iter().map(|r| read(&sim, *r)).collect();
+    let mut c = Counting::open(&sim, placed, pb, 0, 0, Some(sim.uncore_devices())).unwrap();
+    let n = c.program(&[EventSelect::event(0x01)]).unwrap()[0];
+    let ev = UncoreEvent {
+        instance: "PCU",
+        ev_sel: 0x01,
+        umask: None,
+    };
+    sim.inject_uncore(0, ev, 1234).unwrap();
+    assert_eq!(c.read_counter(n).unwrap(), 1234);
+    c.close().unwrap();
+    let after: Vec<u64> = regs.iter().map(|r| read(&sim, *r)).collect();
+    assert_eq!(after, before, "PCU put back");
     // A table whose PCU has 2 counters of 32 bits disagrees on both.
-    let i = read.boxes.iter().position(|b| b.box_type == 4).unwrap();
-    read.boxes[i].counters = 2;
-    read.boxes[i].width = 32;
-    let joined = join(boxes, &read);
+    let i = listed.boxes.iter().position(|b| b.box_type == 4).unwrap();
+    listed.boxes[i].counters = 2;
+    listed.boxes[i].width = 32;
+    let joined = join(boxes, &listed);
     let BoxStatus::Disagreeing(d) = &joined.of(pcu).unwrap().status else {
         panic!("{:?}", joined.of(pcu));
     };

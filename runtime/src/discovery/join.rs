@@ -415,6 +415,22 @@ fn compare_placed(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
     out
 }
 
+/// Where a table entry puts an MSR box, for placing a table-placed box there
+/// ([`crate::table_placed::place`]); `None` for a PCI or memory-mapped entry (not placed yet)
+/// or an entry whose counters lie before its box control.
+pub fn msr_place(t: &DiscoveredBox) -> Option<crate::table_placed::MsrPlace> {
+    match (t.box_control, t.first_control, t.first_counter) {
+        (TableAddress::Msr(b), TableAddress::Msr(c), TableAddress::Msr(r)) => {
+            Some(crate::table_placed::MsrPlace {
+                box_control: b,
+                ctl_offset: c.checked_sub(b)?,
+                ctr_offset: r.checked_sub(b)?,
+            })
+        }
+        _ => None,
+    }
+}
+
 /// How far apart the table's counters and their controls are, as Linux's generic discovery
 /// driver reaches them (uncore_discovery.c and uncore.h): MSR boxes one register apart; PCI and
 /// memory-mapped boxes 8 bytes apart for counters, and for controls 8 (the generic PCI box and

@@ -322,7 +322,10 @@ impl Sim {
         // configuration naming the architectural PMU as its uncore changes nothing).
         index.add_processor(config.processor, None);
         index.add_processor(&pmu_regs::arch::PROCESSOR, Some(Home::Arch));
-        let boxes = Boxes::of(config.processor);
+        // Boxes the table places are modelled where this part's table puts them.
+        let spec = Boxes::of(config.processor);
+        let boxes = crate::table_placed::placed_boxes(spec, &table_placed::places(spec));
+        index.add_placed(boxes);
         let uncore = uncore::Model::new(boxes, config.broken, config.no_reset);
         // A per-CPU box whose registers the architectural model has not taken over.
         let core_box = boxes
@@ -366,14 +369,8 @@ impl Sim {
             Ok(Site::Mmio(a)) => Some(a),
             _ => None,
         };
-        let placed = table_placed::entries(boxes);
-        let table = table_format::simulated_table_with(
-            boxes,
-            DISCOVERY_TABLE,
-            DISCOVERY_DEVICE,
-            &mmio,
-            placed,
-        );
+        let table =
+            table_format::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
         sim.publish_discovery_table(table);
         sim
     }

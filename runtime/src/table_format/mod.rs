@@ -9,8 +9,8 @@ pub mod spec;
 
 pub use image::{offset, MemoryTable, TableBox};
 pub use spec::{
-    simulated_table, simulated_table_placed, simulated_table_with, spec_view, table_boxes,
-    table_boxes_placed, MmioPlace, SpecView,
+    simulated_table, simulated_table_placed, spec_view, table_boxes, table_boxes_placed, MmioPlace,
+    SpecView,
 };
 
 /// How a box's registers are reached, as the table's `access_type` says.

@@ -57,23 +57,7 @@ pub fn simulated_table_placed(
     device: crate::Bdf,
     mmio: MmioPlace<'_>,
 ) -> Option<MemoryTable> {
-    simulated_table_with(spec, base, device, mmio, Vec::new())
-}
-
-/// [`simulated_table_placed`] with `placed` added: entries the simulator gives the boxes the
-/// table places (the spec's `<from-table>`), which have no address in the spec to publish.
-pub fn simulated_table_with(
-    spec: &'static Boxes,
-    base: u64,
-    device: crate::Bdf,
-    mmio: MmioPlace<'_>,
-    placed: Vec<TableBox>,
-) -> Option<MemoryTable> {
-    let mut boxes = table_boxes_placed(spec, device.bus, mmio).unwrap_or_default();
-    boxes.extend(placed);
-    if boxes.is_empty() {
-        return None;
-    }
+    let boxes = table_boxes_placed(spec, device.bus, mmio)?;
     let global = spec
         .global
         .as_ref()

@@ -43,6 +43,7 @@ mod backend;
 mod discovered;
 mod named;
 mod open;
+mod placed;
 mod selection;
 mod topdown;
 pub mod turns;

@@ -567,3 +567,28 @@ fn a_box_the_table_places_counts_where_the_table_lists_it() {
     let after: Vec<u64> = regs.iter().map(|r| read(sim, *r)).collect();
     assert_eq!(after, before, "every PCU register put back");
 }
+
+/// `pmu watch --sim` counts a table-placed box by name and by Intel's event name: the PCU's
+/// UNC_P_CLOCKTICKS on its first counter (PCU_PMON_CTR0, placed by the table), at the
+/// simulated workload's default pace for an event it does not name (2,000,000 a second:
+/// `runtime/src/sim/workloads.rs`).
+#[test]
+fn pmu_watch_counts_a_box_the_table_places() {
+    let (code, out, err) = fake_machine::run(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "granite-rapids",
+        "--unit",
+        "PCU",
+        "--event",
+        "event=UNC_P_CLOCKTICKS",
+        "--count",
+        "1",
+        "-x,",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row: Vec<&str> = out.lines().last().unwrap().split(',').collect();
+    assert!(row.contains(&"PCU_PMON_CTR0"), "{out}");
+    assert!(row.contains(&"2000000"), "{out}");
+}

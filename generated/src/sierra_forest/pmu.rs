@@ -1183,9 +1183,9 @@ pub static PCU: PmuInfo = PmuInfo {
 /// GNR) and the MDF likewise (BHS_MDF_BOX_TYPE = 20), and reaches the B2UPI at known functions
 /// without naming its device id. likwid's Granite Rapids counter map gives the M2PCIe (PBOX), PCU
 /// (WBOX0-4) and MDF counters the placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, resolved
-/// through the table. So there is no unit file for them, and Intel's metrics over UNC_P_CLOCKTICKS
-/// stay out (docs/metrics.md). pmu discover lists their entries as unknown; a unit file with their
-/// discovery-type would join them.
+/// through the table. So the spec describes them as units the table places (from-table,
+/// spec/README.md): the PCU is in pcu.xml, its registers placed relative to its table entry; the
+/// others have no unit file yet, and pmu discover lists their entries as unknown.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "sierra-forest",
     unit: "UBOX",
@@ -1285,10 +1285,10 @@ pub static UBOX: PmuInfo = PmuInfo {
             known functions without naming its device id. likwid's Granite Rapids \
             counter map gives the M2PCIe (PBOX), PCU (WBOX0-4) and MDF counters the \
             placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, resolved through \
-            the table. So there is no unit file for them, and Intel's metrics over \
-            UNC_P_CLOCKTICKS stay out (docs/metrics.md). `pmu discover` lists their \
-            entries as unknown; a unit file with their discovery-type would join \
-            them.",
+            the table. So the spec describes them as units the table places \
+            (from-table, spec/README.md): the PCU is in pcu.xml, its registers \
+            placed relative to its table entry; the others have no unit file yet, \
+            and `pmu discover` lists their entries as unknown.",
         },
     ],
 };

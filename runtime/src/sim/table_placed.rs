@@ -19,7 +19,7 @@ pub const CTL_OFFSET: u8 = 2;
 pub const CTR_OFFSET: u8 = 8;
 
 /// Where the simulated part puts `spec`'s table-placed boxes, by instance: what its table
-/// publishes for them ([`entries`]), for [`crate::table_placed::placed_boxes`].
+/// lists them at, for [`crate::table_placed::placed_boxes`].
 pub fn places(spec: &Boxes) -> Vec<(&'static str, MsrPlace)> {
     let placed = spec.boxes.iter().filter(|b| b.table_placed());
     placed

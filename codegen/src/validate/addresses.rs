@@ -28,7 +28,7 @@ impl Validator {
             return self.address_unknown(reg, u);
         }
         if let Some(t) = &r.from_table {
-            return self.from_table(reg, t);
+            return self.placed_by_table(reg, t);
         }
         let msr = r.msr.iter().map(|m| self.msr_entry(reg, m));
         let mut entries: Vec<Entry> = msr.collect();

@@ -10,7 +10,11 @@ use super::*;
 impl Validator {
     /// `<from-table>`: alone, a place the table gives, a stride exactly when the register is an
     /// array, and a public source.
-    pub(super) fn from_table(&mut self, reg: &RegisterScope<'_>, t: &RawFromTable) -> Addresses {
+    pub(super) fn placed_by_table(
+        &mut self,
+        reg: &RegisterScope<'_>,
+        t: &RawFromTable,
+    ) -> Addresses {
         let r = reg.raw;
         if !r.msr.is_empty()
             || !r.pci.is_empty()
@@ -46,7 +50,7 @@ impl Validator {
                 "use box-control, counter-control or counter",
             ));
         }
-        let stride = self.from_table_stride(reg, t);
+        let stride = self.table_stride(reg, t);
         self.public_source(reg.ctx, reg.cat, t.at, &t.source);
         Addresses::FromTable(TablePlacement {
             place: place.unwrap_or(TablePlace::BoxControl),
@@ -56,7 +60,7 @@ impl Validator {
     }
 
     /// The stride: required (and non-zero) for an array, refused on a single register.
-    fn from_table_stride(&mut self, reg: &RegisterScope<'_>, t: &RawFromTable) -> u32 {
+    fn table_stride(&mut self, reg: &RegisterScope<'_>, t: &RawFromTable) -> u32 {
         match (&t.stride, reg.count > 1) {
             (None, false) => 0,
             (None, true) => {

@@ -10,15 +10,9 @@ use crate::model::{Addresses, Register, TablePlace};
 use crate::parse::pmu::RawPmu;
 
 impl Validator {
-    /// Table-placed registers in the structure: a discovery type, and each at its part's place.
-    pub(super) fn table_placement(
-        &mut self,
-        unit: &UnitScope<'_>,
-        raw: &RawPmu,
-        parts: &Parts<'_>,
-    ) {
-        let regs = unit.registers;
-        let Some(first) = regs.iter().find(|r| placement(r).is_some()) else {
+    /// A unit with table-placed registers needs the discovery type the table lists it under.
+    pub(super) fn table_placed_needs_type(&mut self, unit: &UnitScope<'_>, raw: &RawPmu) {
+        let Some(first) = unit.registers.iter().find(|r| placement(r).is_some()) else {
             return;
         };
         if raw.discovery_type.is_none() {
@@ -27,6 +21,14 @@ impl Validator {
                 format!("register {} is placed by the discovery table (<from-table>), but the unit's <pmu> has no discovery-type", first.name),
                 "give the <pmu> the discovery-type the table lists these boxes under, or give the registers their addresses",
             ));
+        }
+    }
+
+    /// In a unit with table-placed registers, each register of the structure at its part's
+    /// place.
+    pub(super) fn table_places(&mut self, unit: &UnitScope<'_>, parts: &Parts<'_>) {
+        let regs = unit.registers;
+        if !regs.iter().any(|r| placement(r).is_some()) {
             return;
         }
         let wanted = [

@@ -46,7 +46,6 @@ impl Validator {
         };
         let numbers: Vec<u32> = counters.iter().map(|c| c.number).collect();
         self.role_placement(unit, &parts, &numbers);
-        self.table_placement(unit, raw, &parts);
         self.shared_controls(unit, &counters);
         self.bitmap_coverage(unit, raw.at, &parts, &counters);
         self.overflow_seen_once(unit, raw.at, &parts, &counters);
@@ -151,6 +150,7 @@ impl Validator {
 
     /// `discovery-type`: the table's 16-bit box type.
     fn pmu_discovery_type(&mut self, unit: &UnitScope<'_>, raw: &RawPmu) -> Option<u16> {
+        self.table_placed_needs_type(unit, raw);
         let text = raw.discovery_type.as_deref()?;
         match parse_number(text).and_then(|v| u16::try_from(v).ok()) {
             Some(v) => Some(v),

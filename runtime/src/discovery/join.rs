@@ -287,11 +287,7 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
             },
             (None, None, None) => BoxStatus::Missing,
             (None, Some(i), _) => {
-                let d = if b.table_placed() {
-                    compare_placed(b, &table.boxes[i])
-                } else {
-                    compare(b, &table.boxes[i], part.mmio.as_deref())
-                };
+                let d = compare(b, &table.boxes[i], part.mmio.as_deref());
                 if d.is_empty() {
                     BoxStatus::Matching
                 } else {
@@ -335,6 +331,9 @@ fn corrected(b: &PmuBox) -> Option<pmu_regs::DiscoveryCountInfo> {
 }
 
 fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Disagreement> {
+    if b.table_placed() {
+        return compare_placed(b, t);
+    }
     let v = spec_view(b);
     let mut out = Vec::new();
     for (what, reg, at) in [

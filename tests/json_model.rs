@@ -224,6 +224,16 @@ fn model_agrees_with_the_rust_metadata() {
                         assert_eq!(jr["address_unknown"], reason, "{at}");
                         assert_eq!(jr["addresses"], json!([]), "{at}");
                     }
+                    Addresses::FromTable(t) => {
+                        let place = match t.place {
+                            pmu_regs::TablePlace::BoxControl => "box-control",
+                            pmu_regs::TablePlace::CounterControl => "counter-control",
+                            pmu_regs::TablePlace::Counter => "counter",
+                        };
+                        let want = json!({"place": place, "stride": t.stride, "source": t.source});
+                        assert_eq!(jr["from_table"], want, "{at}");
+                        assert_eq!(jr["addresses"], json!([]), "{at}");
+                    }
                 }
                 let jf = jr["fields"].as_array().unwrap();
                 assert_eq!(jf.len(), r.fields.len(), "{at}");

@@ -279,7 +279,7 @@ fn every_register_the_source_excerpts_name_is_specified() {
         .flat_map(|r| {
             let names: Vec<&str> = match r.addresses {
                 Addresses::Known(a) => a.iter().map(|a| a.name).collect(),
-                Addresses::Unknown(_) => vec![r.name],
+                Addresses::Unknown(_) | Addresses::FromTable(_) => vec![r.name],
             };
             names.into_iter().map(move |n| (n, *r))
         })

@@ -30,14 +30,15 @@ fn every_unit_declares_its_structure() {
         }
     }
     // 7 + 8 + 9 + 10 + 10 + 10 + 10 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
-    // Granite Rapids' 7 and the same 7 of Sierra and Clearwater Forest (units-from), and AMD
+    // Granite Rapids' 8 (its PCU placed by the discovery table) and the same 8 of Sierra and
+    // Clearwater Forest (units-from), and AMD
     // Zen 2 to 6: 3 + 3 + 4 + 4 + 4 (Zen 6 has Zen 5's, units-from); the free-running units: the IIO's of Skylake-SP and Cascade
     // Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire and Emerald Rapids, the IIO's
     // of Granite Rapids, Sierra Forest and Clearwater Forest; the Arm Neoverse core PMU of the
     // V2, N2, V3, N3, N1 and V1: 6.
     assert_eq!(
         pmus().count(),
-        75 + 8 * 2 + 7 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 6
+        75 + 8 * 2 + 8 * 3 + 14 + 4 + 4 + 2 + 2 + 3 + 6
     );
 }
 

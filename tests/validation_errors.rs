@@ -150,6 +150,10 @@ error_cases!(
     pmu_clock_event_errors,
     pmu_discovery_corrections_without_type,
     pmu_discovery_corrections_errors,
+    // Table-placed registers (spec/README.md, "Addresses": <from-table>).
+    pmu_from_table_errors,
+    pmu_from_table_without_type,
+    pmu_from_table_places,
 );
 
 /// `<clock-event>` against the processor's event list (read after every unit): an encoding

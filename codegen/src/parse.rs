@@ -379,6 +379,8 @@ pub struct RawRegister {
     pub sysreg: Vec<RawSysReg>,
     #[serde(rename = "address-unknown")]
     pub address_unknown: Option<RawAddressUnknown>,
+    #[serde(rename = "from-table")]
+    pub from_table: Option<RawFromTable>,
     #[serde(default)]
     pub field: Vec<RawField>,
     #[serde(default)]
@@ -517,6 +519,20 @@ pub struct RawAddressUnknown {
     pub at: usize,
     #[serde(rename = "@reason")]
     pub reason: String,
+}
+
+/// `<from-table>`: the discovery table places the register, relative to its box's entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFromTable {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@place")]
+    pub place: String,
+    #[serde(rename = "@stride")]
+    pub stride: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -909,7 +909,7 @@ impl RegisterInfo {
     pub fn known_addresses(&self) -> &'static [AddressInfo] {
         match self.addresses {
             Addresses::Known(a) => a,
-            Addresses::Unknown(_) => &[],
+            Addresses::Unknown(_) | Addresses::FromTable(_) => &[],
         }
     }
 }
@@ -922,6 +922,33 @@ pub enum Addresses {
     Known(&'static [AddressInfo]),
     /// No source gives the address; the text says why.
     Unknown(&'static str),
+    /// The part's uncore discovery table places it, relative to its box's entry.
+    FromTable(TablePlacement),
+}
+
+#[cfg(feature = "metadata")]
+/// Which address of a discovery table entry a table-placed register starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TablePlace {
+    /// The entry's box control address.
+    BoxControl,
+    /// The box control plus the entry's counter-control offset.
+    CounterControl,
+    /// The box control plus the entry's counter offset.
+    Counter,
+}
+
+#[cfg(feature = "metadata")]
+/// Where the discovery table places a register: element n at [`TablePlace`] plus
+/// `n * stride` (registers apart for an MSR, bytes apart otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TablePlacement {
+    /// Which of the entry's addresses element 0 is at.
+    pub place: TablePlace,
+    /// The distance between elements of an array (0 for a single register).
+    pub stride: u32,
+    /// Public source of the placement.
+    pub source: &'static str,
 }
 
 #[cfg(feature = "metadata")]

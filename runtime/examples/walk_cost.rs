@@ -205,7 +205,7 @@ fn msr_name(address: u32) -> String {
         .flat_map(|u| u.registers.iter())
         .flat_map(|r| match r.addresses {
             Addresses::Known(a) => a,
-            Addresses::Unknown(_) => &[],
+            Addresses::Unknown(_) | Addresses::FromTable(_) => &[],
         })
         .find(|a| a.location == Location::Msr(address))
         .map_or_else(|| format!("{address:#x}"), |a| a.name.to_string())

@@ -401,7 +401,7 @@ pub struct CountedBox<'a> {
 }
 
 /// One box (an instance of a unit) and its resolved registers.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PmuBox {
     /// The unit (box kind).
     pub unit: &'static UnitInfo,
@@ -466,6 +466,16 @@ impl PmuBox {
     /// counter is asked for twice, or when turns would mix with free-running counters on
     /// one box (turns rotate every event of a box).
     pub fn assign(&self, sels: &[EventSelect]) -> Result<Vec<&Counter>, UsageError> {
+        if self.table_placed() && self.counters.is_empty() {
+            return Err(UsageError::NoSuchCounter {
+                counter: format!("a counter of {} at a known address", self.instance),
+                available: "none here: the part's discovery table places this box (the spec's \
+                            <from-table>), and it has not been placed from a joined table \
+                            (pmu_runtime::table_placed); `pmu discover` shows where the table \
+                            puts it, and the kernel's perf PMU counts it (--backend perf)"
+                    .to_string(),
+            });
+        }
         let general: Vec<&Counter> = self
             .counters
             .iter()
@@ -515,6 +525,13 @@ impl PmuBox {
             out.push(c);
         }
         Ok(out)
+    }
+
+    /// Whether the part's uncore discovery table places this box: its unit's structure
+    /// registers have no fixed address, only a place relative to the box's table entry (the
+    /// spec's `<from-table>`), so the box has no resolved registers here.
+    pub fn table_placed(&self) -> bool {
+        table_placed(self.pmu)
     }
 
     /// What the box offers events, for messages: its general counters, and the kernel
@@ -680,6 +697,14 @@ impl Boxes {
     pub fn names(&self) -> Vec<String> {
         self.boxes.iter().map(|b| b.names().join("/")).collect()
     }
+}
+
+/// Whether the discovery table places the boxes of `pmu` (its box control or a counter is
+/// `<from-table>` in the spec: the validator makes the structure all or nothing).
+pub fn table_placed(pmu: &PmuInfo) -> bool {
+    let placed = |r: &RegisterInfo| matches!(r.addresses, pmu_regs::Addresses::FromTable(_));
+    pmu.controls.iter().any(|r| placed(r))
+        || pmu.counters.iter().any(|c| placed(c.counter.register))
 }
 
 /// A route hop's register, as a [`Reg`], when it has an address.

@@ -113,6 +113,7 @@ pub mod soc;
 #[cfg(target_os = "linux")]
 pub mod stat;
 pub mod table_format;
+pub mod table_placed;
 /// Sockets and their CPUs: in the access layer ([`access::Topology`]), kept here by its old name.
 pub use access::topology;
 

@@ -26,7 +26,7 @@ fn registers() -> impl Iterator<Item = &'static RegisterInfo> {
 fn names(r: &'static RegisterInfo) -> impl Iterator<Item = &'static str> {
     let concrete = match r.addresses {
         Addresses::Known(a) => a.iter().map(|a| a.name).collect::<Vec<_>>(),
-        Addresses::Unknown(_) => Vec::new(),
+        Addresses::Unknown(_) | Addresses::FromTable(_) => Vec::new(),
     };
     concrete.into_iter().chain([r.name, r.type_name])
 }

@@ -528,3 +528,67 @@ fn pmu_watch_on_a_machine_refuses_a_box_its_table_disagrees_with_unless_allowed(
     assert!(out.contains("C0_MSR_PMON_CTR0"), "{out}");
     assert_eq!(fs::read(&msr0).unwrap(), before, "every MSR put back");
 }
+
+/// A box the discovery table places (the Granite Rapids PCU, the spec's `<from-table>`) is
+/// placed by the session from the part's table, as `pmu watch --sim --processor
+/// granite-rapids --unit PCU` does: Intel's UNC_P_CLOCKTICKS (event 0x01,
+/// graniterapids_uncore.json) counts at the table's place, and every register there is put
+/// back. The simulated table lists the PCU at the simulator's own place
+/// (`pmu_runtime::sim::table_placed::PLACED_BASE`).
+#[test]
+fn a_box_the_table_places_counts_where_the_table_lists_it() {
+    let p = processor("granite-rapids");
+    let boxes = Boxes::of(p);
+    let pcu = boxes.find("PCU").unwrap();
+    assert!(pcu.table_placed() && pcu.counters.is_empty());
+    let machine = Machine::simulating(p);
+    let sim = machine.sim().unwrap();
+    let at = pmu_runtime::table_placed::MsrPlace {
+        box_control: pmu_runtime::sim::table_placed::PLACED_BASE as u32,
+        ctl_offset: 2,
+        ctr_offset: 8,
+    };
+    let placed = pmu_runtime::table_placed::placed_boxes(boxes, &[("PCU", at)]);
+    let regs = registers(&[placed.find("PCU").unwrap()]);
+    assert_eq!(regs.len(), 9, "a box control, 4 controls and 4 counters");
+    let before: Vec<u64> = regs.iter().map(|r| read(sim, *r)).collect();
+    let backend = SessionBackend::Registers(&machine);
+    let sel = Selection::of_boxes(
+        &[(boxes, pcu)],
+        &["UNC_P_CLOCKTICKS"],
+        &[EventSelect::event(0x01)],
+    )
+    .unwrap();
+    let mut session = Session::open(&backend, &sel, options(&backend, false)).unwrap();
+    let interval = session.interval().unwrap();
+    assert_eq!(interval.counts.len(), 1);
+    assert_eq!(interval.counts[0].delta, DEFAULT_IN_10MS);
+    session.close().unwrap();
+    let after: Vec<u64> = regs.iter().map(|r| read(sim, *r)).collect();
+    assert_eq!(after, before, "every PCU register put back");
+}
+
+/// `pmu watch --sim` counts a table-placed box by name and by Intel's event name: the PCU's
+/// UNC_P_CLOCKTICKS on its first counter (PCU_PMON_CTR0, placed by the table), at the
+/// simulated workload's default pace for an event it does not name (2,000,000 a second:
+/// `runtime/src/sim/workloads.rs`).
+#[test]
+fn pmu_watch_counts_a_box_the_table_places() {
+    let (code, out, err) = fake_machine::run(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "granite-rapids",
+        "--unit",
+        "PCU",
+        "--event",
+        "event=UNC_P_CLOCKTICKS",
+        "--count",
+        "1",
+        "-x,",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row: Vec<&str> = out.lines().last().unwrap().split(',').collect();
+    assert!(row.contains(&"PCU_PMON_CTR0"), "{out}");
+    assert!(row.contains(&"2000000"), "{out}");
+}

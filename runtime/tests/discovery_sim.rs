@@ -6,10 +6,11 @@
 use pmu_regs::{AddressInfo, Location, PROCESSORS};
 use pmu_runtime::boxes::{Boxes, Reg};
 use pmu_runtime::counters::Counting;
-use pmu_runtime::discovery::{join, locate, read_table, simulated_table, BoxStatus};
+use pmu_runtime::discovery::{join, locate, msr_place, read_table, simulated_table, BoxStatus};
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::Selection;
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
+use pmu_runtime::table_placed::placed_boxes;
 use pmu_runtime::{read_by_info, Bdf, Site};
 
 const DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
@@ -56,6 +57,14 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
             let b = j
                 .spec
                 .expect("every box of a simulated table is the spec's");
+            // A box the table places (the spec's <from-table>) is placed from its entry.
+            let (boxes, b) = match j.table.and_then(|t| msr_place(&t)) {
+                Some(at) if b.table_placed() => {
+                    let placed = placed_boxes(boxes, &[(b.instance, at)]);
+                    (placed, placed.find(b.instance).unwrap())
+                }
+                _ => (boxes, b),
+            };
             // The session's own check of the joined view, before any write.
             let selection =
                 Selection::of_boxes(&[(boxes, b)], &["e"], &[EventSelect::event(0x21)]).unwrap();
@@ -111,7 +120,7 @@ fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_ba
 }
 
 /// A Granite Rapids table lists types the spec has no unit file for: those Linux names
-/// (gnr_uncores[4] = spr_uncore_pcu, [18] = gnr_uncore_b2upi, after upstream commit
+/// (gnr_uncores[20] = spr_uncore_mdf, [18] = gnr_uncore_b2upi, after upstream commit
 /// 6d642735cdb6) are shown by name, still unknown (no registers are described, so nothing
 /// can be compared or counted); a type no source names keeps its number.
 #[test]
@@ -123,7 +132,7 @@ fn granite_rapids_names_the_types_it_has_no_unit_file_for() {
     let boxes = Boxes::of(gnr);
     let table = simulated_table(boxes, 0xFE00_0000, DEVICE).unwrap();
     let mut read = read_table(&table, 0xFE00_0000).unwrap();
-    for (box_type, box_id) in [(4, 0), (18, 2), (3, 0)] {
+    for (box_type, box_id) in [(20, 0), (18, 2), (3, 0)] {
         let mut extra = read.boxes[0];
         extra.box_type = box_type;
         extra.box_id = box_id;
@@ -139,9 +148,100 @@ fn granite_rapids_names_the_types_it_has_no_unit_file_for() {
     assert_eq!(
         named,
         [
-            ("PCU 0".to_string(), "unknown"),
+            ("MDF 0".to_string(), "unknown"),
             ("B2UPI 2".to_string(), "unknown"),
             ("type 3 id 0".to_string(), "unknown"),
+        ]
+    );
+}
+
+/// The Granite Rapids PCU is placed by the table (the spec's `<from-table>`: Linux's
+/// gnr_uncores[4] = spr_uncore_pcu, and Intel PCM's SPR_PCU_BOX_TYPE 4, take it from the
+/// table): the simulated part publishes it at a place of its own, the join accepts it there,
+/// comparing only what the spec still says (4 counters, Intel's perfmon list: counters 0-3 for
+/// every PCU event; 48 bits), and a table that says otherwise disagrees, naming the source.
+#[test]
+fn granite_rapids_pcu_is_placed_by_the_table() {
+    let gnr = PROCESSORS
+        .iter()
+        .find(|p| p.id == "granite-rapids")
+        .unwrap();
+    let boxes = Boxes::of(gnr);
+    let pcu = boxes.find("PCU").unwrap();
+    assert!(pcu.table_placed());
+    assert!(
+        pcu.counters.is_empty() && pcu.controls.is_empty(),
+        "no fixed address in the spec"
+    );
+    let sim = Sim::new(SimConfig::of(gnr));
+    let table = sim.discovery_table().unwrap();
+    let at = locate(&table, DEVICE).unwrap()[0].address;
+    let mut listed = read_table(&table, at).unwrap();
+    let joined = join(boxes, &listed);
+    let j = joined.of(pcu).unwrap();
+    assert_eq!(j.status.as_str(), "matching", "{j:?}");
+    let entry = j.table.unwrap();
+    assert_eq!(
+        (entry.box_type, entry.box_id, entry.counters, entry.width),
+        (4, 0, 4, 48)
+    );
+    assert_eq!(
+        entry.box_control.to_string(),
+        format!("MSR {:#x}", pmu_runtime::sim::table_placed::PLACED_BASE)
+    );
+    // Unplaced, the box has nothing to count on; placed from its entry, it counts Intel's
+    // UNC_P_CLOCKTICKS (event 0x01, graniterapids_uncore.json) and is put back.
+    let e = pcu.assign(&[EventSelect::event(0x01)]).unwrap_err();
+    assert!(
+        e.to_string().contains("discovery table places this box"),
+        "{e}"
+    );
+    let placed = placed_boxes(boxes, &[("PCU", msr_place(&entry).unwrap())]);
+    let pb = placed.find("PCU").unwrap();
+    let ctl0 = pb.counter(0).unwrap().control.unwrap();
+    assert_eq!((ctl0.name(), ctl0.msr()), ("PCU_PMON_CTL0", Some(0x3F02)));
+    assert_eq!(pb.counter(3).unwrap().counter.msr(), Some(0x3F0B));
+    let regs: Vec<Reg> = pb
+        .counters
+        .iter()
+        .flat_map(|c| c.control.into_iter().chain([c.counter]))
+        .chain(pb.controls.iter().copied())
+        .collect();
+    let before: Vec<u64> = regs.iter().map(|r| read(&sim, *r)).collect();
+    let mut c = Counting::open(&sim, placed, pb, 0, 0, Some(sim.uncore_devices())).unwrap();
+    let n = c.program(&[EventSelect::event(0x01)]).unwrap()[0];
+    let ev = UncoreEvent {
+        instance: "PCU",
+        ev_sel: 0x01,
+        umask: None,
+    };
+    sim.inject_uncore(0, ev, 1234).unwrap();
+    assert_eq!(c.read_counter(n).unwrap(), 1234);
+    c.close().unwrap();
+    let after: Vec<u64> = regs.iter().map(|r| read(&sim, *r)).collect();
+    assert_eq!(after, before, "PCU put back");
+    // A table whose PCU has 2 counters of 32 bits disagrees on both.
+    let i = listed.boxes.iter().position(|b| b.box_type == 4).unwrap();
+    listed.boxes[i].counters = 2;
+    listed.boxes[i].width = 32;
+    let joined = join(boxes, &listed);
+    let BoxStatus::Disagreeing(d) = &joined.of(pcu).unwrap().status else {
+        panic!("{:?}", joined.of(pcu));
+    };
+    let said: Vec<String> = d
+        .iter()
+        .map(|d| {
+            format!(
+                "{}: table {}, spec {} ({})",
+                d.what, d.table, d.spec, d.source
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "counters: table 2, spec 4 (linux-discovery)",
+            "width: table 32, spec 48 (linux-discovery)"
         ]
     );
 }

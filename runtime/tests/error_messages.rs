@@ -30,6 +30,7 @@ fn variant(e: &Error) -> &'static str {
             BackendError::Unwound { .. } => "Backend/Unwound",
             BackendError::Misplaced { .. } => "Backend/Misplaced",
             BackendError::AddressUnknown { .. } => "Backend/AddressUnknown",
+            BackendError::TablePlaced { .. } => "Backend/TablePlaced",
             BackendError::NoUncoreDevices { .. } => "Backend/NoUncoreDevices",
             BackendError::DeviceNotFound { .. } => "Backend/DeviceNotFound",
             BackendError::BusOwner { .. } => "Backend/BusOwner",
@@ -215,6 +216,10 @@ fn every_error() -> Vec<Error> {
         BackendError::AddressUnknown {
             register: "U_MSR_PMON_GLOBAL_SUMMARY",
             reason: "no public source gives it",
+        }
+        .into(),
+        BackendError::TablePlaced {
+            register: "PCU_PMON_CTL{n}",
         }
         .into(),
         BackendError::NoUncoreDevices {

@@ -208,6 +208,12 @@ fn every_box_with_an_overflow_route_samples_and_the_others_are_refused_saying_wh
             .unwrap()
             .with_devices(sim.uncore_devices());
         for b in &boxes.boxes {
+            if b.table_placed() {
+                // Placed by the discovery table (the Granite Rapids PCU): it has no overflow
+                // route (the structure declares none), and sampling does not place boxes
+                // from the table yet (docs/discovery.md).
+                continue;
+            }
             let Some(c) = b
                 .counters
                 .iter()

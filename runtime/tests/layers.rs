@@ -752,6 +752,7 @@ const LAYERS: [&[&str]; 9] = [
     &["access", "error", "topology", "bounded", "out_file"],
     &[
         "boxes",
+        "table_placed",
         "lookup",
         "codec",
         "cpuid",

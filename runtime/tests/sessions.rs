@@ -71,7 +71,7 @@ fn msr_state(sim: &Sim) -> Vec<(u32, Option<u64>)> {
         .flat_map(|u| u.registers.iter())
         .flat_map(|r| match r.addresses {
             Addresses::Known(a) => a.to_vec(),
-            Addresses::Unknown(_) => Vec::new(),
+            Addresses::Unknown(_) | Addresses::FromTable(_) => Vec::new(),
         })
         .filter_map(|a| match a.location {
             Location::Msr(m) => Some(m),

@@ -157,6 +157,15 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
                 .leak(),
         ),
         model::Addresses::Unknown { reason } => Addresses::Unknown(s(reason)),
+        model::Addresses::FromTable(t) => Addresses::FromTable(pmu_regs::TablePlacement {
+            place: match t.place {
+                model::TablePlace::BoxControl => pmu_regs::TablePlace::BoxControl,
+                model::TablePlace::CounterControl => pmu_regs::TablePlace::CounterControl,
+                model::TablePlace::Counter => pmu_regs::TablePlace::Counter,
+            },
+            stride: t.stride,
+            source: s(&t.source),
+        }),
     };
     leak(RegisterInfo {
         processor: s(&p.id),

@@ -135,6 +135,7 @@ pub fn svg_path(proc: &Processor, unit: &Unit) -> String {
 fn address_summary(reg: &Register) -> String {
     match &reg.addresses {
         Addresses::Unknown { .. } => "unknown".to_string(),
+        Addresses::FromTable(t) => format!("from the discovery table ({})", t.place.name()),
         Addresses::Known(a) if a.len() == 1 => a[0].location.to_string(),
         Addresses::Known(a) => format!("{} addresses, from {}", a.len(), a[0].location),
     }
@@ -210,6 +211,7 @@ pub fn render(spec: &Spec) -> Result<Vec<(String, String)>, tera::Error> {
 fn register_view(p: &Processor, u: &Unit, r: &Register) -> RegisterView {
     let (address_unknown, address_table) = match &r.addresses {
         Addresses::Unknown { reason } => (Some(reason.clone()), String::new()),
+        Addresses::FromTable(t) => (None, format!("{}\n", super::layout::table_placed_text(t))),
         Addresses::Known(a) => {
             let mut table =
                 String::from("| Name | Instance | Address | Source |\n|---|---|---|---|\n");

@@ -605,6 +605,10 @@ fn type_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String) {
             &format!("**Address unknown:** {}", prose(reason)),
         );
     }
+    if let Addresses::FromTable(t) = &reg.addresses {
+        docs.push_str("///\n");
+        doc(&mut docs, "", &table_placed_text(t));
+    }
     if in_macro {
         // Each note once: `noted!` makes it a paragraph of the type's docs and a `NoteInfo`.
         let rows: String = reg
@@ -815,6 +819,12 @@ fn info_static_text(
             None => format!("Addresses::Known(&[\n{address_infos}    ])"),
         },
         Addresses::Unknown { reason } => format!("Addresses::Unknown({})", lit(reason)),
+        Addresses::FromTable(t) => format!(
+            "Addresses::FromTable(TablePlacement {{ place: TablePlace::{:?}, stride: {}, source: {} }})",
+            t.place,
+            t.stride,
+            lit(&t.source)
+        ),
     };
     // Each citation is written once, in the module's `SOURCES` (`instance_names_text`).
     let table = unit_sources(unit);
@@ -866,6 +876,27 @@ fn info_static_text(
         lit(&normalize_text(&reg.description)),
         sources.join(", "),
     );
+}
+
+/// What a table-placed register's docs say of its place (Rust docs, C comment, Markdown).
+pub fn table_placed_text(t: &TablePlacement) -> String {
+    let at = match t.place {
+        TablePlace::BoxControl => "at the box control address its box's discovery table entry gives",
+        TablePlace::CounterControl => "at the box control plus the counter-control offset its box's discovery table entry gives",
+        TablePlace::Counter => "at the box control plus the counter offset its box's discovery table entry gives",
+    };
+    let stride = if t.stride == 0 {
+        String::new()
+    } else {
+        format!(
+            ", element n {} on (registers for an MSR, bytes otherwise)",
+            t.stride
+        )
+    };
+    format!(
+        "**Placed by the discovery table:** no fixed address; {at}{stride} ({}).",
+        t.source
+    )
 }
 
 /// Emits one unit's module: its registers, events and metadata (`spec` holds the processor a

@@ -142,6 +142,7 @@ impl Serialize for In<'_, Register> {
                 None,
             ),
             Addresses::Unknown { reason } => (Vec::new(), Some(reason)),
+            Addresses::FromTable(_) => (Vec::new(), None),
         };
         let mut m = s.serialize_struct("Register", 16)?;
         m.serialize_field("name", &r.name)?;
@@ -158,6 +159,10 @@ impl Serialize for In<'_, Register> {
         m.serialize_field("sources", &r.sources)?;
         m.serialize_field("addresses", &addresses)?;
         m.serialize_field("address_unknown", &unknown)?;
+        match &r.addresses {
+            Addresses::FromTable(t) => m.serialize_field("from_table", t)?,
+            _ => m.skip_field("from_table")?,
+        }
         m.serialize_field("fields", &r.fields)?;
         m.serialize_field("notes", &r.notes)?;
         m.end()

@@ -553,6 +553,50 @@ pub enum Addresses {
         /// Why, in the spec's words.
         reason: String,
     },
+    /// The part's uncore discovery table places it (`<from-table>`): no fixed address, a place
+    /// relative to what the table's entry for the box gives.
+    FromTable(TablePlacement),
+}
+
+/// Which address of a discovery table entry a table-placed register starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TablePlace {
+    /// The entry's box control address.
+    BoxControl,
+    /// The box control plus the entry's counter-control offset.
+    CounterControl,
+    /// The box control plus the entry's counter offset.
+    Counter,
+}
+
+impl TablePlace {
+    /// Every place, with its spelling in the spec.
+    pub const ALL: [(&'static str, TablePlace); 3] = [
+        ("box-control", TablePlace::BoxControl),
+        ("counter-control", TablePlace::CounterControl),
+        ("counter", TablePlace::Counter),
+    ];
+
+    /// The spec's spelling.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("", |(n, _)| n)
+    }
+}
+
+/// Where the discovery table places a register (`<from-table>`): element n of the register is
+/// at `place` plus `n * stride` (registers for an MSR, bytes otherwise).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TablePlacement {
+    /// Which of the entry's addresses element 0 is at.
+    pub place: TablePlace,
+    /// The distance between elements of an array (0 for a single register).
+    pub stride: u32,
+    /// Public source id of the placement.
+    pub source: String,
 }
 
 /// The address of one instance and index of a register.

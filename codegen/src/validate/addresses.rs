@@ -27,6 +27,9 @@ impl Validator {
         if let Some(u) = &r.address_unknown {
             return self.address_unknown(reg, u);
         }
+        if let Some(t) = &r.from_table {
+            return self.placed_by_table(reg, t);
+        }
         let msr = r.msr.iter().map(|m| self.msr_entry(reg, m));
         let mut entries: Vec<Entry> = msr.collect();
         entries.extend(r.pci.iter().map(|p| self.pci_entry(reg, p)));
@@ -426,7 +429,7 @@ impl Validator {
 }
 
 /// The space as messages name it.
-fn space_name(space: Space) -> &'static str {
+pub(super) fn space_name(space: Space) -> &'static str {
     match space {
         Space::Msr => "MSR",
         Space::Pci => "PCI",

@@ -34,6 +34,7 @@ mod socs;
 mod steppings;
 mod structure;
 mod sysreg;
+mod table_placed;
 mod unit;
 
 use crate::naming::{

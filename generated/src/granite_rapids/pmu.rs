@@ -11,6 +11,7 @@ use super::iio_free::{IioFreeBwIn, IioFreeBwOut, IioFreeIoclk};
 use super::iio::{IioBoxCtl, IioCtl, IioCtr};
 use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpCtl, IrpCtr};
+use super::pcu::{PcuBoxCtl, PcuCtl, PcuCtr};
 use super::ubox::{UBoxCtl, UCtl, UCtr};
 use super::upi::{UpiBoxCtl, UpiCtl, UpiCtr};
 /// PMU structure of the B2CMI (mesh to memory controller) performance monitoring (4 counters per
@@ -1094,6 +1095,105 @@ impl BoxControl for IrpBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the PCU (power control unit) performance monitoring (4 counters per box; boxes
+/// PCU).
+///
+/// **Table-placed** (info): Every register of the structure is placed by the discovery table
+/// (from-table): a session takes the box's addresses from the joined table entry, never from the
+/// spec; a part whose table lacks the entry cannot count the box.
+///
+/// **Kernel PMU name** (info): Linux names the Granite Rapids PCU PMU uncore_pcu (gnr_uncores4 =
+/// spr_uncore_pcu, name pcu), with the generic formats of uncore_discovery.c (the discovery-generic
+/// driver), since the type sets no format group of its own.
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout for this processor, and no global overflow status is
+/// described to route to: the structure declares neither.
+pub static PCU: PmuInfo = PmuInfo {
+    processor: "granite-rapids",
+    unit: "PCU",
+    scope: Scope::Socket,
+    discovery_type: Some(4),
+    controls: &[PcuBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, PcuCtl::INFO.at(0), PcuCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, PcuCtl::INFO.at(1), PcuCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, PcuCtl::INFO.at(2), PcuCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, PcuCtl::INFO.at(3), PcuCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "PCU",
+            pmu: "uncore_pcu",
+            counters: &[0, 1, 2, 3],
+            source: "linux-snbep",
+            driver: &PERF_DISCOVERY_GENERIC,
+        },
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers the \
+            PCU from the table's entries of type 4 (uncore_discovery.c, gnr_uncores) \
+            and reads no other count.",
+    }),
+    socket_bus: None,
+    stack_bus: None,
+    discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
+    clock_event: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Table-placed",
+            text: "Every register of the structure is placed by the discovery table \
+            (from-table): a session takes the box's addresses from the joined table \
+            entry, never from the spec; a part whose table lacks the entry cannot \
+            count the box.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU name",
+            text: "Linux names the Granite Rapids PCU PMU uncore_pcu (gnr_uncores[4] = \
+            spr_uncore_pcu, name pcu), with the generic formats of \
+            uncore_discovery.c (the discovery-generic driver), since the type sets \
+            no format group of its own.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout for this processor, and no global overflow \
+            status is described to route to: the structure declares neither.",
+        },
+    ],
+};
+impl CounterControl for PcuCtl {
+    const ENABLE: &'static FieldInfo = PCU_CTL_EN;
+    const EVENT: &'static FieldInfo = PCU_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(PCU_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(PCU_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(PCU_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(PCU_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for PcuCtr {
+    const COUNT: &'static FieldInfo = PCU_CTR_EVENT_COUNT;
+}
+impl BoxControl for PcuBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRL);
+}
 /// PMU structure of the U-box (system configuration controller) performance monitoring (2 counters
 /// per box; boxes UBOX).
 ///
@@ -1126,9 +1226,9 @@ impl BoxControl for IrpBoxCtl {
 /// GNR) and the MDF likewise (BHS_MDF_BOX_TYPE = 20), and reaches the B2UPI at known functions
 /// without naming its device id. likwid's Granite Rapids counter map gives the M2PCIe (PBOX), PCU
 /// (WBOX0-4) and MDF counters the placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, resolved
-/// through the table. So there is no unit file for them, and Intel's metrics over UNC_P_CLOCKTICKS
-/// stay out (docs/metrics.md). pmu discover lists their entries as unknown; a unit file with their
-/// discovery-type would join them.
+/// through the table. So the spec describes them as units the table places (from-table,
+/// spec/README.md): the PCU is in pcu.xml, its registers placed relative to its table entry; the
+/// others have no unit file yet, and pmu discover lists their entries as unknown.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "granite-rapids",
     unit: "UBOX",
@@ -1219,10 +1319,10 @@ pub static UBOX: PmuInfo = PmuInfo {
             known functions without naming its device id. likwid's Granite Rapids \
             counter map gives the M2PCIe (PBOX), PCU (WBOX0-4) and MDF counters the \
             placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, resolved through \
-            the table. So there is no unit file for them, and Intel's metrics over \
-            UNC_P_CLOCKTICKS stay out (docs/metrics.md). `pmu discover` lists their \
-            entries as unknown; a unit file with their discovery-type would join \
-            them.",
+            the table. So the spec describes them as units the table places \
+            (from-table, spec/README.md): the PCU is in pcu.xml, its registers \
+            placed relative to its table entry; the others have no unit file yet, \
+            and `pmu discover` lists their entries as unknown.",
         },
     ],
 };
@@ -1469,6 +1569,26 @@ const IRP_CTL_UMASK: &FieldInfo = IrpCtl::INFO.field_named("umask");
 const IRP_CTL_EV_SEL: &FieldInfo = IrpCtl::INFO.field_named("ev_sel");
 /// `IRP_MSR_PMON_CTR.event_count`.
 const IRP_CTR_EVENT_COUNT: &FieldInfo = IrpCtr::INFO.field_named("event_count");
+/// `PCU_PMON_BOX_CTL.rst_ctrs`.
+const PCU_BOX_CTL_RST_CTRS: &FieldInfo = PcuBoxCtl::INFO.field_named("rst_ctrs");
+/// `PCU_PMON_BOX_CTL.rst_ctrl`.
+const PCU_BOX_CTL_RST_CTRL: &FieldInfo = PcuBoxCtl::INFO.field_named("rst_ctrl");
+/// `PCU_PMON_BOX_CTL.frz`.
+const PCU_BOX_CTL_FRZ: &FieldInfo = PcuBoxCtl::INFO.field_named("frz");
+/// `PCU_PMON_CTL.thresh`.
+const PCU_CTL_THRESH: &FieldInfo = PcuCtl::INFO.field_named("thresh");
+/// `PCU_PMON_CTL.invert`.
+const PCU_CTL_INVERT: &FieldInfo = PcuCtl::INFO.field_named("invert");
+/// `PCU_PMON_CTL.en`.
+const PCU_CTL_EN: &FieldInfo = PcuCtl::INFO.field_named("en");
+/// `PCU_PMON_CTL.edge_det`.
+const PCU_CTL_EDGE_DET: &FieldInfo = PcuCtl::INFO.field_named("edge_det");
+/// `PCU_PMON_CTL.umask`.
+const PCU_CTL_UMASK: &FieldInfo = PcuCtl::INFO.field_named("umask");
+/// `PCU_PMON_CTL.ev_sel`.
+const PCU_CTL_EV_SEL: &FieldInfo = PcuCtl::INFO.field_named("ev_sel");
+/// `PCU_PMON_CTR.event_count`.
+const PCU_CTR_EVENT_COUNT: &FieldInfo = PcuCtr::INFO.field_named("event_count");
 /// `U_MSR_PMON_BOX_CTL.rst_ctrs`.
 const U_BOX_CTL_RST_CTRS: &FieldInfo = UBoxCtl::INFO.field_named("rst_ctrs");
 /// `U_MSR_PMON_BOX_CTL.rst_ctrl`.

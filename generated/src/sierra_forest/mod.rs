@@ -17,6 +17,8 @@ pub mod imc;
 #[rustfmt::skip]
 pub mod irp;
 #[rustfmt::skip]
+pub mod pcu;
+#[rustfmt::skip]
 pub mod ubox;
 #[rustfmt::skip]
 pub mod upi;
@@ -59,6 +61,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &iio::UNIT,
         &imc::UNIT,
         &irp::UNIT,
+        &pcu::UNIT,
         &ubox::UNIT,
         &upi::UNIT,
     ],

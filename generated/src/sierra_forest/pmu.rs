@@ -12,6 +12,7 @@ use super::imc::{
     IMC_BOX_CTL_INFO, IMC_CTL_INFO, IMC_CTR_INFO, IMC_FIXED_CTL_INFO, IMC_FIXED_CTR_INFO,
 };
 use super::irp::{IRP_BOX_CTL_INFO, IRP_CTL_INFO, IRP_CTR_INFO};
+use super::pcu::{PCU_BOX_CTL_INFO, PCU_CTL_INFO, PCU_CTR_INFO};
 use super::ubox::{U_BOX_CTL_INFO, U_CTL_INFO, U_CTR_INFO};
 use super::upi::{UPI_BOX_CTL_INFO, UPI_CTL_INFO, UPI_CTR_INFO};
 /// PMU structure of the B2CMI (mesh to memory controller) performance monitoring: that of
@@ -652,6 +653,51 @@ const IRP_PERF: PerfInfo = PerfInfo {
     counters: &[0, 1],
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
+};
+/// PMU structure of the PCU (power control unit) performance monitoring: that of
+/// [`crate::granite_rapids::pmu::PCU`] (granite-rapids's, `units-from`; its notes are that one's),
+/// with sierra-forest's registers.
+pub static PCU: PmuInfo = PmuInfo {
+    processor: "sierra-forest",
+    unit: "PCU",
+    scope: Scope::Socket,
+    discovery_type: Some(4),
+    controls: &[&PCU_BOX_CTL_INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, PCU_CTL_INFO.at(0), PCU_CTR_INFO.at(0)),
+        CounterInfo::general(1, 48, PCU_CTL_INFO.at(1), PCU_CTR_INFO.at(1)),
+        CounterInfo::general(2, 48, PCU_CTL_INFO.at(2), PCU_CTR_INFO.at(2)),
+        CounterInfo::general(3, 48, PCU_CTL_INFO.at(3), PCU_CTR_INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        PerfInfo {
+            instance: "PCU",
+            pmu: "uncore_pcu",
+            counters: &[0, 1, 2, 3],
+            source: "linux-snbep",
+            driver: &PERF_DISCOVERY_GENERIC,
+        },
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers the \
+            PCU from the table's entries of type 4 (uncore_discovery.c, gnr_uncores) \
+            and reads no other count.",
+    }),
+    socket_bus: None,
+    stack_bus: None,
+    discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
+    clock_event: None,
+    notes: crate::granite_rapids::pmu::PCU.notes,
 };
 /// PMU structure of the U-box (system configuration controller) performance monitoring: that of
 /// [`crate::granite_rapids::pmu::UBOX`] (granite-rapids's, `units-from`; its notes are that one's),

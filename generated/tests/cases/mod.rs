@@ -4407,6 +4407,38 @@ layouts! {
 }
 
 #[cfg(feature = "granite-rapids")]
+mod granite_rapids_pcu {
+use super::*;
+use pmu_regs::granite_rapids::pcu::*;
+
+layout! {
+    pcu_box_ctl: PcuBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    pcu_ctl: PcuCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named PcuCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    pcu_ctr: PcuCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    pcu_box_ctl,
+    pcu_ctl,
+    pcu_ctr,
+}
+}
+
+#[cfg(feature = "granite-rapids")]
 mod granite_rapids_ubox {
 use super::*;
 use pmu_regs::granite_rapids::ubox::*;

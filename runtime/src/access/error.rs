@@ -169,6 +169,12 @@ pub enum BackendError {
         /// Why the address is unknown.
         reason: &'static str,
     },
+    /// The part's uncore discovery table places this register (the spec's `<from-table>`): it
+    /// has no fixed address to read by name.
+    TablePlaced {
+        /// The register.
+        register: &'static str,
+    },
     /// None of the uncore PCI devices the spec names was found.
     NoUncoreDevices {
         /// The directory searched.
@@ -302,6 +308,7 @@ impl fmt::Display for BackendError {
             }
             BackendError::Unwound { error, cleanup } => write!(f, "{error}; putting the first dword back also failed: {cleanup}; the register may hold half of the new value, so check it with `pmu read` before counting again"),
             BackendError::Misplaced { register, needs } => write!(f, "{register} cannot be reached there: it needs {needs}"),
+            BackendError::TablePlaced { register } => write!(f, "{register} has no fixed address: the part's uncore discovery table places it; `pmu discover` shows where on this part, and a session (`pmu watch`) counts its box there"),
             BackendError::AddressUnknown { register, reason } => write!(f, "{register} cannot be accessed: its address is unknown ({reason}); the tool does not guess addresses, so read the registers it summarises instead"),
             BackendError::NoUncoreDevices { root, looked_for } => write!(
                 f,

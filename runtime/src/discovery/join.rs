@@ -331,6 +331,9 @@ fn corrected(b: &PmuBox) -> Option<pmu_regs::DiscoveryCountInfo> {
 }
 
 fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Disagreement> {
+    if b.table_placed() {
+        return compare_placed(b, t);
+    }
     let v = spec_view(b);
     let mut out = Vec::new();
     for (what, reg, at) in [
@@ -368,6 +371,63 @@ fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Di
         });
     }
     out
+}
+
+/// A table-placed box (the spec's `<from-table>`) against its entry: the table gives its
+/// addresses, so only what the spec still says is compared, its general counters' number and
+/// width, each citing the source of the counters' placement.
+fn compare_placed(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
+    let general: Vec<_> = b
+        .pmu
+        .counters
+        .iter()
+        .filter(|c| c.kind == CounterKind::General)
+        .collect();
+    let source = general
+        .first()
+        .and_then(|c| match c.counter.register.addresses {
+            pmu_regs::Addresses::FromTable(p) => Some(p.source),
+            _ => None,
+        })
+        .unwrap_or("");
+    let mut out = Vec::new();
+    if general.len() != usize::from(t.counters) {
+        out.push(Disagreement {
+            what: "counters",
+            spec: general.len().to_string(),
+            table: t.counters.to_string(),
+            source,
+        });
+    }
+    if let Some(w) = general
+        .first()
+        .map(|c| c.width)
+        .filter(|w| *w != u32::from(t.width))
+    {
+        out.push(Disagreement {
+            what: "width",
+            spec: w.to_string(),
+            table: t.width.to_string(),
+            source,
+        });
+    }
+    out
+}
+
+/// Where a table entry puts an MSR box, for placing a table-placed box there
+/// ([`crate::table_placed::place`]); `None` for a PCI or memory-mapped entry (not placed yet)
+/// or an entry whose counters lie before its box control.
+pub fn msr_place(t: &DiscoveredBox) -> Option<crate::table_placed::MsrPlace> {
+    match (t.box_control, t.first_control, t.first_counter) {
+        (TableAddress::Msr(b), TableAddress::Msr(c), TableAddress::Msr(r)) => {
+            Some(crate::table_placed::MsrPlace {
+                box_control: b,
+                ctl_offset: c.checked_sub(b)?,
+                ctr_offset: r.checked_sub(b)?,
+            })
+        }
+        _ => None,
+    }
 }
 
 /// How far apart the table's counters and their controls are, as Linux's generic discovery

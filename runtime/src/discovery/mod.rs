@@ -41,7 +41,9 @@ pub use domains::{
     join_domain, join_domains, read_domains, readable_domains, DomainJoined, DomainTable,
 };
 pub use error::DiscoveryError;
-pub use join::{join, join_on, BoxStatus, Disagreement, Joined, JoinedBox, PartCount, PartFacts};
+pub use join::{
+    join, join_on, msr_place, BoxStatus, Disagreement, Joined, JoinedBox, PartCount, PartFacts,
+};
 pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID, MAX_TABLES_PER_DEVICE};
 pub use read::{read_dump, read_table, MAX_ENTRIES, MAX_TABLE_BYTES};
 

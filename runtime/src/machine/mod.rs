@@ -312,6 +312,12 @@ impl Machine {
             (None, Addresses::Known(addrs)) => {
                 return Err(UsageError::needs_instance(name, addrs).into())
             }
+            (None, Addresses::FromTable(_)) => {
+                return Err(BackendError::TablePlaced {
+                    register: found.info.name,
+                }
+                .into())
+            }
         };
         Ok(Resolved {
             info: found.info,

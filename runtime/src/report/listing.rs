@@ -72,6 +72,14 @@ pub fn registers(
                 Addresses::Unknown(reason) => {
                     rows.push((pid, u.name, *r, r.name, None, Some(reason)))
                 }
+                Addresses::FromTable(_) => rows.push((
+                    pid,
+                    u.name,
+                    *r,
+                    r.name,
+                    None,
+                    Some("placed by the discovery table"),
+                )),
             }
         }
     }

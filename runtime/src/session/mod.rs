@@ -44,6 +44,7 @@ mod broken;
 mod discovered;
 mod named;
 mod open;
+mod placed;
 mod selection;
 mod topdown;
 pub mod turns;

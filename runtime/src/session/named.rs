@@ -172,11 +172,7 @@ fn with_events(
     core: Option<&str>,
 ) -> Result<BoxEvents, UsageError> {
     let pmu_box: &PmuBox = planned.pmu_box;
-    let general: Vec<_> = pmu_box
-        .counters
-        .iter()
-        .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
-        .collect();
+    let general = general_controls(pmu_box);
     let mut on_general = 0;
     for (i, text) in events.iter().enumerate() {
         let text = &*words::named(text);
@@ -184,7 +180,7 @@ fn with_events(
             planned.events.push(sel);
             continue;
         }
-        let Some(c) = general.get(on_general % general.len().max(1)) else {
+        let Some(control) = general.get(on_general % general.len().max(1)).copied() else {
             if pmu_box.counters.iter().all(|c| c.control.is_none()) {
                 return Err(words::no_free_running(pmu_box, text));
             }
@@ -198,10 +194,24 @@ fn with_events(
             });
         };
         on_general += 1;
-        let control = c.control.expect("filtered on a control").info;
         planned.events.push(words::event(control, text, core)?);
     }
     Ok(planned)
+}
+
+/// The layouts of the general counters' controls of `pmu_box`, which `--event` words are
+/// read against: its resolved counters', or, for a box the discovery table places and the
+/// session has not placed yet, its unit's (the same layouts, without an address).
+fn general_controls(pmu_box: &PmuBox) -> Vec<&'static pmu_regs::RegisterInfo> {
+    let general = |k: CounterKind| k == CounterKind::General;
+    if pmu_box.table_placed() && pmu_box.counters.is_empty() {
+        let counters = pmu_box.pmu.counters.iter().filter(|c| general(c.kind));
+        return counters
+            .filter_map(|c| c.control.map(|r| r.register))
+            .collect();
+    }
+    let counters = pmu_box.counters.iter().filter(|c| general(c.info.kind));
+    counters.filter_map(|c| c.control.map(|r| r.info)).collect()
 }
 
 #[cfg(test)]

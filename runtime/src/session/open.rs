@@ -57,6 +57,9 @@ impl<'m> Session<'m> {
         options: Options,
     ) -> Result<Self> {
         let machine = backend.machine();
+        // Boxes the discovery table places are placed from the part's table first.
+        let placed = super::placed::place(machine, selection);
+        let selection = placed.as_ref().unwrap_or(selection);
         let mut session = Session {
             machine,
             groups: Vec::new(),

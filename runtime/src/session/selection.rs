@@ -181,8 +181,11 @@ impl Selection {
                 });
             }
             // A counter for each event: the free-running one it selects, or a general one
-            // (in turns where there are more events than general counters).
-            b.pmu_box.assign(&b.events)?;
+            // (in turns where there are more events than general counters). A box the
+            // discovery table places gets its counters when the session places it.
+            if !(b.pmu_box.table_placed() && b.pmu_box.counters.is_empty()) {
+                b.pmu_box.assign(&b.events)?;
+            }
         }
         Ok(())
     }

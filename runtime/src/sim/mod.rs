@@ -40,6 +40,7 @@ pub mod pmuv3;
 mod quirks;
 mod regs;
 mod running;
+pub mod table_placed;
 mod uncore;
 mod workload;
 pub mod workloads;
@@ -322,7 +323,10 @@ impl Sim {
         // configuration naming the architectural PMU as its uncore changes nothing).
         index.add_processor(config.processor, None);
         index.add_processor(&pmu_regs::arch::PROCESSOR, Some(Home::Arch));
-        let boxes = Boxes::of(config.processor);
+        // Boxes the table places are modelled where this part's table puts them.
+        let spec = Boxes::of(config.processor);
+        let boxes = crate::table_placed::placed_boxes(spec, &table_placed::places(spec));
+        index.add_placed(boxes);
         let uncore = uncore::Model::new(boxes, config.broken, config.no_reset);
         // A per-CPU box whose registers the architectural model has not taken over.
         let core_box = boxes

@@ -51,6 +51,20 @@ impl Index {
         }
     }
 
+    /// Adds the registers of the boxes of `boxes` the discovery table places (per socket),
+    /// where they were placed ([`crate::table_placed`]).
+    pub fn add_placed(&mut self, boxes: &crate::boxes::Boxes) {
+        for b in boxes.boxes.iter().filter(|b| b.table_placed()) {
+            let regs = b
+                .counters
+                .iter()
+                .flat_map(|c| c.control.into_iter().chain([c.counter]));
+            for r in regs.chain(b.controls.iter().copied()) {
+                self.by_location.insert(r.addr.location, (r, Home::Socket));
+            }
+        }
+    }
+
     /// The register at `location`, and the model that keeps it.
     pub fn get(&self, location: &Location) -> Option<(Reg, Home)> {
         self.by_location.get(location).copied()

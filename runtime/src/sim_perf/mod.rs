@@ -72,7 +72,11 @@ impl<'s> SimPerf<'s> {
             {
                 continue;
             }
-            let boxes = Boxes::of(p);
+            // A box the discovery table places is where the simulated part's table lists it,
+            // as the kernel's driver, built from that table, would program it.
+            let spec = Boxes::of(p);
+            let boxes =
+                crate::table_placed::placed_boxes(spec, &crate::sim::table_placed::places(spec));
             let Some(pmu_box) = boxes.find(name.instance) else {
                 continue;
             };

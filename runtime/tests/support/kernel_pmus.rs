@@ -526,6 +526,9 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             // gnr_uncores: the U-box is named (ubox, one box); the CHAs, IIO and IRP stacks
             // are the Sapphire Rapids types.
             one(&mut v, "uncore_ubox", DISCOVERY_GENERIC);
+            // gnr_uncores[4] = spr_uncore_pcu: named pcu, one box, no format group of its own
+            // (the generic formats), placed by the discovery table.
+            one(&mut v, "uncore_pcu", DISCOVERY_GENERIC);
             v.extend(idx("uncore_cha", 126, SPR_CHA));
             v.extend(idx("uncore_iio", 16, SPR_IIO));
             v.extend(idx("uncore_irp", 16, SPR_RAW));

@@ -314,6 +314,13 @@ fn register(h: &mut Header, p: &Processor, u: &Unit, r: &Register) {
             "\n\nNo address: {reason} This header defines its layout only."
         );
     }
+    if let Addresses::FromTable(t) = &r.addresses {
+        let _ = write!(
+            doc,
+            "\n\n{} This header defines its layout only.",
+            crate::emit::layout::table_placed_text(t)
+        );
+    }
     h.comment(&doc);
 
     let what = || format!("register {} ({} unit)", r.name, u.name);

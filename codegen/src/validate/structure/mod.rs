@@ -27,6 +27,7 @@ mod roles;
 mod routes;
 mod socket_bus;
 mod stack_bus;
+mod table_placed;
 mod wiring;
 
 /// A register found by concrete name: unit, register, instance, index.

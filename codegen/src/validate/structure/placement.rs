@@ -43,6 +43,7 @@ impl Validator {
     /// Every role field sits in a register that plays its part, and names counters the box
     /// has.
     pub(super) fn role_placement(&mut self, unit: &UnitScope<'_>, parts: &Parts, numbers: &[u32]) {
+        self.table_places(unit, parts);
         for (ri, r) in unit.registers.iter().enumerate() {
             for f in &r.fields {
                 if f.count_default.is_some() && !parts.plays(ri, RoleClass::CounterControl).0 {

@@ -150,6 +150,7 @@ impl Validator {
 
     /// `discovery-type`: the table's 16-bit box type.
     fn pmu_discovery_type(&mut self, unit: &UnitScope<'_>, raw: &RawPmu) -> Option<u16> {
+        self.table_placed_needs_type(unit, raw);
         let text = raw.discovery_type.as_deref()?;
         match parse_number(text).and_then(|v| u16::try_from(v).ok()) {
             Some(v) => Some(v),

@@ -62,7 +62,7 @@ pub fn registers() -> Vec<CompletionCandidate> {
                 u.registers.iter().flat_map(|r| {
                     let instances: Vec<String> = match r.addresses {
                         Addresses::Known(a) => a.iter().map(|a| a.name.to_string()).collect(),
-                        Addresses::Unknown(_) => Vec::new(),
+                        Addresses::Unknown(_) | Addresses::FromTable(_) => Vec::new(),
                     };
                     instances.into_iter().chain([r.name.to_string()])
                 })

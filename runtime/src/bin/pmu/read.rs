@@ -56,6 +56,10 @@ pub(crate) fn instance(
         (None, Addresses::Known(addrs)) => {
             Err(UsageError::needs_instance(register.trim(), addrs).into())
         }
+        (None, Addresses::FromTable(_)) => Err(BackendError::TablePlaced {
+            register: found.info.name,
+        }
+        .into()),
     }
 }
 

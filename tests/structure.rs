@@ -23,8 +23,10 @@ fn pmus() -> impl Iterator<
 
 #[test]
 fn every_unit_declares_its_structure() {
-    // The discovery table's units are layouts of a table, not boxes.
-    for p in PROCESSORS.iter().filter(|p| p.id != "discovery") {
+    // The units of the discovery table, the CMN mesh's node configuration and ACPI's APMT are
+    // layouts of structures found at run time, not boxes of the structure model.
+    let layouts_only = ["discovery", "arm-cmn-700", "apmt"];
+    for p in PROCESSORS.iter().filter(|p| !layouts_only.contains(&p.id)) {
         for u in p.units {
             assert!(u.pmu.is_some(), "{}:{} has no <pmu>", p.id, u.name);
         }

@@ -21,13 +21,13 @@ pub struct CycleCount {
     pub cycles: u64,
 }
 
-/// Registers of one window, read before and written back after.
-struct Window<'a, M: ?Sized> {
+/// The registers of one mesh window a count programs: read before, written back after.
+struct MeshRegisters<'a, M: ?Sized> {
     mmio: &'a M,
     base: u64,
 }
 
-impl<M: MmioAccess + ?Sized> Window<'_, M> {
+impl<M: MmioAccess + ?Sized> MeshRegisters<'_, M> {
     fn read(&self, offset: u64) -> Result<u64, CmnError> {
         self.mmio
             .read_mmio(self.base + offset, 64)
@@ -90,7 +90,7 @@ pub fn count_cycles<M: MmioAccess + ?Sized>(
     if dtc.node_type != NodeType::DTC {
         return Err(refuse(dtc, "the DTC (0x0003)"));
     }
-    let w = Window { mmio, base };
+    let w = MeshRegisters { mmio, base };
     let regs = [at(dtc, DT_DTC_CTL), at(dtc, DT_PMCR), at(dtc, DT_PMCCNTR)];
     w.saved(&regs, |saved| {
         w.write(regs[2], DtPmccntr::from_bits(0).bits())?;
@@ -143,7 +143,7 @@ pub fn count_event<M: MmioAccess + ?Sized>(
         .ok_or_else(|| refuse(&mesh.root, "a mesh with a DTC"))?;
     let (port, dev) = ((node.node_id >> 2) & 1, node.node_id & 3);
     let input = 0x10 + (port << 4) + (dev << 2);
-    let w = Window { mmio, base };
+    let w = MeshRegisters { mmio, base };
     let regs = [
         at(node, HNF_PMU_EVENT_SEL),
         at(xp, DTM_CONTROL),

@@ -1,8 +1,9 @@
 //! `<clock-event>` (spec/README.md, "`<clock-event>`"): the event that counts a unit's own
 //! clock. As written, a select and unit mask that fit 16 bits and a declared source; once every
-//! events file is read, each processor that lists events for the unit must list one with that
-//! encoding under a clock-tick name (Intel's `UNC_CHA_CLOCKTICKS`), so the role is never given
-//! to an event the vendor's list calls something else.
+//! events file is read, each processor whose list for the unit has a clock-tick event (Intel's
+//! `UNC_CHA_CLOCKTICKS`) or an event of that encoding must list the encoding under a clock-tick
+//! name, so the role is never given to an event the vendor's list calls something else. A list
+//! with neither (part of a vendor's list, imported alone) is not checked.
 
 use super::super::{parse_number, Validator};
 use super::UnitScope;
@@ -46,20 +47,24 @@ impl Validator {
     }
 
     /// Every unit's clock event against the events each processor lists for it (run once every
-    /// events file is read): where a processor lists the unit's events, one of them has the
-    /// clock event's encoding and a clock-tick name.
+    /// events file is read): where a processor's list for the unit has a clock-tick event or an
+    /// event of the clock event's encoding, one event has both.
     pub(crate) fn clock_events(&mut self, processors: &[Processor]) {
         for p in processors {
             for u in &p.units {
                 let Some(clock) = u.pmu.as_ref().and_then(|pmu| pmu.clock_event.as_ref()) else {
                     continue;
                 };
-                if u.events.is_empty()
-                    || u.events.iter().any(|e| {
-                        e.code == clock.code
-                            && e.umask == clock.umask
-                            && e.name.ends_with(CLOCK_NAME_END)
-                    })
+                let encoded =
+                    |e: &&crate::model::Event| e.code == clock.code && e.umask == clock.umask;
+                let clock_named = |e: &&crate::model::Event| e.name.ends_with(CLOCK_NAME_END);
+                let named = u.events.iter().filter(clock_named).count();
+                let same = u.events.iter().filter(encoded).count();
+                // A list without the clock-tick event (a part of a vendor's list imported
+                // alone) says nothing either way; otherwise the encoding must be the list's
+                // clock-tick event's.
+                if (named == 0 && same == 0)
+                    || u.events.iter().filter(encoded).any(|e| clock_named(&e))
                 {
                     continue;
                 }

@@ -246,3 +246,32 @@ fn absurd_intervals_say_what_to_type() {
         assert!(err.contains("at least 10 (-I 100"), "-I {ms}: {err}");
     }
 }
+
+/// `--metric-only` with `-r 2` is refused as perf 6.1 refuses it (its message, a failure exit),
+/// pmu with its usage status 2; `-r 1` counts, as perf's does.
+#[test]
+fn metric_only_with_repeats_is_refused_as_perf_refuses_it() {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let args = ["stat", "--metric-only", "-r", "2", "--", "true"];
+    let perf = Command::new("perf").args(args).output().unwrap();
+    let pmu = Command::new(assert_cmd::cargo::cargo_bin("pmu"))
+        .args(args)
+        .output()
+        .unwrap();
+    let (perf_err, pmu_err) = (
+        String::from_utf8_lossy(&perf.stderr),
+        String::from_utf8_lossy(&pmu.stderr),
+    );
+    let refusal = "--metric-only is not supported with -r";
+    assert!(
+        !perf.status.success() && perf_err.contains(refusal),
+        "perf: {perf_err}"
+    );
+    assert_eq!(pmu.status.code(), Some(2), "{pmu_err}");
+    assert!(pmu_err.contains(refusal), "{pmu_err}");
+    drop(one); // `both` takes the lock itself
+    let (perf, pmu) = both(&["--metric-only", "-r", "1", "--", "true"]);
+    assert!(
+        perf.contains("Performance counter stats") && pmu.contains("Performance counter stats")
+    );
+}

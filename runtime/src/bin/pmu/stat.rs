@@ -245,7 +245,8 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
         a.view.is_some(),
         !a.metrics.is_empty(),
     );
-    if let Some(m) = views::refused(a.sim, a.metric_only, given) {
+    let refused = views::refused(a.sim, a.metric_only, given);
+    if let Some(m) = refused.or_else(|| metric_only::refused_with_repeat(a.metric_only, a.repeat)) {
         return fail(&m, 2);
     }
     let stop = stop_on_signals();

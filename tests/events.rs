@@ -1,6 +1,8 @@
 //! Events: the perfmon importer on small fixtures, and the event metadata against the units'
 //! control registers.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use pmu_regs::{Addresses, PROCESSORS};
@@ -792,14 +794,13 @@ fn typed_core_events_of_every_processor_go_into_the_architectural_select() {
     };
     for p in PROCESSORS
         .iter()
-        // Diamond Rapids: Intel publishes no event list for it (its spec is its identity). The
-        // discovery table, the CMN mesh and ACPI's APMT are no cores.
+        // Diamond Rapids: Intel publishes no event list for it (its spec is its identity).
+        // Processors of layouts only (the discovery table, the CMN mesh, ACPI's APMT) are no
+        // cores.
         .filter(|p| {
             !own_core(p)
-                && !matches!(
-                    p.id,
-                    "architectural" | "discovery" | "diamond-rapids" | "arm-cmn-700" | "apmt"
-                )
+                && !support::layouts_only(p)
+                && !matches!(p.id, "architectural" | "diamond-rapids")
         })
     {
         let c = p

@@ -21,11 +21,10 @@
 use std::sync::atomic::AtomicBool;
 
 use pmu_runtime::perf::EventSources;
-use pmu_runtime::stat::aggr::StatAggr;
 use pmu_runtime::stat::events::{default_events, parse_events_for};
 use pmu_runtime::stat::metric_only;
 use pmu_runtime::stat::report::{summary, target_label, StatLayout};
-use pmu_runtime::stat::run::{measure, StatPlan, StatScope};
+use pmu_runtime::stat::run::{measure, StatPlan};
 use pmu_runtime::stat::StatError;
 
 /// The events, in perf's syntax.
@@ -50,16 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 pub fn report() -> Result<(String, i32), Box<dyn std::error::Error>> {
     // The kernel's PMUs (sysfs) name the events; no processor is needed for perf's own.
     let events = parse_events_for(&[EVENTS], &EventSources::default(), None)?;
-    let plan = StatPlan {
-        events,
-        scope: StatScope::Command,
-        command: COMMAND.map(String::from).to_vec(),
-        repeat: 1,
-        interval: None,
-        interval_count: None,
-        aggr: StatAggr::Global,
-        delay: None,
-    };
+    let plan = StatPlan::command(events, COMMAND);
     // Set it to stop counting early (on Ctrl-C, say); with a command, its end stops it.
     let stop = AtomicBool::new(false);
     let outcome = measure(&plan, &stop, |_| {})?;
@@ -71,16 +61,7 @@ pub fn report() -> Result<(String, i32), Box<dyn std::error::Error>> {
 /// Runs the command twice with perf's default events: the counts, then the derived metrics
 /// alone, each as CSV; with the last run's exit status.
 pub fn default_report() -> Result<(String, String, i32), StatError> {
-    let plan = StatPlan {
-        events: default_events(false),
-        scope: StatScope::Command,
-        command: COMMAND.map(String::from).to_vec(),
-        repeat: 1,
-        interval: None,
-        interval_count: None,
-        aggr: StatAggr::Global,
-        delay: None,
-    };
+    let plan = StatPlan::command(default_events(false), COMMAND);
     let target = target_label(&plan.scope, &plan.command, false);
     let csv = StatLayout::Csv(",".into());
     let stop = AtomicBool::new(false);

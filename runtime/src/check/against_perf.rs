@@ -26,7 +26,7 @@ use std::sync::atomic::AtomicBool;
 use super::outcome::CheckRow;
 use crate::perf::EventSources;
 use crate::stat::events::parse_events;
-use crate::stat::run::{measure, StatPlan, StatScope};
+use crate::stat::run::{measure, StatPlan};
 
 /// The events compared, as `perf stat -e` takes them.
 pub const EVENTS: &str = "msr/tsc/,cpu-clock,task-clock,page-faults";
@@ -83,16 +83,7 @@ const TOLERANCES: [f64; 4] = [0.01, 0.01, 0.01, 0.10];
 /// The load measured through the runtime's perf backend.
 pub fn through_runtime() -> Result<LoadCounts, String> {
     let events = parse_events(&[EVENTS], &EventSources::default()).map_err(|e| e.to_string())?;
-    let plan = StatPlan {
-        events,
-        scope: StatScope::Command,
-        command: LOAD.iter().map(|s| s.to_string()).collect(),
-        repeat: 1,
-        interval: None,
-        interval_count: None,
-        aggr: Default::default(),
-        delay: None,
-    };
+    let plan = StatPlan::command(events, LOAD);
     let outcome = measure(&plan, &AtomicBool::new(false), |_| {}).map_err(|e| e.to_string())?;
     let mut counts = BTreeMap::new();
     for (event, totals) in outcome.events.iter().zip(&outcome.totals[0]) {

@@ -44,15 +44,7 @@ impl TaskCounter {
     /// itself in each child at its exec). The error is the kernel's: `ENOENT` or `EOPNOTSUPP` for an
     /// event this machine cannot count, `EACCES` for one `perf_event_paranoid` forbids.
     pub fn open(ev: &EventAttr, scope: TaskScope) -> io::Result<Self> {
-        let mut b = Builder::new(Attr {
-            type_: ev.type_,
-            config: ev.config,
-        });
-        b.enabled(false)
-            .exclude_kernel(ev.exclude_kernel)
-            .exclude_user(ev.exclude_user)
-            .exclude_hv(ev.exclude_kernel)
-            .read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING);
+        let mut b = counting(ev);
         match scope {
             TaskScope::Children { at_exec } => {
                 b.observe_self()
@@ -77,17 +69,8 @@ impl TaskCounter {
     /// cgroup's directory, opened ([`super::cgroup::open`]); the kernel counts while a task
     /// of that cgroup runs on the CPU. Disabled, as [`TaskCounter::open`].
     pub fn open_in_cgroup(ev: &EventAttr, cgroup: &std::fs::File, cpu: u32) -> io::Result<Self> {
-        let mut b = Builder::new(Attr {
-            type_: ev.type_,
-            config: ev.config,
-        });
-        b.enabled(false)
-            .exclude_kernel(ev.exclude_kernel)
-            .exclude_user(ev.exclude_user)
-            .exclude_hv(ev.exclude_kernel)
-            .read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING)
-            .observe_cgroup(cgroup)
-            .one_cpu(cpu as usize);
+        let mut b = counting(ev);
+        b.observe_cgroup(cgroup).one_cpu(cpu as usize);
         Ok(TaskCounter {
             counter: b.build()?,
         })
@@ -113,4 +96,19 @@ impl TaskCounter {
             time_running: d.time_running().unwrap_or(Duration::ZERO),
         })
     }
+}
+
+/// What every task counter shares whatever it observes: the event and its privilege filter,
+/// disabled until enabled, read with its times enabled and running.
+fn counting<'a>(ev: &EventAttr) -> Builder<'a> {
+    let mut b = Builder::new(Attr {
+        type_: ev.type_,
+        config: ev.config,
+    });
+    b.enabled(false)
+        .exclude_kernel(ev.exclude_kernel)
+        .exclude_user(ev.exclude_user)
+        .exclude_hv(ev.exclude_kernel)
+        .read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING);
+    b
 }

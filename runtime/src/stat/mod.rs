@@ -19,16 +19,7 @@
 //! use std::sync::atomic::AtomicBool;
 //! use pmu_runtime::stat::{events, report, run};
 //!
-//! let plan = run::StatPlan {
-//!     events: events::default_events(false),
-//!     scope: run::StatScope::Command,
-//!     command: vec!["sleep".into(), "0.2".into()],
-//!     repeat: 1,
-//!     interval: None,
-//!     interval_count: None,
-//!     aggr: Default::default(),
-//!     delay: None,
-//! };
+//! let plan = run::StatPlan::command(events::default_events(false), ["sleep", "0.2"]);
 //! let outcome = run::measure(&plan, &AtomicBool::new(false), |_| {})?;
 //! let target = report::target_label(&plan.scope, &plan.command, false);
 //! eprint!("{}", report::summary(&outcome, &target, &report::StatLayout::Text));

@@ -50,6 +50,26 @@ pub struct StatPlan {
     pub delay: Option<Duration>,
 }
 
+impl StatPlan {
+    /// Count `events` over one run of `command` and the tasks it starts, summed, as
+    /// `perf stat -e EVENTS -- COMMAND` does: no repeat, no interval, no delay.
+    pub fn command<S: Into<String>>(
+        events: Vec<StatEvent>,
+        command: impl IntoIterator<Item = S>,
+    ) -> StatPlan {
+        StatPlan {
+            events,
+            scope: StatScope::Command,
+            command: command.into_iter().map(Into::into).collect(),
+            repeat: 1,
+            interval: None,
+            interval_count: None,
+            aggr: StatAggr::default(),
+            delay: None,
+        }
+    }
+}
+
 /// The rows of one interval.
 #[derive(Debug, Clone)]
 pub struct IntervalRows {

@@ -89,13 +89,14 @@ def main():
                                           "all-nometa"} and not n.startswith("rp2040")]
     for p in [n for n in procs if not n.endswith("-nometa")] + \
              [n[:-7] for n in procs if n.endswith("-nometa") and n[:-7] not in rows]:
-        cells, missed = [], []
+        cells, missed, unjudged = [], [], set()
         for variant, factor in [(p, 1.0), (p + "-nometa", NOMETA_FACTOR)]:
             if variant not in rows:
                 cells += ["-", "-", "-"] if factor == NOMETA_FACTOR else ["-", "-", "-", "-"]
                 continue
             rs = ratio(rows, variant, svd)
             ra = ratio(rows, variant, "arch")
+            unjudged |= {n for n, r in [("svd2rust", rs), ("arch", ra)] if r is None}
             if rs is not None and rs > ALONE_VS_SVD2RUST * factor:
                 missed.append(f"{'no md ' if factor < 1 else ''}svd2rust {rs / (ALONE_VS_SVD2RUST * factor):.2f}x")
             if ra is not None and ra > ALONE_VS_ARCH * factor:
@@ -107,6 +108,8 @@ def main():
                 cells += [f"{f['rss_kib'] / 1024:.0f}"]
             cells += [fmt(rs), fmt(ra)]
         verdict_text = "met" if not missed else "**not met**: " + ", ".join(missed) + " the target"
+        if unjudged:
+            verdict_text += f" ({' and '.join(sorted(unjudged))} not measured)"
         print(f"| {p} | " + " | ".join(cells) + f" | {verdict_text} |")
 
 

@@ -52,13 +52,19 @@ def invocation(target, crate, cargo_args):
         sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True,
                                  check=True, cwd=run_env.get("CARGO_MANIFEST_DIR")).stdout.strip()
         words[0] = os.path.join(sysroot, "bin", "rustc")
-    return run_env, words
+    # Cargo runs rustc in the workspace's root, and names the crate's source relative to it:
+    # the current directory for a workspace member, the package's own for a package that is
+    # its own workspace (`--manifest-path` to a generated crate).
+    source = next(w for w in words if w.endswith(".rs"))
+    cwd = next((d for d in (os.getcwd(), run_env.get("CARGO_MANIFEST_DIR", ""))
+                if os.path.exists(os.path.join(d, source))), os.getcwd())
+    return run_env, words, cwd
 
 
-def timed(env, argv):
+def timed(env, argv, cwd):
     """Peak RSS (KiB), wall and CPU seconds of one run, from GNU time's report."""
-    r = subprocess.run(["/usr/bin/time", "-v", *argv], env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(["/usr/bin/time", "-v", *argv], env=env, cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit(f"rustc failed when run again:\n{r.stderr[-4000:]}")
     report = dict(line.strip().rsplit(": ", 1) for line in r.stderr.splitlines()
@@ -70,7 +76,7 @@ def timed(env, argv):
     return int(report["Maximum resident set size (kbytes)"]), wall, cpu
 
 
-def instructions(env, argv, out):
+def instructions(env, argv, cwd, out):
     """Instructions executed by every thread of the run: callgrind's "Collected" total, or
     cachegrind's "I refs" (without its cache simulation) with VALGRIND_TOOL=cachegrind. The
     two agree within 0.2 % and cost about the same (2026-12-08: 1.637 and 1.640 G for the
@@ -80,8 +86,8 @@ def instructions(env, argv, out):
         pattern = r"I\s+refs:\s+([\d,]+)"
     else:
         tool, pattern = ["--tool=callgrind", f"--callgrind-out-file={out}"], r"Collected : (\d+)"
-    r = subprocess.run(["valgrind", *tool, *argv], env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(["valgrind", *tool, *argv], env=env, cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     m = re.search(pattern, r.stderr)
     if r.returncode != 0 or m is None:
         sys.exit(f"rustc under valgrind failed:\n{r.stderr[-4000:]}")
@@ -92,12 +98,12 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     target, crate, cargo_args = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3:]
-    env, argv = invocation(target, crate, cargo_args)
-    rss, wall, cpu = timed(env, argv)
+    env, argv, cwd = invocation(target, crate, cargo_args)
+    rss, wall, cpu = timed(env, argv, cwd)
     count = 0
     if os.environ.get("VALGRIND", "1") != "0":
         out = os.path.join(target, "valgrind.out")
-        count = instructions(env, argv, out)
+        count = instructions(env, argv, cwd, out)
         # Kept beside the target directory (which the caller removes): the profile says where
         # the instructions went (`callgrind_annotate --inclusive=yes FILE`).
         shutil.copy(out, target.rstrip("/") + ".valgrind.out")

@@ -6,7 +6,7 @@ run are printed beside them; on a loaded machine they are noise.
 
 usage: rustc_cost.py TARGET_DIR CRATE_NAME [cargo build arguments...]
 
-Builds with `cargo build -v` into TARGET_DIR (created fresh; `CARGO_INCREMENTAL=0`, so the
+Builds with `cargo build -vv` into TARGET_DIR (created fresh; `CARGO_INCREMENTAL=0`, so the
 crate's rustc has no incremental cache to reuse or write), takes the rustc invocation cargo
 printed for CRATE_NAME (the last one: dependencies are built first and not measured), and runs
 exactly that invocation twice more, with the environment cargo gave it: once under
@@ -31,7 +31,8 @@ def invocation(target, crate, cargo_args):
     """Builds, and returns (env, argv) of the last rustc invocation of `crate`."""
     shutil.rmtree(target, ignore_errors=True)
     env = dict(os.environ, CARGO_TARGET_DIR=target, CARGO_INCREMENTAL="0")
-    r = subprocess.run(["cargo", "build", "-v", *cargo_args], env=env,
+    # `-vv`: cargo prints each invocation with the environment it gives rustc.
+    r = subprocess.run(["cargo", "build", "-vv", *cargo_args], env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit(f"cargo build failed:\n{r.stderr[-4000:]}")

@@ -8,6 +8,7 @@
 #   bash bench/instructions.sh                      # everything: about 50 minutes with JOBS=2
 #   SET="core new" JOBS=2 bash bench/instructions.sh   # only some groups (below)
 #   VALGRIND=0 bash bench/instructions.sh           # memory and wall only (minutes, not an hour)
+#   NAMES='^(arch|cascade-lake)$' bash bench/instructions.sh  # only the variants matching
 #   TABLE=target/bench/instructions-....tsv bash bench/instructions.sh  # print a run's table again
 #   PHASES="arch sierra-forest" TABLE=... bash bench/instructions.sh  # and where rustc's
 #                                   instructions went in those variants (bench/rustc_phases.py)
@@ -121,6 +122,7 @@ case " $SET " in *" core "* | *" release "*) inputs ;; esac
 } >> "$RESULTS"
 echo "results: $RESULTS"
 while read -r name crate args; do
+  [[ $name =~ ${NAMES:-.} ]] || continue
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
   # shellcheck disable=SC2086
   measure "$name" "$crate" $args &

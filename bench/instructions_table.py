@@ -30,7 +30,7 @@ def load(path):
 
 
 def ratio(rows, a, b, key="instructions"):
-    if a not in rows or b not in rows or not rows[b][key]:
+    if a not in rows or b not in rows or not rows[a][key] or not rows[b][key]:
         return None
     return rows[a][key] / rows[b][key]
 
@@ -46,7 +46,8 @@ def line(rows, name, label, against, limit):
     f = rows[name]
     r, met = verdict(ratio(rows, name, against), limit) if against else ("-", "-")
     target = f"<= {limit:g}x {against}" if against else ""
-    print(f"| {label} | {f['instructions'] / 1e9:.2f} | {f['rss_kib'] / 1024:.0f} | "
+    count = f"{f['instructions'] / 1e9:.2f}" if f["instructions"] else "-"
+    print(f"| {label} | {count} | {f['rss_kib'] / 1024:.0f} | "
           f"{f['wall_s']:.2f} | {r} | {target} | {met} |")
 
 
@@ -103,11 +104,13 @@ def main():
                 missed.append(f"{'no md ' if factor < 1 else ''}arch {ra / (ALONE_VS_ARCH * factor):.2f}x")
             f = rows[variant]
             fmt = lambda r: "-" if r is None else f"{r:.2f}"
-            cells += [f"{f['instructions'] / 1e9:.2f}"]
+            cells += [f"{f['instructions'] / 1e9:.2f}" if f["instructions"] else "-"]
             if factor == 1.0:
                 cells += [f"{f['rss_kib'] / 1024:.0f}"]
             cells += [fmt(rs), fmt(ra)]
         verdict_text = "met" if not missed else "**not met**: " + ", ".join(missed) + " the target"
+        if not any(rows.get(v, {}).get("instructions") for v in (p, p + "-nometa")):
+            verdict_text, unjudged = "instructions not counted (VALGRIND=0)", set()
         if unjudged:
             verdict_text += f" ({' and '.join(sorted(unjudged))} not measured)"
         print(f"| {p} | " + " | ".join(cells) + f" | {verdict_text} |")

@@ -11,10 +11,15 @@ Mapping (the reverse of svd2spec.py): every unit of every processor is a periphe
 where the spec names values, its enumerated values. Reserved and ignored bits are left out,
 as svd2rust makes no accessors for gaps either. The spec's MSR numbers and PCI offsets do not
 make one memory map, so registers are laid out one after another in their peripheral. A split
-field (`bits="35:32,7:0"`, AMD's event selects) has no SVD form either: each of its ranges
-becomes a field of its own, named with the range's place in the list (`ev_sel_0` for 35:32,
-`ev_sel_1` for 7:0), and its enumerated values are left out (they name the whole value). Events,
-roles and the PMU structure have no SVD form; they are what our crate has beyond svd2rust's.
+field (`bits="35:32,7:0"`, AMD's event selects: one value whose bits lie in several ranges of
+the register) has no SVD form either: an SVD field is one `bitRange`, with no list of ranges.
+Each range becomes a field of its own, named after the bits of the value it holds, so a reader
+of svd2rust's API can put the value together again: `ev_sel_11_8` (register bits 35:32) and
+`ev_sel_7_0` (register bits 7:0). Its enumerated values are left out (they name the whole
+value, which no one SVD field holds). svd2rust thus writes one accessor per range where our crate
+writes one per field (15 split fields in 2026-12's spec: a few dozen accessors of about 40,000).
+Events, roles and the PMU structure have no SVD form; they are what our crate has beyond
+svd2rust's.
 """
 import os
 import re
@@ -40,12 +45,26 @@ def desc(el):
 
 
 def ranges(field):
-    """The field's bit ranges as (msb, lsb), in the spec's order: one, or several when split."""
+    """The field's bit ranges as (msb, lsb), in the spec's order: one, or several when split
+    (most significant first, so the last range holds the value's bit 0)."""
     out = []
     for part in field.get("bits").split(","):
         msb, _, lsb = part.strip().partition(":")
         out.append((int(msb), int(lsb or msb)))
     return out
+
+
+def part_names(base, parts):
+    """One SVD field name per range: the field's own name when it is not split, else the name
+    and the bits of the value that range holds (`ev_sel_11_8`, `ev_sel_7_0`)."""
+    if len(parts) == 1:
+        return [base]
+    names, low = [], 0
+    for msb, lsb in reversed(parts):
+        high = low + msb - lsb
+        names.append(f"{base}_{high}_{low}" if high != low else f"{base}_{low}")
+        low = high + 1
+    return names[::-1]
 
 
 def enumerated(field, out):
@@ -80,8 +99,7 @@ def register(reg, offset, out):
             continue
         parts = ranges(f)
         base = ident(f.get("name").replace("{n}", ""))
-        for i, (msb, lsb) in enumerate(parts):
-            fname = base if len(parts) == 1 else f"{base}_{i}"
+        for fname, (msb, lsb) in zip(part_names(base, parts), parts):
             out.append("            <field>")
             out.append(f"              <name>{fname}</name><description>{desc(f)}</description>")
             out.append(f"              <bitRange>[{msb}:{lsb}]</bitRange><access>{ACCESS[f.get('access')]}</access>")

@@ -9,6 +9,9 @@
 //!   stands in for it: the kernel's `rdmsr` is not in that figure.
 //! - `sim_inject`: the simulator's event injection rate, one event per call (events/s is
 //!   criterion's `elem/s`), and 1,000,000 events per call.
+//! - `joined_domains`: Diamond Rapids' two discovery domains on its simulator, published,
+//!   read and joined (`part::joined_domains`, what `pmu discover --sim` calls). Its
+//!   instructions per call, which load does not change, are `bench/discovery_instructions.sh`'s.
 //!
 //! `cargo bench -p pmu-runtime --bench backends`
 
@@ -20,6 +23,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput};
 use pmu_regs::xeon_7500::{cbox, ubox, wbox};
 use pmu_regs::Register;
+use pmu_runtime::machine::Machine;
 use pmu_runtime::msr::MsrDev;
 use pmu_runtime::sim::{Sim, UncoreEvent};
 use pmu_runtime::MsrAccessExt;
@@ -168,6 +172,24 @@ fn sim_inject(c: &mut Criterion) {
     g.finish();
 }
 
+fn joined_domains(c: &mut Criterion) {
+    let dmr = &pmu_regs::diamond_rapids::PROCESSOR;
+    let machine = Machine::simulating(dmr);
+    let joined = pmu_runtime::part::joined_domains(dmr, &machine);
+    assert_eq!(
+        joined.len(),
+        2,
+        "Diamond Rapids' simulator publishes two domains' tables"
+    );
+    assert!(
+        joined.iter().all(|d| d.joined.is_ok()),
+        "every table is read and joined"
+    );
+    c.bench_function("joined_domains/diamond-rapids", |b| {
+        b.iter(|| pmu_runtime::part::joined_domains(dmr, black_box(&machine)))
+    });
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .measurement_time(Duration::from_secs(2))
@@ -181,5 +203,6 @@ fn main() {
     msr_read(&mut c);
     perf_vs_msr_read(&mut c);
     sim_inject(&mut c);
+    joined_domains(&mut c);
     c.final_summary();
 }

@@ -10,7 +10,12 @@ use std::path::Path;
 /// Whether Windows reserves `name` (one path component): its part before the first dot,
 /// trailing spaces ignored, is a device name.
 fn reserved(name: &str) -> bool {
-    let stem = name.split('.').next().unwrap_or("").trim_end().to_ascii_uppercase();
+    let stem = name
+        .split('.')
+        .next()
+        .unwrap_or("")
+        .trim_end()
+        .to_ascii_uppercase();
     let numbered = |prefix: &str| {
         stem.strip_prefix(prefix)
             .is_some_and(|n| n.len() == 1 && matches!(n.as_bytes()[0], b'1'..=b'9'))
@@ -20,10 +25,25 @@ fn reserved(name: &str) -> bool {
 
 #[test]
 fn the_rule_knows_the_device_names() {
-    for name in ["aux.rs", "AUX", "con.txt", "Nul.tar.gz", "com1.rs", "LPT9.md", "prn "] {
+    for name in [
+        "aux.rs",
+        "AUX",
+        "con.txt",
+        "Nul.tar.gz",
+        "com1.rs",
+        "LPT9.md",
+        "prn ",
+    ] {
         assert!(reserved(name), "{name} is reserved");
     }
-    for name in ["aux_msr.rs", "auxiliary.rs", "com10.rs", "lpt0", "console.rs", "cha.rs"] {
+    for name in [
+        "aux_msr.rs",
+        "auxiliary.rs",
+        "com10.rs",
+        "lpt0",
+        "console.rs",
+        "cha.rs",
+    ] {
         assert!(!reserved(name), "{name} is not reserved");
     }
 }
@@ -42,7 +62,10 @@ fn codegen_writes_no_reserved_file_name() {
 
 /// The paths under `dir` (relative to `root`) with a reserved component, `target/` left out.
 fn reserved_under(root: &Path, dir: &Path, bad: &mut Vec<String>, seen: &mut usize) {
-    for entry in std::fs::read_dir(dir).expect("a readable directory").flatten() {
+    for entry in std::fs::read_dir(dir)
+        .expect("a readable directory")
+        .flatten()
+    {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
         if name == "target" {
@@ -50,7 +73,12 @@ fn reserved_under(root: &Path, dir: &Path, bad: &mut Vec<String>, seen: &mut usi
         }
         *seen += 1;
         if reserved(&name) {
-            bad.push(path.strip_prefix(root).unwrap_or(&path).display().to_string());
+            bad.push(
+                path.strip_prefix(root)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string(),
+            );
         }
         if path.is_dir() {
             reserved_under(root, &path, bad, seen);

@@ -258,7 +258,7 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -277,12 +277,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `l3_lookup_state.l3_miss`.
-    pub const L3_LOOKUP_STATE_L3_MISS: Event = Event::row(0);
-    /// `l3_lookup_state.l3_hit`.
-    pub const L3_LOOKUP_STATE_L3_HIT: Event = Event::row(1);
-    /// `l3_lookup_state.all_coherent_accesses_to_l3`.
-    pub const L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3: Event = Event::row(2);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -330,13 +324,16 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("l3_lookup_state.l3_miss", 0x04, 0x01, 0b111111),
-    ev("l3_lookup_state.l3_hit", 0x04, 0xfe, 0b111111),
-    ev("l3_lookup_state.all_coherent_accesses_to_l3", 0x04, 0xff, 0b111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b111111, 0b0;
+    L3_LOOKUP_STATE_L3_MISS = ev("l3_lookup_state.l3_miss", 0x04, 0x01),
+    L3_LOOKUP_STATE_L3_HIT = ev("l3_lookup_state.l3_hit", 0x04, 0xfe),
+    L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3 = ev("l3_lookup_state.all_coherent_accesses_to_l3", 0x04, 0xff),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

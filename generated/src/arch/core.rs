@@ -2295,7 +2295,7 @@ static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
 };
 
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -2309,20 +2309,6 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `UNHALTED_CORE_CYCLES`.
-    pub const UNHALTED_CORE_CYCLES: Event = Event::row(0);
-    /// `INSTRUCTION_RETIRED`.
-    pub const INSTRUCTION_RETIRED: Event = Event::row(1);
-    /// `UNHALTED_REFERENCE_CYCLES`.
-    pub const UNHALTED_REFERENCE_CYCLES: Event = Event::row(2);
-    /// `LLC_REFERENCE`.
-    pub const LLC_REFERENCE: Event = Event::row(3);
-    /// `LLC_MISSES`.
-    pub const LLC_MISSES: Event = Event::row(4);
-    /// `BRANCH_INSTRUCTION_RETIRED`.
-    pub const BRANCH_INSTRUCTION_RETIRED: Event = Event::row(5);
-    /// `BRANCH_MISSES_RETIRED`.
-    pub const BRANCH_MISSES_RETIRED: Event = Event::row(6);
     /// Every event of the list.
     pub const ALL: &'static [Event] = &Event::from_rows::<ROW_COUNT>(EVENT_ROWS, EXPERIMENTAL_ROWS);
 
@@ -2337,17 +2323,20 @@ impl crate::core_events::EventList for List {
     const EVENT_INFOS: &'static [&'static EventInfo] = EVENT_INFOS;
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNHALTED_CORE_CYCLES", 0x3c, 0x00, 0b11111111),
-    ev("INSTRUCTION_RETIRED", 0xc0, 0x00, 0b11111111),
-    ev("UNHALTED_REFERENCE_CYCLES", 0x3c, 0x01, 0b11111111),
-    ev("LLC_REFERENCE", 0x2e, 0x4f, 0b11111111),
-    ev("LLC_MISSES", 0x2e, 0x41, 0b11111111),
-    ev("BRANCH_INSTRUCTION_RETIRED", 0xc4, 0x00, 0b11111111),
-    ev("BRANCH_MISSES_RETIRED", 0xc5, 0x00, 0b11111111),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11111111, 0b0;
+    UNHALTED_CORE_CYCLES = ev("UNHALTED_CORE_CYCLES", 0x3c, 0x00),
+    INSTRUCTION_RETIRED = ev("INSTRUCTION_RETIRED", 0xc0, 0x00),
+    UNHALTED_REFERENCE_CYCLES = ev("UNHALTED_REFERENCE_CYCLES", 0x3c, 0x01),
+    LLC_REFERENCE = ev("LLC_REFERENCE", 0x2e, 0x4f),
+    LLC_MISSES = ev("LLC_MISSES", 0x2e, 0x41),
+    BRANCH_INSTRUCTION_RETIRED = ev("BRANCH_INSTRUCTION_RETIRED", 0xc4, 0x00),
+    BRANCH_MISSES_RETIRED = ev("BRANCH_MISSES_RETIRED", 0xc5, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -335,7 +335,7 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -354,12 +354,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_P_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C0`.
-    pub const POWER_STATE_OCCUPANCY_CORES_C0: Event = Event::row(1);
-    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C6`.
-    pub const POWER_STATE_OCCUPANCY_CORES_C6: Event = Event::row(2);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -394,28 +388,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental).
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(3);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental).
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(4);
-    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental).
-    pub const FREQ_TRANS_CYCLES: Event = Event::row(5);
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(6);
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(7);
-    /// `UNC_P_POWER_STATE_OCCUPANCY_CORES_C3` (experimental).
-    pub const POWER_STATE_OCCUPANCY_CORES_C3: Event = Event::row(8);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(9);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(10);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -429,25 +401,30 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_P_CLOCKTICKS", 0x01, 0x00, 0b1111),
-    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C0", 0x35, 0x00, 0b1111),
-    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C6", 0x37, 0x00, 0b1111),
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_P_CLOCKTICKS", 0x01, 0x00),
+    POWER_STATE_OCCUPANCY_CORES_C0 = ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C0", 0x35, 0x00),
+    POWER_STATE_OCCUPANCY_CORES_C6 = ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C6", 0x37, 0x00),
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
-    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
-    ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C3", 0x36, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    FREQ_MAX_LIMIT_THERMAL_CYCLES = ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00),
+    FREQ_MAX_POWER_CYCLES = ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00),
+    FREQ_TRANS_CYCLES = ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00),
+    PKG_RESIDENCY_C2E_CYCLES = ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00),
+    PKG_RESIDENCY_C6_CYCLES = ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00),
+    POWER_STATE_OCCUPANCY_CORES_C3 = ev("UNC_P_POWER_STATE_OCCUPANCY_CORES_C3", 0x36, 0x00),
+    PROCHOT_EXTERNAL_CYCLES = ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00),
+    PROCHOT_INTERNAL_CYCLES = ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

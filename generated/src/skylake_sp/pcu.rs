@@ -626,7 +626,7 @@ static CAPID6_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -679,56 +679,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_P_CLOCKTICKS` (experimental).
-    pub const CLOCKTICKS: Event = Event::row(0);
-    /// `UNC_P_CORE_TRANSITION_CYCLES` (experimental).
-    pub const CORE_TRANSITION_CYCLES: Event = Event::row(1);
-    /// `UNC_P_DEMOTIONS` (experimental).
-    pub const DEMOTIONS: Event = Event::row(2);
-    /// `UNC_P_FIVR_PS_PS0_CYCLES` (experimental).
-    pub const FIVR_PS_PS0_CYCLES: Event = Event::row(3);
-    /// `UNC_P_FIVR_PS_PS1_CYCLES` (experimental).
-    pub const FIVR_PS_PS1_CYCLES: Event = Event::row(4);
-    /// `UNC_P_FIVR_PS_PS2_CYCLES` (experimental).
-    pub const FIVR_PS_PS2_CYCLES: Event = Event::row(5);
-    /// `UNC_P_FIVR_PS_PS3_CYCLES` (experimental).
-    pub const FIVR_PS_PS3_CYCLES: Event = Event::row(6);
-    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES` (experimental).
-    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event::row(7);
-    /// `UNC_P_FREQ_MAX_POWER_CYCLES` (experimental).
-    pub const FREQ_MAX_POWER_CYCLES: Event = Event::row(8);
-    /// `UNC_P_FREQ_MIN_IO_P_CYCLES` (experimental).
-    pub const FREQ_MIN_IO_P_CYCLES: Event = Event::row(9);
-    /// `UNC_P_FREQ_TRANS_CYCLES` (experimental).
-    pub const FREQ_TRANS_CYCLES: Event = Event::row(10);
-    /// `UNC_P_MCP_PROCHOT_CYCLES` (experimental).
-    pub const MCP_PROCHOT_CYCLES: Event = Event::row(11);
-    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES` (experimental).
-    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event::row(12);
-    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event::row(13);
-    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event::row(14);
-    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event::row(15);
-    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES` (experimental).
-    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event::row(16);
-    /// `UNC_P_PMAX_THROTTLED_CYCLES` (experimental).
-    pub const PMAX_THROTTLED_CYCLES: Event = Event::row(17);
-    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event::row(18);
-    /// `UNC_P_PROCHOT_INTERNAL_CYCLES` (experimental).
-    pub const PROCHOT_INTERNAL_CYCLES: Event = Event::row(19);
-    /// `UNC_P_TOTAL_TRANSITION_CYCLES` (experimental).
-    pub const TOTAL_TRANSITION_CYCLES: Event = Event::row(20);
-    /// `UNC_P_VR_HOT_CYCLES` (experimental).
-    pub const VR_HOT_CYCLES: Event = Event::row(21);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -742,36 +692,41 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b0, 0b0;
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_P_CLOCKTICKS", 0x00, 0x00, 0b1111),
-    ev("UNC_P_CORE_TRANSITION_CYCLES", 0x60, 0x00, 0b1111),
-    ev("UNC_P_DEMOTIONS", 0x30, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS0_CYCLES", 0x75, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS1_CYCLES", 0x76, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS2_CYCLES", 0x77, 0x00, 0b1111),
-    ev("UNC_P_FIVR_PS_PS3_CYCLES", 0x78, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00, 0b1111),
-    ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00, 0b1111),
-    ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00, 0b1111),
-    ev("UNC_P_MCP_PROCHOT_CYCLES", 0x06, 0x00, 0b1111),
-    ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00, 0b1111),
-    ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00, 0b1111),
-    ev("UNC_P_PMAX_THROTTLED_CYCLES", 0x07, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00, 0b1111),
-    ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00, 0b1111),
-    ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00, 0b1111),
-    ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00, 0b1111),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b1111, 0b0;
+    CLOCKTICKS = ev("UNC_P_CLOCKTICKS", 0x00, 0x00),
+    CORE_TRANSITION_CYCLES = ev("UNC_P_CORE_TRANSITION_CYCLES", 0x60, 0x00),
+    DEMOTIONS = ev("UNC_P_DEMOTIONS", 0x30, 0x00),
+    FIVR_PS_PS0_CYCLES = ev("UNC_P_FIVR_PS_PS0_CYCLES", 0x75, 0x00),
+    FIVR_PS_PS1_CYCLES = ev("UNC_P_FIVR_PS_PS1_CYCLES", 0x76, 0x00),
+    FIVR_PS_PS2_CYCLES = ev("UNC_P_FIVR_PS_PS2_CYCLES", 0x77, 0x00),
+    FIVR_PS_PS3_CYCLES = ev("UNC_P_FIVR_PS_PS3_CYCLES", 0x78, 0x00),
+    FREQ_MAX_LIMIT_THERMAL_CYCLES = ev("UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", 0x04, 0x00),
+    FREQ_MAX_POWER_CYCLES = ev("UNC_P_FREQ_MAX_POWER_CYCLES", 0x05, 0x00),
+    FREQ_MIN_IO_P_CYCLES = ev("UNC_P_FREQ_MIN_IO_P_CYCLES", 0x73, 0x00),
+    FREQ_TRANS_CYCLES = ev("UNC_P_FREQ_TRANS_CYCLES", 0x74, 0x00),
+    MCP_PROCHOT_CYCLES = ev("UNC_P_MCP_PROCHOT_CYCLES", 0x06, 0x00),
+    MEMORY_PHASE_SHEDDING_CYCLES = ev("UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", 0x2f, 0x00),
+    PKG_RESIDENCY_C0_CYCLES = ev("UNC_P_PKG_RESIDENCY_C0_CYCLES", 0x2a, 0x00),
+    PKG_RESIDENCY_C2E_CYCLES = ev("UNC_P_PKG_RESIDENCY_C2E_CYCLES", 0x2b, 0x00),
+    PKG_RESIDENCY_C3_CYCLES = ev("UNC_P_PKG_RESIDENCY_C3_CYCLES", 0x2c, 0x00),
+    PKG_RESIDENCY_C6_CYCLES = ev("UNC_P_PKG_RESIDENCY_C6_CYCLES", 0x2d, 0x00),
+    PMAX_THROTTLED_CYCLES = ev("UNC_P_PMAX_THROTTLED_CYCLES", 0x07, 0x00),
+    PROCHOT_EXTERNAL_CYCLES = ev("UNC_P_PROCHOT_EXTERNAL_CYCLES", 0x0a, 0x00),
+    PROCHOT_INTERNAL_CYCLES = ev("UNC_P_PROCHOT_INTERNAL_CYCLES", 0x09, 0x00),
+    TOTAL_TRANSITION_CYCLES = ev("UNC_P_TOTAL_TRANSITION_CYCLES", 0x72, 0x00),
+    VR_HOT_CYCLES = ev("UNC_P_VR_HOT_CYCLES", 0x42, 0x00),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -1267,7 +1267,7 @@ static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -1320,34 +1320,6 @@ impl Event {
     }
 }
 
-/// The experimental events: from the vendor's experimental lists, whose counts it has
-/// not validated; built with the `experimental-events` feature.
-#[cfg(feature = "experimental-events")]
-impl Event {
-    /// `UNC_U_EVENT_MSG.VLW_RCVD` (experimental).
-    pub const EVENT_MSG_VLW_RCVD: Event = Event::row(0);
-    /// `UNC_U_EVENT_MSG.MSI_RCVD` (experimental).
-    pub const EVENT_MSG_MSI_RCVD: Event = Event::row(1);
-    /// `UNC_U_EVENT_MSG.IPI_RCVD` (experimental).
-    pub const EVENT_MSG_IPI_RCVD: Event = Event::row(2);
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD` (experimental).
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(3);
-    /// `UNC_U_EVENT_MSG.INT_PRIO` (experimental).
-    pub const EVENT_MSG_INT_PRIO: Event = Event::row(4);
-    /// `UNC_U_LOCK_CYCLES` (experimental).
-    pub const LOCK_CYCLES: Event = Event::row(5);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK` (experimental).
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(6);
-    /// `UNC_U_RACU_DRNG.RDRAND` (experimental).
-    pub const RACU_DRNG_RDRAND: Event = Event::row(7);
-    /// `UNC_U_RACU_DRNG.RDSEED` (experimental).
-    pub const RACU_DRNG_RDSEED: Event = Event::row(8);
-    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY` (experimental).
-    pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event::row(9);
-    /// `UNC_U_RACU_REQUESTS` (experimental).
-    pub const RACU_REQUESTS: Event = Event::row(10);
-}
-
 #[cfg(feature = "metadata")]
 impl Event {
     /// The event's facts.
@@ -1361,25 +1333,30 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-];
-/// The experimental events, numbered after `EVENT_ROWS`.
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b0, 0b0;
+}
 #[cfg(feature = "experimental-events")]
-const EXPERIMENTAL_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01, 0b11),
-    ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02, 0b11),
-    ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_LOCK_CYCLES", 0x44, 0x00, 0b11),
-    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
-    ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01, 0b11),
-    ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02, 0b11),
-    ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04, 0b11),
-    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
-];
+event_table! {
+    /// The experimental events, numbered after `EVENT_ROWS`: from the vendor's experimental
+    /// lists, whose counts it has not validated; built with the `experimental-events` feature.
+    EXPERIMENTAL_ROWS, ExperimentalRowNumber, EVENT_ROWS.len(), " (experimental)", 0b11, 0b0;
+    EVENT_MSG_VLW_RCVD = ev("UNC_U_EVENT_MSG.VLW_RCVD", 0x42, 0x01),
+    EVENT_MSG_MSI_RCVD = ev("UNC_U_EVENT_MSG.MSI_RCVD", 0x42, 0x02),
+    EVENT_MSG_IPI_RCVD = ev("UNC_U_EVENT_MSG.IPI_RCVD", 0x42, 0x04).filters("UBoxFilter[3:0]"),
+    EVENT_MSG_DOORBELL_RCVD = ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08).filters("UBoxFilter[3:0]"),
+    EVENT_MSG_INT_PRIO = ev("UNC_U_EVENT_MSG.INT_PRIO", 0x42, 0x10).filters("UBoxFilter[3:0]"),
+    LOCK_CYCLES = ev("UNC_U_LOCK_CYCLES", 0x44, 0x00),
+    PHOLD_CYCLES_ASSERT_TO_ACK = ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01),
+    RACU_DRNG_RDRAND = ev("UNC_U_RACU_DRNG.RDRAND", 0x4c, 0x01),
+    RACU_DRNG_RDSEED = ev("UNC_U_RACU_DRNG.RDSEED", 0x4c, 0x02),
+    RACU_DRNG_PFTCH_BUF_EMPTY = ev("UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", 0x4c, 0x04),
+    RACU_REQUESTS = ev("UNC_U_RACU_REQUESTS", 0x46, 0x00),
+}
 #[cfg(not(feature = "experimental-events"))]
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

@@ -949,7 +949,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
 mod unit_events {
 use super::*;
 #[allow(unused_imports)]
-use crate::core_events::{ev, EventRow};
+use crate::core_events::{event_table, EventRow};
 #[cfg(feature = "metadata")]
 use crate::core_events::{event_info_refs, event_infos};
 
@@ -968,38 +968,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`.
-    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event::row(0);
-    /// `UNC_U_FILTER_MATCH.ENABLE`.
-    pub const FILTER_MATCH_ENABLE: Event = Event::row(1);
-    /// `UNC_U_FILTER_MATCH.DISABLE`.
-    pub const FILTER_MATCH_DISABLE: Event = Event::row(2);
-    /// `UNC_U_FILTER_MATCH.U2C_ENABLE`.
-    pub const FILTER_MATCH_U2C_ENABLE: Event = Event::row(3);
-    /// `UNC_U_FILTER_MATCH.U2C_DISABLE`.
-    pub const FILTER_MATCH_U2C_DISABLE: Event = Event::row(4);
-    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`.
-    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event::row(5);
-    /// `UNC_U_RACU_REQUESTS`.
-    pub const RACU_REQUESTS: Event = Event::row(6);
-    /// `UNC_U_U2C_EVENTS.MONITOR_T0`.
-    pub const U2C_EVENTS_MONITOR_T0: Event = Event::row(7);
-    /// `UNC_U_U2C_EVENTS.MONITOR_T1`.
-    pub const U2C_EVENTS_MONITOR_T1: Event = Event::row(8);
-    /// `UNC_U_U2C_EVENTS.LIVELOCK`.
-    pub const U2C_EVENTS_LIVELOCK: Event = Event::row(9);
-    /// `UNC_U_U2C_EVENTS.LTERROR`.
-    pub const U2C_EVENTS_LTERROR: Event = Event::row(10);
-    /// `UNC_U_U2C_EVENTS.CMC`.
-    pub const U2C_EVENTS_CMC: Event = Event::row(11);
-    /// `UNC_U_U2C_EVENTS.UMC`.
-    pub const U2C_EVENTS_UMC: Event = Event::row(12);
-    /// `UNC_U_U2C_EVENTS.TRAP`.
-    pub const U2C_EVENTS_TRAP: Event = Event::row(13);
-    /// `UNC_U_U2C_EVENTS.OTHER`.
-    pub const U2C_EVENTS_OTHER: Event = Event::row(14);
-    /// `UNC_U_CLOCKTICKS`.
-    pub const CLOCKTICKS: Event = Event::row(15);
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &{
@@ -1047,26 +1015,29 @@ impl Event {
     }
 }
 
-/// The events, row n for `Event::row(n)`: `ev(name, event select, umask, counters)` (bit n
-/// of counters: counter n may count it) and what else each sets.
-const EVENT_ROWS: &[EventRow] = &[
-    ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08, 0b11),
-    ev("UNC_U_FILTER_MATCH.ENABLE", 0x41, 0x01, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_FILTER_MATCH.DISABLE", 0x41, 0x02, 0b11),
-    ev("UNC_U_FILTER_MATCH.U2C_ENABLE", 0x41, 0x04, 0b11).filters("UBoxFilter[3:0]"),
-    ev("UNC_U_FILTER_MATCH.U2C_DISABLE", 0x41, 0x08, 0b11),
-    ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01, 0b11),
-    ev("UNC_U_RACU_REQUESTS", 0x46, 0x00, 0b11),
-    ev("UNC_U_U2C_EVENTS.MONITOR_T0", 0x43, 0x01, 0b11),
-    ev("UNC_U_U2C_EVENTS.MONITOR_T1", 0x43, 0x02, 0b11),
-    ev("UNC_U_U2C_EVENTS.LIVELOCK", 0x43, 0x04, 0b11),
-    ev("UNC_U_U2C_EVENTS.LTERROR", 0x43, 0x08, 0b11),
-    ev("UNC_U_U2C_EVENTS.CMC", 0x43, 0x10, 0b11),
-    ev("UNC_U_U2C_EVENTS.UMC", 0x43, 0x20, 0b11),
-    ev("UNC_U_U2C_EVENTS.TRAP", 0x43, 0x40, 0b11),
-    ev("UNC_U_U2C_EVENTS.OTHER", 0x43, 0x80, 0b11),
-    ev("UNC_U_CLOCKTICKS", 0x00, 0x00, 0b11),
-];
+event_table! {
+    /// The events, row n for `Event::row(n)`: `ev(name, event select, umask)` and what else each
+    /// sets. The counters that may count them (bit n: counter n) and those without
+    /// Hyper-Threading are the table's, the two numbers before the rows, unless a row
+    /// gives its own (`.on(..)`, `.ht_off(..)`).
+    EVENT_ROWS, EventRowNumber, 0, "", 0b11, 0b0;
+    EVENT_MSG_DOORBELL_RCVD = ev("UNC_U_EVENT_MSG.DOORBELL_RCVD", 0x42, 0x08),
+    FILTER_MATCH_ENABLE = ev("UNC_U_FILTER_MATCH.ENABLE", 0x41, 0x01).filters("UBoxFilter[3:0]"),
+    FILTER_MATCH_DISABLE = ev("UNC_U_FILTER_MATCH.DISABLE", 0x41, 0x02),
+    FILTER_MATCH_U2C_ENABLE = ev("UNC_U_FILTER_MATCH.U2C_ENABLE", 0x41, 0x04).filters("UBoxFilter[3:0]"),
+    FILTER_MATCH_U2C_DISABLE = ev("UNC_U_FILTER_MATCH.U2C_DISABLE", 0x41, 0x08),
+    PHOLD_CYCLES_ASSERT_TO_ACK = ev("UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", 0x45, 0x01),
+    RACU_REQUESTS = ev("UNC_U_RACU_REQUESTS", 0x46, 0x00),
+    U2C_EVENTS_MONITOR_T0 = ev("UNC_U_U2C_EVENTS.MONITOR_T0", 0x43, 0x01),
+    U2C_EVENTS_MONITOR_T1 = ev("UNC_U_U2C_EVENTS.MONITOR_T1", 0x43, 0x02),
+    U2C_EVENTS_LIVELOCK = ev("UNC_U_U2C_EVENTS.LIVELOCK", 0x43, 0x04),
+    U2C_EVENTS_LTERROR = ev("UNC_U_U2C_EVENTS.LTERROR", 0x43, 0x08),
+    U2C_EVENTS_CMC = ev("UNC_U_U2C_EVENTS.CMC", 0x43, 0x10),
+    U2C_EVENTS_UMC = ev("UNC_U_U2C_EVENTS.UMC", 0x43, 0x20),
+    U2C_EVENTS_TRAP = ev("UNC_U_U2C_EVENTS.TRAP", 0x43, 0x40),
+    U2C_EVENTS_OTHER = ev("UNC_U_U2C_EVENTS.OTHER", 0x43, 0x80),
+    CLOCKTICKS = ev("UNC_U_CLOCKTICKS", 0x00, 0x00),
+}
 /// No experimental events.
 const EXPERIMENTAL_ROWS: &[EventRow] = &[];
 /// The rows built.

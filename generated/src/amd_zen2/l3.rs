@@ -70,16 +70,13 @@ impl Layout for L3PerfCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 63, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Thread mask: bit t counts the events of thread t of the CCX (cores 0-3, two threads each); zero counts none. Linux sets all eight when the user gives none, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 52, 55, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 52, 55, Access::Rsv),
         FieldInfo { name: "slice_mask", ident: "slice_mask", lsb: 48, msb: 51, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
             description: "Slice mask: bit s counts the events of L3 slice s; zero counts none. Linux sets all four when the user gives none, and so does counting here.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 47, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 47, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 21, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask of the selected event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -176,8 +173,7 @@ impl Layout for L3PerfCtrLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];

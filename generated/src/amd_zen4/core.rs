@@ -74,14 +74,12 @@ impl Layout for PerfCtlLayout {
     const INFO: &'static RegisterInfo = &PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 42, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 42, 63, Access::Rsv),
         FieldInfo::row("host_only", 41, 41, Access::Rw,
             "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
         FieldInfo::row("guest_only", 40, 40, Access::Rw,
             "Guest only: count only while the processor runs an SVM guest."),
-        FieldInfo::row("rsv", 36, 39, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 39, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw, role: Some(Role::Event),
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "cnt_mask", ident: "cnt_mask", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
@@ -90,12 +88,10 @@ impl Layout for PerfCtlLayout {
             description: "Invert the counter-mask comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "int", ident: "int", lsb: 20, msb: 20, access: Access::Rw, role: Some(Role::OverflowEnable),
             description: "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rsv),
         FieldInfo { name: "edge", ident: "edge", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds.", ..FieldInfo::EMPTY },
         FieldInfo { name: "os", ident: "os", lsb: 17, msb: 17, access: Access::Rw, role: Some(Role::Kernel),
@@ -242,8 +238,7 @@ impl Layout for PerfCtrLayout {
     const INFO: &'static RegisterInfo = &PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -309,14 +304,12 @@ impl Layout for LegacyPerfCtlLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 42, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 42, 63, Access::Rsv),
         FieldInfo::row("host_only", 41, 41, Access::Rw,
             "Host only: count only while the processor runs the host (outside a guest). With guest_only also set, or with neither, both are counted; the two bits take effect only while EFER.SVME is 1."),
         FieldInfo::row("guest_only", 40, 40, Access::Rw,
             "Guest only: count only while the processor runs an SVM guest."),
-        FieldInfo::row("rsv", 36, 39, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 36, 39, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, split: &[(35, 32), (7, 0)], access: Access::Rw,
             description: "Event select, 12 bits: bits 11:8 of the event number are register bits 35:32, bits 7:0 are register bits 7:0.", ..FieldInfo::EMPTY },
         FieldInfo::row("cnt_mask", 24, 31, Access::Rw,
@@ -325,12 +318,10 @@ impl Layout for LegacyPerfCtlLayout {
             "Invert the counter-mask comparison."),
         FieldInfo::row("en", 22, 22, Access::Rw,
             "Enable the counter."),
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo::row("int", 20, 20, Access::Rw,
             "Raise an interrupt through the local APIC's performance-counter entry when the counter overflows."),
-        FieldInfo::row("rsv", 19, 19, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rsv),
         FieldInfo::row("edge", 18, 18, Access::Rw,
             "Edge detect: count transitions of the event condition from false to true rather than every cycle it holds."),
         FieldInfo::row("os", 17, 17, Access::Rw,
@@ -470,8 +461,7 @@ impl Layout for LegacyPerfCtrLayout {
     const INFO: &'static RegisterInfo = &LEGACY_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo::row("count", 0, 47, Access::RwV,
             "Event count of counter n."),
     ];
@@ -538,12 +528,10 @@ impl Layout for PerfCntrGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 59, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 59, 63, Access::Rsv),
         FieldInfo::row("lbrs_frozen", 58, 58, Access::RoV,
             "The last-branch record stack was frozen by a PMI (LbrExtV2); Linux clears this bit with the counters' bits."),
-        FieldInfo::row("rsv", 6, 57, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 57, Access::Rsv),
         FieldInfo { name: "ovf_pmc", ident: "ovf_pmc", lsb: 0, msb: 5, access: Access::RoV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n: PERF_CTR{n} overflowed.", ..FieldInfo::EMPTY },
     ];
@@ -604,8 +592,7 @@ impl Layout for PerfCntrGlobalCtlLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 63, Access::Rsv),
         FieldInfo { name: "en_pmc", ident: "en_pmc", lsb: 0, msb: 5, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n enables PERF_CTR{n}.", ..FieldInfo::EMPTY },
     ];
@@ -666,12 +653,10 @@ impl Layout for PerfCntrGlobalStatusClrLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_CLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 59, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 59, 63, Access::Rsv),
         FieldInfo::row("clr_lbrs_frozen", 58, 58, Access::W1c,
             "Clear lbrs_frozen, unfreezing the LBR stack."),
-        FieldInfo::row("rsv", 6, 57, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 57, Access::Rsv),
         FieldInfo { name: "clr_ovf_pmc", ident: "clr_ovf_pmc", lsb: 0, msb: 5, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5],
             description: "Bit n clears PERF_CTR{n}'s overflow bit.", ..FieldInfo::EMPTY },
     ];
@@ -738,8 +723,7 @@ impl Layout for PerfCntrGlobalStatusSetLayout {
     const INFO: &'static RegisterInfo = &PERF_CNTR_GLOBAL_STATUS_SET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 63, Access::Rsv),
         FieldInfo::row("set_ovf_pmc", 0, 5, Access::Wo,
             "Bit n sets PERF_CTR{n}'s overflow bit."),
     ];

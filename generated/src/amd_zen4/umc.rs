@@ -106,12 +106,10 @@ impl Layout for UmcPerfCtlLayout {
     const INFO: &'static RegisterInfo = &UMC_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::Enable),
             description: "Enable the counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 10, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 10, 30, Access::Rsv),
         FieldInfo { name: "rd_wr_mask", ident: "rd_wr_mask", lsb: 8, msb: 9, access: Access::Rw, values: UmcPerfCtlRdWrMask::VALUES, role: Some(Role::Umask),
             description: "Which commands an event counts: 1 reads, 2 writes, 0 (or 3) both; Linux's event list sets it for the read and write variants of an event. The control's only sub-event selection, so it is the unit mask of the UMC's events.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -205,8 +203,7 @@ impl Layout for UmcPerfCtrLayout {
     const INFO: &'static RegisterInfo = &UMC_PERF_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];

@@ -58,12 +58,10 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 63, msb: 63, access: Access::Wo, role: Some(Role::GlobalFreeze),
             description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 62, 62, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 62, 62, Access::Rv),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 61, msb: 61, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets the frozen boxes count again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 60, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 60, Access::Rv),
     ];
 }
 
@@ -126,8 +124,7 @@ impl Layout for UGlobalStatus1Layout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 0, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 63, Access::Rv),
     ];
 }
 
@@ -176,8 +173,7 @@ impl Layout for UGlobalStatus2Layout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS2_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 0, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 63, Access::Rv),
     ];
 }
 
@@ -227,14 +223,11 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 0, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 0, 19, Access::Rv),
     ];
 }
 
@@ -292,8 +285,7 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -387,26 +379,21 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 29, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 31, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -510,8 +497,7 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -580,8 +566,7 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 3, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 3, 31, Access::Rv),
         FieldInfo::row("local_node_id", 0, 2, Access::Ro,
             "Node id of this socket, set by firmware."),
     ];
@@ -643,8 +628,7 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
         FieldInfo::row("node_id7", 21, 23, Access::Ro,
             "Node id of the socket whose group (package) id is 7."),
         FieldInfo::row("node_id6", 18, 20, Access::Ro,

@@ -92,16 +92,14 @@ impl Layout for PmcrLayout {
     const INFO: &'static RegisterInfo = &PMCR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("imp", 24, 31, Access::Ro,
             "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
         FieldInfo::row("idcode", 16, 23, Access::Ro,
             "Identification code (deprecated; read MIDR_EL1)."),
         FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6, role: Some(Role::CounterCount),
             description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the register rather than from the spec.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 7, 10, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 7, 10, Access::Rsv),
         FieldInfo::row("lc", 6, 6, Access::Rw,
             "Long cycle counter: when set, the cycle counter overflows when it wraps at 64 bits; when clear, at 32 bits."),
         FieldInfo::row("dp", 5, 5, Access::Rw,
@@ -238,8 +236,7 @@ impl Layout for PmcntensetLayout {
     const INFO: &'static RegisterInfo = &PMCNTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[31],
             description: "The cycle counter PMCCNTR_EL0 is enabled.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -319,8 +316,7 @@ impl Layout for PmcntenclrLayout {
     const INFO: &'static RegisterInfo = &PMCNTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::W1c,
             "Write 1 to disable the cycle counter."),
         FieldInfo::row("p", 0, 30, Access::W1c,
@@ -401,8 +397,7 @@ impl Layout for PmovsclrLayout {
     const INFO: &'static RegisterInfo = &PMOVSCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[31],
             description: "The cycle counter overflowed; write 1 to clear.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -477,8 +472,7 @@ impl Layout for PmovssetLayout {
     const INFO: &'static RegisterInfo = &PMOVSSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::RwV, role: Some(Role::Overflow), counters: &[31],
             description: "The cycle counter overflowed (set by hardware, or by writing 1).", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -574,8 +568,7 @@ impl Layout for PmevtyperLayout {
     const INFO: &'static RegisterInfo = &PMEVTYPER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("p", 31, 31, Access::Rw,
             "Privileged filter: when set, events at EL1 are not counted."),
         FieldInfo::row("u", 30, 30, Access::Rw,
@@ -588,8 +581,7 @@ impl Layout for PmevtyperLayout {
             "Non-secure EL2 filter: when set, events at (Non-secure) EL2 are counted."),
         FieldInfo::row("m", 26, 26, Access::Rw,
             "EL3 filter: when it differs from p, events at EL3 are not counted."),
-        FieldInfo::row("rsv", 16, 25, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 25, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 15, access: Access::Rw, role: Some(Role::Event),
             description: "The event number, the architecture's evtCount (named ev_sel as every event select of this spec is, which the event lists and tools look up): the architecture's common events below 0x4000 and their extension from 0x4000, the core's own from 0x40 and 0x8000 up, as Arm's event list for this core gives them.", ..FieldInfo::EMPTY },
     ];
@@ -738,8 +730,7 @@ impl Layout for PmevcntrLayout {
     const INFO: &'static RegisterInfo = &PMEVCNTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "count", ident: "count", lsb: 0, msb: 31, access: Access::RwV, role: Some(Role::Count),
             description: "Event count.", ..FieldInfo::EMPTY },
     ];
@@ -844,8 +835,7 @@ impl Layout for PmccfiltrLayout {
     const INFO: &'static RegisterInfo = &PMCCFILTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("p", 31, 31, Access::Rw,
             "When set, cycles at EL1 are not counted."),
         FieldInfo::row("u", 30, 30, Access::Rw,
@@ -858,8 +848,7 @@ impl Layout for PmccfiltrLayout {
             "When set, cycles at (Non-secure) EL2 are counted."),
         FieldInfo::row("m", 26, 26, Access::Rw,
             "When it differs from p, cycles at EL3 are not counted."),
-        FieldInfo::row("rsv", 0, 25, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 25, Access::Rsv),
     ];
 }
 
@@ -1031,8 +1020,7 @@ impl Layout for PmswincLayout {
     const INFO: &'static RegisterInfo = &PMSWINC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 31, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 31, 63, Access::Rsv),
         FieldInfo::row("p", 0, 30, Access::Wo,
             "Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0 selects SW_INCR (0x00); reads as zero."),
     ];
@@ -1106,8 +1094,7 @@ impl Layout for PmselrLayout {
     const INFO: &'static RegisterInfo = &PMSELR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 5, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 63, Access::Rsv),
         FieldInfo::row("sel", 0, 4, Access::Rw,
             "The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0."),
     ];
@@ -1258,8 +1245,7 @@ impl Layout for PmxevcntrLayout {
     const INFO: &'static RegisterInfo = &PMXEVCNTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("value", 0, 31, Access::RwV,
             "The selected event counter's count."),
     ];
@@ -1483,8 +1469,7 @@ impl Layout for PmuserenrLayout {
     const INFO: &'static RegisterInfo = &PMUSERENR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 63, Access::Rsv),
         FieldInfo::row("er", 3, 3, Access::Rw,
             "EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write PMSELR_EL0."),
         FieldInfo::row("cr", 2, 2, Access::Rw,
@@ -1584,8 +1569,7 @@ impl Layout for PmintensetLayout {
     const INFO: &'static RegisterInfo = &PMINTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::Rw,
             "The cycle counter's overflow raises the interrupt."),
         FieldInfo::row("p", 0, 30, Access::Rw,
@@ -1665,8 +1649,7 @@ impl Layout for PmintenclrLayout {
     const INFO: &'static RegisterInfo = &PMINTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::W1c,
             "Write 1 to disable the cycle counter's overflow interrupt."),
         FieldInfo::row("p", 0, 30, Access::W1c,

@@ -96,16 +96,14 @@ impl Layout for PmcrLayout {
     const INFO: &'static RegisterInfo = &PMCR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("imp", 24, 31, Access::Ro,
             "Implementer code (deprecated by the architecture in favour of MIDR_EL1)."),
         FieldInfo::row("idcode", 16, 23, Access::Ro,
             "Identification code (deprecated; read MIDR_EL1)."),
         FieldInfo { name: "n", ident: "n", lsb: 11, msb: 15, access: Access::Ro, reset: 0x6, role: Some(Role::CounterCount),
             description: "How many event counters the core implements (0 to 31): PMEVCNTR{n}_EL0 and PMEVTYPER{n}_EL0 exist for n below this value. The reset value given is the part's (the Technical Reference Manual's PMCR_EL0.N), which a reader takes from the register rather than from the spec.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 8, 10, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 10, Access::Rsv),
         FieldInfo::row("lp", 7, 7, Access::Rw,
             "Long event counters: when set, an event counter overflows (sets its overflow flag) when it wraps at 64 bits; when clear, at 32 bits. (FEAT_PMUv3p5.)"),
         FieldInfo::row("lc", 6, 6, Access::Rw,
@@ -253,8 +251,7 @@ impl Layout for PmcntensetLayout {
     const INFO: &'static RegisterInfo = &PMCNTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[31],
             description: "The cycle counter PMCCNTR_EL0 is enabled.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -336,8 +333,7 @@ impl Layout for PmcntenclrLayout {
     const INFO: &'static RegisterInfo = &PMCNTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::W1c,
             "Write 1 to disable the cycle counter."),
         FieldInfo::row("p", 0, 30, Access::W1c,
@@ -420,8 +416,7 @@ impl Layout for PmovsclrLayout {
     const INFO: &'static RegisterInfo = &PMOVSCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[31],
             description: "The cycle counter overflowed; write 1 to clear.", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::W1c, role: Some(Role::OverflowClear), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -498,8 +493,7 @@ impl Layout for PmovssetLayout {
     const INFO: &'static RegisterInfo = &PMOVSSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo { name: "c", ident: "c", lsb: 31, msb: 31, access: Access::RwV, role: Some(Role::Overflow), counters: &[31],
             description: "The cycle counter overflowed (set by hardware, or by writing 1).", ..FieldInfo::EMPTY },
         FieldInfo { name: "p", ident: "p", lsb: 0, msb: 30, access: Access::RwV, role: Some(Role::Overflow), counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
@@ -599,8 +593,7 @@ impl Layout for PmevtyperLayout {
     const INFO: &'static RegisterInfo = &PMEVTYPER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("p", 31, 31, Access::Rw,
             "Privileged filter: when set, events at EL1 are not counted."),
         FieldInfo::row("u", 30, 30, Access::Rw,
@@ -613,12 +606,10 @@ impl Layout for PmevtyperLayout {
             "Non-secure EL2 filter: when set, events at (Non-secure) EL2 are counted."),
         FieldInfo::row("m", 26, 26, Access::Rw,
             "EL3 filter: when it differs from p, events at EL3 are not counted."),
-        FieldInfo::row("rsv", 25, 25, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 25, 25, Access::Rsv),
         FieldInfo::row("sh", 24, 24, Access::Rw,
             "Secure EL2 filter: when it differs from nsh, events at Secure EL2 are counted."),
-        FieldInfo::row("rsv", 16, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 23, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 15, access: Access::Rw, role: Some(Role::Event),
             description: "The event number, the architecture's evtCount (named ev_sel as every event select of this spec is, which the event lists and tools look up): the architecture's common events below 0x4000 and their extension from 0x4000, the core's own from 0x40 and 0x8000 up, as Arm's event list for this core gives them.", ..FieldInfo::EMPTY },
     ];
@@ -883,8 +874,7 @@ impl Layout for PmccfiltrLayout {
     const INFO: &'static RegisterInfo = &PMCCFILTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("p", 31, 31, Access::Rw,
             "When set, cycles at EL1 are not counted."),
         FieldInfo::row("u", 30, 30, Access::Rw,
@@ -897,12 +887,10 @@ impl Layout for PmccfiltrLayout {
             "When set, cycles at (Non-secure) EL2 are counted."),
         FieldInfo::row("m", 26, 26, Access::Rw,
             "When it differs from p, cycles at EL3 are not counted."),
-        FieldInfo::row("rsv", 25, 25, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 25, 25, Access::Rsv),
         FieldInfo::row("sh", 24, 24, Access::Rw,
             "When it differs from nsh, cycles at Secure EL2 are counted."),
-        FieldInfo::row("rsv", 0, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 23, Access::Rsv),
     ];
 }
 
@@ -1084,8 +1072,7 @@ impl Layout for PmswincLayout {
     const INFO: &'static RegisterInfo = &PMSWINC_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 31, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 31, 63, Access::Rsv),
         FieldInfo::row("p", 0, 30, Access::Wo,
             "Bit n: write 1 to increment event counter n, if its PMEVTYPER{n}_EL0 selects SW_INCR (0x00); reads as zero."),
     ];
@@ -1161,8 +1148,7 @@ impl Layout for PmselrLayout {
     const INFO: &'static RegisterInfo = &PMSELR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 5, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 63, Access::Rsv),
         FieldInfo::row("sel", 0, 4, Access::Rw,
             "The counter number: 0 to 30 an event counter (below PMCR_EL0.N), 31 the cycle counter's filter PMCCFILTR_EL0."),
     ];
@@ -1545,8 +1531,7 @@ impl Layout for PmmirLayout {
     const INFO: &'static RegisterInfo = &PMMIR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 63, Access::Rsv),
         FieldInfo::row("thwidth", 20, 23, Access::Ro,
             "Width of PMEVTYPER{n}_EL0.TH, the event threshold (FEAT_PMUv3_TH); 0: no threshold, as on the Armv9.0 V2 and N2."),
         FieldInfo::row("bus_width", 16, 19, Access::Ro,
@@ -1643,8 +1628,7 @@ impl Layout for PmuserenrLayout {
     const INFO: &'static RegisterInfo = &PMUSERENR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 63, Access::Rsv),
         FieldInfo::row("er", 3, 3, Access::Rw,
             "EL0 may read the event counters (PMEVCNTR{n}_EL0, PMXEVCNTR_EL0) and write PMSELR_EL0."),
         FieldInfo::row("cr", 2, 2, Access::Rw,
@@ -1746,8 +1730,7 @@ impl Layout for PmintensetLayout {
     const INFO: &'static RegisterInfo = &PMINTENSET_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::Rw,
             "The cycle counter's overflow raises the interrupt."),
         FieldInfo::row("p", 0, 30, Access::Rw,
@@ -1829,8 +1812,7 @@ impl Layout for PmintenclrLayout {
     const INFO: &'static RegisterInfo = &PMINTENCLR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 32, 63, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 32, 63, Access::Rsv),
         FieldInfo::row("c", 31, 31, Access::W1c,
             "Write 1 to disable the cycle counter's overflow interrupt."),
         FieldInfo::row("p", 0, 30, Access::W1c,

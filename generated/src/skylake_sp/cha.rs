@@ -71,18 +71,13 @@ impl Layout for ChaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CHA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -225,18 +220,15 @@ impl Layout for ChaCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
         FieldInfo::row("tid_en", 19, 19, Access::Rw,
             "Thread-id filter enable: with 1, the counter counts only the events that match C{i}_MSR_PMON_BOX_FILTER0.tid."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -377,12 +369,10 @@ impl Layout for ChaBoxFilter0Layout {
     const INFO: &'static RegisterInfo = &CHA_BOX_FILTER0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 27, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 27, 31, Access::Rv),
         FieldInfo::row("state", 17, 26, Access::Rw,
             "Cache-line states to count (one bit per state)."),
-        FieldInfo::row("rsv", 13, 16, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 13, 16, Access::Rv),
         FieldInfo::row("link", 9, 12, Access::Rw,
             "Link (source) to match."),
         FieldInfo::row("tid", 0, 8, Access::Rw,
@@ -514,16 +504,14 @@ impl Layout for ChaBoxFilter1Layout {
             "Second opcode to match."),
         FieldInfo::row("opc0", 9, 18, Access::Rw,
             "First opcode to match."),
-        FieldInfo::row("rsv", 6, 8, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 8, Access::Rv),
         FieldInfo::row("not_nm", 5, 5, Access::Rw,
             "Match requests that do not target near memory."),
         FieldInfo::row("nm", 4, 4, Access::Rw,
             "Match requests that target near memory."),
         FieldInfo::row("all_opc", 3, 3, Access::Rw,
             "Match every opcode (opc0 and opc1 ignored)."),
-        FieldInfo::row("rsv", 2, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 2, Access::Rsv),
         FieldInfo::row("loc", 1, 1, Access::Rw,
             "Match requests to the local node."),
         FieldInfo::row("rem", 0, 0, Access::Rw,
@@ -679,8 +667,7 @@ impl Layout for ChaBoxStatusLayout {
     const INFO: &'static RegisterInfo = &CHA_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -775,8 +762,7 @@ impl Layout for ChaCtrLayout {
     const INFO: &'static RegisterInfo = &CHA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];

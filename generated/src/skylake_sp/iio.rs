@@ -66,18 +66,14 @@ impl Layout for IioBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -205,8 +201,7 @@ impl Layout for IioCtlLayout {
     const INFO: &'static RegisterInfo = &IIO_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 47, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 47, 63, Access::Rv),
         FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 44, msb: 46, access: Access::Rw, role: Some(Role::FcMask),
             description: "Function-class mask (Intel's FCMask): which classes of traffic (posted, non-posted, completions) the event counts.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 43, access: Access::Rw, role: Some(Role::PortMask),
@@ -217,18 +212,15 @@ impl Layout for IioCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo::row("ov_en", 20, 20, Access::Rw,
             "Overflow enable (Intel PCM's IIO_MSR_PMON_CTL_OV_EN): lets an overflow of this counter be signalled beyond the box."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -367,8 +359,7 @@ impl Layout for IioBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IIO_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -441,8 +432,7 @@ impl Layout for IioCtrLayout {
     const INFO: &'static RegisterInfo = &IIO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];

@@ -73,16 +73,12 @@ impl Layout for ImcBoxCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 16, 17, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rsv),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -209,18 +205,14 @@ impl Layout for ImcCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -341,8 +333,7 @@ impl Layout for ImcBoxStatusLayout {
     const INFO: &'static RegisterInfo = &IMC_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo::row("ov", 0, 3, Access::Rw1c,
             "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it."),
     ];
@@ -417,8 +408,7 @@ impl Layout for ImcCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -490,18 +480,14 @@ impl Layout for ImcFixedCtlLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the DRAM-clock fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
         FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 18, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 18, Access::Rv),
     ];
 }
 
@@ -571,8 +557,7 @@ impl Layout for ImcFixedCtrLayout {
     const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];

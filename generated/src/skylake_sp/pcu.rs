@@ -60,18 +60,14 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
             description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -234,26 +230,22 @@ impl Layout for PcuCtlLayout {
             "Occupancy edge detect: count 0-to-1 transitions of the occupancy comparison instead of cycles."),
         FieldInfo::row("occ_invert", 30, 30, Access::Rw,
             "Invert the occupancy comparison."),
-        FieldInfo::row("rsv", 29, 29, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 29, Access::Rsv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rsv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::Rw, values: PcuCtlOccSel::VALUES,
             description: "Occupancy select: which C-state occupancy counter the occupancy events (ev_sel bit 7 set) compare.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 8, 13, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 13, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
             description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
     ];
@@ -455,8 +447,7 @@ impl Layout for PcuBoxStatusLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -522,8 +513,7 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -588,8 +578,7 @@ impl Layout for Capid6Layout {
     const INFO: &'static RegisterInfo = &CAPID6_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 28, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 28, 31, Access::Rv),
         FieldInfo::row("cha_en", 0, 27, Access::Ro,
             "One bit per CHA the part has enabled; the number of set bits is the number of CHAs, numbered from 0. Set by the part, not by software."),
     ];

@@ -62,18 +62,14 @@ impl Layout for CboBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all counters of this CBo until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -210,16 +206,14 @@ impl Layout for CboCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
         FieldInfo::row("tid_en", 19, 19, Access::RwV,
             "Thread-id filter enable: when 1, the counter only counts occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER; when 0, all threads are counted."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -349,8 +343,7 @@ impl Layout for CboCtrLayout {
     const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -451,8 +444,7 @@ impl Layout for CboBoxFilterLayout {
             "Cache-line states to match for the LLC_LOOKUP event, one bit per state; setting several bits tracks several states."),
         FieldInfo::row("nid", 10, 17, Access::Rw,
             "Node id to match, for the events that filter by node."),
-        FieldInfo::row("rsv", 5, 9, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 9, Access::Rsv),
         FieldInfo::row("tid", 0, 4, Access::Rw,
             "Thread/core id to match; used by any CBo event whose control register has tid_en set."),
     ];

@@ -64,18 +64,14 @@ impl Layout for HaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: with this bit set the box stops its counters when a freeze signal arrives; with it clear such signals have no effect on this box.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is cleared again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 sets all data counters of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -189,14 +185,11 @@ impl Layout for HaCtlLayout {
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 17, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -298,8 +291,7 @@ impl Layout for HaCtrLayout {
     const INFO: &'static RegisterInfo = &HA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by HA_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -377,8 +369,7 @@ impl Layout for HaAddrMatch0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("lo_addr", 6, 31, Access::Rw,
             "Bits 31:6 of the cache-line-aligned system address to match."),
-        FieldInfo::row("rsv", 0, 5, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 5, Access::Rsv),
     ];
 }
 
@@ -443,8 +434,7 @@ impl Layout for HaAddrMatch1Layout {
     const INFO: &'static RegisterInfo = &HA_ADDR_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 14, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 14, 31, Access::Rv),
         FieldInfo::row("hi_addr", 0, 13, Access::Rw,
             "Bits 45:32 of the cache-line-aligned system address to match."),
     ];
@@ -510,8 +500,7 @@ impl Layout for HaOpcodeMatchLayout {
     const INFO: &'static RegisterInfo = &HA_OPCODE_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo::row("opc", 0, 5, Access::Rw,
             "Opcode (with its message class) of incoming requests to match; encodings in the guide's packet-matching reference (Tables 2-142 and 2-143)."),
     ];

@@ -65,18 +65,14 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze signal stops this box's counters; when clear, the box ignores freeze signals.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts all counters of this port's box until the bit is cleared.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -205,16 +201,13 @@ impl Layout for QpiCtlLayout {
             description: "Enables this counter; it counts only while this bit is 1.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the most significant (ninth) bit of the event code, combined with ev_sel to reach QPI events numbered 0x100 and above.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -335,8 +328,7 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -410,8 +402,7 @@ impl Layout for QpiPktMatch0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("rnid_4", 31, 31, Access::Rw,
             "Bit 4, the most significant bit, of the remote node id to match; bits 3:0 are in Q_P{i}_PCI_PMON_PKT_MATCH1.rnid_3_0."),
-        FieldInfo::row("rsv", 18, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 30, Access::Rsv),
         FieldInfo::row("dnid", 13, 17, Access::Rw,
             "Destination node id to match."),
         FieldInfo::row("mc", 9, 12, Access::Rw,
@@ -420,8 +411,7 @@ impl Layout for QpiPktMatch0Layout {
             "Opcode to match; which opcodes exist depends on the message class (guide section 2.10)."),
         FieldInfo::row("vnw", 3, 4, Access::Rw,
             "Virtual network to match."),
-        FieldInfo::row("rsv", 0, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 2, Access::Rsv),
     ];
 }
 
@@ -535,12 +525,10 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 31, Access::Rsv),
         FieldInfo { name: "rds", ident: "rds", lsb: 16, msb: 19, access: Access::Rw, values: QPI_PKT_MATCH1_RDS_VALUES,
             description: "Response data state to match; meaningful only for DRS-class packets with opcodes 0x0 to 0x2. One bit per cache-line state; the states are mutually exclusive.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 4, 15, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 15, Access::Rsv),
         FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
             "Bits 3:0 of the remote node id to match; bit 4 is Q_P{i}_PCI_PMON_PKT_MATCH0.rnid_4."),
     ];
@@ -622,8 +610,7 @@ impl Layout for QpiPktMask0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("rnid_4", 31, 31, Access::Rw,
             "Mask for bit 4 of the remote node id."),
-        FieldInfo::row("rsv", 18, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 30, Access::Rsv),
         FieldInfo::row("dnid", 13, 17, Access::Rw,
             "Mask for the destination node id."),
         FieldInfo::row("mc", 9, 12, Access::Rw,
@@ -632,8 +619,7 @@ impl Layout for QpiPktMask0Layout {
             "Mask for the opcode."),
         FieldInfo::row("vnw", 3, 4, Access::Rw,
             "Mask for the virtual network."),
-        FieldInfo::row("rsv", 0, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 2, Access::Rsv),
     ];
 }
 
@@ -732,12 +718,10 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 31, Access::Rsv),
         FieldInfo::row("rds", 16, 19, Access::Rw,
             "Mask for the response data state (see MATCH1.rds for the state encodings)."),
-        FieldInfo::row("rsv", 4, 15, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 15, Access::Rsv),
         FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
             "Mask for bits 3:0 of the remote node id."),
     ];

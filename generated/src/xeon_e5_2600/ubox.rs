@@ -93,24 +93,20 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 29, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 31, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert; invert and edge_det only work with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Selects the sense of the threshold comparison. With edge_det also set, the counter counts falling rather than rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is globally enabled).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
@@ -220,8 +216,7 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by U_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -287,14 +282,11 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter; it counts while this bit is 1 and the uncore is globally enabled.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 0, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 0, 19, Access::Rv),
     ];
 }
 
@@ -357,8 +349,7 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The number of UCLK cycles counted, 48 bits.", ..FieldInfo::EMPTY },
     ];
@@ -436,8 +427,7 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 3, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 3, 31, Access::Rv),
         FieldInfo::row("local_node_id", 0, 2, Access::Ro,
             "Node ID of this socket (local node ID), as configured by firmware."),
     ];
@@ -509,8 +499,7 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
         FieldInfo::row("node_id7", 21, 23, Access::Ro,
             "Node ID of the socket whose group ID is 7."),
         FieldInfo::row("node_id6", 18, 20, Access::Ro,

@@ -72,18 +72,15 @@ impl Layout for CboBoxCtlLayout {
     const INFO: &'static RegisterInfo = &CBO_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
         FieldInfo::row("ov_en", 17, 17, Access::Rw,
             "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -190,20 +187,17 @@ impl Layout for CboCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
         FieldInfo::row("tid_en", 19, 19, Access::RwV,
             "Thread-id filter enable: when 1, the counter counts only occurrences that match the tid field of C{i}_MSR_PMON_BOX_FILTER0."),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -323,8 +317,7 @@ impl Layout for CboCtrLayout {
     const INFO: &'static RegisterInfo = &CBO_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by C{i}_MSR_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -416,12 +409,10 @@ impl Layout for CboBoxFilter0Layout {
     const INFO: &'static RegisterInfo = &CBO_BOX_FILTER0_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rsv),
         FieldInfo::row("state", 17, 22, Access::Rw,
             "Cache-line states to match, one bit per state, for LLC lookup/victim events."),
-        FieldInfo::row("rsv", 9, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 16, Access::Rsv),
         FieldInfo::row("link", 5, 8, Access::Rw,
             "QPI link to match, for events that filter by link."),
         FieldInfo::row("tid", 0, 4, Access::Rw,
@@ -538,8 +529,7 @@ impl Layout for CboBoxFilter1Layout {
             "Match requests related to C6 entry/exit."),
         FieldInfo::row("opc", 20, 28, Access::Rw,
             "Opcode of the queued request to match."),
-        FieldInfo::row("rsv", 16, 19, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 19, Access::Rsv),
         FieldInfo::row("nid", 0, 15, Access::Rw,
             "Node id mask to match, one bit per node."),
     ];

@@ -83,18 +83,15 @@ impl Layout for QpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
         FieldInfo::row("ov_en", 17, 17, Access::Rw,
             "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -194,10 +191,8 @@ impl Layout for QpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &QPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 5, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 4, 4, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 5, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 4, 4, Access::Rsv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -274,22 +269,19 @@ impl Layout for QpiCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel_ext", ident: "ev_sel_ext", lsb: 21, msb: 21, access: Access::RwV, role: Some(Role::EventExt),
             description: "Event select extension: the ninth bit of the event code, for QPI events numbered 0x100 and above.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -415,8 +407,7 @@ impl Layout for QpiCtrLayout {
     const INFO: &'static RegisterInfo = &QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by Q_P{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];
@@ -508,8 +499,7 @@ impl Layout for QpiPktMatch0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("rnid_4", 31, 31, Access::Rw,
             "Bit 4 of the remote node id to match."),
-        FieldInfo::row("rsv", 18, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 30, Access::Rsv),
         FieldInfo::row("dnid", 13, 17, Access::Rw,
             "Destination node id to match."),
         FieldInfo::row("mc", 9, 12, Access::Rw,
@@ -518,8 +508,7 @@ impl Layout for QpiPktMatch0Layout {
             "Opcode to match (per message class)."),
         FieldInfo::row("vnw", 3, 4, Access::Rw,
             "Virtual network to match."),
-        FieldInfo::row("rsv", 0, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 2, Access::Rsv),
     ];
 }
 
@@ -627,12 +616,10 @@ impl Layout for QpiPktMatch1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 31, Access::Rsv),
         FieldInfo::row("rds", 16, 19, Access::Rw,
             "Response data state to match (DRS packets)."),
-        FieldInfo::row("rsv", 4, 15, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 15, Access::Rsv),
         FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
             "Bits 3:0 of the remote node id to match."),
     ];
@@ -721,8 +708,7 @@ impl Layout for QpiPktMask0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("rnid_4", 31, 31, Access::Rw,
             "Mask for remote node id bit 4."),
-        FieldInfo::row("rsv", 18, 30, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 30, Access::Rsv),
         FieldInfo::row("dnid", 13, 17, Access::Rw,
             "Mask for the destination node id."),
         FieldInfo::row("mc", 9, 12, Access::Rw,
@@ -731,8 +717,7 @@ impl Layout for QpiPktMask0Layout {
             "Mask for the opcode."),
         FieldInfo::row("vnw", 3, 4, Access::Rw,
             "Mask for the virtual network."),
-        FieldInfo::row("rsv", 0, 2, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 2, Access::Rsv),
     ];
 }
 
@@ -840,12 +825,10 @@ impl Layout for QpiPktMask1Layout {
     const INFO: &'static RegisterInfo = &QPI_PKT_MASK1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 20, 31, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 31, Access::Rsv),
         FieldInfo::row("rds", 16, 19, Access::Rw,
             "Mask for the response data state."),
-        FieldInfo::row("rsv", 4, 15, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 15, Access::Rsv),
         FieldInfo::row("rnid_3_0", 0, 3, Access::Rw,
             "Mask for remote node id bits 3:0."),
     ];

@@ -69,18 +69,15 @@ impl Layout for R3qpiBoxCtlLayout {
     const INFO: &'static RegisterInfo = &R3QPI_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
         FieldInfo::row("ov_en", 17, 17, Access::Rw,
             "Unit overflow enable: lets overflows of this box's counters travel on to the U-box. The guide asks software to write 1 here (see the note)."),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
             description: "Unit freeze enable: lets this box's counters obey the uncore-wide freeze signal. The guide asks software to write 1 here (see the note).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 stops all counters of this box until the bit is written as 0.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -179,10 +176,8 @@ impl Layout for R3qpiBoxStatusLayout {
     const INFO: &'static RegisterInfo = &R3QPI_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 3, 3, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 3, 3, Access::Rsv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 2, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2],
             description: "Overflow bits, one per counter of the box: hardware sets a bit when the counter overflows with ov_en set in its control; writing 1 to a bit clears it (RW1C in the guide).", ..FieldInfo::EMPTY },
     ];
@@ -258,22 +253,18 @@ impl Layout for R3qpiCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment is at least this value; edge_det works only with a non-zero threshold (use 1 for events that increment by at most one per cycle).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 23, 23, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 23, Access::Rsv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter; it counts only while this bit is 1 (and the uncore is not frozen).", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
         FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::RwV, role: Some(Role::OverflowEnable),
             description: "Overflow enable: when 1, an overflow of the paired counter sets its bit in the box status register and is reported to the U-box, which records it in its global status and may raise a PMI and freeze the uncore.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: when 1, the counter advances once per 0-to-1 transition of the thresholded event instead of once per cycle in which it is active; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter to zero.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: chooses which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -382,8 +373,7 @@ impl Layout for R3qpiCtrLayout {
     const INFO: &'static RegisterInfo = &R3QPI_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by R3_L{i}_PCI_PMON_CTL{n}.", ..FieldInfo::EMPTY },
     ];

@@ -68,12 +68,10 @@ impl Layout for UGlobalCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "frz_all", ident: "frz_all", lsb: 31, msb: 31, access: Access::Wo, role: Some(Role::GlobalFreeze),
             description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 30, 30, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 30, 30, Access::Rv),
         FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 29, msb: 29, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
             description: "Unfreeze all: writing 1 lets the frozen boxes count again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 0, 28, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 28, Access::Rv),
     ];
 }
 
@@ -143,8 +141,7 @@ impl Layout for UGlobalStatusLayout {
     const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 30, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 30, 31, Access::Rv),
         FieldInfo::row("ov_r2pcie", 29, 29, Access::Rw1c,
             "Set when a counter of the R2PCIe box overflows; write 1 to clear."),
         FieldInfo::row("ov_r3qpi1", 28, 28, Access::Rw1c,
@@ -163,8 +160,7 @@ impl Layout for UGlobalStatusLayout {
             "Set when a counter of home agent 1 overflows; write 1 to clear."),
         FieldInfo::row("ov_ha0", 21, 21, Access::Rw1c,
             "Set when a counter of home agent 0 overflows; write 1 to clear."),
-        FieldInfo::row("rsv", 3, 20, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 3, 20, Access::Rv),
         FieldInfo::row("ov_pcu", 2, 2, Access::Rw1c,
             "Set when a PCU counter overflows; write 1 to clear."),
         FieldInfo::row("ov_u", 1, 1, Access::Rw1c,
@@ -308,14 +304,11 @@ impl Layout for UUclkFixedCtlLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 23, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 23, 31, Access::Rv),
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
             description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 20, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 0, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 20, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 0, 19, Access::Rv),
     ];
 }
 
@@ -373,8 +366,7 @@ impl Layout for UUclkFixedCtrLayout {
     const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -468,26 +460,21 @@ impl Layout for UCtlLayout {
     const INFO: &'static RegisterInfo = &U_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 29, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 31, Access::Rv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: UCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -594,8 +581,7 @@ impl Layout for UBoxFilterLayout {
     const INFO: &'static RegisterInfo = &U_BOX_FILTER_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo::row("cid", 1, 5, Access::Rw,
             "Core id to match."),
         FieldInfo::row("tid", 0, 0, Access::Rw,
@@ -670,8 +656,7 @@ impl Layout for UBoxStatusLayout {
     const INFO: &'static RegisterInfo = &U_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 2, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 31, Access::Rv),
         FieldInfo::row("ov", 0, 1, Access::Rw1c,
             "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it."),
     ];
@@ -738,8 +723,7 @@ impl Layout for UCtrLayout {
     const INFO: &'static RegisterInfo = &U_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 44, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 44, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 43, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 44-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -807,8 +791,7 @@ impl Layout for UCpuNodeIdLayout {
     const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 3, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 3, 31, Access::Rv),
         FieldInfo::row("local_node_id", 0, 2, Access::Ro,
             "Node id of this socket, set by firmware."),
     ];
@@ -868,8 +851,7 @@ impl Layout for UGidNidMapLayout {
     const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 24, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 24, 31, Access::Rv),
         FieldInfo::row("node_id7", 21, 23, Access::Ro,
             "Node id of the socket whose group id is 7."),
         FieldInfo::row("node_id6", 18, 20, Access::Ro,

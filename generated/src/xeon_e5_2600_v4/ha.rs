@@ -54,18 +54,14 @@ impl Layout for HaBoxCtlLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -176,18 +172,14 @@ impl Layout for HaCtlLayout {
             description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 21, 21, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 20, 20, Access::Rsv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 19, 19, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 21, 21, Access::Rsv),
+        FieldInfo::reserved("rsv", 20, 20, Access::Rsv),
+        FieldInfo::reserved("rsv", 19, 19, Access::Rv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::RwV, role: Some(Role::Umask),
             description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
@@ -299,8 +291,7 @@ impl Layout for HaBoxStatusLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -372,8 +363,7 @@ impl Layout for HaCtrLayout {
     const INFO: &'static RegisterInfo = &HA_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -448,8 +438,7 @@ impl Layout for HaBoxAddrMatch0Layout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo::row("lo_addr", 6, 31, Access::Rw,
             "Address bits 31:6 to match."),
-        FieldInfo::row("rsv", 0, 5, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 5, Access::Rv),
     ];
 }
 
@@ -521,8 +510,7 @@ impl Layout for HaBoxAddrMatch1Layout {
     const INFO: &'static RegisterInfo = &HA_BOX_ADDR_MATCH1_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 14, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 14, 31, Access::Rv),
         FieldInfo::row("hi_addr", 0, 13, Access::Rw,
             "Address bits 45:32 to match."),
     ];
@@ -596,8 +584,7 @@ impl Layout for HaBoxOpcodeMatchLayout {
     const INFO: &'static RegisterInfo = &HA_BOX_OPCODE_MATCH_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 6, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 6, 31, Access::Rv),
         FieldInfo::row("opc", 0, 5, Access::Rw,
             "Incoming request opcode to match."),
     ];

@@ -53,18 +53,14 @@ impl Layout for PcuBoxCtlLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 18, 31, Access::Rv,
-            "Reserved; write zero."),
-        FieldInfo::row("rsv", 17, 17, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 18, 31, Access::Rv),
+        FieldInfo::reserved("rsv", 17, 17, Access::Rsv),
         FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Wo, role: Some(Role::FreezeEnable),
             description: "Freeze enable: when set, a freeze (from frz here or from the U-box global freeze) stops this box's counters; when clear, the box ignores freezes.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 9, 15, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 9, 15, Access::Rv),
         FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Wo, role: Some(Role::Freeze),
             description: "Freeze: writing 1 while frz_en is set halts every counter of the box until the bit is written 0 again.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 2, 7, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 2, 7, Access::Rv),
         FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
             description: "Reset counters: writing 1 clears every data counter of the box to zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
@@ -233,26 +229,22 @@ impl Layout for PcuCtlLayout {
             "Edge detect on the occupancy counter selected by occ_sel."),
         FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::RwV, values: PcuCtlOccInvert::VALUES,
             description: "Inverts the occupancy threshold comparison.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 29, 29, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 29, 29, Access::Rsv),
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::RwV, role: Some(Role::Threshold),
             description: "Threshold (5 bits) for the increment or occupancy comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::RwV, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
             description: "Sense of the threshold comparison.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::RwV, role: Some(Role::Enable),
             description: "Enables this counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 19, 21, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 19, 21, Access::Rsv),
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::RwV, role: Some(Role::Edge),
             description: "Edge detect.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
             description: "Reset: writing 1 clears the paired counter.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 16, 16, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 16, 16, Access::Rsv),
         FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::RwV, values: PCU_CTL_OCC_SEL_VALUES,
             description: "Occupancy counter to use for occupancy events.", ..FieldInfo::EMPTY },
-        FieldInfo::row("rsv", 8, 13, Access::Rsv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 13, Access::Rsv),
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::RwV, role: Some(Role::Event),
             description: "Event select.", ..FieldInfo::EMPTY },
     ];
@@ -459,8 +451,7 @@ impl Layout for PcuBoxStatusLayout {
     const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 4, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 4, 31, Access::Rv),
         FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
             description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
     ];
@@ -526,8 +517,7 @@ impl Layout for PcuCtrLayout {
     const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 48, 63, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 48, 63, Access::Rv),
         FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
             description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
     ];
@@ -708,12 +698,10 @@ impl Layout for PcuCapid4Layout {
     const INFO: &'static RegisterInfo = &PCU_CAPID4_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo::row("rsv", 8, 31, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 8, 31, Access::Rv),
         FieldInfo::row("chop", 6, 7, Access::Ro,
             "The die the part is cut from; 0 on the 6-8 core die, which has no S-box (Linux drops bdx_uncore_sbox). Set by the part, not by software."),
-        FieldInfo::row("rsv", 0, 5, Access::Rv,
-            "Reserved; write zero."),
+        FieldInfo::reserved("rsv", 0, 5, Access::Rv),
     ];
 }
 
